@@ -1,0 +1,317 @@
+"""Build the SSA IR from the PTX syntax tree.
+
+SSA construction follows Braun, Buchwald, Hack, Leißa, Mallon and Zwinkau,
+"Simple and Efficient Construction of Static Single Assignment Form" (CC 2013):
+each register is a variable, reads look up the block's current definition or
+recurse into predecessors, placing phis, and a block is sealed once all its
+predecessors are filled.  Trivial phis are removed afterwards.
+
+A guarded instruction ``@p op`` becomes a ``selp`` of the new and the old value
+when ``op`` has no effects, and a branch around ``op`` otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from xcc.diagnostics import SourceLoc, UnsupportedError
+from xcc.frontend import ast
+from xcc.ir.core import Block, Const, Function, Instruction, Module, Param, Phi, Value, Variable
+from xcc.ir.lower import InstLowering
+from xcc.ir.scopes import FlatInst, FlatLabel, RegVar, flatten
+from xcc.ir.types import ptx_type
+
+# Instructions that may be executed under a false guard only by branching around them.
+EFFECTFUL = frozenset({"ld", "ldu", "st", "atom", "red", "bar", "barrier", "membar", "fence", "shfl",
+                       "vote", "call", "trap", "exit", "ret", "prefetch", "cp", "mbarrier", "activemask",
+                       "match", "redux", "div", "rem"})
+
+
+@dataclass(eq=False)
+class _ProtoBlock:
+    """A block before SSA: the PTX instructions it holds and how it ends."""
+
+    block: Block
+    items: list[FlatInst] = field(default_factory=list)
+    # ('br', target) | ('cbr', RegVar, negated, true_target, false_target) | ('ret'|'exit'|'trap', inst)
+    end: tuple | None = None
+    loc: SourceLoc | None = None
+
+
+def build_module(mod: ast.Module) -> Module:
+    """The IR module for a parsed PTX module (functions without a body are declarations)."""
+    variables = [_variable(v) for v in mod.variables]
+    functions = []
+    for fn in mod.functions:
+        if fn.body is None:
+            continue
+        if not fn.is_entry:
+            raise UnsupportedError(f"device function '{fn.name}' (.func) is not supported yet", fn.loc)
+        functions.append(FunctionBuilder(fn, variables).build())
+    return Module(functions, variables, dict(mod.files), mod.filename)
+
+
+def _variable(decl: ast.VarDecl, key: str | None = None) -> Variable:
+    t = ptx_type(decl.type)
+    count = 1
+    for d in decl.dims:
+        count *= d if d is not None else 0
+    size = t.bytes * (decl.vector or 1) * count
+    init = None
+    if decl.init:
+        if t.is_float or t.kind == "pred":
+            raise UnsupportedError(f"initialiser of variable '{decl.name}' is not supported yet", decl.loc)
+        data = bytearray()
+        for e in decl.init:
+            if not isinstance(e, ast.Imm) or e.kind != "int":
+                raise UnsupportedError(f"initialiser of variable '{decl.name}' is not supported yet", decl.loc)
+            data += (e.value & ((1 << t.bits) - 1)).to_bytes(t.bytes, "little")
+        init = bytes(data.ljust(size, b"\0"))
+    extern = decl.linkage == "extern"
+    return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern)
+
+
+def _params(fn: ast.Function) -> list[Param]:
+    params, offset = [], 0
+    for p in fn.params:
+        t = ptx_type(p.type)
+        count = 1
+        for d in p.dims:
+            count *= d
+        size = t.bytes * count
+        align = p.align or t.bytes
+        offset = (offset + align - 1) // align * align
+        params.append(Param(p.name, p.type, offset, size, align))
+        offset += size
+    return params
+
+
+class FunctionBuilder:
+    def __init__(self, fn: ast.Function, module_vars: list[Variable]):
+        self.ast_fn = fn
+        self.params = _params(fn)
+        self.param_by_name = {p.name: p for p in self.params}
+        self.module_vars = {v.name: v for v in module_vars}
+        self.local_vars: dict[str, Variable] = {}
+        self.current_def: dict[str, dict[Block, Value]] = {}
+        self.sealed: set[Block] = set()
+        self.filled: set[Block] = set()
+        self.incomplete: dict[Block, list[tuple[RegVar, Phi]]] = {}
+        self.block: Block | None = None
+        self.counter = 0
+
+    # ----------------------------------------------------------------- CFG
+    def _new_block(self, name: str) -> _ProtoBlock:
+        self.counter += 1
+        return _ProtoBlock(Block(name or f"bb{self.counter}"))
+
+    def _cfg(self, items) -> list[_ProtoBlock]:
+        blocks = [self._new_block("entry")]
+        by_label: dict[str, _ProtoBlock] = {}
+
+        def labelled(key: str) -> _ProtoBlock:
+            if key not in by_label:
+                by_label[key] = self._new_block(key.replace("$", ""))
+            return by_label[key]
+
+        cur = blocks[0]
+        for it in items:
+            if isinstance(it, FlatLabel):
+                nxt = labelled(it.key)
+                if cur.end is None:
+                    cur.end = ("br", nxt)
+                blocks.append(nxt)
+                cur = nxt
+                continue
+            inst = it.inst
+            if cur.end is not None:  # unreachable code after a terminator: a fresh block
+                cur = self._new_block("")
+                blocks.append(cur)
+            op = inst.opcode
+            g = inst.guard
+            if op == "bra":
+                target = labelled(inst.operands[0])
+                if g is None:
+                    cur.end = ("br", target)
+                else:
+                    fall = self._new_block("")
+                    cur.end = ("cbr", g.reg, g.negated, target, fall, inst.loc)
+                    blocks.append(fall)
+                    cur = fall
+            elif op in ("ret", "exit", "trap") and g is None:
+                cur.end = (op, inst)
+            elif g is not None and (op in EFFECTFUL or op in ("ret", "exit", "trap")):
+                then, join = self._new_block(""), self._new_block("")
+                cur.end = ("cbr", g.reg, g.negated, then, join, inst.loc)
+                unguarded = FlatInst(_unguard(inst))
+                if op in ("ret", "exit", "trap"):
+                    then.end = (op, inst)
+                else:
+                    then.items.append(unguarded)
+                    then.end = ("br", join)
+                blocks += [then, join]
+                cur = join
+            else:
+                cur.items.append(it)
+        if cur.end is None:
+            cur.end = ("ret", None)
+        # Preds in a fixed order: the order blocks appear.
+        for pb in blocks:
+            for s in _succ_blocks(pb):
+                s.block.preds.append(pb.block)
+        self.proto = {pb.block: pb for pb in blocks}
+        return blocks
+
+    # ----------------------------------------------------------------- SSA (Braun et al.)
+    def write(self, var: RegVar, block: Block, value: Value) -> None:
+        self.current_def.setdefault(var.key, {})[block] = value
+
+    def read(self, var: RegVar, block: Block) -> Value:
+        defs = self.current_def.get(var.key)
+        if defs is not None and block in defs:
+            return defs[block]
+        return self._read_recursive(var, block)
+
+    def _read_recursive(self, var: RegVar, block: Block) -> Value:
+        if block not in self.sealed:
+            phi = Phi(Value(var.type, _vname(var)), block=block)
+            block.phis.append(phi)
+            self.incomplete.setdefault(block, []).append((var, phi))
+            val = phi.result
+        elif len(block.preds) == 1:
+            val = self.read(var, block.preds[0])
+        elif not block.preds:
+            val = Const(var.type, 0)  # read before any write: PTX registers start undefined
+        else:
+            phi = Phi(Value(var.type, _vname(var)), block=block)
+            block.phis.append(phi)
+            self.write(var, block, phi.result)
+            self._add_phi_operands(var, phi)
+            val = phi.result
+        self.write(var, block, val)
+        return val
+
+    def _add_phi_operands(self, var: RegVar, phi: Phi) -> None:
+        for p in phi.block.preds:
+            phi.args.append(self.read(var, p))
+
+    def _seal(self, block: Block) -> None:
+        for var, phi in self.incomplete.pop(block, []):
+            self._add_phi_operands(var, phi)
+        self.sealed.add(block)
+
+    # ----------------------------------------------------------------- build
+    def build(self) -> Function:
+        fn = self.ast_fn
+        items, fvars = flatten(fn)
+        for fv in fvars:
+            self.local_vars[fv.decl.name] = self.local_vars[fv.key] = _variable(fv.decl, fv.key)
+        blocks = self._cfg(items)
+        order = _reverse_postorder(blocks[0])
+        reachable = set(id(pb) for pb in order)
+        for pb in blocks:  # unreachable blocks do not feed phis
+            if id(pb) not in reachable:
+                for s in _succ_blocks(pb):
+                    s.block.preds.remove(pb.block)
+        lowering = InstLowering(self)
+        for pb in order:
+            b = pb.block
+            if all(p in self.filled for p in b.preds):
+                self._seal(b)
+            self.block = b
+            for it in pb.items:
+                lowering.lower(it.inst)
+            self._terminate(pb, lowering)
+            self.filled.add(b)
+            for s in _succ_blocks(pb):
+                if s.block not in self.sealed and all(p in self.filled for p in s.block.preds):
+                    self._seal(s.block)
+        for pb in order:
+            if pb.block not in self.sealed:
+                self._seal(pb.block)
+        ir_blocks = [pb.block for pb in order]
+        _remove_trivial_phis(ir_blocks)
+        variables = sorted({v.name: v for v in self.local_vars.values()}.values(), key=lambda v: v.name)
+        return Function(fn.name, fn.is_entry, self.params, ir_blocks, variables, dict(fn.directives), fn.loc)
+
+    def _terminate(self, pb: _ProtoBlock, lowering: InstLowering) -> None:
+        kind = pb.end[0]
+        b = pb.block
+        if kind == "br":
+            b.append(Instruction("br", None, [], attrs={"targets": [pb.end[1].block]}))
+        elif kind == "cbr":
+            _, var, negated, target, fall, loc = pb.end
+            cond = self.read(var, b)
+            t, f = (fall, target) if negated else (target, fall)
+            b.append(Instruction("cbr", None, [cond], attrs={"targets": [t.block, f.block]}, loc=loc))
+        else:
+            inst = pb.end[1]
+            b.append(Instruction(kind, None, [],
+                                 loc=inst.loc if inst is not None else None,
+                                 debug_loc=inst.debug_loc if inst is not None else None))
+
+
+def _vname(var: RegVar) -> str:
+    return var.key.lstrip("%")
+
+
+def _unguard(inst: ast.Instruction) -> ast.Instruction:
+    return replace(inst, guard=None)
+
+
+def _succ_blocks(pb: _ProtoBlock) -> list[_ProtoBlock]:
+    if pb.end is None:
+        return []
+    if pb.end[0] == "br":
+        return [pb.end[1]]
+    if pb.end[0] == "cbr":
+        return [pb.end[3], pb.end[4]]
+    return []
+
+
+def _reverse_postorder(entry: _ProtoBlock) -> list[_ProtoBlock]:
+    seen, post = set(), []
+    stack = [(entry, iter(_succ_blocks(entry)))]
+    seen.add(id(entry))
+    while stack:
+        node, it = stack[-1]
+        for s in it:
+            if id(s) not in seen:
+                seen.add(id(s))
+                stack.append((s, iter(_succ_blocks(s))))
+                break
+        else:
+            post.append(node)
+            stack.pop()
+    return post[::-1]
+
+
+def _remove_trivial_phis(blocks: list[Block]) -> None:
+    """Replace every phi whose operands are all one value (or itself) by that value, to a fixpoint."""
+    repl: dict[Value, Value] = {}
+
+    def find(v: Value) -> Value:
+        while v in repl:
+            v = repl[v]
+        return v
+
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            for phi in list(b.phis):
+                ops = {find(a) for a in phi.args} - {phi.result}
+                consts = [o for o in ops if isinstance(o, Const)]
+                if len(consts) > 1 and all(c.same(consts[0]) for c in consts) and len(consts) == len(ops):
+                    ops = {consts[0]}
+                if len(ops) <= 1:
+                    repl[phi.result] = ops.pop() if ops else Const(phi.result.type, 0)
+                    b.phis.remove(phi)
+                    changed = True
+    if not repl:
+        return
+    for b in blocks:
+        for phi in b.phis:
+            phi.args = [find(a) for a in phi.args]
+        for inst in b.instructions:
+            inst.args = [find(a) for a in inst.args]

@@ -1,0 +1,371 @@
+"""Lowering of one PTX instruction (names resolved) into IR instructions.
+
+One method per PTX instruction family, dispatched on the base opcode.  An
+instruction xcc does not know yet raises :class:`UnsupportedError` at its
+place: nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING
+
+from xcc.diagnostics import PtxSemanticError, UnsupportedError
+from xcc.frontend import ast
+from xcc.ir.core import Const, Instruction, Value
+from xcc.ir.scopes import RegVar
+from xcc.ir.types import PRED, ScalarType, is_type_name, ptx_type
+
+if TYPE_CHECKING:
+    from xcc.ir.build import FunctionBuilder
+
+ROUNDING = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")
+FLOAT_FLAGS = ("ftz", "sat", "approx", "full")
+SPACES = ("global", "shared", "local", "param", "const")
+# Hints that change nothing about the result: cache operators, eviction priorities, alignment.
+HINTS = frozenset({"nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "aligned", "sync", "relaxed", "sys",
+                   "gpu", "cta", "L1::no_allocate", "L2::64B", "L2::128B", "L2::256B", "weak"})
+BINARY = ("add", "sub", "min", "max", "and", "or", "xor", "div", "rem", "shl", "shr")
+UNARY = ("neg", "abs", "not", "popc", "clz", "brev", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh")
+SREG_TYPES = {"clock64": "u64", "globaltimer": "u64", "gridid": "u64"}
+INT_CMP = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"})
+FLOAT_CMP = INT_CMP | {"equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}
+
+
+def types_of(mods) -> list[str]:
+    return [m for m in mods if is_type_name(m)]
+
+
+class InstLowering:
+    def __init__(self, builder: FunctionBuilder):
+        self.b = builder
+        self.inst: ast.Instruction | None = None
+
+    # ----------------------------------------------------------------- helpers
+    def error(self, msg: str, cls=UnsupportedError):
+        return cls(msg, self.inst.loc if self.inst is not None else None)
+
+    def emit(self, op: str, type: ScalarType | None, args: list[Value], result_type: ScalarType | None = None,
+             **attrs) -> Instruction:
+        res = Value(result_type) if result_type is not None else None
+        inst = Instruction(op, type, list(args), res, attrs, self.inst.loc, self.inst.debug_loc)
+        self.b.block.append(inst)
+        return inst
+
+    def read(self, op, type: ScalarType) -> Value:
+        """The value of a source operand, read as ``type``."""
+        if isinstance(op, RegVar):
+            v = self.b.read(op, self.b.block)
+            return v
+        if isinstance(op, ast.Imm):
+            return Const(type, _imm_bits(op, type))
+        if isinstance(op, ast.SpecialReg):
+            name = op.name.lstrip("%") + (f".{op.component}" if op.component else "")
+            st = ptx_type(SREG_TYPES.get(op.name.lstrip("%"), "u32"))
+            return self.emit("sreg", st, [], st, name=name).result
+        if isinstance(op, ast.Symbol):
+            return self.address_of(op.name)
+        if isinstance(op, ast.Negated):
+            v = self.read(op.operand, PRED)
+            return self.emit("not", PRED, [v], PRED).result
+        raise self.error(f"operand {type_name(op)} is not supported here", PtxSemanticError)
+
+    def address_of(self, name: str) -> Value:
+        var = self.b.local_vars.get(name) or self.b.module_vars.get(name)
+        if var is None:
+            if name in self.b.param_by_name:
+                raise self.error(f"taking the address of kernel parameter '{name}' is not supported yet")
+            raise self.error(f"use of undeclared name '{name}'", PtxSemanticError)
+        t = ptx_type("u32" if var.space == "shared" else "u64")
+        return self.emit("addr_of", t, [], t, symbol=var.name, space=var.space).result
+
+    def write(self, dest, value: Value) -> None:
+        if isinstance(dest, ast.Sink):
+            return
+        if not isinstance(dest, RegVar):
+            raise self.error("destination must be a register", PtxSemanticError)
+        guard = self.inst.guard
+        if guard is not None:  # @p d = op(...)  ->  d = selp(new, old, p)
+            old = self.b.read(dest, self.b.block)
+            p = self.b.read(guard.reg, self.b.block)
+            a, b = (old, value) if guard.negated else (value, old)
+            value = self.emit("selp", dest.type, [a, b, p], dest.type).result
+        if value.type.bits != dest.type.bits and not isinstance(value, Const):
+            value = self.emit("mov", dest.type, [value], dest.type).result
+        self.b.write(dest, self.b.block, value)
+
+    def _attrs(self, mods) -> dict:
+        a = {}
+        for m in mods:
+            if m in ROUNDING:
+                a["rnd"] = m
+            elif m in FLOAT_FLAGS:
+                a[m] = True
+        return a
+
+    # ----------------------------------------------------------------- dispatch
+    def lower(self, inst: ast.Instruction) -> None:
+        self.inst = inst
+        method = getattr(self, "op_" + inst.opcode.replace(".", "_"), None)
+        if method is None:
+            if inst.opcode in BINARY:
+                return self.binary(inst)
+            if inst.opcode in UNARY:
+                return self.unary(inst)
+            raise self.error(f"instruction '{_full(inst)}' is not supported yet")
+        method(inst)
+
+    def _type(self, inst) -> ScalarType:
+        ts = types_of(inst.modifiers)
+        if not ts:
+            raise self.error(f"'{_full(inst)}' has no type", PtxSemanticError)
+        return ptx_type(ts[-1])
+
+    def _check(self, inst, n: int) -> None:
+        if len(inst.operands) != n:
+            raise self.error(f"'{_full(inst)}' takes {n} operands, got {len(inst.operands)}", PtxSemanticError)
+        if "cc" in inst.modifiers:
+            raise self.error(f"'{_full(inst)}' (carry chain) is not supported yet")
+
+    def binary(self, inst) -> None:
+        self._check(inst, 3)
+        t = self._type(inst)
+        d, a, b = inst.operands
+        bt = ptx_type("u32") if inst.opcode in ("shl", "shr") else t
+        v = self.emit(inst.opcode, t, [self.read(a, t), self.read(b, bt)], t, **self._attrs(inst.modifiers))
+        self.write(d, v.result)
+
+    def unary(self, inst) -> None:
+        self._check(inst, 2)
+        t = self._type(inst)
+        d, a = inst.operands
+        rt = ptx_type("u32") if inst.opcode in ("popc", "clz") else t
+        self.write(d, self.emit(inst.opcode, t, [self.read(a, t)], rt, **self._attrs(inst.modifiers)).result)
+
+    def op_mul(self, inst) -> None:
+        self._mul(inst, "mul", 3)
+
+    def op_mad(self, inst) -> None:
+        self._mul(inst, "mad", 4)
+
+    def _mul(self, inst, op, n) -> None:
+        self._check(inst, n)
+        t = self._type(inst)
+        mode = next((m for m in inst.modifiers if m in ("lo", "hi", "wide")), None)
+        if not t.is_float and mode is None:
+            raise self.error(f"'{_full(inst)}' needs .lo, .hi or .wide", PtxSemanticError)
+        wide = ptx_type(f"{t.kind}{t.bits * 2}") if mode == "wide" else t
+        args = [self.read(inst.operands[1], t), self.read(inst.operands[2], t)]
+        if n == 4:
+            args.append(self.read(inst.operands[3], wide))
+        attrs = self._attrs(inst.modifiers)
+        if mode:
+            attrs["mode"] = mode
+        self.write(inst.operands[0], self.emit(op, t, args, wide, **attrs).result)
+
+    def op_fma(self, inst) -> None:
+        self._check(inst, 4)
+        t = self._type(inst)
+        args = [self.read(o, t) for o in inst.operands[1:]]
+        self.write(inst.operands[0], self.emit("fma", t, args, t, **self._attrs(inst.modifiers)).result)
+
+    def op_setp(self, inst) -> None:
+        t = self._type(inst)
+        cmps = [m for m in inst.modifiers if m in FLOAT_CMP]
+        if not cmps:
+            raise self.error(f"'{_full(inst)}' has no comparison", PtxSemanticError)
+        boolop = next((m for m in inst.modifiers if m in ("and", "or", "xor")), None)
+        ops = inst.operands
+        if len(ops) != (4 if boolop else 3):
+            raise self.error(f"'{_full(inst)}' takes {4 if boolop else 3} operands", PtxSemanticError)
+        args = [self.read(ops[1], t), self.read(ops[2], t)]
+        attrs = {"cmp": cmps[0], **self._attrs(inst.modifiers)}
+        if boolop:
+            args.append(self.read(ops[3], PRED))
+            attrs["bool"] = boolop
+        dest = ops[0]
+        if isinstance(dest, ast.Vector):  # p|q: q is the complement comparison
+            p = self.emit("setp", t, args, PRED, **attrs).result
+            attrs_q = dict(attrs, negate=True)
+            q = self.emit("setp", t, args, PRED, **attrs_q).result
+            self.write(dest.elements[0], p)
+            self.write(dest.elements[1], q)
+            return
+        self.write(dest, self.emit("setp", t, args, PRED, **attrs).result)
+
+    def op_selp(self, inst) -> None:
+        self._check(inst, 4)
+        t = self._type(inst)
+        d, a, b, c = inst.operands
+        v = self.emit("selp", t, [self.read(a, t), self.read(b, t), self.read(c, PRED)], t)
+        self.write(d, v.result)
+
+    def op_cvt(self, inst) -> None:
+        self._check(inst, 2)
+        ts = types_of(inst.modifiers)
+        if len(ts) != 2:
+            raise self.error(f"'{_full(inst)}' needs a destination and a source type", PtxSemanticError)
+        dt, st = ptx_type(ts[0]), ptx_type(ts[1])
+        v = self.emit("cvt", dt, [self.read(inst.operands[1], st)], dt, src=st.name,
+                      **self._attrs(inst.modifiers))
+        self.write(inst.operands[0], v.result)
+
+    def op_mov(self, inst) -> None:
+        self._check(inst, 2)
+        t = self._type(inst)
+        d, a = inst.operands
+        if isinstance(d, ast.Vector) or isinstance(a, ast.Vector):
+            raise self.error(f"'{_full(inst)}' with vector operands (pack/unpack) is not supported yet")
+        self.write(d, self.read(a, t))
+
+    def op_cvta(self, inst) -> None:
+        self._check(inst, 2)
+        t = self._type(inst)
+        space = next((m for m in inst.modifiers if m in SPACES), None)
+        to_generic = "to" not in inst.modifiers
+        v = self.emit("cvta", t, [self.read(inst.operands[1], t)], t, space=space, to_generic=to_generic)
+        self.write(inst.operands[0], v.result)
+
+    # ----------------------------------------------------------------- memory
+    def _space(self, inst) -> str:
+        return next((m for m in inst.modifiers if m in SPACES), "generic")
+
+    def _vec(self, inst) -> int:
+        v = next((m for m in inst.modifiers if m in ("v2", "v4", "v8")), None)
+        return int(v[1:]) if v else 1
+
+    def _address(self, op) -> tuple[Value | None, int, str | None]:
+        """(base value, offset, parameter name if the address is a kernel parameter)."""
+        if not isinstance(op, ast.Address):
+            raise self.error("expected an address operand [..]", PtxSemanticError)
+        base = op.base
+        if isinstance(base, ast.Symbol):
+            if base.name in self.b.param_by_name:
+                return None, op.offset, base.name
+            return self.address_of(base.name), op.offset, None
+        if isinstance(base, RegVar):
+            return self.b.read(base, self.b.block), op.offset, None
+        if base is None:
+            return Const(ptx_type("u64"), op.offset), 0, None
+        raise self.error("unsupported address operand", PtxSemanticError)
+
+    def op_ld(self, inst) -> None:
+        self._check(inst, 2)
+        t = self._type(inst)
+        space = self._space(inst)
+        base, off, param = self._address(inst.operands[1])
+        dests = inst.operands[0].elements if isinstance(inst.operands[0], ast.Vector) else (inst.operands[0],)
+        for k, d in enumerate(dests):
+            if isinstance(d, ast.Sink):
+                continue
+            rt = d.type if isinstance(d, RegVar) else t
+            if param is not None:
+                p = self.b.param_by_name[param]
+                v = self.emit("ld_param", t, [], rt, offset=p.offset + off + k * t.bytes)
+            else:
+                v = self.emit("ld", t, [base], rt, space=space, offset=off + k * t.bytes)
+            self.write(d, v.result)
+
+    op_ldu = op_ld
+
+    def op_st(self, inst) -> None:
+        self._check(inst, 2)
+        t = self._type(inst)
+        space = self._space(inst)
+        base, off, param = self._address(inst.operands[0])
+        if param is not None:
+            raise self.error("stores to kernel parameters are not supported")
+        srcs = inst.operands[1].elements if isinstance(inst.operands[1], ast.Vector) else (inst.operands[1],)
+        for k, s in enumerate(srcs):
+            self.emit("st", t, [base, self.read(s, t)], None, space=space, offset=off + k * t.bytes)
+
+    def op_atom(self, inst, has_result: bool = True) -> None:
+        t = self._type(inst)
+        ops = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
+        aop = next((m for m in inst.modifiers if m in ops), None)
+        if aop is None:
+            raise self.error(f"'{_full(inst)}' has no atomic operation", PtxSemanticError)
+        n = (2 if aop != "cas" else 3) + (1 if has_result else 0)
+        self._check(inst, n)
+        operands = inst.operands if has_result else [ast.Sink(), *inst.operands]
+        base, off, _ = self._address(operands[1])
+        args = [base] + [self.read(o, t) for o in operands[2:]]
+        rt = operands[0].type if isinstance(operands[0], RegVar) else t
+        v = self.emit("atom", t, args, rt, space=self._space(inst), offset=off, atom_op=aop)
+        self.write(operands[0], v.result)
+
+    def op_red(self, inst) -> None:
+        self.op_atom(inst, has_result=False)
+
+    # ----------------------------------------------------------------- synchronisation and warps
+    def op_bar(self, inst) -> None:
+        mode = next((m for m in inst.modifiers if m in ("sync", "arrive", "red")), "sync")
+        if mode != "sync":
+            raise self.error(f"'{_full(inst)}' is not supported yet")
+        u32 = ptx_type("u32")
+        args = [self.read(o, u32) for o in inst.operands] or [Const(u32, 0)]
+        self.emit("bar_sync", None, args)
+
+    op_barrier = op_bar
+
+    def op_membar(self, inst) -> None:
+        self.emit("fence", None, [], scope=inst.modifiers[0] if inst.modifiers else "gl")
+
+    op_fence = op_membar
+
+    def op_shfl(self, inst) -> None:
+        self._check(inst, 5)
+        mode = next((m for m in inst.modifiers if m in ("up", "down", "bfly", "idx")), None)
+        u32 = ptx_type("u32")
+        d, a, b, c, mask = inst.operands
+        args = [self.read(a, u32), self.read(b, u32), self.read(c, u32), self.read(mask, u32)]
+        v = self.emit("shfl", u32, args, u32, mode=mode)
+        if isinstance(d, ast.Vector):
+            pv = self.emit("shfl", u32, args, PRED, mode=mode, valid=True)
+            self.write(d.elements[0], v.result)
+            self.write(d.elements[1], pv.result)
+        else:
+            self.write(d, v.result)
+
+    def op_vote(self, inst) -> None:
+        self._check(inst, 3)
+        mode = next((m for m in inst.modifiers if m in ("all", "any", "uni", "ballot")), None)
+        rt = ptx_type("u32") if mode == "ballot" else PRED
+        d, a, mask = inst.operands
+        v = self.emit("vote", rt, [self.read(a, PRED), self.read(mask, ptx_type("u32"))], rt, mode=mode)
+        self.write(d, v.result)
+
+    def op_activemask(self, inst) -> None:
+        self._check(inst, 1)
+        u32 = ptx_type("u32")
+        self.write(inst.operands[0], self.emit("activemask", u32, [], u32).result)
+
+
+def _full(inst: ast.Instruction) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
+
+def type_name(op) -> str:
+    return type(op).__name__.lower()
+
+
+def _imm_bits(imm: ast.Imm, t: ScalarType) -> int:
+    """The bit pattern of immediate ``imm`` as an operand of type ``t``."""
+    if imm.kind == "int":
+        if t.is_float:  # an integer literal where a float is expected: its value
+            return _float_bits(float(imm.value), t.bits)
+        return imm.value & ((1 << t.bits) - 1) if t.bits > 1 else int(bool(imm.value))
+    if not t.is_float:
+        raise PtxSemanticError(f"float literal used as a {t} operand", imm.loc)
+    if imm.bits == t.bits:
+        return imm.value
+    value = struct.unpack("<f" if imm.bits == 32 else "<d", imm.value.to_bytes(imm.bits // 8, "little"))[0]
+    return _float_bits(value, t.bits)
+
+
+def _float_bits(value: float, bits: int) -> int:
+    import numpy as np
+
+    from xcc.semantics import from_float
+
+    return int(from_float(np.array([value]), bits)[0])

@@ -1,0 +1,92 @@
+"""The table of IR operations: name, operand count, effects and one-line semantics.
+
+``arity`` is the number of value operands (None: variable).  ``effects`` marks
+operations that dead-code elimination must keep (memory writes, barriers,
+control flow) and ``reads_memory`` those whose results depend on memory,
+which constant folding must not touch.  The arithmetic meaning of each
+operation is implemented once in :mod:`xcc.semantics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    arity: int | None
+    doc: str
+    has_result: bool = True
+    effects: bool = False
+    reads_memory: bool = False
+    terminator: bool = False
+
+
+_ROWS = [
+    # name, arity, semantics
+    ("add", 2, "d = a + b"),
+    ("sub", 2, "d = a - b"),
+    ("mul", 2, "d = a * b; attrs.mode = lo|hi|wide (integers)"),
+    ("mad", 3, "d = a * b + c; attrs.mode = lo|hi|wide (integers)"),
+    ("fma", 3, "d = a * b + c, one rounding"),
+    ("div", 2, "d = a / b"),
+    ("rem", 2, "d = a % b"),
+    ("min", 2, "d = min(a, b)"),
+    ("max", 2, "d = max(a, b)"),
+    ("and", 2, "d = a & b"),
+    ("or", 2, "d = a | b"),
+    ("xor", 2, "d = a ^ b"),
+    ("shl", 2, "d = a << b"),
+    ("shr", 2, "d = a >> b (arithmetic for signed types)"),
+    ("neg", 1, "d = -a"),
+    ("abs", 1, "d = |a|"),
+    ("not", 1, "d = ~a"),
+    ("popc", 1, "d = number of one bits of a (u32)"),
+    ("clz", 1, "d = leading zero bits of a (u32)"),
+    ("brev", 1, "d = a with its bits reversed"),
+    ("rcp", 1, "d = 1 / a"),
+    ("sqrt", 1, "d = sqrt(a)"),
+    ("rsqrt", 1, "d = 1 / sqrt(a) (approx)"),
+    ("ex2", 1, "d = 2 ** a (approx)"),
+    ("lg2", 1, "d = log2(a) (approx)"),
+    ("sin", 1, "d = sin(a) (approx)"),
+    ("cos", 1, "d = cos(a) (approx)"),
+    ("tanh", 1, "d = tanh(a) (approx)"),
+    ("setp", None, "p = a cmp b [bool c]; attrs.cmp, attrs.bool = and|or|xor with predicate c"),
+    ("selp", 3, "d = c ? a : b"),
+    ("cvt", 1, "d = a converted from attrs.src to type"),
+    ("mov", 1, "d = a (only where a register is read as another type: a bit copy)"),
+    ("sreg", 0, "d = special register attrs.name (tid.x, ctaid.y, laneid, ...)"),
+    ("addr_of", 0, "d = address of variable attrs.symbol in attrs.space"),
+    ("ld_param", 0, "d = kernel parameter bytes at attrs.offset, of type"),
+    ("cvta", 1, "d = a converted between attrs.space and the generic space (attrs.to_generic)"),
+]
+
+OPS: dict[str, OpDef] = {name: OpDef(name, arity, doc) for name, arity, doc in _ROWS}
+OPS.update({
+    "ld": OpDef("ld", 1, "d = memory[attrs.space][a + attrs.offset] as type (extended to the result's type)",
+                reads_memory=True),
+    "st": OpDef("st", 2, "memory[attrs.space][a + attrs.offset] = b as type", has_result=False, effects=True),
+    "atom": OpDef("atom", None, "d = old memory[a + offset]; memory = attrs.atom_op(old, b[, c])",
+                  effects=True, reads_memory=True),
+    "bar_sync": OpDef("bar_sync", None, "wait until all threads of the CTA (or b threads) arrive at barrier a",
+                      has_result=False, effects=True),
+    "fence": OpDef("fence", 0, "order memory accesses (attrs.scope)", has_result=False, effects=True),
+    "shfl": OpDef("shfl", 4, "d = a of lane(b) by attrs.mode, clamp c, member mask",
+                  effects=True),
+    "vote": OpDef("vote", 2, "d = attrs.mode (all|any|uni|ballot) of predicate a over member mask b",
+                  effects=True),
+    "activemask": OpDef("activemask", 0, "d = mask of the lanes executing this together", effects=True),
+    "br": OpDef("br", 0, "jump to targets[0]", has_result=False, effects=True, terminator=True),
+    "cbr": OpDef("cbr", 1, "jump to targets[0] if a else targets[1]", has_result=False, effects=True,
+                 terminator=True),
+    "ret": OpDef("ret", 0, "return from the function (ends the thread in a kernel)", has_result=False,
+                 effects=True, terminator=True),
+    "exit": OpDef("exit", 0, "end the thread", has_result=False, effects=True, terminator=True),
+    "trap": OpDef("trap", 0, "abort the kernel with an error", has_result=False, effects=True, terminator=True),
+})
+
+
+def opdef(name: str) -> OpDef:
+    return OPS[name]

@@ -1,0 +1,152 @@
+"""Name resolution for a PTX function body: nested ``{ }`` scopes, ``.reg`` ranges and labels.
+
+Flattens a body into a list of :class:`FlatLabel` and :class:`FlatInst`, where
+every register operand has become a :class:`RegVar` (a unique variable with
+its declared type) and every label a unique key.  Inner scopes shadow outer
+register names; labels are local to the scope that defines them (nvcc
+inlines each ``asm()`` statement as such a scope, so labels repeat).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.types import ScalarType, ptx_type
+
+
+@dataclass(frozen=True)
+class RegVar:
+    """One declared register: ``key`` is unique in the function, ``type`` its declared type."""
+
+    key: str
+    type: ScalarType
+    vector: int | None = None
+
+
+@dataclass
+class FlatLabel:
+    key: str
+    loc: object = None
+
+
+@dataclass
+class FlatInst:
+    inst: ast.Instruction  # operands: ast.Reg replaced by RegVar, branch labels by label keys (str)
+
+
+@dataclass
+class FlatVar:
+    decl: ast.VarDecl
+    key: str
+
+
+class _Scope:
+    def __init__(self, parent: _Scope | None, sid: int):
+        self.parent = parent
+        self.sid = sid
+        self.regs: dict[str, RegVar] = {}
+        self.labels: dict[str, str] = {}
+        self.vars: dict[str, str] = {}
+
+    def find_reg(self, name: str) -> RegVar | None:
+        s: _Scope | None = self
+        while s is not None:
+            if name in s.regs:
+                return s.regs[name]
+            s = s.parent
+        return None
+
+    def find_label(self, name: str) -> str | None:
+        s: _Scope | None = self
+        while s is not None:
+            if name in s.labels:
+                return s.labels[name]
+            s = s.parent
+        return None
+
+    def find_var(self, name: str) -> str | None:
+        s: _Scope | None = self
+        while s is not None:
+            if name in s.vars:
+                return s.vars[name]
+            s = s.parent
+        return None
+
+
+BRANCH_OPCODES = frozenset({"bra", "brx"})
+
+
+def flatten(fn: ast.Function) -> tuple[list[FlatLabel | FlatInst], list[FlatVar]]:
+    """Resolve names in ``fn.body``; returns the flat item list and the function's variables."""
+    ids = itertools.count()
+    items: list[FlatLabel | FlatInst] = []
+    variables: list[FlatVar] = []
+
+    def declare(stmts: list, scope: _Scope) -> None:
+        for st in stmts:
+            if isinstance(st, ast.RegDecl):
+                t = ptx_type(st.type)
+                for base in st.names:
+                    names = [f"{base}{i}" for i in range(st.count)] if st.count is not None else [base]
+                    for n in names:
+                        key = n if scope.parent is None else f"{n}.{scope.sid}"
+                        scope.regs[n] = RegVar(key, t, st.vector)
+            elif isinstance(st, ast.Label):
+                scope.labels[st.name] = st.name if scope.parent is None else f"{st.name}.{scope.sid}"
+            elif isinstance(st, ast.VarDecl):
+                key = st.name if scope.parent is None else f"{st.name}.{scope.sid}"
+                scope.vars[st.name] = key
+                variables.append(FlatVar(st, key))
+
+    def resolve(op, scope: _Scope, is_branch: bool):
+        if isinstance(op, ast.Reg):
+            rv = scope.find_reg(op.name)
+            if rv is None:
+                # A name that is not a register may be a variable, a parameter or a function.
+                if scope.find_var(op.name) is not None:
+                    return ast.Symbol(scope.find_var(op.name), op.loc)
+                raise PtxSemanticError(f"use of undeclared register '{op.name}'", op.loc)
+            return rv
+        if isinstance(op, ast.Symbol):
+            if is_branch:
+                key = scope.find_label(op.name)
+                if key is None:
+                    raise PtxSemanticError(f"branch to undefined label '{op.name}'", op.loc)
+                return key
+            rv = scope.find_reg(op.name)
+            if rv is not None:
+                return rv
+            var = scope.find_var(op.name)
+            return ast.Symbol(var, op.loc) if var is not None else op
+        if isinstance(op, ast.Address):
+            base = resolve(op.base, scope, False) if op.base is not None else None
+            return replace(op, base=base)
+        if isinstance(op, ast.Vector):
+            return replace(op, elements=tuple(resolve(e, scope, False) for e in op.elements))
+        if isinstance(op, ast.Negated):
+            return replace(op, operand=resolve(op.operand, scope, False))
+        return op
+
+    def walk(stmts: list, scope: _Scope) -> None:
+        declare(stmts, scope)
+        for st in stmts:
+            if isinstance(st, ast.Block):
+                walk(st.body, _Scope(scope, next(ids)))
+            elif isinstance(st, ast.Label):
+                items.append(FlatLabel(scope.labels[st.name], st.loc))
+            elif isinstance(st, ast.Instruction):
+                is_branch = st.opcode in BRANCH_OPCODES
+                ops = [resolve(o, scope, is_branch) for o in st.operands]
+                guard = st.guard
+                if guard is not None:
+                    rv = scope.find_reg(guard.reg.name)
+                    if rv is None:
+                        raise PtxSemanticError(f"use of undeclared register '{guard.reg.name}'", guard.reg.loc)
+                    guard = ast.Guard(rv, guard.negated)
+                items.append(FlatInst(replace(st, operands=ops, guard=guard)))
+
+    walk(fn.body or [], _Scope(None, next(ids)))
+    return items, variables

@@ -1,0 +1,1 @@
+"""xcc.frontend: the Lark LALR parser for PTX and its typed syntax tree."""

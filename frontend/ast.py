@@ -1,0 +1,208 @@
+"""The typed PTX syntax tree produced by :mod:`xcc.frontend.parser`.
+
+The tree mirrors the PTX text closely; meaning (types of registers, SSA,
+resolution of names) is given by the IR builder in :mod:`xcc.ir.build`.
+Every node that a diagnostic may point at carries a :class:`SourceLoc`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xcc.diagnostics import SourceLoc
+
+# --------------------------------------------------------------------------- operands
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register operand: ``%r1``, ``%rd4``, ``%p2`` (name includes the ``%``)."""
+
+    name: str
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class SpecialReg:
+    """A special register: ``%tid.x`` -> name='tid', component='x'; ``%laneid`` -> component=None."""
+
+    name: str
+    component: str | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate. ``kind`` is 'int' (value: int) or 'float' (value: the raw bit pattern as int,
+    ``bits`` 32 for ``0fXXXXXXXX`` and 64 for ``0dXXXXXXXXXXXXXXXX``; decimal float literals are
+    stored as their f64 bit pattern with bits=64)."""
+
+    value: int
+    kind: str = "int"
+    bits: int = 0
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A name that is not a register: a variable, parameter, function or label."""
+
+    name: str
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Address:
+    """A memory operand ``[base+offset]``; base is a Reg, Symbol or None (absolute ``[imm]``)."""
+
+    base: Reg | Symbol | None
+    offset: int = 0
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Vector:
+    """A vector operand ``{%f1, %f2, _, %f4}``."""
+
+    elements: tuple[Operand, ...]
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Sink:
+    """The bit bucket ``_``."""
+
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Negated:
+    """A negated predicate source operand ``!%p1`` (as in ``selp`` or ``setp ... , !%p``)."""
+
+    operand: Reg
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+Operand = Reg | SpecialReg | Imm | Symbol | Address | Vector | Sink | Negated
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass
+class Guard:
+    """``@%p`` or ``@!%p``."""
+
+    reg: Reg
+    negated: bool = False
+
+
+@dataclass
+class Instruction:
+    """One PTX instruction. ``opcode`` is the base name ('ld', 'add', 'setp'); ``modifiers`` the
+    dotted suffixes in order without dots: ``ld.global.nc.v4.f32`` -> ('global', 'nc', 'v4', 'f32').
+    ``loc`` is the opcode's place; ``debug_loc`` the source position of the last ``.loc`` directive
+    before it, if any: (file index, line, column)."""
+
+    opcode: str
+    modifiers: tuple[str, ...]
+    operands: list[Operand]
+    guard: Guard | None = None
+    loc: SourceLoc | None = None
+    debug_loc: tuple[int, int, int] | None = None
+
+
+@dataclass
+class Label:
+    name: str
+    loc: SourceLoc | None = None
+
+
+@dataclass
+class RegDecl:
+    """``.reg .b32 %r<10>;`` -> type='b32', names=['%r'], count=10 (declares %r0..%r9).
+    ``.reg .pred %p, %q;`` -> names=['%p', '%q'], count=None. ``vector`` is 2/4 for ``.v2/.v4``."""
+
+    type: str
+    names: list[str]
+    count: int | None = None
+    vector: int | None = None
+    loc: SourceLoc | None = None
+
+
+@dataclass
+class VarDecl:
+    """A variable in a state space: ``.shared .align 4 .b8 smem[1024];``, ``.global .u32 g = 5;``.
+    ``dims`` lists array dimensions (None for ``[]`` of an extern array); ``init`` the flattened
+    initialiser (ints, float bit patterns as Imm, or Symbol for addresses)."""
+
+    space: str
+    type: str
+    name: str
+    align: int | None = None
+    dims: list[int | None] = field(default_factory=list)
+    init: list[Operand] | None = None
+    linkage: str | None = None
+    vector: int | None = None
+    loc: SourceLoc | None = None
+
+
+@dataclass
+class Block:
+    """A nested ``{ ... }`` scope: its declarations shadow outer names, its labels are local."""
+
+    body: list[Statement]
+    loc: SourceLoc | None = None
+
+
+@dataclass
+class Pragma:
+    text: str
+    loc: SourceLoc | None = None
+
+
+Statement = Instruction | Label | RegDecl | VarDecl | Block | Pragma
+
+# --------------------------------------------------------------------------- functions and modules
+
+
+@dataclass
+class Param:
+    """A kernel/function parameter: ``.param .u64 .ptr .global .align 8 p``; byte arrays have
+    ``dims`` ([368] for ``.b8 p[368]``)."""
+
+    name: str
+    type: str
+    space: str = "param"
+    align: int | None = None
+    dims: list[int] = field(default_factory=list)
+    ptr_space: str | None = None
+    loc: SourceLoc | None = None
+
+
+@dataclass
+class Function:
+    """An ``.entry`` (kernel) or ``.func``. ``directives`` holds performance directives by name
+    (``{'maxntid': [256, 1, 1], 'reqntid': [...], 'minnctapersm': [2]}``). ``body`` is None for a
+    declaration (prototype without body)."""
+
+    name: str
+    is_entry: bool
+    params: list[Param]
+    return_params: list[Param] = field(default_factory=list)
+    body: list[Statement] | None = None
+    linkage: str | None = None
+    directives: dict[str, list[int]] = field(default_factory=dict)
+    loc: SourceLoc | None = None
+
+
+@dataclass
+class Module:
+    """A whole PTX file. ``files`` maps ``.file`` indices to file names (for ``.loc``)."""
+
+    version: str
+    target: list[str]
+    address_size: int
+    functions: list[Function]
+    variables: list[VarDecl]
+    files: dict[int, str] = field(default_factory=dict)
+    filename: str = "<ptx>"

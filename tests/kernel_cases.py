@@ -1,0 +1,298 @@
+"""Data-driven end-to-end cases for the example kernels in ``examples/``.
+
+Each :class:`KernelCase` names a PTX file stem and the exact ``.entry`` name in
+it, and a ``make(rng)`` function returning a :class:`Launch` (a NamedTuple, so
+it also unpacks as ``grid, block, args, outputs, expected``):
+
+* ``grid`` / ``block``: 3-tuples of ints.
+* ``args``: one entry per kernel parameter, in order. Buffers are numpy arrays
+  (the harness copies them to the device; pointer parameters get their device
+  address) and scalars are numpy scalars of the parameter's exact PTX type
+  (``np.int32`` for ``.u32``/``int`` parameters, ``np.float32`` for ``.f32``).
+* ``outputs``: indices into ``args`` of the buffers to read back.
+* ``expected``: arg index -> numpy reference contents of that buffer after the
+  launch (whole buffer, same dtype and length as the input array).
+
+The references mirror the kernels exactly: int32/uint32 wrap-around, C
+truncating division/remainder, float32 arithmetic. Output buffers are usually
+longer than ``n`` and pre-filled with a sentinel so that a missing bounds guard
+shows up as a changed tail. ``KernelCase.rtol`` is 0 for bit-exact results; it
+is non-zero only where atomic ordering changes float rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+ARCHS = ("sm_80", "sm_90")
+
+Dim3 = tuple[int, int, int]
+
+SENTINEL_I32 = np.int32(-559038737)  # 0xDEADBEEF
+SENTINEL_U32 = np.uint32(0xDEADBEEF)
+SENTINEL_F32 = np.float32(-12345.5)
+
+
+class Launch(NamedTuple):
+    grid: Dim3
+    block: Dim3
+    args: list
+    outputs: list[int]
+    expected: dict[int, np.ndarray]
+
+
+@dataclass(frozen=True)
+class KernelCase:
+    name: str
+    ptx_stem: str
+    entry: str
+    make: Callable[[np.random.Generator], Launch]
+    rtol: float = 0.0  # 0.0 = compare bit-exactly
+
+    def __repr__(self) -> str:  # keeps pytest ids / failure output short
+        return f"KernelCase({self.name})"
+
+
+def ptx_path(case: KernelCase, arch: str) -> Path:
+    """Path of ``examples/<stem>.<arch>.ptx`` (arch like ``"sm_80"``)."""
+    return EXAMPLES_DIR / f"{case.ptx_stem}.{arch}.ptx"
+
+
+# --------------------------------------------------------------------------
+# numpy helpers that reproduce device arithmetic exactly
+# --------------------------------------------------------------------------
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _wrap_i32(v: np.ndarray) -> np.ndarray:
+    """int64 -> int32 with two's-complement wrap-around."""
+    return np.asarray(v, dtype=np.int64).astype(np.uint64).astype(np.uint32).view(np.int32)
+
+
+def _c_div(a: np.ndarray, b: int) -> np.ndarray:
+    """C integer division (truncates toward zero), in int64."""
+    a = np.asarray(a, dtype=np.int64)
+    q = np.abs(a) // abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def _c_rem(a: np.ndarray, b: int) -> np.ndarray:
+    """C ``%`` (result has the sign of the dividend), in int64."""
+    a = np.asarray(a, dtype=np.int64)
+    return a - _c_div(a, b) * b
+
+
+def fma_f32(a, x, y) -> np.ndarray:
+    """Correctly rounded float32 fma(a, x, y) (what ``fma.rn.f32`` computes).
+
+    a*x of two float32 values is exact in float64; the float64 add is exact up
+    to an error term ``e`` (TwoSum). Rounding the float64 sum to float32 is then
+    correct except when that sum sits exactly on a float32 rounding midpoint and
+    ``e != 0``, in which case ``e`` decides the direction. (Plain
+    ``np.float32(np.float64(a)*x + y)`` can double-round in those rare cases.)
+    """
+    a64 = np.float64(np.float32(a))
+    x64 = np.asarray(x, dtype=np.float32).astype(np.float64)
+    y64 = np.asarray(y, dtype=np.float32).astype(np.float64)
+    p = a64 * x64  # exact
+    s = p + y64
+    bb = s - p
+    e = (p - (s - bb)) + (y64 - bb)  # exact: p + y == s + e
+    r = s.astype(np.float32)
+    r64 = r.astype(np.float64)
+    fix = (e != 0) & (r64 != s) & np.isfinite(s)
+    if fix.any():
+        toward = np.where(s > r64, np.inf, -np.inf).astype(np.float32)
+        other = np.nextafter(r, toward)
+        mid = (r64 + other.astype(np.float64)) / 2  # exact in float64
+        on_mid = fix & (s == mid)
+        # exact value is s + e: beyond the midpoint (away from r) -> other
+        go_other = on_mid & (np.sign(e) == np.sign(s - r64))
+        r = np.where(go_other, other, r)
+    return r
+
+
+# --------------------------------------------------------------------------
+# case builders
+# --------------------------------------------------------------------------
+
+
+def _make_saxpy(rng: np.random.Generator) -> Launch:
+    n, bs = 3001, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 7  # tail beyond n must stay untouched
+    a = np.float32(rng.uniform(-4, 4))
+    x = rng.uniform(-100, 100, total).astype(np.float32)
+    y = rng.uniform(-100, 100, total).astype(np.float32)
+    exp_y = y.copy()
+    exp_y[:n] = fma_f32(a, x[:n], y[:n])
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, x, y], [3], {3: exp_y})
+
+
+def _make_vector_add(rng: np.random.Generator) -> Launch:
+    n, bs, grid = 3001, 128, 5  # 640 threads -> each runs the loop 4-5 times
+    total = n + 13
+    a = rng.standard_normal(total).astype(np.float32)
+    b = rng.standard_normal(total).astype(np.float32)
+    c = np.full(total, SENTINEL_F32, dtype=np.float32)
+    exp_c = c.copy()
+    exp_c[:n] = a[:n] + b[:n]  # float32 + float32 -> float32, round-to-nearest
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, b, c], [3], {3: exp_c})
+
+
+def _make_block_reduce(rng: np.random.Generator) -> Launch:
+    n, bs = 3000, 256  # kernel's shared array is 256 wide
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5  # values past n must be ignored
+    data = rng.integers(-(2**31), 2**31, total, dtype=np.int64).astype(np.int32)  # sums wrap
+    out = np.array([123456789], dtype=np.int32)  # atomicAdd accumulates into it
+    exp = _wrap_i32(np.int64(out[0]) + data[:n].astype(np.int64).sum()).reshape(1)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, out], [2], {2: exp})
+
+
+def _make_block_reduce_f32(rng: np.random.Generator) -> Launch:
+    n, bs = 2900, 256
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5
+    data = rng.uniform(0.0, 1.0, total).astype(np.float32)
+    data[n:] = 1000.0  # would be very visible if the i < n guard were wrong
+    out = np.array([0.5], dtype=np.float32)
+    exp = np.array([np.float64(out[0]) + data[:n].astype(np.float64).sum()], dtype=np.float32)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, out], [2], {2: exp})
+
+
+def _make_divergent_lanes(rng: np.random.Generator) -> Launch:
+    n, bs = 1500, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    vals = rng.integers(-(2**31), 2**31, total, dtype=np.int64).astype(np.int32)
+    vals[:8] = [0, -1, 1, -2, -(2**31), 2**31 - 1, -7, 7]
+    vals[8:24] = rng.integers(-20, 20, 16)  # small values: signs of / and %
+    out = np.full(total, SENTINEL_I32, dtype=np.int32)
+    tid = np.arange(total) % bs  # threadIdx.x
+    v = vals.astype(np.int64)
+    res = np.where(
+        tid & 1,
+        _wrap_i32(v * 3 + 1),
+        np.where(tid % 4 == 0, _wrap_i32(_c_div(v, 2) - 7), _wrap_i32(_c_rem(v, 5) + 100)),
+    ).astype(np.int32)
+    exp = out.copy()
+    exp[:n] = res[:n]
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), vals, out], [2], {2: exp})
+
+
+def collatz_reference(vals: np.ndarray, cap: int = 1000) -> np.ndarray:
+    """Steps of ``while (x > 1 && count < cap) x = (x & 1) ? 3*x+1 : x/2;`` in uint32."""
+    x = np.asarray(vals, dtype=np.uint32).copy()
+    count = np.zeros_like(x)
+    active = x > 1
+    while active.any():
+        xa = x[active]
+        xa = np.where(xa & 1, xa * np.uint32(3) + np.uint32(1), xa >> np.uint32(1))  # wraps
+        x[active] = xa
+        count[active] += 1
+        active &= (x > 1) & (count < cap)
+    return count
+
+
+def _make_collatz(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    vals = rng.integers(1, 10000, total, dtype=np.int64).astype(np.uint32)
+    # 0/1/2 take 0/0/1 steps; 27 -> 111, 837799 -> 524 steps;
+    # 0xFFFFFFFF and 890747638 wrap around in 3x+1 (the latter takes 671 steps).
+    special = [0, 1, 2, 3, 27, 837799, 0xFFFFFFFF, 0xAAAAAAAB, 890747638]
+    vals[: len(special)] = special
+    vals[n - 1] = 77031  # 350 steps, in the partial last block
+    steps = np.full(total, SENTINEL_U32, dtype=np.uint32)
+    exp = steps.copy()
+    exp[:n] = collatz_reference(vals[:n])
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), vals, steps], [2], {2: exp})
+
+
+def _make_transpose(rng: np.random.Generator) -> Launch:
+    rows, cols = 70, 45
+    tile, block_rows = 32, 8
+    grid = (_ceil_div(cols, tile), _ceil_div(rows, tile), 1)
+    src = rng.standard_normal((rows, cols)).astype(np.float32)
+    pad = 16
+    inp = np.concatenate([src.ravel(), np.full(pad, 777.0, dtype=np.float32)])
+    out = np.full(rows * cols + pad, SENTINEL_F32, dtype=np.float32)
+    exp = out.copy()
+    exp[: rows * cols] = src.T.ravel()  # out is cols x rows, row-major
+    return Launch(grid, (tile, block_rows, 1), [np.int32(rows), np.int32(cols), inp, out], [3], {3: exp})
+
+
+def _make_histogram(rng: np.random.Generator) -> Launch:
+    n, bs, grid = 3003, 128, 8  # 1024 threads: grid-stride; bs < 256 bins: bin loop strides
+    data = rng.integers(0, 256, n + 9, dtype=np.int64).astype(np.uint8)
+    data[:40] = 7  # one hot bin
+    hist = rng.integers(0, 5, 256, dtype=np.int64).astype(np.uint32)  # accumulated into
+    exp = hist + np.bincount(data[:n], minlength=256).astype(np.uint32)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, hist], [2], {2: exp})
+
+
+def _make_warp_reduce(rng: np.random.Generator) -> Launch:
+    n, bs = 950, 128  # warp 29 partial, warps 30-31 entirely past n (write 0)
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    data = rng.integers(-(2**31), 2**31, total, dtype=np.int64).astype(np.int32)
+    nwarps = total // 32
+    sums = np.full(nwarps, SENTINEL_I32, dtype=np.int32)
+    v = np.where(np.arange(total) < n, data.astype(np.int64), 0)
+    exp = _wrap_i32(v.reshape(nwarps, 32).sum(axis=1))
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, sums], [2], {2: exp})
+
+
+CASES: list[KernelCase] = [
+    KernelCase("saxpy", "saxpy", "saxpy", _make_saxpy),
+    KernelCase(
+        "vector_add_grid_stride",
+        "vector_add_grid_stride",
+        "_Z22vector_add_grid_strideiPKfS0_Pf",
+        _make_vector_add,
+    ),
+    KernelCase("block_reduce", "block_reduce", "_Z12block_reduceiPKiPi", _make_block_reduce),
+    KernelCase(
+        "block_reduce_f32",
+        "block_reduce",
+        "_Z16block_reduce_f32iPKfPf",
+        _make_block_reduce_f32,
+        rtol=1e-5,  # float atomicAdd order across blocks is unspecified
+    ),
+    KernelCase("divergent_lanes", "divergent_lanes", "_Z15divergent_lanesiPKiPi", _make_divergent_lanes),
+    KernelCase("collatz_steps", "collatz_steps", "_Z13collatz_stepsiPKjPj", _make_collatz),
+    KernelCase("transpose_shared", "transpose_shared", "_Z16transpose_sharediiPKfPf", _make_transpose),
+    KernelCase("histogram_atomic", "histogram_atomic", "_Z16histogram_atomiciPKhPj", _make_histogram),
+    KernelCase("warp_reduce_shfl", "warp_reduce_shfl", "_Z16warp_reduce_shfliPKiPi", _make_warp_reduce),
+]
+
+CASES_BY_NAME: dict[str, KernelCase] = {c.name: c for c in CASES}
+
+
+if __name__ == "__main__":
+    for case in CASES:
+        grid, block, args, outputs, expected = case.make(np.random.default_rng(1234))
+        for arch in ARCHS:
+            p = ptx_path(case, arch)
+            assert p.exists(), p
+            assert f".entry {case.entry}(" in p.read_text(), (case.entry, p)
+        desc = ", ".join(
+            f"{a.dtype}[{a.size}]" if isinstance(a, np.ndarray) else f"{type(a).__name__}({a})" for a in args
+        )
+        exp = ", ".join(f"{i}:{e.dtype}{list(e.shape)}" for i, e in expected.items())
+        threads = np.prod(grid) * np.prod(block)
+        print(
+            f"{case.name:24s} {case.entry:36s} grid={grid} block={block} threads={threads} "
+            f"args=[{desc}] out={outputs} expected={{{exp}}} rtol={case.rtol}"
+        )
