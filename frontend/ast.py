@@ -53,11 +53,17 @@ class Symbol:
 
 @dataclass(frozen=True)
 class Address:
-    """A memory operand ``[base+offset]``; base is a Reg, Symbol or None (absolute ``[imm]``)."""
+    """A memory operand ``[base+offset]``; base is a Reg, Symbol or None (absolute ``[imm]``).
+    In a variable initialiser it is an address constant: ``sym+offset`` (an offset in sym's state
+    space) or, with ``generic`` set, ``generic(sym)+offset`` (a generic address); ``mask`` is set
+    for the byte-extraction form ``0xFF00(sym+offset)`` (the address bits selected by the mask,
+    shifted down to bit 0)."""
 
     base: Reg | Symbol | None
     offset: int = 0
     loc: SourceLoc | None = field(default=None, compare=False)
+    mask: int | None = None
+    generic: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,8 +119,12 @@ class Instruction:
 
 @dataclass
 class Label:
+    """A label. ``prototype`` is set for a call prototype ``name: .callprototype (...) _ (...);``
+    (a body-less :class:`Function` named '_'), the last operand of an indirect ``call``."""
+
     name: str
     loc: SourceLoc | None = None
+    prototype: Function | None = None
 
 
 @dataclass

@@ -1,0 +1,218 @@
+"""The xg1 instruction set, defined once.
+
+Every xg1 instruction is one row of :data:`TABLE`: mnemonic, operands (each
+bound to a field of the 128-bit word), modifier groups, pipe, latency class,
+the SASS instructions it corresponds to, and its semantics in one line.  The
+encoder, decoder, disassembler and the interpreter's dispatch are all derived
+from this table; the cycles of each latency class live in the machine
+description (``machines/xg1.toml``).
+
+Instruction word (128 bits, little-endian; see docs/isa.md)::
+
+    [0:10)   opcode            [10:12) kind of operand B: 0 reg, 1 imm32, 2 constant bank
+    [12:15)  guard predicate   [15]    guard negated
+    [16:24)  d   destination register        [24:32) a   source register
+    [32:64)  b   register / imm32 / c[bank][offset] (bank in [48:53), offset in [32:48))
+    [64:72)  c   source register             [72:75) pd  destination predicate
+    [75:78)  pa  source predicate            [78:81) ps  source predicate, [81] ps negated
+    [82:96)  modifier groups, packed in table order
+    [96:104) e   fourth source register
+    [104:108) stall cycles   [108] yield   [109:112) write scoreboard   [112:115) read scoreboard
+    [115:121) scoreboard wait mask        [121:128) reserved (zero)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RZ = 255  # the zero register
+PT = 7  # the true predicate
+NUM_REGS = 255  # R0..R254
+NUM_PREDS = 7  # P0..P6
+NUM_SCOREBOARDS = 6
+NUM_CONV_BARRIERS = 16  # B0..B15, the convergence barriers of BSSY/BSYNC
+
+# field -> (low bit, width)
+FIELDS = {
+    "opcode": (0, 10), "bkind": (10, 2), "guard": (12, 3), "guard_neg": (15, 1),
+    "d": (16, 8), "a": (24, 8), "b": (32, 32), "c": (64, 8), "pd": (72, 3), "pa": (75, 3),
+    "ps": (78, 3), "ps_neg": (81, 1), "mods": (82, 14), "e": (96, 8),
+    "stall": (104, 4), "yield": (108, 1), "wsb": (109, 3), "rsb": (112, 3), "wait": (115, 6),
+}
+B_REG, B_IMM, B_CBANK = 0, 1, 2
+
+# Operand kinds:
+#   R  32-bit register          W  64-bit register pair (even-aligned)     P  predicate
+#   RIC register / imm32 / constant bank (field b)   WIC the same for a 64-bit operand
+#   C  constant bank only       I  immediate only    L  branch target (relative, in instructions)
+#   SR special register number  B  convergence barrier number (field c)
+OPERAND_KINDS = ("R", "W", "P", "RIC", "WIC", "C", "I", "L", "SR", "B")
+
+
+@dataclass(frozen=True)
+class Mod:
+    """A modifier group: one of ``values`` (the first is the default), or a flag when values is ('', NAME)."""
+
+    name: str
+    values: tuple[str, ...]
+
+    @property
+    def width(self) -> int:
+        return max(1, (len(self.values) - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class Operand:
+    field: str
+    kind: str
+    is_def: bool = False
+
+
+@dataclass(frozen=True)
+class InstrDef:
+    mnemonic: str
+    opcode: int
+    operands: tuple[Operand, ...]
+    mods: tuple[Mod, ...]
+    pipe: str
+    latency: str
+    sass: str
+    doc: str
+
+    @property
+    def fixed_latency(self) -> bool:
+        return self.latency in FIXED_LATENCY_CLASSES
+
+    def mod(self, name: str) -> Mod:
+        return next(m for m in self.mods if m.name == name)
+
+
+def _flag(name: str) -> Mod:
+    return Mod(name, ("", name))
+
+
+CMP_INT = Mod("cmp", ("F", "LT", "EQ", "LE", "GT", "NE", "GE", "T"))
+CMP_FLOAT = Mod("cmp", ("F", "LT", "EQ", "LE", "GT", "NE", "GE", "NUM", "NAN", "LTU", "EQU", "LEU", "GTU",
+                        "NEU", "GEU", "T"))
+BOOL = Mod("bool", ("AND", "OR", "XOR"))
+INT_TYPE = Mod("type", ("U32", "S32"))
+INT64_TYPE = Mod("type", ("U64", "S64"))
+RND = Mod("rnd", ("RN", "RZ", "RM", "RP"))
+FTZ, SAT, NEG_B = _flag("FTZ"), _flag("SAT"), _flag("NEG_B")
+LUT = Mod("lut", tuple(f"{i:#04x}" for i in range(256)))
+SIZE = Mod("size", ("32", "U8", "S8", "U16", "S16"))
+ATOM_OP = Mod("op", ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS"))
+ATOM_TYPE = Mod("type", ("U32", "S32", "F32"))
+MINMAX = Mod("minmax", ("MIN", "MAX"))
+MUFU_FN = Mod("fn", ("RCP", "SQRT", "RSQ", "EX2", "LG2", "SIN", "COS", "TANH"))
+PREC = Mod("prec", ("APPROX", "RN"))
+SHFL_MODE = Mod("mode", ("IDX", "UP", "DOWN", "BFLY"))
+VOTE_MODE = Mod("mode", ("ALL", "ANY", "EQ"))
+F2I_RND = Mod("rnd", ("RZI", "RNI", "RMI", "RPI"))
+F2I_TYPE = Mod("type", ("S32", "U32"))
+I2F_TYPE = Mod("type", ("S32", "U32"))
+FENCE_SCOPE = Mod("scope", ("CTA", "GPU", "SYS"))
+
+D_R, D_W, D_P = Operand("d", "R", True), Operand("d", "W", True), Operand("pd", "P", True)
+A_R, A_W, B_RIC, B_WIC, C_R, C_W = (Operand("a", "R"), Operand("a", "W"), Operand("b", "RIC"),
+                                    Operand("b", "WIC"), Operand("c", "R"), Operand("c", "W"))
+PA, PS, E_R, B_I = Operand("pa", "P"), Operand("ps", "P"), Operand("e", "R"), Operand("b", "I")
+
+# Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
+# every other class is variable and tracked with a scoreboard.
+FIXED_LATENCY_CLASSES = frozenset({"alu", "fma", "imad_wide", "branch", "fp64"})
+
+_ROWS = [
+    # mnemonic, operands, mods, pipe, latency class, SASS, semantics
+    ("NOP", (), (), "alu", "alu", "NOP", "no operation"),
+    ("EXIT", (), (), "cbu", "branch", "EXIT", "the thread ends"),
+    ("BRA", (Operand("b", "L"),), (), "cbu", "branch", "BRA", "pc = target"),
+    ("BSSY", (Operand("c", "B"), Operand("b", "L")), (), "cbu", "branch", "BSSY",
+     "B[c] = active threads of the warp; their reconvergence point is target"),
+    ("BSYNC", (Operand("c", "B"),), (), "cbu", "branch", "BSYNC",
+     "wait until every non-exited thread of B[c] has arrived, then continue together"),
+    ("BAR", (B_RIC,), (), "cbu", "branch", "BAR.SYNC", "wait until every thread of the CTA arrives at barrier b"),
+    ("MEMBAR", (), (FENCE_SCOPE,), "lsu", "lsu", "MEMBAR", "order memory accesses of the thread"),
+    ("MOV", (D_R, B_RIC), (), "alu", "alu", "MOV / MOV32I", "d = b"),
+    ("S2R", (D_R, Operand("b", "SR")), (), "adu", "s2r", "S2R", "d = special register b"),
+    ("CS2R.64", (D_W, Operand("b", "SR")), (), "alu", "alu", "CS2R", "d = 64-bit special register b (clock64)"),
+    ("LDC", (D_R, Operand("b", "C")), (), "lsu", "ldc", "LDC", "d = c[bank][offset] (32 bits)"),
+    ("LDC.64", (D_W, Operand("b", "C")), (), "lsu", "ldc", "LDC.64", "d = c[bank][offset] (64 bits)"),
+    ("IADD3", (D_R, A_R, B_RIC, C_R), (NEG_B,), "alu", "alu", "IADD3", "d = a + (NEG_B ? -b : b) + c"),
+    ("IADD.64", (D_W, A_W, B_WIC), (NEG_B,), "alu", "alu", "IADD3 + IADD3.X", "d = a + (NEG_B ? -b : b), 64-bit"),
+    ("IMAD", (D_R, A_R, B_RIC, C_R), (Mod("mode", ("LO", "HI")), INT_TYPE), "fma", "fma", "IMAD / IMAD.HI",
+     "d = (a * b).mode + c"),
+    ("IMAD.WIDE", (D_W, A_R, B_RIC, C_W), (INT_TYPE,), "fma", "imad_wide", "IMAD.WIDE",
+     "d = a * b (64-bit product, sign by type) + c"),
+    ("IMAD.64", (D_W, A_W, B_WIC, C_W), (Mod("mode", ("LO", "HI")), INT64_TYPE), "fma", "imad_wide",
+     "IMAD.WIDE.U32 + IMAD.X sequence", "d = (a * b).mode + c, 64-bit"),
+    ("ISETP", (D_P, A_R, B_RIC, PS), (CMP_INT, INT_TYPE, BOOL), "alu", "alu", "ISETP",
+     "pd = (a cmp b) bool ps"),
+    ("ISETP.64", (D_P, A_W, B_WIC, PS), (CMP_INT, INT64_TYPE, BOOL), "alu", "alu", "ISETP + ISETP.EX",
+     "pd = (a cmp b) bool ps, 64-bit"),
+    ("FSETP", (D_P, A_R, B_RIC, PS), (CMP_FLOAT, FTZ, BOOL), "fma", "alu", "FSETP", "pd = (a cmp b) bool ps"),
+    ("PLOP3", (D_P, PA, PS), (LUT,), "alu", "alu", "PLOP3", "pd = lut(pa, ps)  (lut bit (pa<<1|ps))"),
+    ("SEL", (D_R, A_R, B_RIC, PS), (), "alu", "alu", "SEL / FSEL", "d = ps ? a : b"),
+    ("P2R", (D_R, PS), (), "alu", "alu", "SEL d, 1, RZ", "d = ps ? 1 : 0"),
+    ("LOP3", (D_R, A_R, B_RIC, C_R), (LUT,), "alu", "alu", "LOP3.LUT", "d = lut(a, b, c) bitwise"),
+    ("SHL", (D_R, A_R, B_RIC), (), "alu", "alu", "SHF.L.U32 / IMAD.SHL", "d = b >= 32 ? 0 : a << b"),
+    ("SHR", (D_R, A_R, B_RIC), (INT_TYPE,), "alu", "alu", "SHF.R.U32.HI / SHF.R.S32.HI",
+     "d = a >> b (arithmetic for S32, counts >= 32 give 0 or the sign)"),
+    ("SHL.64", (D_W, A_W, B_RIC), (), "alu", "alu", "SHF.L.U64.HI + SHF.L.U32", "d = a << b, 64-bit"),
+    ("SHR.64", (D_W, A_W, B_RIC), (INT64_TYPE,), "alu", "alu", "SHF.R.U64 + SHF.R.*.HI", "d = a >> b, 64-bit"),
+    ("SGXT", (D_R, A_R, B_RIC), (), "alu", "alu", "SGXT", "d = a sign-extended from its low b bits"),
+    ("IMNMX", (D_R, A_R, B_RIC), (MINMAX, INT_TYPE), "alu", "alu", "IMNMX", "d = min|max(a, b)"),
+    ("IABS", (D_R, A_R), (), "alu", "alu", "IABS", "d = |a|"),
+    ("POPC", (D_R, A_R), (), "alu", "sfu", "POPC", "d = number of one bits of a"),
+    ("FLO", (D_R, A_R), (), "alu", "sfu", "FLO", "d = number of leading zeros of a (32 for 0)"),
+    ("BREV", (D_R, A_R), (), "alu", "sfu", "BREV", "d = a with its bits reversed"),
+    ("FADD", (D_R, A_R, B_RIC), (RND, FTZ, SAT, NEG_B), "fma", "fma", "FADD", "d = a + (NEG_B ? -b : b)"),
+    ("FMUL", (D_R, A_R, B_RIC), (RND, FTZ, SAT), "fma", "fma", "FMUL", "d = a * b"),
+    ("FFMA", (D_R, A_R, B_RIC, C_R), (RND, FTZ, SAT), "fma", "fma", "FFMA", "d = a * b + c, one rounding"),
+    ("FMNMX", (D_R, A_R, B_RIC), (MINMAX, FTZ), "alu", "alu", "FMNMX", "d = min|max(a, b) with PTX's NaN rules"),
+    ("MUFU", (D_R, A_R), (MUFU_FN, PREC, FTZ), "sfu", "sfu", "MUFU", "d = fn(a)"),
+    ("I2F", (D_R, A_R), (I2F_TYPE, RND), "sfu", "sfu", "I2F", "d = f32(a)"),
+    ("F2I", (D_R, A_R), (F2I_TYPE, F2I_RND, FTZ), "sfu", "sfu", "F2I", "d = int(round(a)), saturating, NaN -> 0"),
+    ("F2F.F64.F32", (D_W, A_R), (), "fp64", "fp64", "F2F.F64.F32", "d = f64(a)"),
+    ("F2F.F32.F64", (D_R, A_W), (RND, FTZ), "fp64", "fp64", "F2F.F32.F64", "d = f32(a) rounded"),
+    ("LDG", (D_R, A_W, B_I), (SIZE,), "lsu", "lsu", "LDG.E", "d = global[a + b] (zero/sign-extended)"),
+    ("LDG.64", (D_W, A_W, B_I), (), "lsu", "lsu", "LDG.E.64", "d = global[a + b], 64-bit"),
+    ("STG", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "STG.E", "global[a + b] = c (low bits by size)"),
+    ("STG.64", (A_W, B_I, C_W), (), "lsu", "lsu", "STG.E.64", "global[a + b] = c, 64-bit"),
+    ("LDS", (D_R, A_R, B_I), (SIZE,), "lsu", "lsu", "LDS", "d = shared[a + b]"),
+    ("STS", (A_R, B_I, C_R), (SIZE,), "lsu", "lsu", "STS", "shared[a + b] = c"),
+    ("ATOMG", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, ATOM_TYPE), "lsu", "lsu", "ATOMG / RED",
+     "d = global[a + b]; global[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)"),
+    ("ATOMS", (D_R, A_R, B_I, C_R, E_R), (ATOM_OP, ATOM_TYPE), "lsu", "lsu", "ATOMS",
+     "d = shared[a + b]; shared[a + b] = op(d, c[, e])"),
+    ("SHFL", (D_R, D_P, A_R, B_RIC, C_R, E_R), (SHFL_MODE,), "lsu", "shfl", "SHFL",
+     "d = a of the lane chosen by mode, b (lane/offset) and c (clamp/segment); pd = lane in range; "
+     "e = member mask"),
+    ("VOTE", (D_R, D_P, PS, E_R), (VOTE_MODE,), "alu", "alu", "VOTE",
+     "d = ballot of ps over the warp's active lanes in e; pd = all|any|eq of ps"),
+]
+
+
+def _build() -> tuple[dict[str, InstrDef], dict[int, InstrDef]]:
+    by_name, by_op = {}, {}
+    for opcode, (mn, operands, mods, pipe, lat, sass, doc) in enumerate(_ROWS, start=1):
+        d = InstrDef(mn, opcode, tuple(operands), tuple(mods), pipe, lat, sass, doc)
+        width = sum(m.width for m in d.mods)
+        assert width <= FIELDS["mods"][1], f"{mn}: modifiers need {width} bits"
+        by_name[mn] = by_op[opcode] = d
+    return by_name, by_op
+
+
+TABLE, BY_OPCODE = _build()
+
+SPECIAL_REGS = ("SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_NTID.X", "SR_NTID.Y", "SR_NTID.Z",
+                "SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z", "SR_NCTAID.X", "SR_NCTAID.Y", "SR_NCTAID.Z",
+                "SR_LANEID", "SR_WARPID", "SR_NWARPID", "SR_SMID", "SR_NSMID", "SR_CLOCKLO", "SR_CLOCK64",
+                "SR_LANEMASK_EQ", "SR_LANEMASK_LT", "SR_LANEMASK_LE", "SR_LANEMASK_GT", "SR_LANEMASK_GE",
+                "SR_GLOBALTIMER")
+SR_INDEX = {name: i for i, name in enumerate(SPECIAL_REGS)}
+
+# Constant bank 0 layout (as on NVIDIA GPUs: launch dimensions first, then the parameters).
+CBANK_NTID = 0x0  # ntid.x, .y, .z
+CBANK_NCTAID = 0xC  # nctaid.x, .y, .z
+CBANK_PARAMS = 0x160

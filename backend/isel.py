@@ -1,0 +1,776 @@
+"""Instruction selection: IR -> xg1 machine instructions on virtual registers.
+
+Rules, in the spirit of Cranelift's ISLE lowering, one method per IR op:
+constants fold into the B operand (immediate) where the slot allows it,
+kernel parameters and launch dimensions are read from constant bank 0 (and
+used in place as ``c[0x0][off]`` operands where the slot allows), 32x32->64
+multiply-adds become ``IMAD.WIDE``, float multiply-add ``FFMA``, address
+offsets fold into the memory instruction's immediate.  Out of SSA: phis
+become parallel copies at the end of each predecessor (critical edges are
+split first), sequentialised through temporaries.
+
+Invariant: 8- and 16-bit values live zero-extended in 32-bit registers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xcc.backend.isa import CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, PT, RZ, SR_INDEX
+from xcc.backend.minst import CBank, Half, Imm, MInst, VReg, mi, new_vreg
+from xcc.diagnostics import UnsupportedError
+from xcc.ir.core import Block, Const, Function, Instruction, Value
+from xcc.ir.types import ScalarType
+
+LUT_AND, LUT_OR, LUT_XOR, LUT_NOT_A = 0xC0, 0xFC, 0x3C, 0x0F
+PLUT_AND, PLUT_OR, PLUT_XOR, PLUT_NOT_A, PLUT_A = 0x8, 0xE, 0x6, 0x3, 0xC
+INT_CMP = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE",
+           "lo": "LT", "ls": "LE", "hi": "GT", "hs": "GE"}
+FLOAT_CMP = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE", "num": "NUM", "nan": "NAN",
+             "equ": "EQU", "neu": "NEU", "ltu": "LTU", "leu": "LEU", "gtu": "GTU", "geu": "GEU"}
+COMPLEMENT = {"LT": "GEU", "LE": "GTU", "GT": "LEU", "GE": "LTU", "EQ": "NEU", "NE": "EQU", "NUM": "NAN"}
+COMPLEMENT.update({v: k for k, v in COMPLEMENT.items()})
+MIRROR = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE", "EQ": "EQ", "NE": "NE", "LTU": "GTU", "GTU": "LTU",
+          "LEU": "GEU", "GEU": "LEU", "EQU": "EQU", "NEU": "NEU", "NUM": "NUM", "NAN": "NAN"}
+SREG_NAMES = {"tid": "TID", "ctaid": "CTAID", "laneid": "LANEID", "warpid": "WARPID", "nwarpid": "NWARPID",
+              "smid": "SMID", "nsmid": "NSMID", "clock": "CLOCKLO", "clock64": "CLOCK64",
+              "lanemask_eq": "LANEMASK_EQ", "lanemask_lt": "LANEMASK_LT", "lanemask_le": "LANEMASK_LE",
+              "lanemask_gt": "LANEMASK_GT", "lanemask_ge": "LANEMASK_GE", "globaltimer": "GLOBALTIMER"}
+MUFU = {"rcp": "RCP", "sqrt": "SQRT", "rsqrt": "RSQ", "ex2": "EX2", "lg2": "LG2", "sin": "SIN", "cos": "COS",
+        "tanh": "TANH"}
+
+
+def width_of(t: ScalarType) -> int:
+    """Registers a value of ``t`` occupies: 0 for a predicate, 1 for up to 32 bits, 2 for 64."""
+    if t.kind == "pred":
+        return 0
+    if t.bits <= 32:
+        return 1
+    if t.bits == 64:
+        return 2
+    raise UnsupportedError(f"values of type {t} are not supported by the backend yet")
+
+
+@dataclass
+class MBlock:
+    name: str
+    insts: list[MInst] = field(default_factory=list)
+    succs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SelectedFunction:
+    name: str
+    blocks: list[MBlock]
+    shared_offsets: dict[str, int]
+    shared_bytes: int
+
+
+class InstructionSelector:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.vregs: dict[Value, VReg] = {}
+        self.cbank: dict[Value, CBank] = {}  # values that are a constant-bank word
+        self.out: list[MInst] = []
+        self.inst: Instruction | None = None
+        self.shared_offsets: dict[str, int] = {}
+        off = 0
+        for v in fn.variables:
+            if v.space == "shared":
+                off = (off + v.align - 1) // v.align * v.align
+                self.shared_offsets[v.name] = off
+                off += v.size
+            elif v.space != "shared":
+                raise UnsupportedError(f".{v.space} variable '{v.name}' is not supported by the backend yet",
+                                       fn.loc)
+        self.shared_bytes = off
+
+    # ----------------------------------------------------------------- operands
+    def error(self, msg: str) -> UnsupportedError:
+        return UnsupportedError(msg, self.inst.loc if self.inst is not None else None)
+
+    def emit(self, mnemonic: str, guard=None, mods=None, **ops) -> MInst:
+        inst = self.inst
+        m = mi(mnemonic, guard, inst.loc.line if inst is not None and inst.loc else 0,
+               inst.debug_loc if inst is not None else None, mods, **ops)
+        self.out.append(m)
+        return m
+
+    def vreg(self, v: Value) -> VReg:
+        """The virtual register of an SSA value (created on first mention)."""
+        r = self.vregs.get(v)
+        if r is None:
+            r = self.vregs[v] = new_vreg(width_of(v.type))
+        return r
+
+    def reg(self, v: Value):
+        """``v`` in a register: constants are materialised (0 is RZ, true is PT)."""
+        if isinstance(v, Const):
+            w = width_of(v.type)
+            if w == 0:
+                if v.bits:
+                    return PT
+                r = new_vreg(0)
+                self.emit("PLOP3", pd=r, pa=PT, ps=(PT, False), mods={"lut": "0x00"})
+                return r
+            if w == 1:
+                if v.bits == 0:
+                    return RZ
+                r = new_vreg(1)
+                self.emit("MOV", d=r, b=Imm(v.bits & 0xFFFFFFFF))
+                return r
+            r = new_vreg(2)
+            self.emit("MOV", d=Half(r, 0), b=Imm(v.bits & 0xFFFFFFFF))
+            self.emit("MOV", d=Half(r, 1), b=Imm(v.bits >> 32))
+            return r
+        return self.vreg(v)
+
+    def half(self, v: Value, index: int):
+        """One 32-bit half of a 64-bit value, as a register or immediate."""
+        if isinstance(v, Const):
+            return Imm((v.bits >> (32 * index)) & 0xFFFFFFFF)
+        return Half(self.vreg(v), index)
+
+    def half_reg(self, v: Value, index: int):
+        h = self.half(v, index)
+        if isinstance(h, Imm):
+            if h.value == 0:
+                return RZ
+            r = new_vreg(1)
+            self.emit("MOV", d=r, b=h)
+            return r
+        return h
+
+    def src_b(self, v: Value):
+        """``v`` for a B slot (RIC/WIC): an immediate when it fits, a constant-bank word, or a register."""
+        if isinstance(v, Const):
+            if v.type.bits <= 32 and v.type.kind != "pred":
+                return Imm(v.bits & 0xFFFFFFFF)
+            if v.type.bits == 64 and (v.bits < 1 << 31 or v.bits >= (1 << 64) - (1 << 31)):
+                return Imm(v.bits & 0xFFFFFFFF)
+        if v in self.cbank:
+            return self.cbank[v]
+        return self.reg(v)
+
+    def pred_src(self, v: Value, negated: bool = False):
+        if isinstance(v, Const) and v.type.kind == "pred":
+            if v.bits:
+                return (PT, negated)
+            return (PT, not negated)
+        return (self.reg(v), negated)
+
+    def alias(self, result: Value, source: Value) -> None:
+        """``result`` is the same bits as ``source``: share its register."""
+        if isinstance(source, Const):
+            r = self.reg(source)
+            if r == RZ or r == PT:
+                self.copy(self.vreg(result), source)
+                return
+            self.vregs[result] = r
+        else:
+            self.vregs[result] = self.vreg(source)
+            if source in self.cbank:
+                self.cbank[result] = self.cbank[source]
+
+    # ----------------------------------------------------------------- copies
+    def copy(self, dst: VReg, src: Value | VReg) -> None:
+        """dst = src for a register or value of any width."""
+        if isinstance(src, Value):
+            if isinstance(src, Const):
+                w = dst.width
+                if w == 0:
+                    self.emit("PLOP3", pd=dst, pa=PT, ps=(PT, False), mods={"lut": "0x0f" if src.bits else "0x00"})
+                elif w == 1:
+                    self.emit("MOV", d=dst, b=Imm(src.bits & 0xFFFFFFFF))
+                else:
+                    self.emit("MOV", d=Half(dst, 0), b=Imm(src.bits & 0xFFFFFFFF))
+                    self.emit("MOV", d=Half(dst, 1), b=Imm(src.bits >> 32))
+                return
+            src = self.vreg(src)
+        if dst.width == 0:
+            self.emit("PLOP3", pd=dst, pa=src, ps=(PT, False), mods={"lut": f"{PLUT_A:#04x}"})
+        elif dst.width == 1:
+            self.emit("MOV", d=dst, b=src)
+        else:
+            self.emit("MOV", d=Half(dst, 0), b=Half(src, 0))
+            self.emit("MOV", d=Half(dst, 1), b=Half(src, 1))
+
+    # ----------------------------------------------------------------- driver
+    def select(self) -> SelectedFunction:
+        _split_critical_edges(self.fn)
+        blocks: list[MBlock] = []
+        for b in self.fn.blocks:
+            self.out = []
+            for inst in b.instructions:
+                self.inst = inst
+                if inst.op in ("br", "cbr", "ret", "exit", "trap"):
+                    self._phi_copies(b)
+                    self.inst = inst
+                getattr(self, "op_" + inst.op, self._unsupported)(inst)
+            blocks.append(MBlock(b.name, self.out, [s.name for s in b.succs]))
+        return SelectedFunction(self.fn.name, blocks, self.shared_offsets, self.shared_bytes)
+
+    def _unsupported(self, inst: Instruction) -> None:
+        t = f".{inst.type}" if inst.type else ""
+        raise self.error(f"the xg1 backend cannot select '{inst.op}{t}' yet")
+
+    def _phi_copies(self, b: Block) -> None:
+        """Parallel copies for the phis of b's (single, after edge splitting) successor with phis."""
+        copies = []
+        for s in b.succs:
+            if not s.phis:
+                continue
+            k = next(i for i, p in enumerate(s.preds) if p is b)
+            copies += [(self.vreg(phi.result), phi.args[k]) for phi in s.phis]
+        if not copies:
+            return
+        self.inst = None
+        dests = {d for d, _ in copies}
+        staged = []
+        for d, src in copies:  # a source that is also a destination is read into a temporary first
+            if not isinstance(src, Const) and self.vregs.get(src) in dests:
+                tmp = new_vreg(d.width)
+                self.copy(tmp, src)
+                staged.append((d, tmp))
+            else:
+                staged.append((d, src))
+        for d, src in staged:
+            if src is not d and not (isinstance(src, Value) and self.vregs.get(src) is d):
+                self.copy(d, src)
+
+    # ----------------------------------------------------------------- terminators
+    def op_br(self, inst):
+        self.emit("BRA", b=inst.targets[0].name)
+
+    def op_cbr(self, inst):
+        t, f = inst.targets
+        self.emit("BRA", guard=self.pred_src(inst.args[0]), b=t.name)
+        self.emit("BRA", b=f.name)
+
+    def op_ret(self, inst):
+        self.emit("EXIT")
+
+    op_exit = op_ret
+
+    # ----------------------------------------------------------------- values from the launch
+    def op_ld_param(self, inst):
+        off = CBANK_PARAMS + inst.attrs["offset"]
+        w = width_of(inst.result.type)
+        if inst.type.bits < 32 or off % (4 * max(w, 1)):
+            raise self.error(f"kernel parameter of type {inst.type} at offset {inst.attrs['offset']} "
+                             "is not supported yet")
+        self.cbank[inst.result] = CBank(0, off)
+        self.emit("LDC.64" if w == 2 else "LDC", d=self.vreg(inst.result), b=CBank(0, off))
+
+    def op_sreg(self, inst):
+        name, _, comp = inst.attrs["name"].partition(".")
+        d = self.vreg(inst.result)
+        if name in ("ntid", "nctaid"):
+            base = CBANK_NTID if name == "ntid" else CBANK_NCTAID
+            cb = CBank(0, base + 4 * "xyz".index(comp))
+            self.cbank[inst.result] = cb
+            self.emit("LDC", d=d, b=cb)
+            return
+        sr = SREG_NAMES.get(name)
+        if sr is None:
+            raise self.error(f"special register %{inst.attrs['name']} is not supported yet")
+        sr = f"SR_{sr}" + (f".{comp.upper()}" if comp else "")
+        if sr == "SR_CLOCK64":
+            self.emit("CS2R.64", d=d, b=SR_INDEX[sr])
+        else:
+            self.emit("S2R", d=d, b=SR_INDEX[sr])
+
+    def op_addr_of(self, inst):
+        sym, space = inst.attrs["symbol"], inst.attrs["space"]
+        if space != "shared" or sym not in self.shared_offsets:
+            raise self.error(f"the address of .{space} variable '{sym}' is not supported yet")
+        d = self.vreg(inst.result)
+        if d.width == 2:
+            self.emit("MOV", d=Half(d, 0), b=Imm(self.shared_offsets[sym]))
+            self.emit("MOV", d=Half(d, 1), b=Imm(0))
+        else:
+            self.emit("MOV", d=d, b=Imm(self.shared_offsets[sym]))
+
+    def op_cvta(self, inst):
+        if inst.attrs.get("space") != "global":
+            raise self.error(f"cvta for the .{inst.attrs.get('space')} space is not supported yet")
+        self.alias(inst.result, inst.args[0])
+
+    def op_mov(self, inst):
+        src, dst = inst.args[0], inst.result
+        sw, dw = width_of(src.type), width_of(dst.type)
+        if sw == dw:
+            self.alias(dst, src)
+        elif sw == 2 and dw == 1:
+            self.emit("MOV", d=self.vreg(dst), b=self.half(src, 0))
+        elif sw == 1 and dw == 2:
+            d = self.vreg(dst)
+            self.emit("MOV", d=Half(d, 0), b=self.src_b(src))
+            self.emit("MOV", d=Half(d, 1), b=Imm(0))
+        else:
+            raise self.error(f"bit copy from {src.type} to {dst.type} is not supported")
+
+    # ----------------------------------------------------------------- integer and float arithmetic
+    def _commute(self, a: Value, b: Value) -> tuple[Value, Value]:
+        return (b, a) if isinstance(a, Const) and not isinstance(b, Const) else (a, b)
+
+    def _narrow(self, inst, d) -> None:
+        """Re-establish the zero-extension invariant of a sub-word result."""
+        if inst.result.type.bits < 32 and inst.result.type.kind != "pred":
+            self.emit("LOP3", d=d, a=d, b=Imm((1 << inst.result.type.bits) - 1), c=RZ,
+                      mods={"lut": f"{LUT_AND:#04x}"})
+
+    def _check_int(self, inst) -> int:
+        w = width_of(inst.type)
+        if w == 0:
+            raise self.error(f"'{inst.op}' on predicates is not supported")
+        return w
+
+    def op_add(self, inst, neg: bool = False):
+        t = inst.type
+        a, b = inst.args if neg else self._commute(*inst.args)
+        d = self.vreg(inst.result)
+        mods = {"NEG_B": "NEG_B"} if neg else {}
+        if t.is_float:
+            self._f32(t)
+            self.emit("FADD", d=d, a=self.reg(a), b=self.src_b(b), mods={**mods, **self._fmods(inst)})
+        elif self._check_int(inst) == 2:
+            self.emit("IADD.64", d=d, a=self.reg(a), b=self.src_b(b), mods=mods)
+        else:
+            self.emit("IADD3", d=d, a=self.reg(a), b=self.src_b(b), c=RZ, mods=mods)
+            self._narrow(inst, d)
+
+    def op_sub(self, inst):
+        self.op_add(inst, neg=True)
+
+    def _f32(self, t: ScalarType) -> None:
+        if t.bits != 32:
+            raise self.error(f"{t} arithmetic is not supported by the backend yet")
+
+    def _fmods(self, inst, rnd=True) -> dict:
+        m = {}
+        if rnd and inst.attrs.get("rnd", "rn") != "rn":
+            m["rnd"] = inst.attrs["rnd"].upper()
+        for f in ("ftz", "sat"):
+            if inst.attrs.get(f):
+                m[f.upper()] = f.upper()
+        return m
+
+    def op_mul(self, inst):
+        self._mul(inst, None)
+
+    def op_mad(self, inst):
+        self._mul(inst, inst.args[2])
+
+    def op_fma(self, inst):
+        self._mul(inst, inst.args[2])
+
+    def _mul(self, inst, c: Value | None):
+        t = inst.type
+        a, b = self._commute(inst.args[0], inst.args[1])
+        d = self.vreg(inst.result)
+        if t.is_float:
+            self._f32(t)
+            if c is None:
+                self.emit("FMUL", d=d, a=self.reg(a), b=self.src_b(b), mods=self._fmods(inst))
+            else:
+                self.emit("FFMA", d=d, a=self.reg(a), b=self.src_b(b), c=self.reg(c), mods=self._fmods(inst))
+            return
+        mode = inst.attrs.get("mode", "lo")
+        typ = {"mods": {"type": "S32"} if t.kind == "s" else {}}["mods"]
+        if t.bits == 64:
+            if mode != "lo":
+                raise self.error(f"mul.{mode}.{t} is not supported yet")
+            self.emit("IMAD.64", d=d, a=self.reg(a), b=self.src_b(b), c=self.reg(c) if c is not None else RZ,
+                      mods={"type": "S64"} if t.kind == "s" else {})
+            return
+        if t.bits < 32 and t.kind == "s":
+            a_r, b_v = self._sext(a, t.bits), self._sext(b, t.bits)
+        else:
+            a_r, b_v = self.reg(a), self.src_b(b)
+        if mode == "wide":
+            if t.bits < 32:  # 16x16 -> 32 fits one IMAD
+                self.emit("IMAD", d=d, a=a_r, b=b_v, c=self.reg(c) if c is not None else RZ)
+                return
+            self.emit("IMAD.WIDE", d=d, a=a_r, b=b_v, c=self.reg(c) if c is not None else RZ, mods=typ)
+            return
+        if mode == "hi" and t.bits < 32:
+            raise self.error(f"mul.hi.{t} is not supported yet")
+        self.emit("IMAD", d=d, a=a_r, b=b_v, c=self.reg(c) if c is not None else RZ,
+                  mods={**typ, **({"mode": "HI"} if mode == "hi" else {})})
+        self._narrow(inst, d)
+
+    def _sext(self, v: Value, bits: int):
+        r = new_vreg(1)
+        self.emit("SGXT", d=r, a=self.reg(v), b=Imm(bits))
+        return r
+
+    def op_min(self, inst, which="MIN"):
+        t = inst.type
+        a, b = self._commute(*inst.args)
+        d = self.vreg(inst.result)
+        if t.is_float:
+            self._f32(t)
+            self.emit("FMNMX", d=d, a=self.reg(a), b=self.src_b(b),
+                      mods={"minmax": which, **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})})
+        elif self._check_int(inst) == 1 and t.bits == 32:
+            self.emit("IMNMX", d=d, a=self.reg(a), b=self.src_b(b),
+                      mods={"minmax": which, **({"type": "S32"} if t.kind == "s" else {})})
+        else:
+            raise self.error(f"{inst.op}.{t} is not supported yet")
+
+    def op_max(self, inst):
+        self.op_min(inst, "MAX")
+
+    def _logic(self, inst, lut: int, plut: int):
+        a, b = self._commute(*inst.args)
+        d = self.vreg(inst.result)
+        w = width_of(inst.type)
+        if w == 0:
+            self.emit("PLOP3", pd=d, pa=self.pred_src(a)[0] if not isinstance(a, Const) else self._pconst(a),
+                      ps=self.pred_src(b), mods={"lut": f"{plut:#04x}"})
+        elif w == 1:
+            self.emit("LOP3", d=d, a=self.reg(a), b=self.src_b(b), c=RZ, mods={"lut": f"{lut:#04x}"})
+        else:
+            for i in (0, 1):
+                self.emit("LOP3", d=Half(d, i), a=self.half_reg(a, i), b=self.half(b, i), c=RZ,
+                          mods={"lut": f"{lut:#04x}"})
+
+    def _pconst(self, v: Const):
+        return self.reg(v)
+
+    def op_and(self, inst):
+        self._logic(inst, LUT_AND, PLUT_AND)
+
+    def op_or(self, inst):
+        self._logic(inst, LUT_OR, PLUT_OR)
+
+    def op_xor(self, inst):
+        self._logic(inst, LUT_XOR, PLUT_XOR)
+
+    def op_not(self, inst):
+        (a,) = inst.args
+        d = self.vreg(inst.result)
+        w = width_of(inst.type)
+        if w == 0:
+            self.emit("PLOP3", pd=d, pa=self.reg(a), ps=(PT, False), mods={"lut": f"{PLUT_NOT_A:#04x}"})
+        elif w == 1:
+            self.emit("LOP3", d=d, a=self.reg(a), b=RZ, c=RZ, mods={"lut": f"{LUT_NOT_A:#04x}"})
+            self._narrow(inst, d)
+        else:
+            for i in (0, 1):
+                self.emit("LOP3", d=Half(d, i), a=self.half_reg(a, i), b=RZ, c=RZ, mods={"lut": f"{LUT_NOT_A:#04x}"})
+
+    def op_shl(self, inst):
+        self._shift(inst, "SHL")
+
+    def op_shr(self, inst):
+        self._shift(inst, "SHR")
+
+    def _shift(self, inst, mn: str):
+        t = inst.type
+        a, b = inst.args
+        d = self.vreg(inst.result)
+        w = self._check_int(inst)
+        mods = {}
+        if mn == "SHR" and t.kind == "s":
+            mods["type"] = "S64" if w == 2 else "S32"
+        if w == 2:
+            self.emit(mn + ".64", d=d, a=self.reg(a), b=self.src_b(b), mods=mods)
+        else:
+            src = self._sext(a, t.bits) if (t.bits < 32 and t.kind == "s") else self.reg(a)
+            self.emit(mn, d=d, a=src, b=self.src_b(b), mods=mods)
+            self._narrow(inst, d)
+
+    def op_neg(self, inst):
+        d = self.vreg(inst.result)
+        if inst.type.is_float:
+            self._f32(inst.type)
+            self.emit("LOP3", d=d, a=self.reg(inst.args[0]), b=Imm(0x80000000), c=RZ, mods={"lut": f"{LUT_XOR:#04x}"})
+        elif self._check_int(inst) == 2:
+            self.emit("IADD.64", d=d, a=RZ, b=self.reg(inst.args[0]), mods={"NEG_B": "NEG_B"})
+        else:
+            self.emit("IADD3", d=d, a=RZ, b=self.src_b(inst.args[0]), c=RZ, mods={"NEG_B": "NEG_B"})
+            self._narrow(inst, d)
+
+    def op_abs(self, inst):
+        d = self.vreg(inst.result)
+        if inst.type.is_float:
+            self._f32(inst.type)
+            self.emit("LOP3", d=d, a=self.reg(inst.args[0]), b=Imm(0x7FFFFFFF), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+        elif self._check_int(inst) == 1 and inst.type.bits == 32:
+            self.emit("IABS", d=d, a=self.reg(inst.args[0]))
+        else:
+            raise self.error(f"abs.{inst.type} is not supported yet")
+
+    def _unary32(self, inst, mn: str):
+        if inst.type.bits != 32:
+            raise self.error(f"{inst.op}.{inst.type} is not supported yet")
+        self.emit(mn, d=self.vreg(inst.result), a=self.reg(inst.args[0]))
+
+    def op_popc(self, inst):
+        self._unary32(inst, "POPC")
+
+    def op_clz(self, inst):
+        self._unary32(inst, "FLO")
+
+    def op_brev(self, inst):
+        self._unary32(inst, "BREV")
+
+    def _mufu(self, inst):
+        self._f32(inst.type)
+        exact = inst.op in ("rcp", "sqrt") and not inst.attrs.get("approx")
+        mods = {"fn": MUFU[inst.op], **({"prec": "RN"} if exact else {}),
+                **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})}
+        if exact and inst.attrs.get("rnd", "rn") != "rn":
+            raise self.error(f"{inst.op}.{inst.attrs['rnd']}.f32 is not supported yet")
+        self.emit("MUFU", d=self.vreg(inst.result), a=self.reg(inst.args[0]), mods=mods)
+
+    op_rcp = op_sqrt = op_rsqrt = op_ex2 = op_lg2 = op_sin = op_cos = op_tanh = _mufu
+
+    # ----------------------------------------------------------------- comparison and selection
+    def op_setp(self, inst):
+        t = inst.type
+        a, b = inst.args[0], inst.args[1]
+        if t.is_float:
+            self._f32(t)
+            cmp = FLOAT_CMP[inst.attrs["cmp"]]
+        else:
+            cmp = INT_CMP[inst.attrs["cmp"]]
+        if inst.attrs.get("negate"):
+            cmp = COMPLEMENT[cmp]
+            if not t.is_float:
+                cmp = cmp.rstrip("U")
+        if isinstance(a, Const) and not isinstance(b, Const):
+            a, b, cmp = b, a, MIRROR[cmp]
+        mods = {"cmp": cmp}
+        if "bool" in inst.attrs:
+            mods["bool"] = inst.attrs["bool"].upper()
+            ps = self.pred_src(inst.args[2])
+        else:
+            ps = (PT, False)
+        d = self.vreg(inst.result)
+        if t.is_float:
+            if inst.attrs.get("ftz"):
+                mods["FTZ"] = "FTZ"
+            self.emit("FSETP", pd=d, a=self.reg(a), b=self.src_b(b), ps=ps, mods=mods)
+            return
+        w = self._check_int(inst)
+        signed = t.kind == "s" and inst.attrs["cmp"] not in ("lo", "ls", "hi", "hs")
+        if w == 2:
+            self.emit("ISETP.64", pd=d, a=self.reg(a), b=self.src_b(b), ps=ps,
+                      mods={**mods, **({"type": "S64"} if signed else {})})
+        else:
+            if t.bits < 32 and signed:
+                a_r, b_v = self._sext(a, t.bits), self._sext(b, t.bits)
+            else:
+                a_r, b_v = self.reg(a), self.src_b(b)
+            self.emit("ISETP", pd=d, a=a_r, b=b_v, ps=ps, mods={**mods, **({"type": "S32"} if signed else {})})
+
+    def op_selp(self, inst):
+        a, b, c = inst.args
+        d = self.vreg(inst.result)
+        w = width_of(inst.type)
+        if w == 0:  # d = (a & c) | (b & !c)
+            t1, t2 = new_vreg(0), new_vreg(0)
+            self.emit("PLOP3", pd=t1, pa=self.reg(a), ps=self.pred_src(c), mods={"lut": f"{PLUT_AND:#04x}"})
+            self.emit("PLOP3", pd=t2, pa=self.reg(b), ps=self.pred_src(c, True), mods={"lut": f"{PLUT_AND:#04x}"})
+            self.emit("PLOP3", pd=d, pa=t1, ps=(t2, False), mods={"lut": f"{PLUT_OR:#04x}"})
+        elif w == 1:
+            ps = self.pred_src(c)
+            if isinstance(a, Const) and not isinstance(b, Const):
+                a, b, ps = b, a, (ps[0], not ps[1])
+            self.emit("SEL", d=d, a=self.reg(a), b=self.src_b(b), ps=ps)
+        else:
+            ps = self.pred_src(c)
+            for i in (0, 1):
+                self.emit("SEL", d=Half(d, i), a=self.half_reg(a, i), b=self.half(b, i), ps=ps)
+
+    # ----------------------------------------------------------------- conversions
+    def op_cvt(self, inst):
+        from xcc.ir.types import ptx_type
+
+        dt, st = inst.type, ptx_type(inst.attrs["src"])
+        a = inst.args[0]
+        d = self.vreg(inst.result)
+        rnd = inst.attrs.get("rnd")
+        if inst.attrs.get("sat") and not (dt.is_float and st.is_float):
+            raise self.error(f"cvt.sat.{dt}.{st} is not supported yet")
+        if not dt.is_float and not st.is_float:
+            self._cvt_int(d, a, dt, st)
+        elif dt.is_float and not st.is_float:
+            if dt.bits != 32 or st.bits != 32:
+                raise self.error(f"cvt.{dt}.{st} is not supported yet")
+            self.emit("I2F", d=d, a=self.reg(a), mods={**({"type": "U32"} if st.kind != "s" else {}),
+                                                        **({"rnd": rnd.upper()} if rnd and rnd != "rn" else {})})
+        elif not dt.is_float:
+            if st.bits != 32 or dt.bits != 32:
+                raise self.error(f"cvt.{dt}.{st} is not supported yet")
+            self.emit("F2I", d=d, a=self.reg(a), mods={**({"type": "U32"} if dt.kind == "u" else {}),
+                                                        "rnd": (rnd or "rzi").upper(),
+                                                        **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})})
+        elif dt.bits == 64 and st.bits == 32:
+            self.emit("F2F.F64.F32", d=d, a=self.reg(a))
+        elif dt.bits == 32 and st.bits == 64:
+            self.emit("F2F.F32.F64", d=d, a=self.reg(a), mods={**({"rnd": rnd.upper()} if rnd and rnd != "rn" else {}),
+                                                                **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})})
+        elif dt == st and not rnd:
+            self.alias(inst.result, a)
+        else:
+            raise self.error(f"cvt.{rnd + '.' if rnd else ''}{dt}.{st} is not supported yet")
+
+    def _cvt_int(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType):
+        if dt.bits == 64:
+            lo = Half(d, 0)
+            if st.bits == 64:
+                self.copy(d, a)
+                return
+            src = self.reg(a)
+            if st.kind == "s" and st.bits < 32:
+                src = self._sext(a, st.bits)
+            self.emit("MOV", d=lo, b=src)
+            if st.kind == "s":
+                self.emit("SHR", d=Half(d, 1), a=src, b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+            return
+        src = self.half(a, 0) if st.bits == 64 else self.src_b(a)
+        if dt.bits == 32 and st.bits == 64:
+            self.emit("MOV", d=d, b=src)
+        elif dt.bits >= st.bits and st.kind == "s" and st.bits < 32:
+            self.emit("SGXT", d=d, a=self.reg(a), b=Imm(st.bits))
+            if dt.bits < 32:
+                self.emit("LOP3", d=d, a=d, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+        elif dt.bits >= st.bits:
+            self.emit("MOV", d=d, b=src)
+        else:
+            r = self.half_reg(a, 0) if st.bits == 64 else self.reg(a)
+            if dt.kind == "s":
+                self.emit("SGXT", d=d, a=r, b=Imm(dt.bits))
+                self.emit("LOP3", d=d, a=d, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+            else:
+                self.emit("LOP3", d=d, a=r, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+
+    # ----------------------------------------------------------------- memory
+    _SIZE = {(8, "u"): "U8", (8, "b"): "U8", (8, "s"): "S8", (16, "u"): "U16", (16, "b"): "U16", (16, "s"): "S16"}
+
+    def _mem(self, inst) -> tuple[str, object, int, dict]:
+        space = inst.attrs["space"]
+        if space in ("global", "generic"):
+            prefix = "G"
+        elif space == "shared":
+            prefix = "S"
+        else:
+            raise self.error(f"memory accesses to the .{space} space are not supported yet")
+        base = inst.args[0]
+        off = inst.attrs["offset"]
+        if prefix == "G":
+            if width_of(base.type) != 2:
+                raise self.error("a global address must be 64 bits")
+            a = self.reg(base)
+        else:
+            if isinstance(base, Const):
+                off += base.bits
+                a = RZ
+            else:
+                a = self.half(base, 0) if width_of(base.type) == 2 else self.reg(base)
+        t = inst.type
+        mods = {}
+        if t.bits < 32:
+            mods["size"] = self._SIZE[(t.bits, t.kind if t.kind != "f" else "u")]
+        if not -(1 << 31) <= off < (1 << 31):
+            raise self.error(f"address offset {off} does not fit 32 bits")
+        return prefix, a, off, mods
+
+    def op_ld(self, inst):
+        prefix, a, off, mods = self._mem(inst)
+        d = self.vreg(inst.result)
+        w = width_of(inst.type)
+        if w == 2:
+            if prefix != "G":
+                raise self.error("64-bit shared loads are not supported yet")
+            self.emit("LDG.64", d=d, a=a, b=off)
+            return
+        if width_of(inst.result.type) == 2:
+            raise self.error("loading a narrow type into a 64-bit register is not supported yet")
+        self.emit(f"LD{prefix}", d=d, a=a, b=off, mods=mods)
+        if inst.result.type.bits < 32 and mods.get("size", "").startswith("S"):
+            self._narrow(inst, d)
+
+    def op_st(self, inst):
+        prefix, a, off, mods = self._mem(inst)
+        v = inst.args[1]
+        if width_of(inst.type) == 2:
+            if prefix != "G":
+                raise self.error("64-bit shared stores are not supported yet")
+            self.emit("STG.64", a=a, b=off, c=self.reg(v))
+            return
+        self.emit(f"ST{prefix}", a=a, b=off, c=self.reg(v), mods=mods)
+
+    def op_atom(self, inst):
+        prefix, a, off, _ = self._mem(inst)
+        t = inst.type
+        if t.bits != 32:
+            raise self.error(f"atom.{t} is not supported yet")
+        op = inst.attrs["atom_op"].upper()
+        typ = {"u": "U32", "b": "U32", "s": "S32", "f": "F32"}[t.kind]
+        c = self.reg(inst.args[1])
+        e = self.reg(inst.args[2]) if op == "CAS" else RZ
+        d = self.vreg(inst.result) if inst.result is not None else RZ
+        self.emit(f"ATOM{prefix}", d=d, a=a, b=off, c=c, e=e, mods={"op": op, "type": typ})
+
+    # ----------------------------------------------------------------- synchronisation and warps
+    def op_bar_sync(self, inst):
+        if len(inst.args) > 1:
+            raise self.error("bar.sync with a thread count is not supported yet")
+        self.emit("BAR", b=self.src_b(inst.args[0]))
+
+    def op_fence(self, inst):
+        scope = {"cta": "CTA", "sys": "SYS"}.get(inst.attrs.get("scope", "gl"), "GPU")
+        self.emit("MEMBAR", mods={"scope": scope} if scope != "CTA" else {})
+
+    def op_shfl(self, inst):
+        a, b, c, mask = inst.args
+        mode = inst.attrs["mode"].upper()
+        if inst.attrs.get("valid"):
+            self.emit("SHFL", d=RZ, pd=self.vreg(inst.result), a=self.reg(a), b=self.src_b(b), c=self.reg(c),
+                      e=self.reg(mask), mods={"mode": mode})
+        else:
+            self.emit("SHFL", d=self.vreg(inst.result), pd=PT, a=self.reg(a), b=self.src_b(b), c=self.reg(c),
+                      e=self.reg(mask), mods={"mode": mode})
+
+    def op_vote(self, inst):
+        p, mask = inst.args
+        mode = inst.attrs["mode"]
+        d = self.vreg(inst.result)
+        if mode == "ballot":
+            self.emit("VOTE", d=d, pd=PT, ps=self.pred_src(p), e=self.reg(mask))
+        else:
+            self.emit("VOTE", d=RZ, pd=d, ps=self.pred_src(p), e=self.reg(mask),
+                      mods={"mode": {"all": "ALL", "any": "ANY", "uni": "EQ"}[mode]})
+
+    def op_activemask(self, inst):
+        ones = new_vreg(1)
+        self.emit("MOV", d=ones, b=Imm(0xFFFFFFFF))
+        self.emit("VOTE", d=self.vreg(inst.result), pd=PT, ps=(PT, False), e=ones)
+
+
+def _split_critical_edges(fn: Function) -> None:
+    """Put a block on every edge from a block with several successors to a block with phis."""
+    new_blocks = []
+    for b in list(fn.blocks):
+        term = b.terminator
+        if term is None or len(term.targets) < 2:
+            continue
+        for k, s in enumerate(term.targets):
+            if not s.phis or len(s.preds) < 2:
+                continue
+            mid = Block(f"{b.name}_to_{s.name}")
+            mid.append(Instruction("br", None, [], attrs={"targets": [s]}, loc=term.loc))
+            mid.preds = [b]
+            s.preds[next(i for i, p in enumerate(s.preds) if p is b)] = mid
+            term.attrs["targets"] = list(term.targets)
+            term.attrs["targets"][k] = mid
+            new_blocks.append((b, mid))
+    for b, mid in new_blocks:
+        fn.blocks.insert(fn.blocks.index(b) + 1, mid)

@@ -1,0 +1,105 @@
+"""Machine instructions: an :class:`InstrDef` from the ISA table with concrete operands.
+
+Before register allocation register operands are :class:`VReg` (virtual,
+width 1 or 2 registers, or a predicate); afterwards they are ints (R0..R254,
+RZ=255, P0..P6, PT=7).  Operand values by kind:
+
+- R, W, P: a register (VReg or int); RIC/WIC: a register, ``Imm`` or ``CBank``;
+- C: ``CBank``; I: int; L: a label (a block name before layout, an int
+  relative offset in instructions after); SR: special register number;
+  B: convergence barrier number.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from xcc.backend.isa import TABLE, InstrDef
+
+
+@dataclass(frozen=True)
+class VReg:
+    """A virtual register: ``width`` 1 (32-bit), 2 (64-bit pair) or 0 (predicate)."""
+
+    id: int
+    width: int
+
+    def __repr__(self) -> str:
+        return f"{'%p' if self.width == 0 else '%v' if self.width == 1 else '%w'}{self.id}"
+
+
+@dataclass(frozen=True)
+class Half:
+    """The low (``index`` 0) or high (1) 32-bit half of a 64-bit virtual register."""
+
+    vreg: VReg
+    index: int
+
+    def __repr__(self) -> str:
+        return f"{self.vreg!r}.{'lo' if self.index == 0 else 'hi'}"
+
+
+_vreg_ids = itertools.count()
+
+
+def new_vreg(width: int) -> VReg:
+    return VReg(next(_vreg_ids), width)
+
+
+@dataclass(frozen=True)
+class Imm:
+    value: int  # the 32-bit pattern (sign-extended to 64 bits for a WIC operand)
+
+
+@dataclass(frozen=True)
+class CBank:
+    bank: int
+    offset: int
+
+
+@dataclass
+class Ctrl:
+    """Control code: stall cycles, yield hint, scoreboard set on write/read, scoreboards waited on."""
+
+    stall: int = 1
+    yield_: bool = False
+    wsb: int = 7
+    rsb: int = 7
+    wait: int = 0
+
+
+@dataclass(eq=False)
+class MInst:
+    d: InstrDef
+    ops: dict[str, object]
+    mods: dict[str, str] = field(default_factory=dict)
+    guard: tuple[object, bool] | None = None  # (predicate, negated)
+    ctrl: Ctrl = field(default_factory=Ctrl)
+    line: int = 0  # the PTX line this came from (0: none)
+    debug_loc: tuple[int, int, int] | None = None
+
+    @property
+    def mnemonic(self) -> str:
+        return self.d.mnemonic
+
+    def defs(self) -> list[object]:
+        return [self.ops[o.field] for o in self.d.operands if o.is_def and o.field in self.ops]
+
+    def uses(self) -> list[object]:
+        out = [self.ops[o.field] for o in self.d.operands if not o.is_def and o.field in self.ops]
+        if self.guard is not None:
+            out.append(self.guard[0])
+        return out
+
+
+def mi(mnemonic: str, guard=None, line: int = 0, debug_loc=None, mods: dict | None = None, **ops) -> MInst:
+    """Build a machine instruction: ``mi("IADD3", d=v1, a=v2, b=Imm(4), c=RZ)``."""
+    d = TABLE[mnemonic]
+    known = {o.field for o in d.operands}
+    unknown = set(ops) - known
+    if unknown:
+        raise ValueError(f"{mnemonic} has no operand field(s) {sorted(unknown)}")
+    for m in mods or {}:
+        d.mod(m)  # raises StopIteration on an unknown modifier group
+    return MInst(d, dict(ops), dict(mods or {}), guard, Ctrl(), line, debug_loc)

@@ -1,0 +1,133 @@
+"""The ``.xbin`` object container: versioned, checksummed, verified on load.
+
+Layout (little-endian)::
+
+    magic   b"XBIN"          4 bytes
+    major   u16, minor u16   format version; an unknown major is rejected
+    length  u64              bytes of the JSON header that follows
+    header  JSON (UTF-8)     module metadata and per-kernel metadata, each kernel's code
+                             given as (offset, size) into the code section
+    code    bytes            the instruction words of every kernel, concatenated
+    sha256  32 bytes         over everything before it
+
+Per kernel: name, parameter layout, registers, shared/local bytes, barriers,
+max threads, the hash of the machine description it was scheduled for, and a
+line table (one PTX line, and optional ``.loc`` source position, per
+instruction).  No pickle, no code execution on load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from dataclasses import asdict, dataclass, field
+
+from xcc.backend.encoding import WORD_BYTES, decode_all
+from xcc.backend.minst import MInst
+from xcc.diagnostics import ObjectFormatError
+
+MAGIC = b"XBIN"
+FORMAT_VERSION = (1, 0)
+_PREFIX = struct.Struct("<4sHHQ")
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    name: str
+    type: str
+    offset: int
+    size: int
+
+
+@dataclass
+class KernelImage:
+    """One compiled kernel: its code and everything a launch needs to know about it."""
+
+    name: str
+    code: bytes
+    params: list[ParamInfo]
+    registers: int
+    shared_bytes: int = 0
+    local_bytes: int = 0
+    barriers: int = 0
+    max_threads: int = 1024
+    machine_hash: str = ""
+    lines: list[int] = field(default_factory=list)  # PTX line per instruction (0 = none)
+    debug_lines: list[list[int] | None] = field(default_factory=list)  # [file, line, col] or None
+    spill_bytes: int = 0
+    reqntid: list[int] | None = None
+
+    @property
+    def instructions(self) -> list[MInst]:
+        return decode_all(self.code)
+
+    @property
+    def param_bytes(self) -> int:
+        return max((p.offset + p.size for p in self.params), default=0)
+
+    @property
+    def instruction_count(self) -> int:
+        return len(self.code) // WORD_BYTES
+
+
+@dataclass
+class ObjectFile:
+    kernels: dict[str, KernelImage]
+    arch: str = "xg1"
+    source_name: str = ""
+    source_files: dict[int, str] = field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        code = bytearray()
+        kernels = []
+        for name in sorted(self.kernels):
+            k = self.kernels[name]
+            meta = asdict(k)
+            meta.pop("code")
+            meta["code_offset"], meta["code_size"] = len(code), len(k.code)
+            code += k.code
+            kernels.append(meta)
+        header = json.dumps({"arch": self.arch, "source": self.source_name,
+                             "files": {str(i): f for i, f in sorted(self.source_files.items())},
+                             "kernels": kernels}, sort_keys=True, separators=(",", ":")).encode()
+        body = _PREFIX.pack(MAGIC, *FORMAT_VERSION, len(header)) + header + bytes(code)
+        return body + hashlib.sha256(body).digest()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "<xbin>") -> ObjectFile:
+        """Parse and verify an image; any damage raises :class:`ObjectFormatError` naming it."""
+        data = bytes(data)
+        if len(data) < _PREFIX.size + 32:
+            raise ObjectFormatError(f"{name}: truncated object file ({len(data)} bytes)")
+        magic, major, minor, hlen = _PREFIX.unpack_from(data)
+        if magic != MAGIC:
+            raise ObjectFormatError(f"{name}: not an xcc object file (bad magic {magic!r})")
+        if major != FORMAT_VERSION[0]:
+            raise ObjectFormatError(f"{name}: unsupported object format version {major}.{minor} "
+                                    f"(this xcc reads {FORMAT_VERSION[0]}.x)")
+        body, digest = data[:-32], data[-32:]
+        if hashlib.sha256(body).digest() != digest:
+            raise ObjectFormatError(f"{name}: checksum mismatch: the file is truncated or corrupt")
+        try:
+            header = json.loads(body[_PREFIX.size:_PREFIX.size + hlen])
+            code = body[_PREFIX.size + hlen:]
+            kernels = {}
+            for meta in header["kernels"]:
+                off, size = meta.pop("code_offset"), meta.pop("code_size")
+                if off < 0 or off + size > len(code) or size % WORD_BYTES:
+                    raise ObjectFormatError(f"{name}: kernel {meta['name']} code out of range")
+                meta["params"] = [ParamInfo(**p) for p in meta["params"]]
+                k = KernelImage(code=code[off:off + size], **meta)
+                decode_all(k.code)  # every word must decode
+                kernels[k.name] = k
+            files = {int(i): f for i, f in header.get("files", {}).items()}
+            return cls(kernels, header["arch"], header.get("source", ""), files)
+        except ObjectFormatError:
+            raise
+        except (ValueError, KeyError, TypeError) as e:
+            raise ObjectFormatError(f"{name}: malformed object header ({e})") from None
+
+
+def is_xbin(data: bytes) -> bool:
+    return data[:4] == MAGIC

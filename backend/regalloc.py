@@ -1,0 +1,180 @@
+"""Register allocation by linear scan over live intervals (Poletto and Sarkar, "Linear Scan
+Register Allocation", TOPLAS 1999), with 64-bit values in even-aligned register pairs and a
+separate pool of predicate registers.
+
+Liveness is the classic backward data-flow over the machine CFG; each virtual
+register's interval runs from its first to its last live position in layout
+order (loops extend it over the whole loop).  Registers go lowest-first, so
+the count reported is what occupancy depends on.  There is no spilling yet:
+more pressure than ``max_registers`` is an error naming the kernel.
+
+:func:`check_allocation` is the checker beside the algorithm: it re-derives
+liveness and proves that no two simultaneously live values share a register.
+"""
+
+from __future__ import annotations
+
+from xcc.backend.isa import NUM_PREDS, PT, RZ
+from xcc.backend.isel import MBlock
+from xcc.backend.minst import Half, MInst, VReg
+from xcc.diagnostics import UnsupportedError
+
+
+def _vregs_in(value) -> list[VReg]:
+    if isinstance(value, VReg):
+        return [value]
+    if isinstance(value, Half):
+        return [value.vreg]
+    if isinstance(value, tuple):
+        return _vregs_in(value[0])
+    return []
+
+
+def inst_defs(m: MInst) -> list[VReg]:
+    return [v for x in m.defs() for v in _vregs_in(x)]
+
+
+def inst_uses(m: MInst) -> list[VReg]:
+    return [v for x in m.uses() for v in _vregs_in(x)]
+
+
+def liveness(blocks: list[MBlock]) -> tuple[dict[str, set[VReg]], dict[str, set[VReg]]]:
+    """(live-in, live-out) sets per block."""
+    use, kill = {}, {}
+    for b in blocks:
+        u, k = set(), set()
+        for m in b.insts:
+            for v in inst_uses(m):
+                if v not in k:
+                    u.add(v)
+            for x in m.defs():
+                # A guarded definition does not kill the old value.  Both halves of a pair are
+                # always written together, so a half-register write counts as a definition.
+                if m.guard is None:
+                    k.update(_vregs_in(x))
+        use[b.name], kill[b.name] = u, k
+    live_in = {b.name: set() for b in blocks}
+    live_out = {b.name: set() for b in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(blocks):
+            out = set().union(*(live_in[s] for s in b.succs)) if b.succs else set()
+            inn = use[b.name] | (out - kill[b.name])
+            if out != live_out[b.name] or inn != live_in[b.name]:
+                live_out[b.name], live_in[b.name], changed = out, inn, True
+    return live_in, live_out
+
+
+def intervals(blocks: list[MBlock]) -> dict[VReg, list[int]]:
+    live_in, live_out = liveness(blocks)
+    iv: dict[VReg, list[int]] = {}
+
+    def touch(v: VReg, pos: int):
+        r = iv.get(v)
+        if r is None:
+            iv[v] = [pos, pos]
+        else:
+            r[0], r[1] = min(r[0], pos), max(r[1], pos)
+
+    pos = 0
+    for b in blocks:
+        start = pos
+        for v in live_in[b.name]:
+            touch(v, start)
+        for m in b.insts:
+            for v in inst_uses(m):
+                touch(v, pos)
+            for v in inst_defs(m):
+                touch(v, pos)
+            pos += 1
+        for v in live_out[b.name]:
+            touch(v, max(pos - 1, start))
+    return iv
+
+
+def allocate(blocks: list[MBlock], max_registers: int = 255, kernel: str = "") -> tuple[dict[VReg, int], int]:
+    """Assign physical registers; returns (assignment, registers used)."""
+    iv = intervals(blocks)
+    order = sorted(iv, key=lambda v: (iv[v][0], v.id))
+    free_r = [True] * max_registers
+    free_p = [True] * NUM_PREDS
+    active: list[tuple[int, VReg]] = []
+    assign: dict[VReg, int] = {}
+    used = 0
+    for v in order:
+        start, end = iv[v]
+        still = []
+        for e, a in active:  # expire intervals that ended before this one starts
+            if e < start:
+                _release(a, assign[a], free_r, free_p)
+            else:
+                still.append((e, a))
+        active = still
+        if v.width == 0:
+            r = next((i for i in range(NUM_PREDS) if free_p[i]), None)
+            if r is None:
+                raise UnsupportedError(f"kernel '{kernel}' needs more than {NUM_PREDS} live predicates "
+                                       "(predicate spilling is not supported yet)")
+            free_p[r] = False
+        else:
+            step = 2 if v.width == 2 else 1
+            r = next((i for i in range(0, max_registers - v.width + 1, step)
+                      if all(free_r[i:i + v.width])), None)
+            if r is None:
+                raise UnsupportedError(f"kernel '{kernel}' needs more than {max_registers} registers "
+                                       "(spilling is not supported yet)")
+            for i in range(r, r + v.width):
+                free_r[i] = False
+            used = max(used, r + v.width)
+        assign[v] = r
+        active.append((end, v))
+    return assign, used
+
+
+def _release(v: VReg, r: int, free_r, free_p) -> None:
+    if v.width == 0:
+        free_p[r] = True
+    else:
+        for i in range(r, r + v.width):
+            free_r[i] = True
+
+
+def rewrite(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
+    """Replace virtual registers by physical ones in place."""
+
+    def phys(x):
+        if isinstance(x, VReg):
+            return assign[x]
+        if isinstance(x, Half):
+            return assign[x.vreg] + x.index
+        if isinstance(x, tuple):
+            return (phys(x[0]), x[1])
+        return x
+
+    for b in blocks:
+        for m in b.insts:
+            m.ops = {k: phys(v) for k, v in m.ops.items()}
+            if m.guard is not None:
+                m.guard = (phys(m.guard[0]), m.guard[1])
+
+
+def check_allocation(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
+    """Prove that no two values whose intervals overlap share a physical register."""
+    iv = intervals(blocks)
+    for cls in (0, 1):
+        owners: dict[int, list[tuple[int, int, VReg]]] = {}
+        for v, (s, e) in iv.items():
+            if (v.width == 0) != (cls == 0):
+                continue
+            for i in range(assign[v], assign[v] + max(v.width, 1)):
+                owners.setdefault(i, []).append((s, e, v))
+        for r, spans in owners.items():
+            spans.sort(key=lambda t: (t[0], t[1]))
+            for (s1, e1, v1), (s2, e2, v2) in zip(spans, spans[1:]):
+                if s2 <= e1:
+                    raise AssertionError(f"register allocation conflict: {v1} and {v2} share "
+                                         f"{'P' if cls == 0 else 'R'}{r} over [{s2}, {e1}]")
+
+
+__all__ = ["allocate", "check_allocation", "rewrite", "RZ", "PT"]

@@ -1,0 +1,332 @@
+"""The JIT's content-addressed disk cache of compiled objects (on diskcache).
+
+A key (:func:`cache_key`) is a SHA-256 over everything that can change the
+compiled object: a cache schema version, ``xcc.__version__``, a hash of xcc's
+own sources (:func:`source_hash`), the object format version, the PTX bytes as
+given, the kernel name, the compile options and the target machine's hash.
+The PTX is never parsed to compute a key.
+
+:class:`JitCache` stores values as raw ``bytes`` (diskcache keeps bytes raw,
+inline in SQLite or in a file; nothing is pickled). Environment:
+
+* ``XCC_CACHE_DIR`` - cache directory (default ``$XDG_CACHE_HOME/xcc`` or
+  ``~/.cache/xcc``), created with mode 0700;
+* ``XCC_CACHE_DISABLE=1`` - no caching: ``get`` misses, ``put`` does nothing;
+* ``XCC_ALWAYS_COMPILE=1`` - ``get`` always misses but ``put`` still stores;
+* ``XCC_CACHE_MAXSIZE`` - size limit in bytes, least-recently-used eviction
+  (default 1 GiB, least-recently-stored eviction). The limit is approximate,
+  as in diskcache: a store that finds the cache over it evicts up to two
+  entries.
+
+A cache that cannot be read or written (corrupt database, full disk) is
+reported with an :class:`XccCacheWarning` and treated as a miss; it never
+makes a compile fail.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import sqlite3
+import time
+import uuid
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import diskcache
+import xcc
+from xcc.diagnostics import ObjectFormatError
+
+__all__ = ["CACHE_SCHEMA", "JitCache", "XccCacheWarning", "cache_key", "source_hash"]
+
+CACHE_SCHEMA = 1
+"""Bump when the meaning of a key or a stored value changes."""
+
+_PACKAGES = ("xcc", "xcc.frontend", "xcc.passes", "xcc.backend", "xcc.runtime", "xcc.ir", "xcc.semantics")
+_SUFFIXES = (".py", ".lark", ".toml")
+_LOCK_EXPIRE_S = 600.0
+_DEFAULT_SIZE = 2**30
+_ERRORS = (OSError, sqlite3.Error, diskcache.Timeout)
+
+
+class XccCacheWarning(UserWarning):
+    """A cache entry or the cache itself was unusable and was skipped."""
+
+
+@functools.cache
+def source_hash() -> str:
+    """SHA-256 over every .py/.lark/.toml file of the installed xcc packages.
+
+    Files are taken from each package directory (recursively, deduplicated),
+    named ``package:relative/path`` and hashed in sorted name order with the
+    name included. Computed once per process.
+    """
+    files: dict[str, Path] = {}
+    seen: set[Path] = set()
+    for pkg in _PACKAGES:
+        spec = importlib.util.find_spec(pkg)
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            root = Path(root)
+            for path in sorted(root.rglob("*")):
+                if path.suffix not in _SUFFIXES or not path.is_file():
+                    continue
+                rel = path.relative_to(root)
+                if any(p == "__pycache__" or p.startswith(".") for p in rel.parts):
+                    continue
+                real = path.resolve()
+                if real not in seen:
+                    seen.add(real)
+                    files[f"{pkg}:{rel.as_posix()}"] = path
+    h = hashlib.sha256()
+    for name in sorted(files):
+        _field(h, name.encode())
+        _field(h, files[name].read_bytes())
+    return h.hexdigest()
+
+
+def _field(h, data: bytes) -> None:
+    h.update(len(data).to_bytes(8, "little"))
+    h.update(data)
+
+
+def _format_version() -> int:
+    try:
+        mod = importlib.import_module("xcc.backend.objfile")
+    except ImportError:
+        return 1
+    return getattr(mod, "FORMAT_VERSION", 1)
+
+
+def _json_default(obj):
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    if isinstance(obj, bytes):
+        return obj.hex()
+    raise TypeError(f"compile option value {obj!r} is not JSON-serialisable")
+
+
+def cache_key(ptx: bytes | list[bytes], kernel: str | None, options: dict, machine_hash: str) -> str:
+    """The SHA-256 hex key of one compile. Every field is length-prefixed.
+
+    ``ptx`` is one module or a list of modules (a single ``bytes`` is the same
+    as a one-element list); ``options`` must be JSON-serialisable (sets are
+    sorted) and is normalised with sorted keys.
+    """
+    modules = [ptx] if isinstance(ptx, (bytes, bytearray, memoryview, str)) else list(ptx)
+    h = hashlib.sha256()
+    for part in (f"xcc-jit-cache/{CACHE_SCHEMA}", xcc.__version__, source_hash(), str(_format_version())):
+        _field(h, part.encode())
+    _field(h, str(len(modules)).encode())
+    for m in modules:
+        _field(h, m.encode() if isinstance(m, str) else bytes(m))
+    _field(h, b"\x00" if kernel is None else b"\x01" + kernel.encode())
+    _field(h, json.dumps(options, sort_keys=True, separators=(",", ":"), default=_json_default).encode())
+    _field(h, machine_hash.encode())
+    return h.hexdigest()
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def default_directory() -> Path:
+    """``XCC_CACHE_DIR``, else ``$XDG_CACHE_HOME/xcc``, else ``~/.cache/xcc``."""
+    if os.environ.get("XCC_CACHE_DIR"):
+        return Path(os.environ["XCC_CACHE_DIR"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "xcc"
+
+
+class _RawDisk(diskcache.Disk):
+    """diskcache storage that keeps bytes raw and refuses to pickle or unpickle."""
+
+    def store(self, value, read, key=diskcache.core.UNKNOWN):
+        if type(value) is not bytes:
+            raise TypeError(f"the JIT cache stores bytes, not {type(value).__name__}")
+        return super().store(value, read, key=key)
+
+    def fetch(self, mode, filename, value, read):
+        if mode == diskcache.core.MODE_PICKLE:
+            raise ObjectFormatError("cache entry is a pickle, not raw bytes")
+        return super().fetch(mode, filename, value, read)
+
+
+class JitCache:
+    """Content-addressed store of compiled objects, safe across processes.
+
+    ``directory`` holds the diskcache database and files; compile locks live
+    in ``directory/locks``, a separate cache with no size limit (eviction never
+    drops a held lock) whose entries expire after ``lock_expire`` seconds so a
+    crashed holder cannot block others for ever. ``hits``/``misses`` count
+    lookups made through this object.
+    """
+
+    def __init__(self, directory: str | os.PathLike | None = None, *, lock_expire: float = _LOCK_EXPIRE_S):
+        self.directory = Path(directory).expanduser() if directory is not None else default_directory()
+        self.enabled = not _flag("XCC_CACHE_DISABLE")
+        self.always_compile = _flag("XCC_ALWAYS_COMPILE")
+        self.lock_expire = lock_expire
+        self.hits = self.misses = 0
+        self._cache = self._locks = None
+        if not self.enabled:
+            return
+        size, policy = _DEFAULT_SIZE, "least-recently-stored"
+        if os.environ.get("XCC_CACHE_MAXSIZE"):
+            try:
+                size, policy = int(os.environ["XCC_CACHE_MAXSIZE"]), "least-recently-used"
+            except ValueError:
+                warnings.warn(f"ignoring XCC_CACHE_MAXSIZE={os.environ['XCC_CACHE_MAXSIZE']!r}: "
+                              "not a number of bytes", XccCacheWarning, stacklevel=2)
+        try:
+            if not self.directory.is_dir():
+                self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+                os.chmod(self.directory, 0o700)
+            self._cache = diskcache.Cache(str(self.directory), size_limit=size, eviction_policy=policy,
+                                          cull_limit=2, disk=_RawDisk)
+            self._locks = diskcache.Cache(str(self.directory / "locks"), size_limit=2**62,
+                                          eviction_policy="none", disk=_RawDisk)
+        except _ERRORS as e:
+            warnings.warn(f"JIT cache at {self.directory} is unusable, caching disabled: {e}",
+                          XccCacheWarning, stacklevel=2)
+            self.enabled = False
+
+    # -- basic operations -----------------------------------------------------------------
+
+    def _lookup(self, key: str, validate: Callable[[bytes], None]) -> bytes | None:
+        """Entry for ``key`` after validation; no statistics."""
+        if not self.enabled or self.always_compile:
+            return None
+        try:
+            data = self._cache.get(key)
+            if data is None:
+                return None
+            if not isinstance(data, bytes):
+                raise ObjectFormatError(f"cache entry holds {type(data).__name__}, not bytes")
+            validate(data)
+        except _ERRORS as e:
+            warnings.warn(f"JIT cache read failed, recompiling: {e}", XccCacheWarning, stacklevel=3)
+            return None
+        except ObjectFormatError as e:
+            warnings.warn(f"dropping corrupt JIT cache entry {key[:16]}: {e.message}", XccCacheWarning,
+                          stacklevel=3)
+            try:
+                self._cache.delete(key)
+            except _ERRORS:
+                pass
+            return None
+        return data
+
+    def get(self, key: str, validate: Callable[[bytes], None]) -> bytes | None:
+        """The validated entry for ``key`` or None; a corrupt entry is deleted with a warning."""
+        data = self._lookup(key, validate)
+        if data is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return data
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` (raw bytes) under ``key``; a no-op when disabled."""
+        if not self.enabled:
+            return
+        try:
+            self._cache.set(key, bytes(data))
+        except _ERRORS as e:
+            warnings.warn(f"JIT cache write failed: {e}", XccCacheWarning, stacklevel=2)
+
+    def get_or_compile(self, key: str, compile_fn: Callable[[], bytes],
+                       validate: Callable[[bytes], None]) -> tuple[bytes, bool]:
+        """``(data, hit)``: the cached object, or ``compile_fn()`` stored under ``key``.
+
+        On a miss a per-key lock is taken so that processes missing at the
+        same time compile once: the others wait, and take the stored result
+        as a hit once it appears.
+        """
+        data = self._lookup(key, validate)
+        if data is None and self.enabled and not self.always_compile:
+            with _KeyLock(self, key, validate) as data:
+                if data is None:
+                    return self._compile(key, compile_fn), False
+        if data is None:
+            return self._compile(key, compile_fn), False
+        self.hits += 1
+        return data, True
+
+    def _compile(self, key: str, compile_fn: Callable[[], bytes]) -> bytes:
+        self.misses += 1
+        data = compile_fn()
+        self.put(key, data)
+        return data
+
+    @functools.cached_property
+    def _owner(self) -> bytes:
+        return f"{os.getpid()}:{uuid.uuid4().hex}".encode()
+
+    # -- maintenance ----------------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Delete every entry (locks are left alone)."""
+        if self.enabled:
+            self._cache.clear()
+
+    def stats(self) -> dict:
+        """``entries``, ``bytes`` (diskcache volume), ``hits`` and ``misses`` of this object."""
+        entries = len(self._cache) if self.enabled else 0
+        volume = self._cache.volume() if self.enabled else 0
+        return {"directory": str(self.directory), "enabled": self.enabled, "entries": entries,
+                "bytes": volume, "hits": self.hits, "misses": self.misses}
+
+    def close(self) -> None:
+        for c in (self._cache, self._locks):
+            if c is not None:
+                c.close()
+
+    def __enter__(self) -> JitCache:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class _KeyLock:
+    """Context manager: hold ``locks[key]`` (expiring) or see the entry appear.
+
+    ``__enter__`` returns the entry if another process stored it while we
+    waited (the lock is then not held), else None with the lock held.
+    """
+
+    def __init__(self, cache: JitCache, key: str, validate):
+        self.cache, self.key, self.validate, self.held = cache, key, validate, False
+
+    def __enter__(self) -> bytes | None:
+        c, delay = self.cache, 0.002
+        while True:
+            try:
+                if c._locks.add(self.key, c._owner, expire=c.lock_expire):
+                    self.held = True
+                    return c._lookup(self.key, self.validate)  # re-check under the lock
+            except _ERRORS as e:
+                warnings.warn(f"JIT cache lock failed, compiling without it: {e}", XccCacheWarning,
+                              stacklevel=3)
+                return None
+            found = c._lookup(self.key, self.validate)
+            if found is not None:
+                return found
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.05)
+
+    def __exit__(self, *exc) -> None:
+        if not self.held:
+            return
+        locks = self.cache._locks
+        try:
+            with locks.transact():
+                if locks.get(self.key) == self.cache._owner:  # not expired and re-taken
+                    locks.delete(self.key)
+        except _ERRORS:
+            pass

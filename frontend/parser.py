@@ -1,0 +1,674 @@
+"""PTX text -> :class:`xcc.frontend.ast.Module`.
+
+The Lark LALR parser (grammar in ``ptx.lark``) is built once per process, lazily, with the
+transformer below embedded, so no parse tree is materialised. After the tree is built,
+:func:`_finish_body` gives each instruction its ``.loc`` debug position, turns plain
+identifiers declared by ``.reg`` into :class:`~ast.Reg`, and collects ``.file`` entries;
+then :func:`xcc.frontend.checker.check` runs the semantic checks.
+
+Conventions of the tree: types, spaces and linkages are stored without the dot ('b32',
+'shared', 'visible'); ``a|b`` destinations and the ``( ... )`` lists of ``call`` are
+:class:`~ast.Vector` operands, so ``call.uni (r), f, (a, b);`` has the operands
+``[Vector(r), Symbol(f), Vector(a, b)]``.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import threading
+from pathlib import Path
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.lexer import PatternStr
+from xcc.diagnostics import PtxSyntaxError, SourceLoc, UnsupportedError
+from xcc.frontend import ast
+from xcc.frontend.checker import RegScope, check
+
+SPECIAL_REGS = frozenset(
+    """tid ntid laneid warpid nwarpid ctaid nctaid smid nsmid gridid is_explicit_cluster clusterid
+    nclusterid cluster_ctaid cluster_nctaid cluster_ctarank cluster_nctarank lanemask_eq lanemask_le
+    lanemask_lt lanemask_ge lanemask_gt clock clock_hi clock64 globaltimer globaltimer_lo
+    globaltimer_hi total_smem_size aggr_smem_size dynamic_smem_size current_graph_exec
+    reserved_smem_offset_begin reserved_smem_offset_end reserved_smem_offset_cap
+    reserved_smem_offset_0 reserved_smem_offset_1""".split()
+    + [f"pm{i}" for i in range(8)]
+    + [f"pm{i}_64" for i in range(8)]
+    + [f"envreg{i}" for i in range(32)]
+)
+
+
+def parse(text: str, filename: str = "<ptx>") -> ast.Module:
+    """Parse and check one PTX module; raise PtxSyntaxError / PtxSemanticError / UnsupportedError."""
+    with _LOCK:
+        lark = _get_parser()
+        _BUILDER.begin(filename, text)
+        try:
+            module = lark.parse(text)
+        except UnexpectedInput as err:
+            raise _syntax_error(err, text, _BUILDER) from None
+        finally:
+            _BUILDER.lines = []
+    check(module, text)
+    return module
+
+
+_LOCK = threading.RLock()
+_LARK: Lark | None = None
+
+
+def _get_parser() -> Lark:
+    global _LARK
+    if _LARK is None:
+        grammar = Path(__file__).with_name("ptx.lark").read_text()
+        _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
+                     maybe_placeholders=False, transformer=_BUILDER)
+    return _LARK
+
+
+# --------------------------------------------------------------------------- literals
+
+
+def _int(text: str) -> int:
+    text = text.rstrip("U")
+    if text[:2] in ("0x", "0X"):
+        return int(text[2:], 16)
+    if text[:2] in ("0b", "0B"):
+        return int(text[2:], 2)
+    if len(text) > 1 and text[0] == "0":
+        return int(text[1:], 8)
+    return int(text)
+
+
+def _float(text: str) -> tuple[int, int]:
+    """(bit pattern, width) of a float literal; decimal literals are f64."""
+    if text[:2] in ("0f", "0F"):
+        return int(text[2:], 16), 32
+    if text[:2] in ("0d", "0D"):
+        return int(text[2:], 16), 64
+    return struct.unpack("<Q", struct.pack("<d", float(text)))[0], 64
+
+
+class _DebugLoc:
+    """A ``.loc`` marker, removed from the body by :func:`_finish_body`."""
+
+    __slots__ = ("pos",)
+
+    def __init__(self, pos: tuple[int, int, int]):
+        self.pos = pos
+
+
+class _FileDir:
+    """A ``.file`` marker, collected into Module.files."""
+
+    __slots__ = ("index", "name")
+
+    def __init__(self, index: int, name: str):
+        self.index, self.name = index, name
+
+
+def _flatten(items) -> list:
+    out = []
+    for it in items:
+        if isinstance(it, list):
+            out.extend(it)
+        elif it is not None and not isinstance(it, Token):
+            out.append(it)
+    return out
+
+
+# --------------------------------------------------------------------------- tree -> AST
+
+
+class _Builder(Transformer):
+    """Callbacks of the LALR parser, one per grammar rule (same names)."""
+
+    def __init__(self):
+        super().__init__(visit_tokens=False)
+        self.filename = "<ptx>"
+        self.lines: list[str] = []
+
+    def begin(self, filename: str, text: str) -> None:
+        self.filename = filename
+        self.lines = text.split("\n")
+        if "\r" in text:
+            self.lines = [line.rstrip("\r") for line in self.lines]
+
+    def _loc(self, tok: Token) -> SourceLoc:
+        line = tok.line
+        src = self.lines[line - 1] if 0 < line <= len(self.lines) else None
+        return SourceLoc(self.filename, line, tok.column, src)
+
+    # ---- module level
+
+    def start(self, items):
+        version, target, address_size = "", [], 32
+        functions, variables, files = [], [], {}
+        for it in items:
+            if isinstance(it, tuple):
+                if it[0] == "version":
+                    version = it[1]
+                elif it[0] == "target":
+                    target.extend(it[1])
+                else:
+                    address_size = it[1]
+            elif isinstance(it, _FileDir):
+                files[it.index] = it.name
+            elif isinstance(it, ast.Function):
+                functions.append(it)
+            elif isinstance(it, list):
+                variables.extend(it)
+        for fn in functions:
+            if fn.body is not None:
+                scope = RegScope()
+                for p in fn.params + fn.return_params:
+                    if p.space == "reg":
+                        scope.names[p.name] = None
+                fn.body = _finish_body(fn.body, scope, files, [None])
+        return ast.Module(version, target, address_size, functions, variables, files, self.filename)
+
+    def version(self, c):
+        return ("version", c[0].value)
+
+    def target(self, c):
+        return ("target", [t.value for t in c])
+
+    def address_size(self, c):
+        return ("address_size", _int(c[0].value))
+
+    def file_dir(self, c):
+        strings = [t.value[1:-1] for t in c if t.type == "STRING"]
+        return _FileDir(_int(c[0].value), "/".join(strings))
+
+    def alias(self, c):
+        return None
+
+    def pragma(self, c):
+        return ast.Pragma(" ".join(t.value[1:-1] for t in c), self._loc(c[0]))
+
+    def top_decl(self, c):
+        linkage = c[0].value[1:] if isinstance(c[0], Token) else None
+        decl = c[-1]
+        for d in decl if isinstance(decl, list) else [decl]:
+            d.linkage = linkage
+        return decl
+
+    # ---- functions
+
+    def function(self, c):
+        kind, name = c[0], None
+        fn = ast.Function("", kind.value == ".entry", [], loc=None)
+        pragmas = []
+        for it in c[1:]:
+            if isinstance(it, Token):
+                name = it
+            elif isinstance(it, ast.Pragma):
+                pragmas.append(it)
+            elif it[0] == "ret":
+                fn.return_params = it[1]
+            elif it[0] == "params":
+                fn.params = it[1]
+            elif it[0] == "dir":
+                fn.directives[it[1]] = it[2]
+            elif it[0] == "body":
+                fn.body = pragmas + it[1]
+        fn.name, fn.loc = name.value, self._loc(name)
+        return fn
+
+    def ret_params(self, c):
+        return ("ret", c)
+
+    def params(self, c):
+        return ("params", c)
+
+    def param(self, c, space=None):
+        p = ast.Param("", "", space or c[0].value[1:])
+        ptr = False
+        for it in c if space else c[1:]:
+            if isinstance(it, Token):
+                if it.type == "TYPE":
+                    p.type = it.value[1:]
+                elif it.type == "SPACE":
+                    p.ptr_space = it.value[1:]
+                elif it.type in ("IDENT", "SINK"):
+                    p.name, p.loc = it.value, self._loc(it)
+            elif it[0] == "align":
+                p.align = it[1]
+            elif it[0] == "ptr":
+                ptr = True
+            elif it[0] == "dims":
+                p.dims = it[1]
+        if ptr and p.ptr_space is None:
+            p.ptr_space = "generic"
+        return p
+
+    def reg_param(self, c):
+        return self.param(c, space="reg")
+
+    def perf_dir(self, c):
+        return ("dir", c[0].value[1:], [_int(t.value) for t in c[1:]])
+
+    def align(self, c):
+        return ("align", _int(c[0].value))
+
+    def ptr(self, c):
+        return ("ptr",)
+
+    def dims(self, c):
+        return ("dims", c)
+
+    def dim(self, c):
+        return _int(c[0].value) if c else None
+
+    def body(self, c):
+        return ("body", _flatten(c[1:]))
+
+    # ---- statements
+
+    def block(self, c):
+        return ast.Block(_flatten(c[1:]), self._loc(c[0]))
+
+    def label(self, c):
+        return ast.Label(c[0].value.rstrip(":").rstrip(), self._loc(c[0]))
+
+    def proto(self, c):
+        proto = ast.Function("_", False, [], body=None, loc=self._loc(c[0]))
+        for it in c[1:]:
+            if isinstance(it, tuple) and it[0] in ("ret", "params"):
+                setattr(proto, "return_params" if it[0] == "ret" else "params", it[1])
+            elif isinstance(it, tuple) and it[0] == "dir":
+                proto.directives[it[1]] = it[2]
+        return ast.Label(c[0].value.rstrip(":").rstrip(), self._loc(c[0]), prototype=proto)
+
+    def branch_targets(self, c):
+        raise UnsupportedError(".branchtargets (brx.idx jump tables) is not supported", self._loc(c[0]))
+
+    def reg_decl(self, c):
+        type_, vector, plain, out = "", None, [], []
+        for it in c:
+            if isinstance(it, Token):
+                if it.type == "TYPE":
+                    type_ = it.value[1:]
+                elif it.type == "VEC":
+                    vector = int(it.value[2:])
+            elif it[0] == "item":
+                _, tok, count = it
+                if count is None:
+                    plain.append(tok)
+                else:
+                    out.append(ast.RegDecl(type_, [tok.value], count, vector, self._loc(tok)))
+        if plain:
+            out.insert(0, ast.RegDecl(type_, [t.value for t in plain], None, vector, self._loc(plain[0])))
+        return out
+
+    def reg_item(self, c):
+        return ("item", c[0], _int(c[1].value) if len(c) > 1 else None)
+
+    def var_decl(self, c):
+        space, align, type_, vector, out = c[0].value[1:], None, "", None, []
+        for it in c[1:]:
+            if isinstance(it, Token):
+                if it.type == "TYPE":
+                    type_ = it.value[1:]
+                elif it.type == "VEC":
+                    vector = int(it.value[2:])
+            elif it[0] == "align":
+                align = it[1]
+            elif it[0] == "var":
+                _, tok, dims, init = it
+                out.append(ast.VarDecl(space, type_, tok.value, align, dims, init, None, vector, self._loc(tok)))
+        return out
+
+    def var_item(self, c):
+        dims, init = [], None
+        for it in c[1:]:
+            if isinstance(it, tuple):
+                dims = it[1]
+            else:
+                init = it if isinstance(it, list) else [it]
+        return ("var", c[0], dims, init)
+
+    def loc(self, c):
+        return _DebugLoc((_int(c[0].value), _int(c[1].value), _int(c[2].value)))
+
+    # ---- initialisers (constant expressions)
+
+    def init_list(self, c):
+        return _flatten(c)
+
+    def c_int(self, c):
+        return ast.Imm(_int(c[0].value), loc=self._loc(c[0]))
+
+    def c_float(self, c):
+        bits, width = _float(c[0].value)
+        return ast.Imm(bits, "float", width, self._loc(c[0]))
+
+    def c_sym(self, c):
+        return ast.Symbol(c[0].value, self._loc(c[0]))
+
+    def c_generic(self, c):
+        val = c[0]
+        if isinstance(val, ast.Symbol):
+            return ast.Address(val, 0, val.loc, generic=True)
+        if isinstance(val, ast.Address) and val.mask is None:
+            return ast.Address(val.base, val.offset, val.loc, generic=True)
+        raise PtxSyntaxError("generic() needs a variable or function name", _loc_of(val))
+
+    def c_mask(self, c):
+        mask, val = _int(c[0].value), c[1]
+        if _is_int(val):
+            shift = (mask & -mask).bit_length() - 1 if mask else 0
+            return ast.Imm((val.value & mask) >> shift, loc=val.loc)
+        if isinstance(val, ast.Symbol):
+            return ast.Address(val, 0, val.loc, mask=mask)
+        if isinstance(val, ast.Address) and val.mask is None:
+            return ast.Address(val.base, val.offset, val.loc, mask=mask, generic=val.generic)
+        raise PtxSyntaxError("mask() needs an integer or an address constant", self._loc(c[0]))
+
+    def c_add(self, c):
+        a, b = c
+        if isinstance(b, (ast.Symbol, ast.Address)) and _is_int(a):
+            a, b = b, a
+        if isinstance(a, ast.Symbol) and _is_int(b):
+            return ast.Address(a, b.value, a.loc)
+        if isinstance(a, ast.Address) and a.mask is None and _is_int(b):
+            return ast.Address(a.base, a.offset + b.value, a.loc, generic=a.generic)
+        return self._arith(a, b, lambda x, y: x + y)
+
+    def c_sub(self, c):
+        a, b = c
+        if isinstance(a, (ast.Symbol, ast.Address)) and _is_int(b):
+            return self.c_add([a, ast.Imm(-b.value, loc=b.loc)])
+        return self._arith(a, b, lambda x, y: x - y)
+
+    def _arith(self, a, b, op):
+        if not (_is_int(a) and _is_int(b)):
+            bad = b if _is_int(a) else a
+            raise PtxSyntaxError("constant expression needs integer operands here", _loc_of(bad))
+        return ast.Imm(op(a.value, b.value), loc=a.loc)
+
+    def c_mul(self, c):
+        return self._arith(*c, lambda x, y: x * y)
+
+    def c_div(self, c):
+        return self._arith(*c, lambda x, y: int(x / y) if y else 0)
+
+    def c_mod(self, c):
+        return self._arith(*c, lambda x, y: x - y * int(x / y) if y else 0)
+
+    def c_shl(self, c):
+        return self._arith(*c, lambda x, y: x << y)
+
+    def c_shr(self, c):
+        return self._arith(*c, lambda x, y: x >> y)
+
+    def c_and(self, c):
+        return self._arith(*c, lambda x, y: x & y)
+
+    def c_or(self, c):
+        return self._arith(*c, lambda x, y: x | y)
+
+    def c_xor(self, c):
+        return self._arith(*c, lambda x, y: x ^ y)
+
+    def c_neg(self, c):
+        v = c[0]
+        if isinstance(v, ast.Imm) and v.kind == "float":
+            return ast.Imm(v.value ^ (1 << (v.bits - 1)), "float", v.bits, v.loc)
+        return self._arith(ast.Imm(0, loc=v.loc), v, lambda x, y: x - y)
+
+    def c_inv(self, c):
+        return self._arith(c[0], ast.Imm(0), lambda x, y: ~x)
+
+    def c_not(self, c):
+        return self._arith(c[0], ast.Imm(0), lambda x, y: int(not x))
+
+    # ---- instructions and operands
+
+    def instruction(self, c):
+        guard = c[0] if isinstance(c[0], ast.Guard) else None
+        i = 1 if guard else 0
+        tok = c[i]
+        opcode, *mods = tok.value.split(".")
+        return ast.Instruction(opcode, tuple(mods), c[i + 1 :], guard, self._loc(tok))
+
+    def guard(self, c):
+        return ast.Guard(self._pred(c[0]))
+
+    def negated_guard(self, c):
+        return ast.Guard(self._pred(c[0]), negated=True)
+
+    def _pred(self, tok: Token) -> ast.Reg:
+        return ast.Reg(tok.value, self._loc(tok))
+
+    def _reg(self, tok: Token) -> ast.Reg | ast.SpecialReg:
+        base, _, comp = tok.value[1:].partition(".")
+        if base in SPECIAL_REGS:
+            return ast.SpecialReg(base, comp or None, self._loc(tok))
+        return ast.Reg(tok.value, self._loc(tok))
+
+    def _base(self, tok: Token):
+        return self._reg(tok) if tok.type == "REG" else ast.Symbol(tok.value, self._loc(tok))
+
+    def reg(self, c):
+        return self._reg(c[0])
+
+    def symbol(self, c):
+        return ast.Symbol(c[0].value, self._loc(c[0]))
+
+    def int_imm(self, c):
+        return ast.Imm(_int(c[0].value), loc=self._loc(c[0]))
+
+    def neg_int_imm(self, c):
+        return ast.Imm(-_int(c[0].value), loc=self._loc(c[0]))
+
+    def float_imm(self, c):
+        bits, width = _float(c[0].value)
+        return ast.Imm(bits, "float", width, self._loc(c[0]))
+
+    def neg_float_imm(self, c):
+        bits, width = _float(c[0].value)
+        return ast.Imm(bits ^ (1 << (width - 1)), "float", width, self._loc(c[0]))
+
+    def sink(self, c):
+        return ast.Sink(self._loc(c[0]))
+
+    def negated(self, c):
+        return ast.Negated(self._pred(c[0]), self._loc(c[0]))
+
+    def pair(self, c):
+        return ast.Vector((self._pred(c[0]), self._pred(c[1])), self._loc(c[0]))
+
+    def vector(self, c):
+        return ast.Vector(tuple(c[1:]), self._loc(c[0]))
+
+    def arg_list(self, c):
+        return ast.Vector(tuple(c[1:]), self._loc(c[0]))
+
+    def address(self, c):
+        offset = _int(c[2].value) if len(c) > 2 else 0
+        return ast.Address(self._base(c[1]), offset, self._loc(c[0]))
+
+    def address_neg(self, c):
+        return ast.Address(self._base(c[1]), -_int(c[2].value), self._loc(c[0]))
+
+    def address_abs(self, c):
+        return ast.Address(None, _int(c[1].value), self._loc(c[0]))
+
+    def address_list(self, c):
+        raise UnsupportedError("texture/surface operands '[a, b, ...]' are not supported", self._loc(c[0]))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, ast.Imm) and v.kind == "int"
+
+
+def _loc_of(v) -> SourceLoc | None:
+    return v[0].loc if isinstance(v, list) and v else getattr(v, "loc", None)
+
+
+_BUILDER = _Builder()
+
+
+# --------------------------------------------------------------------------- after the parse
+
+
+def _finish_body(body: list, parent: RegScope, files: dict[int, str], debug: list) -> list:
+    """Drop ``.loc``/``.file`` markers (recording them), resolve plain-name registers."""
+    scope = RegScope(parent)
+    for st in body:
+        if isinstance(st, ast.RegDecl):
+            scope.declare(st)
+    plain = _has_plain_names(scope)
+    out = []
+    for st in body:
+        if isinstance(st, _DebugLoc):
+            debug[0] = st.pos
+            continue
+        if isinstance(st, _FileDir):
+            files[st.index] = st.name
+            continue
+        if isinstance(st, ast.Instruction):
+            st.debug_loc = debug[0]
+            if plain:
+                st.operands = [_resolve(op, scope) for op in st.operands]
+        elif isinstance(st, ast.Block):
+            st.body = _finish_body(st.body, scope, files, debug)
+        out.append(st)
+    return out
+
+
+def _has_plain_names(scope: RegScope | None) -> bool:
+    while scope is not None:
+        if any(n[0] != "%" for n in scope.names) or any(n[0] != "%" for n in scope.ranges):
+            return True
+        scope = scope.parent
+    return False
+
+
+def _resolve(op, scope: RegScope):
+    if isinstance(op, ast.Symbol) and scope.declares(op.name):
+        return ast.Reg(op.name, op.loc)
+    if isinstance(op, ast.Address) and isinstance(op.base, ast.Symbol) and scope.declares(op.base.name):
+        return ast.Address(ast.Reg(op.base.name, op.base.loc), op.offset, op.loc, op.mask)
+    if isinstance(op, ast.Vector):
+        elements = tuple(_resolve(e, scope) for e in op.elements)
+        if elements != op.elements:
+            return ast.Vector(elements, op.loc)
+    return op
+
+
+# --------------------------------------------------------------------------- syntax errors
+
+_DESCRIPTIONS = {
+    "REG": "a register",
+    "IDENT": "a name",
+    "INT": "an integer",
+    "FLOAT": "a float literal",
+    "OPCODE": "an instruction",
+    "LABEL_DEF": "a label",
+    "TYPE": "a type such as .b32",
+    "VEC": ".v2/.v4",
+    "SPACE": "a state space such as .global",
+    "LINKAGE": "a linkage such as .visible",
+    "FUNC_KIND": "'.entry' or '.func'",
+    "PERF_DIR": "a performance directive",
+    "ATTRIBUTE": "'.attribute(...)'",
+    "SECTION": "a .section block",
+    "VERSION": "a version number such as 9.0",
+    "STRING": "a string",
+    "$END": "end of file",
+}
+_OPERAND_START = {"REG", "IDENT", "INT", "FLOAT"}
+_STATEMENT_START = {"OPCODE", "LABEL_DEF"}
+
+
+def _terminal_text(name: str) -> str | None:
+    term = _get_parser().get_terminal(name)
+    return term.pattern.value if isinstance(term.pattern, PatternStr) else None
+
+
+def _describe_expected(names) -> str:
+    names = set(names)
+    parts = []
+    if _OPERAND_START <= names:
+        parts.append("an operand")
+        names -= _OPERAND_START | {"SINK", "LBRACE", "LSQB", "LPAR"}
+        names = {n for n in names if _terminal_text(n) not in ("-", "!")}
+    if {"FUNC_KIND", "LINKAGE"} <= names:
+        parts.append("a directive, function or variable")
+        names -= {"FUNC_KIND", "LINKAGE", "SPACE", "SECTION"}
+        names = {n for n in names if not (_terminal_text(n) or "").startswith(".")}
+    if _STATEMENT_START <= names:
+        parts.append("an instruction, label or directive")
+        names -= _STATEMENT_START | {"SPACE", "LBRACE"}
+        names = {n for n in names if not (_terminal_text(n) or "").startswith((".", "@"))}
+    quoted = sorted(f"'{_terminal_text(n)}'" for n in names if _terminal_text(n) is not None)
+    described = sorted(_DESCRIPTIONS.get(n, n) for n in names if _terminal_text(n) is None)
+    items = quoted + parts + described
+    if len(items) > 6:
+        items = items[:6] + [f"{len(items) - 6} more"]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _show(tok: Token) -> str:
+    text = tok.value if len(tok.value) <= 40 else tok.value[:37] + "..."
+    return f"token '{text}'"
+
+
+def _code(line: str) -> str:
+    return line.split("//", 1)[0].rstrip()
+
+
+def _syntax_error(err: UnexpectedInput, text: str, builder: _Builder) -> PtxSyntaxError:
+    lines = builder.lines
+
+    def at(line: int, col: int) -> SourceLoc:
+        src = lines[line - 1] if 0 < line <= len(lines) else None
+        return SourceLoc(builder.filename, line, col, src)
+
+    if isinstance(err, UnexpectedCharacters):
+        word = re.match(r"\.?[\w$%]+|.", text[err.pos_in_stream :]).group()
+        msg = f"unexpected {'character' if len(word) == 1 else 'text'} '{word}'"
+        if err.allowed:
+            msg += f", expected {_describe_expected(err.allowed)}"
+        return PtxSyntaxError(msg, at(err.line, err.column))
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        return _eof_error(text, lines, at, _describe_expected(err.expected))
+    assert isinstance(err, UnexpectedToken)
+    tok, expected = err.token, err.expected
+    before = lines[tok.line - 1][: tok.column - 1] if tok.line <= len(lines) else ""
+    if ";" in {_terminal_text(n) for n in expected} and not _code(before).strip():
+        for n in range(tok.line - 1, 0, -1):  # first token on its line: ';' missing above?
+            if _code(lines[n - 1]).strip():
+                return PtxSyntaxError(f"expected ';' at end of line (before {_show(tok)} on line {tok.line})",
+                                      at(n, len(_code(lines[n - 1])) + 1))
+    return PtxSyntaxError(f"unexpected {_show(tok)}, expected {_describe_expected(expected)}",
+                          at(tok.line, tok.column))
+
+
+def _eof_error(text: str, lines: list[str], at, expected: str) -> PtxSyntaxError:
+    stripped = text.rstrip()
+    line = stripped.count("\n") + 1
+    col = len(stripped) - (stripped.rfind("\n") + 1) + 1
+    msg = f"unexpected end of file, expected {expected}"
+    open_line = _unclosed_brace(text)
+    if open_line is not None:
+        msg += f" (the '{{' on line {open_line} is never closed)"
+    return PtxSyntaxError(msg, at(line, col))
+
+
+_NOISE = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:[^"\\\n]|\\.)*"')
+
+
+def _unclosed_brace(text: str) -> int | None:
+    """Line of the innermost '{' without its '}', ignoring comments and strings."""
+    stack = []
+    clean = _NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    for m in re.finditer(r"[{}]", clean):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            stack.pop()
+    return clean.count("\n", 0, stack[-1]) + 1 if stack else None

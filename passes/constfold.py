@@ -1,0 +1,75 @@
+"""Constant folding: replace a pure instruction whose operands are all constants by its value.
+
+The value is computed by :func:`xcc.ir.evaluate.evaluate`, i.e. by the same
+semantics the interpreters use, so folding never changes a result.  Also
+folds ``cbr`` on a constant predicate into ``br`` (dropping the dead edge
+and its phi operands).  Classic compiler-textbook pass (Aho et al., 9.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from xcc.diagnostics import UnsupportedError
+from xcc.ir.core import Const, Function, Module, Value
+from xcc.ir.evaluate import PURE_OPS, evaluate
+from xcc.ir.rewrite import replace_uses, remove_edge
+
+
+@dataclass(frozen=True)
+class ConstantFold:
+    name: str = "constfold"
+
+    def run(self, module: Module) -> None:
+        for fn in module.functions:
+            self.run_function(fn)
+
+    def run_function(self, fn: Function) -> None:
+        repl: dict[Value, Value] = {}
+        for b in fn.blocks:
+            kept = []
+            for inst in b.instructions:
+                inst.args = [repl.get(a, a) for a in inst.args]
+                if inst.op in PURE_OPS and inst.args and all(isinstance(a, Const) for a in inst.args):
+                    try:
+                        r = evaluate(inst, [_array(a) for a in inst.args])
+                    except (UnsupportedError, KeyError):  # not foldable here: stays for run time
+                        kept.append(inst)
+                        continue
+                    repl[inst.result] = Const(inst.result.type, int(np.asarray(r).reshape(-1)[0]))
+                    continue
+                kept.append(inst)
+            b.instructions = kept
+        replace_uses(fn, repl)
+        for b in list(fn.blocks):
+            term = b.terminator
+            if term is not None and term.op == "cbr" and isinstance(term.args[0], Const):
+                taken, dead = term.targets if term.args[0].bits else term.targets[::-1]
+                term.op, term.args, term.attrs = "br", [], {"targets": [taken]}
+                if dead is not taken:
+                    remove_edge(b, dead)
+        _drop_unreachable(fn)
+
+
+def _array(c: Const) -> np.ndarray:
+    if c.type.bits == 1:
+        return np.array([bool(c.bits)])
+    from xcc.semantics.bits import UDTYPE
+
+    return np.array([c.bits], dtype=UDTYPE[max(c.type.bits, 8)])
+
+
+def _drop_unreachable(fn: Function) -> None:
+    seen, stack = {fn.entry}, [fn.entry]
+    while stack:
+        for s in stack.pop().succs:
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    for b in [b for b in fn.blocks if b not in seen]:
+        for s in b.succs:
+            if s in seen:
+                remove_edge(b, s)
+    fn.blocks = [b for b in fn.blocks if b in seen]
