@@ -57,13 +57,16 @@ class Address:
     In a variable initialiser it is an address constant: ``sym+offset`` (an offset in sym's state
     space) or, with ``generic`` set, ``generic(sym)+offset`` (a generic address); ``mask`` is set
     for the byte-extraction form ``0xFF00(sym+offset)`` (the address bits selected by the mask,
-    shifted down to bit 0)."""
+    shifted down to bit 0). ``elements`` holds the further operands of a bracketed list, as in
+    tensor, texture and surface instructions: ``[%rd3, {%r6, %r7}]`` -> base=Reg('%rd3'),
+    elements=(Vector(...),)."""
 
     base: Reg | Symbol | None
     offset: int = 0
     loc: SourceLoc | None = field(default=None, compare=False)
     mask: int | None = None
     generic: bool = False
+    elements: tuple[Operand, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -181,6 +181,8 @@ class _Walker:
         elif isinstance(op, ast.Address):
             if op.base is not None:
                 self.operand(op.base, regs, names, labels)
+            for el in op.elements:
+                self.operand(el, regs, names, labels)
         elif isinstance(op, ast.Vector):
             for el in op.elements:
                 self.operand(el, regs, names, labels)

@@ -1,7 +1,7 @@
 """PTX text -> :class:`xcc.frontend.ast.Module`.
 
 The Lark LALR parser (grammar in ``ptx.lark``) is built once per process, lazily, with the
-transformer below embedded, so no parse tree is materialised. After the tree is built,
+transformer below embedded, so no parse tree is materialised. After parsing,
 :func:`_finish_body` gives each instruction its ``.loc`` debug position, turns plain
 identifiers declared by ``.reg`` into :class:`~ast.Reg`, and collects ``.file`` entries;
 then :func:`xcc.frontend.checker.check` runs the semantic checks.
@@ -9,11 +9,15 @@ then :func:`xcc.frontend.checker.check` runs the semantic checks.
 Conventions of the tree: types, spaces and linkages are stored without the dot ('b32',
 'shared', 'visible'); ``a|b`` destinations and the ``( ... )`` lists of ``call`` are
 :class:`~ast.Vector` operands, so ``call.uni (r), f, (a, b);`` has the operands
-``[Vector(r), Symbol(f), Vector(a, b)]``.
+``[Vector(r), Symbol(f), Vector(a, b)]``; bracket lists such as ``[tmap, {x, y}]`` are an
+:class:`~ast.Address` with ``elements``; a ``.callprototype`` is a :class:`~ast.Label` with
+``prototype`` set. A function declared and later defined appears twice in Module.functions
+(``body`` None, then the definition), in text order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import struct
 import threading
@@ -497,7 +501,10 @@ class _Builder(Transformer):
         return ast.Address(None, _int(c[1].value), self._loc(c[0]))
 
     def address_list(self, c):
-        raise UnsupportedError("texture/surface operands '[a, b, ...]' are not supported", self._loc(c[0]))
+        first, rest = c[1], tuple(c[2:])
+        if isinstance(first, (ast.Reg, ast.Symbol)):
+            return ast.Address(first, 0, self._loc(c[0]), elements=rest)
+        return ast.Address(None, 0, self._loc(c[0]), elements=(first, *rest))
 
 
 def _is_int(v) -> bool:
@@ -550,8 +557,10 @@ def _has_plain_names(scope: RegScope | None) -> bool:
 def _resolve(op, scope: RegScope):
     if isinstance(op, ast.Symbol) and scope.declares(op.name):
         return ast.Reg(op.name, op.loc)
-    if isinstance(op, ast.Address) and isinstance(op.base, ast.Symbol) and scope.declares(op.base.name):
-        return ast.Address(ast.Reg(op.base.name, op.base.loc), op.offset, op.loc, op.mask)
+    if isinstance(op, ast.Address):
+        base, elements = _resolve(op.base, scope), tuple(_resolve(e, scope) for e in op.elements)
+        if base is not op.base or elements != op.elements:
+            return dataclasses.replace(op, base=base, elements=elements)
     if isinstance(op, ast.Vector):
         elements = tuple(_resolve(e, scope) for e in op.elements)
         if elements != op.elements:

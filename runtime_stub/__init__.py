@@ -1,1 +1,16 @@
-"""xcc."""
+"""xcc.runtime: a thin CUDA-driver-like runtime over the emulated xg1 device.
+
+    from xcc import runtime as rt
+    mod = rt.load_module("saxpy.ptx")          # JIT: cache hit or compile, per kernel
+    fn = mod.get_function("saxpy")
+    d_x = rt.to_device(x); d_y = rt.to_device(y)
+    stats = fn.launch(grid=(g, 1, 1), block=(256, 1, 1), args=(np.int32(n), np.float32(2), d_x, d_y))
+    y = d_y.copy_to_host()
+"""
+
+from xcc.runtime.device import Device, DeviceArray, default_device, empty, set_device, to_device, zeros
+from xcc.runtime.launch import Function
+from xcc.runtime.module import Module, load_module
+
+__all__ = ["Device", "DeviceArray", "Function", "Module", "default_device", "empty", "load_module",
+           "set_device", "to_device", "zeros"]

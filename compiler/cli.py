@@ -1,0 +1,230 @@
+"""The ``xcc`` command line.
+
+    xcc compile [-arch=xg1] [-O0..-O3] [--maxrregcount=N] [--machine=FILE] [-v] [--stats-json FILE]
+                [--print-after=PASS|all] -o out.xbin in.ptx...
+    xcc disasm out.xbin
+    xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--out results.npz] ARG...
+
+Exit codes: 0 success; 1 an error in the input (bad PTX, a kernel fault), with
+diagnostics; 2 a usage error; 3 an internal error (a bug in xcc).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import click
+import numpy as np
+
+from xcc import __version__
+from xcc.diagnostics import XccError
+
+EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 3
+
+
+def _normalise_argv(argv: list[str]) -> list[str]:
+    """Accept nvcc/ptxas spellings: -arch=xg1, -arch xg1, -O3, -maxrregcount=N."""
+    out = []
+    for a in argv:
+        m = re.fullmatch(r"-O([0-3])", a)
+        if m:
+            out += ["--opt-level", m.group(1)]
+        elif a.startswith("-arch="):
+            out += ["--arch", a[6:]]
+        elif a == "-arch":
+            out.append("--arch")
+        elif a.startswith("-maxrregcount="):
+            out.append("--maxrregcount=" + a.split("=", 1)[1])
+        else:
+            out.append(a)
+    return out
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="xcc")
+def cli() -> None:
+    """xcc: compile PTX for the xg1 GPU, disassemble, and run kernels on its ISA interpreter."""
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output .xbin file.")
+@click.option("--arch", default="xg1", show_default=True, help="Target architecture.")
+@click.option("--opt-level", type=click.IntRange(0, 3), default=3, show_default=True, help="-O0 .. -O3.")
+@click.option("--maxrregcount", type=int, default=255, show_default=True, help="Registers per thread at most.")
+@click.option("--machine", default="xg1", show_default=True, help="Machine description (name or TOML file).")
+@click.option("-v", "--verbose", is_flag=True, help="Report registers, shared memory and size per kernel.")
+@click.option("--stats-json", type=click.Path(dir_okay=False, path_type=Path), help="Write per-kernel stats.")
+@click.option("--print-after", help="Print the IR after PASS (or 'all').")
+@click.option("--verify-ir", is_flag=True, help="Verify the IR after every pass (debug mode).")
+def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, stats_json, print_after, verify_ir):
+    """Compile PTX files into one .xbin object file."""
+    from xcc.driver import CompileOptions, KernelStats, Source, compile_module, read_source
+
+    options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=maxrregcount, machine=machine,
+                             verify=verify_ir)
+    sources = []
+    for p in inputs:
+        s = read_source(p)
+        if not isinstance(s, Source):
+            raise XccError(f"{p}: is already an .xbin object file")
+        sources.append(s)
+    stats: dict[str, KernelStats] = {}
+    obj = compile_module(sources, options, print_after=print_after, out=sys.stderr, stats=stats)
+    out = output or inputs[0].with_suffix(".xbin")
+    _write_atomically(out, obj.to_bytes())
+    if verbose:
+        for name, k in stats.items():
+            click.echo(f"xcc info    : Compiling entry function '{name}' for '{arch}'", err=True)
+            click.echo(f"xcc info    : Function properties for {name}", err=True)
+            click.echo(f"    0 bytes stack frame, {k.spill_bytes} bytes spill stores, {k.spill_bytes} bytes spill loads",
+                       err=True)
+            click.echo(f"xcc info    : Used {k.registers} registers, used {k.barriers} barriers, "
+                       f"{k.shared_bytes} bytes smem, {k.instructions} instructions", err=True)
+    if stats_json:
+        data = {n: {"registers": k.registers, "instructions": k.instructions, "shared_bytes": k.shared_bytes,
+                    "spill_bytes": k.spill_bytes, "compile_ms": k.compile_ms} for n, k in stats.items()}
+        _write_atomically(stats_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path`` and move it into place: never a half-written file."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise XccError(f"cannot write '{path}': {e.strerror}") from None
+
+
+@cli.command()
+@click.argument("xbin", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def disasm(xbin):
+    """Disassemble an .xbin object file."""
+    from xcc.backend.codegen import disassemble_kernel
+    from xcc.backend.objfile import ObjectFile
+
+    obj = ObjectFile.from_bytes(xbin.read_bytes(), str(xbin))
+    for name in sorted(obj.kernels):
+        k = obj.kernels[name]
+        click.echo(f"// kernel {name}: {k.registers} registers, {k.shared_bytes} bytes smem, "
+                   f"{k.instruction_count} instructions, params "
+                   + ", ".join(f".{p.type} {p.name}@{p.offset}" for p in k.params))
+        click.echo(f".text.{name}:")
+        click.echo(disassemble_kernel(k))
+        click.echo("")
+
+
+def _dim(text: str) -> tuple[int, int, int]:
+    try:
+        parts = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"expected X[,Y,Z], got '{text}'") from None
+    if not 1 <= len(parts) <= 3 or min(parts) < 1:
+        raise click.BadParameter(f"expected 1-3 positive integers, got '{text}'")
+    return tuple((parts + [1, 1])[:3])
+
+
+_SCALAR = {"s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64, "u8": np.uint8,
+           "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+
+
+def parse_run_arg(text: str):
+    """``TYPE:VALUE`` scalar, ``FILE.npy`` buffer or ``zeros:DTYPE[N]``; returns ('scalar', v) or ('buffer', array)."""
+    m = re.fullmatch(r"zeros:(\w+)\[(\d+)\]", text)
+    if m:
+        try:
+            return "buffer", np.zeros(int(m.group(2)), dtype=np.dtype(m.group(1)))
+        except TypeError:
+            raise click.BadParameter(f"unknown dtype '{m.group(1)}' in '{text}'") from None
+    if text.endswith(".npy"):
+        try:
+            return "buffer", np.load(text, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise XccError(f"cannot load buffer '{text}': {e}") from None
+    t, sep, v = text.partition(":")
+    if sep and t in _SCALAR:
+        try:
+            value = float(v) if t.startswith("f") else int(v, 0)
+            return "scalar", _SCALAR[t](value)
+        except (ValueError, OverflowError):
+            raise click.BadParameter(f"'{v}' is not a valid {t} value") from None
+    raise click.BadParameter(f"'{text}' is neither TYPE:VALUE, FILE.npy nor zeros:DTYPE[N]")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--kernel", "kernel_name", required=True, help="Entry name as written in the PTX.")
+@click.option("--grid", required=True, help="X[,Y,Z]")
+@click.option("--block", required=True, help="X[,Y,Z]")
+@click.option("--shared-mem", type=int, default=0, help="Dynamic shared memory bytes.")
+@click.option("--opt-level", type=click.IntRange(0, 3), default=3)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Save every buffer (.npz).")
+@click.option("--stats", "show_stats", is_flag=True, help="Print the launch statistics.")
+@click.argument("args", nargs=-1)
+def run(source, kernel_name, grid, block, shared_mem, opt_level, out, show_stats, args):
+    """Run one kernel on the ISA interpreter."""
+    from xcc import runtime as rt
+
+    grid_d, block_d = _dim(grid), _dim(block)
+    parsed = [parse_run_arg(a) for a in args]
+    mod = rt.load_module(source, opt_level=opt_level)
+    fn = mod.get_function(kernel_name)
+    launch_args, buffers = [], {}
+    for i, (kind, v) in enumerate(parsed):
+        if kind == "buffer":
+            d = rt.to_device(v)
+            buffers[i] = (args[i], d)
+            launch_args.append(d)
+        else:
+            launch_args.append(v)
+    stats = fn.launch(grid_d, block_d, launch_args, shared_mem)
+    results = {}
+    for i, (name, d) in buffers.items():
+        arr = d.copy_to_host()
+        results[f"arg{i}"] = arr
+        if name.endswith(".npy"):
+            np.save(name, arr, allow_pickle=False)
+    if out:
+        tmp = out.with_name(f".{out.name}.tmp.npz")
+        np.savez(tmp, **results)
+        os.replace(tmp, out)
+    for i, arr in results.items():
+        click.echo(f"{i}: {np.array2string(arr, threshold=16, edgeitems=4)}")
+    if show_stats or not results:
+        click.echo(f"thread_instructions={stats.thread_instructions} warp_instructions={stats.warp_instructions} "
+                   f"cycles={stats.cycles}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = _normalise_argv(list(sys.argv[1:] if argv is None else argv))
+    try:
+        cli.main(args=argv, prog_name="xcc", standalone_mode=False)
+        return 0
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return EXIT_INPUT
+    except click.ClickException as e:
+        e.show()
+        return EXIT_USAGE
+    except XccError as e:
+        click.echo(str(e), err=True)
+        return EXIT_INPUT
+    except Exception:  # a bug in xcc: say so, with the traceback for the report
+        click.echo("xcc: internal error (this is a bug in xcc; please report it with the input):", err=True)
+        click.echo(traceback.format_exc(), err=True)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The compiler driver: PTX text -> parsed -> IR -> passes -> xg1 kernels -> object file.
+
+The pipeline is a sequence of stages, each of which can be stopped at and
+dumped (``--print-after``); every kernel is compiled on its own, so the JIT
+compiles only the kernels that are launched.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TextIO
+
+from xcc.backend.codegen import BackendOptions, compile_function
+from xcc.backend.machine import Machine, load_machine
+from xcc.backend.objfile import ObjectFile
+from xcc.diagnostics import LinkError, XccError
+from xcc.frontend.parser import parse
+from xcc.ir.build import build_module
+from xcc.ir.core import Module
+from xcc.passes import PassManager, pipeline_for_level
+
+ARCHS = ("xg1",)
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything that changes the generated code (and so enters the JIT cache key)."""
+
+    arch: str = "xg1"
+    opt_level: int = 3
+    max_registers: int = 255
+    machine: str = "xg1"
+    verify: bool = False
+
+    def __post_init__(self):
+        if self.arch not in ARCHS:
+            raise XccError(f"unknown architecture '{self.arch}' (known: {', '.join(ARCHS)})")
+        if self.opt_level not in (0, 1, 2, 3):
+            raise XccError(f"optimisation level must be 0-3, got {self.opt_level}")
+        if not 16 <= self.max_registers <= 255:
+            raise XccError(f"--maxrregcount must be between 16 and 255, got {self.max_registers}")
+
+    def key(self) -> dict:
+        d = asdict(self)
+        d.pop("machine")  # enters the key through the machine description's hash instead
+        d.pop("verify")
+        return d
+
+
+@dataclass
+class KernelStats:
+    registers: int
+    instructions: int
+    shared_bytes: int
+    spill_bytes: int
+    compile_ms: float
+    barriers: int = 0
+
+
+@dataclass
+class Source:
+    text: str
+    name: str
+
+
+def read_source(src: str | Path | bytes, default_name: str = "<ptx>") -> Source | bytes:
+    """A PTX :class:`Source`, or the bytes of an .xbin image."""
+    from xcc.backend.objfile import is_xbin
+
+    if isinstance(src, Path) or (isinstance(src, str) and "\n" not in src and len(src) < 4096
+                                 and Path(src).is_file()):
+        path = Path(src)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise XccError(f"cannot read '{path}': {e.strerror}") from None
+        if is_xbin(data):
+            return data
+        return Source(_decode(data, str(path)), str(path))
+    if isinstance(src, bytes | bytearray):
+        if is_xbin(bytes(src)):
+            return bytes(src)
+        return Source(_decode(bytes(src), default_name), default_name)
+    if isinstance(src, str):
+        return Source(src, default_name)
+    raise XccError(f"expected PTX text, a path or bytes, got {type(src).__name__}")
+
+
+def _decode(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise XccError(f"{name}: not a text file (byte {e.start} is not UTF-8)") from None
+
+
+def frontend(sources: list[Source]) -> Module:
+    """Parse and build IR for every source; kernels of all sources form one module."""
+    modules = [build_module(parse(s.text, s.name)) for s in sources]
+    if len(modules) == 1:
+        return modules[0]
+    merged = Module([], [], {}, modules[0].filename)
+    seen: dict[str, str] = {}
+    for m in modules:
+        for f in m.functions:
+            if f.name in seen:
+                raise LinkError(f"duplicate kernel '{f.name}' in {seen[f.name]} and {m.filename}", f.loc)
+            seen[f.name] = m.filename
+            merged.functions.append(f)
+        merged.variables += m.variables
+        merged.source_files.update(m.source_files)
+    return merged
+
+
+def optimise(module: Module, options: CompileOptions, print_after: str | None = None,
+             out: TextIO | None = None) -> Module:
+    return PassManager(pipeline_for_level(options.opt_level), verify=options.verify, print_after=print_after,
+                       out=out).run(module)
+
+
+def compile_module(sources: list[Source], options: CompileOptions = CompileOptions(),
+                   kernels: list[str] | None = None, print_after: str | None = None, out: TextIO | None = None,
+                   stats: dict[str, KernelStats] | None = None, machine: Machine | None = None) -> ObjectFile:
+    """Compile ``kernels`` (all when None) of the PTX ``sources`` into one object file."""
+    machine = machine or load_machine(options.machine)
+    module = frontend(sources)
+    names = [f.name for f in module.functions]
+    if kernels is not None:
+        missing = [k for k in kernels if k not in names]
+        if missing:
+            raise XccError(f"no kernel named '{missing[0]}' (the PTX defines: {', '.join(names) or 'none'})")
+        module.functions = [f for f in module.functions if f.name in kernels]
+    optimise(module, options, print_after, out)
+    images = {}
+    backend = BackendOptions(max_registers=options.max_registers)
+    for fn in module.functions:
+        t0 = time.perf_counter()
+        k = compile_function(fn, machine, backend)
+        images[k.name] = k
+        if stats is not None:
+            stats[k.name] = KernelStats(k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes,
+                                        round((time.perf_counter() - t0) * 1000, 3), k.barriers)
+    return ObjectFile(images, options.arch, sources[0].name if sources else "", dict(module.source_files))
+
+
+def kernel_names(sources: list[Source]) -> list[str]:
+    """The entry names defined by the sources (parses, builds nothing)."""
+    return [f.name for s in sources for f in parse(s.text, s.name).functions if f.is_entry and f.body is not None]

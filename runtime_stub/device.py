@@ -1,0 +1,94 @@
+"""The emulated device and its memory: a CUDA-driver-like view of one xg1 GPU.
+
+Device arrays carry 64-bit device addresses (``int(arr)`` or ``arr.ptr``);
+host<->device copies go through numpy.  One default device per process.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xcc.backend.machine import Machine, load_machine
+from xcc.backend.memory import GlobalMemory, MemoryFault
+from xcc.diagnostics import LaunchError
+
+
+class Device:
+    def __init__(self, machine: str | Machine = "xg1"):
+        self.machine = machine if isinstance(machine, Machine) else load_machine(machine)
+        self.memory = GlobalMemory()
+
+    @property
+    def name(self) -> str:
+        return f"xcc emulated {self.machine.name}"
+
+    def alloc(self, nbytes: int) -> int:
+        return self.memory.alloc(max(int(nbytes), 1))
+
+
+class DeviceArray:
+    """A typed buffer in device global memory."""
+
+    def __init__(self, device: Device, shape, dtype, ptr: int | None = None):
+        self.device = device
+        self.shape = tuple(int(s) for s in (shape if isinstance(shape, tuple | list) else (shape,)))
+        self.dtype = np.dtype(dtype)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self.ptr = ptr if ptr is not None else device.alloc(self.nbytes)
+
+    def __int__(self) -> int:
+        return self.ptr
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def copy_from_host(self, a: np.ndarray) -> DeviceArray:
+        a = np.ascontiguousarray(a)
+        if a.nbytes != self.nbytes:
+            raise LaunchError(f"copy of {a.nbytes} bytes into a device array of {self.nbytes} bytes")
+        self.device.memory.write(self.ptr, a.view(np.uint8).reshape(-1))
+        return self
+
+    def copy_to_host(self) -> np.ndarray:
+        raw = self.device.memory.read(self.ptr, self.nbytes)
+        return np.frombuffer(raw.tobytes(), dtype=self.dtype).reshape(self.shape).copy()
+
+    def free(self) -> None:
+        try:
+            self.device.memory.free(self.ptr)
+        except MemoryFault as e:
+            raise LaunchError(str(e)) from None
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+
+
+_default: Device | None = None
+
+
+def default_device() -> Device:
+    global _default
+    if _default is None:
+        _default = Device()
+    return _default
+
+
+def set_device(device: Device) -> None:
+    global _default
+    _default = device
+
+
+def to_device(a: np.ndarray, device: Device | None = None) -> DeviceArray:
+    a = np.ascontiguousarray(a)
+    return DeviceArray(device or default_device(), a.shape, a.dtype).copy_from_host(a)
+
+
+def empty(shape, dtype=np.float32, device: Device | None = None) -> DeviceArray:
+    return DeviceArray(device or default_device(), shape, dtype)
+
+
+def zeros(shape, dtype=np.float32, device: Device | None = None) -> DeviceArray:
+    arr = empty(shape, dtype, device)
+    arr.device.memory.memset(arr.ptr, 0, arr.nbytes)
+    return arr

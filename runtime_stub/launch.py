@@ -1,0 +1,50 @@
+"""Kernel launch on the emulated device: argument packing, launch checks, the ISA interpreter."""
+
+from __future__ import annotations
+
+from xcc.backend.emulator import LaunchStats, run_kernel
+from xcc.backend.objfile import KernelImage
+from xcc.diagnostics import LaunchError
+from xcc.runtime.device import Device
+from xcc.runtime.params import pack_params
+
+
+def dim3(v, what: str) -> tuple[int, int, int]:
+    t = (v,) if isinstance(v, int) else tuple(v)
+    if not 1 <= len(t) <= 3 or not all(isinstance(x, int) and x >= 1 for x in t):
+        raise LaunchError(f"{what} must be 1 to 3 positive integers, got {v!r}")
+    return (t + (1, 1))[:3]
+
+
+class Function:
+    def __init__(self, kernel: KernelImage, device: Device):
+        self.kernel = kernel
+        self.device = device
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+    @property
+    def num_regs(self) -> int:
+        return self.kernel.registers
+
+    def launch(self, grid, block, args=(), shared_mem: int = 0) -> LaunchStats:
+        """Run the kernel to completion on the default stream and return its statistics."""
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        k = self.kernel
+        limits = self.device.machine.limits
+        threads = block[0] * block[1] * block[2]
+        if threads > min(k.max_threads, int(limits["max_threads_per_block"])):
+            raise LaunchError(f"block of {threads} threads exceeds the limit of "
+                              f"{min(k.max_threads, int(limits['max_threads_per_block']))} for '{k.name}'")
+        if k.reqntid and tuple(k.reqntid + [1, 1])[:3] != block:
+            raise LaunchError(f"'{k.name}' requires a block of {tuple(k.reqntid)} (.reqntid), got {block}")
+        if shared_mem < 0 or k.shared_bytes + shared_mem > int(limits["shared_memory_per_block"]):
+            raise LaunchError(f"{k.shared_bytes + shared_mem} bytes of shared memory exceed the per-block "
+                              f"limit of {limits['shared_memory_per_block']}")
+        params = pack_params(k, list(args))
+        return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine)
+
+    def __call__(self, grid, block, args=(), shared_mem: int = 0) -> LaunchStats:
+        return self.launch(grid, block, args, shared_mem)

@@ -1,0 +1,83 @@
+"""Modules and functions: the JIT face of the runtime.
+
+``load_module`` takes PTX (a path, text or bytes; a list is one module) or an
+``.xbin`` image.  PTX is compiled lazily, per kernel, at ``get_function``:
+the content-addressed cache (:mod:`xcc.cache`) is consulted first, keyed on
+the PTX bytes as given, the kernel name, the options, the machine
+description and xcc's own sources, so a hit costs no parsing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xcc.backend.objfile import KernelImage, ObjectFile
+from xcc.cache import JitCache, cache_key
+from xcc.diagnostics import LaunchError, XccError
+from xcc.driver import CompileOptions, Source, compile_module, kernel_names, read_source
+from xcc.runtime.device import Device, default_device
+from xcc.runtime.launch import Function
+
+_cache: JitCache | None = None
+
+
+def jit_cache() -> JitCache:
+    global _cache
+    if _cache is None:
+        _cache = JitCache()
+    return _cache
+
+
+class Module:
+    def __init__(self, sources: list[Source] | None, image: ObjectFile | None, options: CompileOptions,
+                 device: Device):
+        self.sources = sources
+        self.image = image
+        self.options = options
+        self.device = device
+        self._functions: dict[str, Function] = {}
+        self._names: list[str] | None = list(image.kernels) if image is not None else None
+
+    @property
+    def function_names(self) -> list[str]:
+        if self._names is None:
+            self._names = kernel_names(self.sources)
+        return list(self._names)
+
+    def get_function(self, name: str) -> Function:
+        fn = self._functions.get(name)
+        if fn is None:
+            fn = self._functions[name] = Function(self._kernel(name), self.device)
+        return fn
+
+    def _kernel(self, name: str) -> KernelImage:
+        if self.image is not None:
+            if name not in self.image.kernels:
+                raise LaunchError(f"no kernel named '{name}' in the module "
+                                  f"(it has: {', '.join(sorted(self.image.kernels)) or 'none'})")
+            return self.image.kernels[name]
+        key = cache_key([s.text.encode() for s in self.sources], name, self.options.key(),
+                        self.device.machine.hash)
+
+        def build() -> bytes:
+            return compile_module(self.sources, self.options, [name], machine=self.device.machine).to_bytes()
+
+        data, _hit = jit_cache().get_or_compile(key, build, lambda b: ObjectFile.from_bytes(b, "cache entry"))
+        return ObjectFile.from_bytes(data, "cache entry").kernels[name]
+
+
+def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
+                device: Device | None = None) -> Module:
+    """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these."""
+    device = device or default_device()
+    options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=max_registers,
+                             machine=device.machine.name)
+    items = src if isinstance(src, list | tuple) else [src]
+    read = [read_source(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>") for i, s in enumerate(items)]
+    images = [r for r in read if isinstance(r, bytes)]
+    if images:
+        if len(read) != 1:
+            raise XccError("an .xbin image cannot be linked with other sources")
+        image = ObjectFile.from_bytes(images[0], str(items[0]) if isinstance(items[0], str | Path) else "<xbin>")
+        return Module(None, image, options, device)
+    return Module(read, None, options, device)
