@@ -1,0 +1,804 @@
+"""What each xg1 instruction does: one executor builder per mnemonic of :data:`isa.TABLE`.
+
+A builder, registered with ``@impl("MNEMONIC")``, takes a :class:`Binder` for
+one decoded instruction of one wave of a launch and returns either
+
+* an *executor* ``run(sel, idx, n)`` that applies the instruction to the ``n``
+  threads ``idx`` (a sorted int64 array of thread slots; ``sel`` is the same
+  set as a ``slice`` when the slots are contiguous, else ``idx`` itself), or
+* a :class:`Control` describing a scheduling action (branch, exit, barrier),
+  which :mod:`xcc.backend.emulator` carries out.
+
+Operand readers and writers are bound when the executor is built, so the
+interpreter's inner loop does no decoding.  Every value-level operation calls
+:mod:`xcc.semantics`; this module only wires operands to those functions.
+Importing it asserts that every mnemonic of the ISA table has an executor.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from xcc.backend.isa import NUM_CONV_BARRIERS, NUM_PREDS, PT, RZ, SPECIAL_REGS, TABLE
+from xcc.backend.memory import MemoryFault
+from xcc.backend.minst import CBank, Imm, MInst
+from xcc.diagnostics import ObjectFormatError
+from xcc.semantics import floating
+from xcc.semantics import integer as I
+from xcc.semantics.compare import compare, select
+from xcc.semantics.convert import convert
+
+U32, U64 = np.uint32, np.uint64
+_32 = U64(32)
+_LO32 = U64(0xFFFFFFFF)
+
+Executor = Callable[[object, np.ndarray, int], None]
+IMPLS: dict[str, Callable[[Binder], Executor | Control]] = {}
+
+
+def impl(*mnemonics: str):
+    """Register the decorated builder as the executor factory of ``mnemonics``."""
+
+    def deco(fn):
+        for m in mnemonics:
+            if m not in TABLE:
+                raise KeyError(f"@impl({m!r}): no such instruction in the ISA table")
+            if m in IMPLS:
+                raise KeyError(f"@impl({m!r}) registered twice")
+            IMPLS[m] = fn
+        return fn
+
+    return deco
+
+
+class ExecFault(Exception):
+    """A kernel error found while executing an instruction; the emulator locates it.
+
+    ``thread`` indexes the executing threads (``idx``) of the failing step, ``None`` for all.
+    """
+
+    def __init__(self, reason: str, thread: int | None = None, nthreads: int = 1):
+        super().__init__(reason)
+        self.reason, self.thread, self.nthreads = reason, thread, nthreads
+
+
+@dataclass(frozen=True)
+class Control:
+    """A scheduling instruction: ``kind`` is 'BRA' (``target``), 'EXIT', 'BAR' (``barrier``: a reader
+    of the barrier number) or 'BSYNC' (``barrier``: the convergence barrier number)."""
+
+    kind: str
+    target: int = 0
+    barrier: object = None
+
+
+def _const(value, dtype):
+    v = dtype(value)
+    return lambda sel, n: np.broadcast_to(v, (n,))
+
+
+def _fail(reason: str):
+    def rd(sel, n):
+        raise ExecFault(reason)
+
+    return rd
+
+
+def _drop(sel, v):
+    pass
+
+
+def _raise(reason: str):
+    """An executor that faults when (and only if) it is executed."""
+
+    def run(sel, idx, n):
+        raise ExecFault(reason)
+
+    return run
+
+
+_ZERO32, _ZERO64 = _const(0, U32), _const(0, U64)
+_TRUE, _FALSE = _const(True, np.bool_), _const(False, np.bool_)
+
+
+class Binder:
+    """Operand readers/writers of one instruction against one wave's state ``ctx``.
+
+    Readers are ``rd(sel, n) -> array of n``; writers ``wr(sel, values)``.  ``ctx`` provides
+    ``regs`` (uint32 [R, T]), ``preds`` (bool [8, T]), ``cbank`` (bytes of constant bank 0) and
+    the launch geometry used by the special-register, shared-memory and warp executors.
+    """
+
+    def __init__(self, ctx, inst: MInst, pc: int):
+        self.ctx, self.inst, self.pc = ctx, inst, pc
+        self.ops = inst.ops
+        self.nregs = ctx.regs.shape[0]
+
+    # -- modifiers -------------------------------------------------------------------------
+    def mod(self, name: str) -> str:
+        return self.inst.mods.get(name, self.inst.d.mod(name).values[0])
+
+    def flag(self, name: str) -> bool:
+        return bool(self.inst.mods.get(name))
+
+    # -- registers -------------------------------------------------------------------------
+    def _reg(self, field: str, width: int) -> int:
+        r = self.ops.get(field, RZ)  # an absent operand encodes as field 0; decode always fills it
+        if r == RZ:
+            return r
+        if not isinstance(r, int) or r < 0 or r + width > self.nregs:
+            what = f"R{r}:R{r + 1}" if width == 2 else f"R{r}"
+            raise ObjectFormatError(f"instruction {self.pc} ({self.inst.mnemonic}) uses {what} but the kernel "
+                                    f"declares {self.nregs} register(s)")
+        return r
+
+    def r(self, field: str):
+        r = self._reg(field, 1)
+        if r == RZ:
+            return _ZERO32
+        row = self.ctx.regs[r]
+        return lambda sel, n: row[sel]
+
+    def w(self, field: str):
+        r = self._reg(field, 2)
+        if r == RZ:
+            return _ZERO64
+        lo, hi = self.ctx.regs[r], self.ctx.regs[r + 1]
+        return lambda sel, n: lo[sel].astype(U64) | (hi[sel].astype(U64) << _32)
+
+    def set_r(self, field: str = "d"):
+        r = self._reg(field, 1)
+        if r == RZ:
+            return _drop
+        row = self.ctx.regs[r]
+
+        def wr(sel, v):
+            row[sel] = v
+
+        return wr
+
+    def set_w(self, field: str = "d"):
+        r = self._reg(field, 2)
+        if r == RZ:
+            return _drop
+        lo, hi = self.ctx.regs[r], self.ctx.regs[r + 1]
+
+        def wr(sel, v):
+            v = np.asarray(v, U64)
+            hi[sel] = (v >> _32).astype(U32)
+            lo[sel] = (v & _LO32).astype(U32)
+
+        return wr
+
+    # -- register / immediate / constant-bank operands -------------------------------------------
+    def cbank(self, v, size: int) -> bytes | None:
+        cb = self.ctx.cbank
+        if not isinstance(v, CBank) or v.bank != 0 or v.offset % size or v.offset + size > len(cb):
+            return None
+        return cb[v.offset:v.offset + size]
+
+    def _cbank_fail(self, v, size):
+        if not isinstance(v, CBank):
+            return _fail(f"operand {v!r} is not a constant-bank reference")
+        if v.bank != 0:
+            return _fail(f"constant bank c[{v.bank:#x}] does not exist (only bank 0 is mapped)")
+        return _fail(f"{size}-byte constant bank access c[0x0][{v.offset:#x}] is "
+                     f"{'misaligned' if v.offset % size else 'out of range'} (bank 0 holds {len(self.ctx.cbank)} bytes)")
+
+    def ric(self, field: str = "b"):
+        v = self.ops[field]
+        if isinstance(v, Imm):
+            return _const(v.value & 0xFFFFFFFF, U32)
+        if isinstance(v, CBank):
+            raw = self.cbank(v, 4)
+            return self._cbank_fail(v, 4) if raw is None else _const(struct.unpack("<I", raw)[0], U32)
+        return self.r(field)
+
+    def wic(self, field: str = "b"):
+        v = self.ops[field]
+        if isinstance(v, Imm):
+            x = v.value & 0xFFFFFFFF
+            return _const(x | (0xFFFFFFFF00000000 if x >> 31 else 0), U64)  # sign-extended
+        if isinstance(v, CBank):
+            raw = self.cbank(v, 8)
+            return self._cbank_fail(v, 8) if raw is None else _const(struct.unpack("<Q", raw)[0], U64)
+        return self.w(field)
+
+    # -- predicates ------------------------------------------------------------------------
+    def p(self, field: str):
+        v = self.ops.get(field, PT)
+        reg, neg = v if isinstance(v, tuple) else (v, False)
+        if reg == PT:
+            return _FALSE if neg else _TRUE
+        if not 0 <= reg < NUM_PREDS:
+            raise ObjectFormatError(f"instruction {self.pc}: invalid predicate P{reg}")
+        row = self.ctx.preds[reg]
+        return (lambda sel, n: ~row[sel]) if neg else (lambda sel, n: row[sel])
+
+    def set_p(self, field: str = "pd"):
+        reg = self.ops.get(field, PT)
+        if reg == PT:
+            return _drop
+        row = self.ctx.preds[reg]
+
+        def wr(sel, v):
+            row[sel] = v
+
+        return wr
+
+
+# ============================================================================= control
+@impl("BRA")
+def _bra(x: Binder):
+    return Control("BRA", target=x.pc + 1 + int(x.ops["b"]))
+
+
+@impl("EXIT")
+def _exit(x: Binder):
+    return Control("EXIT")
+
+
+@impl("BAR")
+def _bar(x: Binder):
+    return Control("BAR", barrier=x.ric("b"))
+
+
+@impl("BSYNC")
+def _bsync(x: Binder):
+    k = int(x.ops["c"])
+    if not 0 <= k < NUM_CONV_BARRIERS:
+        raise ObjectFormatError(f"instruction {x.pc}: invalid convergence barrier B{k}")
+    return Control("BSYNC", barrier=k)
+
+
+@impl("BSSY")
+def _bssy(x: Binder):
+    k = int(x.ops["c"])
+    if not 0 <= k < NUM_CONV_BARRIERS:
+        raise ObjectFormatError(f"instruction {x.pc}: invalid convergence barrier B{k}")
+    row = x.ctx.bmask[k]
+
+    def run(sel, idx, n):
+        row[sel] = True
+
+    return run
+
+
+@impl("NOP", "MEMBAR")
+def _nop(x: Binder):
+    return lambda sel, idx, n: None
+
+
+# ============================================================================= moves
+@impl("MOV")
+def _mov(x: Binder):
+    b, d = x.ric("b"), x.set_r()
+    return lambda sel, idx, n: d(sel, b(sel, n))
+
+
+def _special(x: Binder, sr: int):
+    """Reader ``f(idx) -> uint64 values`` of special register ``sr`` for thread slots ``idx``."""
+    c = x.ctx
+    name = SPECIAL_REGS[sr] if 0 <= sr < len(SPECIAL_REGS) else None
+    bx, by, bz = c.block
+    gx, gy, gz = c.grid
+    tpb = c.tpb_pad
+
+    def ltid(idx):
+        return idx % tpb
+
+    def cta(idx):
+        return c.cta0 + idx // tpb
+
+    def lane(idx):
+        return idx & 31
+
+    def lanemask(f):
+        return lambda idx: f(U64(1) << lane(idx).astype(U64)) & _LO32
+
+    table = {
+        "SR_TID.X": lambda idx: ltid(idx) % bx, "SR_TID.Y": lambda idx: ltid(idx) // bx % by,
+        "SR_TID.Z": lambda idx: ltid(idx) // (bx * by),
+        "SR_CTAID.X": lambda idx: cta(idx) % gx, "SR_CTAID.Y": lambda idx: cta(idx) // gx % gy,
+        "SR_CTAID.Z": lambda idx: cta(idx) // (gx * gy),
+        "SR_LANEID": lane, "SR_WARPID": lambda idx: ltid(idx) >> 5,
+        "SR_SMID": lambda idx: cta(idx) % c.sm_count,
+        "SR_CLOCKLO": lambda idx: np.full(idx.size, c.step, np.int64),
+        "SR_CLOCK64": lambda idx: np.full(idx.size, c.step, np.int64),
+        "SR_GLOBALTIMER": lambda idx: np.full(idx.size, c.step, np.int64),
+        "SR_LANEMASK_EQ": lanemask(lambda m: m), "SR_LANEMASK_LT": lanemask(lambda m: m - U64(1)),
+        "SR_LANEMASK_LE": lanemask(lambda m: (m << U64(1)) - U64(1)),
+        "SR_LANEMASK_GT": lanemask(lambda m: ~((m << U64(1)) - U64(1))),
+        "SR_LANEMASK_GE": lanemask(lambda m: ~(m - U64(1))),
+    }
+    consts = {"SR_NTID.X": bx, "SR_NTID.Y": by, "SR_NTID.Z": bz, "SR_NCTAID.X": gx, "SR_NCTAID.Y": gy,
+              "SR_NCTAID.Z": gz, "SR_NWARPID": c.nwarpid, "SR_NSMID": c.sm_count}
+    if name in consts:
+        v = U64(consts[name])
+        return lambda idx: np.broadcast_to(v, idx.shape)
+    if name in table:
+        f = table[name]
+        return lambda idx: np.asarray(f(idx)).astype(U64)
+    reason = f"unknown special register {sr}"
+
+    def unknown(idx):
+        raise ExecFault(reason)
+
+    return unknown
+
+
+@impl("S2R")
+def _s2r(x: Binder):
+    f, d = _special(x, int(x.ops["b"])), x.set_r()
+    return lambda sel, idx, n: d(sel, (f(idx) & _LO32).astype(U32))
+
+
+@impl("CS2R.64")
+def _cs2r(x: Binder):
+    f, d = _special(x, int(x.ops["b"])), x.set_w()
+    return lambda sel, idx, n: d(sel, f(idx))
+
+
+@impl("LDC")
+def _ldc(x: Binder):
+    v = x.ops["b"]
+    raw = x.cbank(v, 4)
+    b = x._cbank_fail(v, 4) if raw is None else _const(struct.unpack("<I", raw)[0], U32)
+    d = x.set_r()
+    return lambda sel, idx, n: d(sel, b(sel, n))
+
+
+@impl("LDC.64")
+def _ldc64(x: Binder):
+    v = x.ops["b"]
+    raw = x.cbank(v, 8)
+    b = x._cbank_fail(v, 8) if raw is None else _const(struct.unpack("<Q", raw)[0], U64)
+    d = x.set_w()
+    return lambda sel, idx, n: d(sel, b(sel, n))
+
+
+# ============================================================================= integer
+@impl("IADD3")
+def _iadd3(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    if x.flag("NEG_B"):
+        return lambda sel, idx, n: d(sel, I.add(I.add(a(sel, n), I.ineg(b(sel, n), 32), 32), c(sel, n), 32))
+    return lambda sel, idx, n: d(sel, I.add(I.add(a(sel, n), b(sel, n), 32), c(sel, n), 32))
+
+
+@impl("IADD.64")
+def _iadd64(x: Binder):
+    a, b, d = x.w("a"), x.wic("b"), x.set_w()
+    op = I.sub if x.flag("NEG_B") else I.add
+    return lambda sel, idx, n: d(sel, op(a(sel, n), b(sel, n), 64))
+
+
+@impl("IMAD")
+def _imad(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    mode, signed = x.mod("mode").lower(), x.mod("type") == "S32"
+    return lambda sel, idx, n: d(sel, I.mad(a(sel, n), b(sel, n), c(sel, n), 32, mode, signed))
+
+
+@impl("IMAD.WIDE")
+def _imad_wide(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.w("c"), x.set_w()
+    signed = x.mod("type") == "S32"
+    return lambda sel, idx, n: d(sel, I.mad(a(sel, n), b(sel, n), c(sel, n), 32, "wide", signed))
+
+
+@impl("IMAD.64")
+def _imad64(x: Binder):
+    a, b, c, d = x.w("a"), x.wic("b"), x.w("c"), x.set_w()
+    mode, signed = x.mod("mode").lower(), x.mod("type") == "S64"
+    return lambda sel, idx, n: d(sel, I.mad(a(sel, n), b(sel, n), c(sel, n), 64, mode, signed))
+
+
+_BOOL = {"AND": I.band, "OR": I.bor, "XOR": I.bxor}
+
+
+def _setp(x: Binder, a, b, cmp_fn):
+    """pd = cmp_fn(a, b) bool ps."""
+    ps, pd = x.p("ps"), x.set_p("pd")
+    combine = _BOOL[x.mod("bool")]
+    cmp = x.mod("cmp")
+    if cmp in ("F", "T"):
+        const = cmp == "T"
+        return lambda sel, idx, n: pd(sel, combine(np.broadcast_to(const, (n,)), ps(sel, n), 1))
+    return lambda sel, idx, n: pd(sel, combine(cmp_fn(cmp.lower(), a(sel, n), b(sel, n)), ps(sel, n), 1))
+
+
+@impl("ISETP")
+def _isetp(x: Binder):
+    kind = "s" if x.mod("type") == "S32" else "u"
+    return _setp(x, x.r("a"), x.ric("b"), lambda cmp, a, b: compare(cmp, a, b, 32, kind))
+
+
+@impl("ISETP.64")
+def _isetp64(x: Binder):
+    kind = "s" if x.mod("type") == "S64" else "u"
+    return _setp(x, x.w("a"), x.wic("b"), lambda cmp, a, b: compare(cmp, a, b, 64, kind))
+
+
+def _flush(v):
+    """``cvt.ftz.f32.f32``: subnormal f32 inputs become sign-preserving zeros."""
+    return convert(v, 32, "f", 32, "f", ftz=True)
+
+
+@impl("FSETP")
+def _fsetp(x: Binder):
+    a, b = x.r("a"), x.ric("b")
+    if x.flag("FTZ"):
+        a0, b0 = a, b
+        a, b = (lambda sel, n: _flush(a0(sel, n))), (lambda sel, n: _flush(b0(sel, n)))
+    return _setp(x, a, b, lambda cmp, a, b: compare(cmp, a, b, 32, "f"))
+
+
+@impl("PLOP3")
+def _plop3(x: Binder):
+    pa, ps, pd = x.p("pa"), x.p("ps"), x.set_p("pd")
+    lut = int(x.mod("lut"), 16)
+    table = np.array([(lut >> i) & 1 for i in range(4)], bool)  # bit (pa << 1) | ps
+    return lambda sel, idx, n: pd(sel, table[(pa(sel, n).astype(np.intp) << 1) | ps(sel, n)])
+
+
+@impl("SEL")
+def _sel(x: Binder):
+    a, b, ps, d = x.r("a"), x.ric("b"), x.p("ps"), x.set_r()
+    return lambda sel, idx, n: d(sel, select(ps(sel, n), a(sel, n), b(sel, n)))
+
+
+@impl("P2R")
+def _p2r(x: Binder):
+    ps, d = x.p("ps"), x.set_r()
+    one, zero = U32(1), U32(0)
+    return lambda sel, idx, n: d(sel, select(ps(sel, n), one, zero))
+
+
+@impl("LOP3")
+def _lop3(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    lut = int(x.mod("lut"), 16)
+    return lambda sel, idx, n: d(sel, I.lop3(a(sel, n), b(sel, n), c(sel, n), lut, 32))
+
+
+def _shift(x: Binder, fn, bits: int, signed: bool):
+    a = x.r("a") if bits == 32 else x.w("a")
+    b, d = x.ric("b"), (x.set_r() if bits == 32 else x.set_w())
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), b(sel, n), bits, signed))
+
+
+@impl("SHL")
+def _shl(x: Binder):
+    return _shift(x, I.shl, 32, False)
+
+
+@impl("SHR")
+def _shr(x: Binder):
+    return _shift(x, I.shr, 32, x.mod("type") == "S32")
+
+
+@impl("SHL.64")
+def _shl64(x: Binder):
+    return _shift(x, I.shl, 64, False)
+
+
+@impl("SHR.64")
+def _shr64(x: Binder):
+    return _shift(x, I.shr, 64, x.mod("type") == "S64")
+
+
+@impl("SGXT")
+def _sgxt(x: Binder):
+    """Sign-extend from the low b bits (b >= 32: a unchanged; b == 0: 0): (a << (32-b)) >>s (32-b)."""
+    a, b, d = x.r("a"), x.ric("b"), x.set_r()
+    u32 = U32(32)
+
+    def run(sel, idx, n):
+        s = I.sub(u32, I.imin(b(sel, n), u32, 32), 32)
+        d(sel, I.shr(I.shl(a(sel, n), s, 32), s, 32, True))
+
+    return run
+
+
+@impl("IMNMX")
+def _imnmx(x: Binder):
+    a, b, d = x.r("a"), x.ric("b"), x.set_r()
+    fn, signed = (I.imin if x.mod("minmax") == "MIN" else I.imax), x.mod("type") == "S32"
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), b(sel, n), 32, signed))
+
+
+def _unary(x: Binder, fn):
+    a, d = x.r("a"), x.set_r()
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), 32))
+
+
+@impl("IABS")
+def _iabs(x: Binder):
+    return _unary(x, I.iabs)
+
+
+@impl("POPC")
+def _popc(x: Binder):
+    return _unary(x, I.popc)
+
+
+@impl("FLO")
+def _flo(x: Binder):
+    return _unary(x, I.clz)
+
+
+@impl("BREV")
+def _brev(x: Binder):
+    return _unary(x, I.brev)
+
+
+# ============================================================================= floating point
+def _fmods(x: Binder, rnd=True, sat=True):
+    return dict(rnd=x.mod("rnd").lower() if rnd else "rn", ftz=x.flag("FTZ"), sat=x.flag("SAT") if sat else False)
+
+
+@impl("FADD")
+def _fadd(x: Binder):
+    a, b, d = x.r("a"), x.ric("b"), x.set_r()
+    fn, kw = (floating.fsub if x.flag("NEG_B") else floating.fadd), _fmods(x)
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), b(sel, n), 32, **kw))
+
+
+@impl("FMUL")
+def _fmul(x: Binder):
+    a, b, d, kw = x.r("a"), x.ric("b"), x.set_r(), _fmods(x)
+    return lambda sel, idx, n: d(sel, floating.fmul(a(sel, n), b(sel, n), 32, **kw))
+
+
+@impl("FFMA")
+def _ffma(x: Binder):
+    a, b, c, d, kw = x.r("a"), x.ric("b"), x.r("c"), x.set_r(), _fmods(x)
+    return lambda sel, idx, n: d(sel, floating.ffma(a(sel, n), b(sel, n), c(sel, n), 32, **kw))
+
+
+@impl("FMNMX")
+def _fmnmx(x: Binder):
+    a, b, d = x.r("a"), x.ric("b"), x.set_r()
+    fn, ftz = (floating.fmin if x.mod("minmax") == "MIN" else floating.fmax), x.flag("FTZ")
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), b(sel, n), 32, ftz=ftz))
+
+
+_MUFU = {"RCP": "rcp", "SQRT": "sqrt", "RSQ": "rsqrt", "EX2": "ex2", "LG2": "lg2", "SIN": "sin", "COS": "cos",
+         "TANH": "tanh"}
+
+
+@impl("MUFU")
+def _mufu(x: Binder):
+    """RCP/SQRT are correctly rounded (.RN exact; .APPROX computed the same way, within PTX's bounds)."""
+    a, d = x.r("a"), x.set_r()
+    op, ftz = _MUFU[x.mod("fn")], x.flag("FTZ")
+    return lambda sel, idx, n: d(sel, floating.funary(op, a(sel, n), 32, "rn", ftz=ftz))
+
+
+@impl("I2F")
+def _i2f(x: Binder):
+    a, d = x.r("a"), x.set_r()
+    kind, rnd = ("s" if x.mod("type") == "S32" else "u"), x.mod("rnd").lower()
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), 32, "f", 32, kind, rnd=rnd))
+
+
+@impl("F2I")
+def _f2i(x: Binder):
+    a, d = x.r("a"), x.set_r()
+    kind, rnd, ftz = ("s" if x.mod("type") == "S32" else "u"), x.mod("rnd").lower(), x.flag("FTZ")
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), 32, kind, 32, "f", rnd=rnd, ftz=ftz))
+
+
+@impl("F2F.F64.F32")
+def _f2f_wide(x: Binder):
+    a, d = x.r("a"), x.set_w()
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), 64, "f", 32, "f"))
+
+
+@impl("F2F.F32.F64")
+def _f2f_narrow(x: Binder):
+    a, d = x.w("a"), x.set_r()
+    rnd, ftz = x.mod("rnd").lower(), x.flag("FTZ")
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), 32, "f", 64, "f", rnd=rnd, ftz=ftz))
+
+
+# ============================================================================= memory
+_SIZE = {"32": (4, "u"), "U8": (1, "u"), "S8": (1, "s"), "U16": (2, "u"), "S16": (2, "s")}
+
+
+def _extend(v, width: int, kind: str):
+    """A loaded 1/2/4-byte value zero/sign-extended into a 32-bit register."""
+    return v if width == 4 else convert(v, 32, kind, 8 * width, kind)
+
+
+def _truncate(v, width: int):
+    """The low ``width`` bytes of a 32-bit register value."""
+    return v if width == 4 else convert(v, 8 * width, "u", 32, "u")
+
+
+def _global_addr(x: Binder):
+    a = x.w("a")
+    off = U64(int(x.ops["b"]) % (1 << 64))
+    if off == 0:
+        return a
+    return lambda sel, n: a(sel, n) + off
+
+
+def _shared_addr(x: Binder):
+    """Reader of (flat offset into the wave's shared memory, CTA-relative address) for a width."""
+    a, b, c = x.r("a"), int(x.ops["b"]), x.ctx
+
+    def addr(sel, idx, n, width):
+        rel = a(sel, n).astype(np.int64) + b
+        size = c.smem_size
+        bad = (rel < 0) | (rel > size - width)
+        if width > 1:
+            bad |= (rel & (width - 1)) != 0
+        if bad.any():
+            t = int(np.argmax(bad))
+            kind = "misaligned" if 0 <= rel[t] <= size - width else "out-of-bounds"
+            raise MemoryFault(kind, rel[bad].astype(U64), t, width=width, space="shared",
+                              detail=f"the CTA's shared memory is {size} bytes")
+        return (idx // c.tpb_pad) * c.smem_stride + rel
+
+    return addr
+
+
+@impl("LDG")
+def _ldg(x: Binder):
+    addr, d, g = _global_addr(x), x.set_r(), x.ctx.gmem
+    width, kind = _SIZE[x.mod("size")]
+    return lambda sel, idx, n: d(sel, _extend(g.load(addr(sel, n), width), width, kind))
+
+
+@impl("LDG.64")
+def _ldg64(x: Binder):
+    addr, d, g = _global_addr(x), x.set_w(), x.ctx.gmem
+    return lambda sel, idx, n: d(sel, g.load(addr(sel, n), 8))
+
+
+@impl("STG")
+def _stg(x: Binder):
+    addr, c, g = _global_addr(x), x.r("c"), x.ctx.gmem
+    width = _SIZE[x.mod("size")][0]
+    return lambda sel, idx, n: g.store(addr(sel, n), _truncate(c(sel, n), width), width)
+
+
+@impl("STG.64")
+def _stg64(x: Binder):
+    addr, c, g = _global_addr(x), x.w("c"), x.ctx.gmem
+    return lambda sel, idx, n: g.store(addr(sel, n), c(sel, n), 8)
+
+
+@impl("LDS")
+def _lds(x: Binder):
+    addr, d, ctx = _shared_addr(x), x.set_r(), x.ctx
+    width, kind = _SIZE[x.mod("size")]
+    return lambda sel, idx, n: d(sel, _extend(ctx.smem.load(addr(sel, idx, n, width), width), width, kind))
+
+
+@impl("STS")
+def _sts(x: Binder):
+    addr, c, ctx = _shared_addr(x), x.r("c"), x.ctx
+    width = _SIZE[x.mod("size")][0]
+    return lambda sel, idx, n: ctx.smem.store(addr(sel, idx, n, width), _truncate(c(sel, n), width), width)
+
+
+_ATOM_KIND = {"U32": "u", "S32": "s", "F32": "f"}
+
+
+def _atomic(x: Binder, space: str):
+    op, kind = x.mod("op").lower(), _ATOM_KIND[x.mod("type")]
+    d, c, e, ctx = x.set_r(), x.r("c"), x.r("e"), x.ctx
+    if kind == "f" and op not in ("add", "exch", "cas"):
+        return _raise(f"invalid atomic: {x.inst.mnemonic}.{x.mod('op')}.F32 is not defined on floats")
+    if space == "global":
+        gaddr, mem = _global_addr(x), ctx.gmem
+
+        def where(sel, idx, n):
+            return gaddr(sel, n)
+    else:
+        saddr, mem = _shared_addr(x), ctx.smem
+
+        def where(sel, idx, n):
+            return saddr(sel, idx, n, 4)
+
+    if op == "cas":  # c = compare, e = new value
+        return lambda sel, idx, n: d(sel, mem.atomic("cas", where(sel, idx, n), e(sel, n), 4, kind,
+                                                     compare=c(sel, n)))
+    return lambda sel, idx, n: d(sel, mem.atomic(op, where(sel, idx, n), c(sel, n), 4, kind))
+
+
+@impl("ATOMG")
+def _atomg(x: Binder):
+    return _atomic(x, "global")
+
+
+@impl("ATOMS")
+def _atoms(x: Binder):
+    return _atomic(x, "shared")
+
+
+# ============================================================================= warp-level
+def _warp_segments(idx: np.ndarray):
+    """For sorted thread slots: (start offset of each warp's run, warp run id of each thread)."""
+    w = idx >> 5
+    head = np.empty(idx.size, bool)
+    head[0] = True
+    np.not_equal(w[1:], w[:-1], out=head[1:])
+    return np.flatnonzero(head), np.cumsum(head) - 1
+
+
+@impl("SHFL")
+def _shfl(x: Binder):
+    """PTX shfl.sync: c = ((32 - width) << 8) | clamp; source lane j per mode, valid if in the segment
+    (clamp) and executing this step; an invalid source yields the thread's own a and pd = false."""
+    a, b, c = x.r("a"), x.ric("b"), x.r("c")
+    d, pd, ctx = x.set_r(), x.set_p("pd"), x.ctx
+    mode = x.mod("mode")
+
+    def run(sel, idx, n):
+        av = np.asarray(a(sel, n))
+        lane = idx & 31
+        bval = b(sel, n).astype(np.int64) & 31
+        cv = c(sel, n).astype(np.int64)
+        cval, segmask = cv & 31, (cv >> 8) & 31
+        min_lane = lane & segmask
+        max_lane = min_lane | (cval & ~segmask & 31)
+        if mode == "UP":
+            j = lane - bval
+            ok = j >= max_lane
+        elif mode == "DOWN":
+            j = lane + bval
+            ok = j <= max_lane
+        elif mode == "BFLY":
+            j = lane ^ bval
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bval & ~segmask)
+            ok = j <= max_lane
+        src = (idx & ~31) | np.where(ok, j, lane)
+        act, sval = ctx.act, ctx.sval
+        act[idx] = True
+        sval[idx] = av
+        ok &= act[src]
+        out = np.where(ok, sval[src], av)
+        act[idx] = False
+        d(sel, out)
+        pd(sel, ok)
+
+    return run
+
+
+@impl("VOTE")
+def _vote(x: Binder):
+    ps, e, d, pd = x.p("ps"), x.r("e"), x.set_r(), x.set_p("pd")
+    mode = x.mod("mode")
+
+    def run(sel, idx, n):
+        lane = (idx & 31).astype(U64)
+        member = ((e(sel, n).astype(U64) >> lane) & U64(1)).astype(bool)
+        vote = ps(sel, n) & member
+        starts, seg = _warp_segments(idx)
+        ballot = np.add.reduceat(vote.astype(U64) << lane, starts)  # distinct lanes: sum == or
+        n_true = np.add.reduceat(vote.astype(np.int32), starts)
+        n_member = np.add.reduceat(member.astype(np.int32), starts)
+        if mode == "ALL":
+            r = n_true == n_member
+        elif mode == "ANY":
+            r = n_true > 0
+        else:
+            r = (n_true == 0) | (n_true == n_member)
+        d(sel, ballot.astype(U32)[seg])
+        pd(sel, r[seg])
+
+    return run
+
+
+_missing = sorted(set(TABLE) - set(IMPLS))
+assert not _missing, f"ISA instructions without an interpreter implementation: {_missing}"
