@@ -193,7 +193,7 @@ class _Launch:
             text += f" ({format_inst(self.insts[pc], pc)})"
         return text
 
-    def coords(self, slot: int) -> str:
+    def coords(self, slot: int) -> tuple[str, tuple[int, int, int], tuple[int, int, int]]:
         g, b = self.grid, self.block
         cta = self.ctx.cta0 + slot // self.tpb_pad
         t = slot % self.tpb_pad
@@ -216,10 +216,23 @@ class _Launch:
 
     # -- the launch --------------------------------------------------------------------------
     def run(self) -> LaunchStats:
-        per_wave = max(1, WAVE_THREADS // self.tpb_pad)
+        P = self.tpb_pad
+        per_wave = min(self.nctas, max(1, WAVE_THREADS // P))
+        T = per_wave * P
+        ctx = self.ctx  # one set of wave-sized arrays, reset per wave; the executors are bound to them
+        ctx.regs = np.zeros((max(1, int(self.kernel.registers)), T), np.uint32)
+        ctx.preds = np.zeros((8, T), bool)
+        ctx.bmask = np.zeros((NUM_CONV_BARRIERS, T), bool)
+        ctx.act = np.zeros(T, bool)
+        ctx.sval = np.zeros(T, np.uint32)
+        ctx.smem = FlatMemory(per_wave * ctx.smem_stride, "shared")
+        execs = self.build()
         with np.errstate(all="ignore"):  # kernel arithmetic (NaN casts, overflow) never warns, as on a GPU
             for cta0 in range(0, self.nctas, per_wave):
-                self.run_wave(cta0, min(per_wave, self.nctas - cta0))
+                if cta0:
+                    for a in (ctx.regs, ctx.preds, ctx.bmask, ctx.smem.buf):
+                        a.fill(0)
+                self.run_wave(execs, cta0, per_wave, min(per_wave, self.nctas - cta0))
         by_mn: dict[str, int] = {}
         for inst, w in zip(self.insts, self.warp_counts):
             if w:
@@ -242,28 +255,24 @@ class _Launch:
                 out.append((_K_NORMAL, ex))
         return out
 
-    def run_wave(self, cta0: int, nctas: int) -> None:
+    def run_wave(self, execs, cta0: int, nslots: int, nctas: int) -> None:
+        """Run CTAs ``cta0 .. cta0+nctas-1`` in the first ``nctas`` of ``nslots`` CTA slots."""
         tpb, P = self.tpb, self.tpb_pad
-        T = nctas * P
+        T = nslots * P
         ctx = self.ctx
         ctx.cta0 = cta0
-        ctx.regs = np.zeros((max(1, int(self.kernel.registers)), T), np.uint32)
-        preds = ctx.preds = np.zeros((8, T), bool)
+        preds, bmask = ctx.preds, ctx.bmask
         preds[PT] = True
-        bmask = ctx.bmask = np.zeros((NUM_CONV_BARRIERS, T), bool)
-        ctx.act = np.zeros(T, bool)
-        ctx.sval = np.zeros(T, np.uint32)
-        ctx.smem = FlatMemory(nctas * ctx.smem_stride, "shared")
-        execs = self.build()
         ninst = len(execs)
         guards = [inst.guard for inst in self.insts]
 
-        exists = np.tile(np.arange(P) < tpb, nctas)
+        exists = np.tile(np.arange(P) < tpb, nslots)
+        exists[nctas * P:] = False
         state = np.where(exists, RUN, EXITED).astype(np.int8)
         wait_k = np.zeros(T, np.int8)  # barrier number a waiting thread waits at
         pcw = np.zeros(T, np.int64)  # pc of a waiting thread
-        alive_cta = np.full(nctas, tpb, np.int64)
-        bar_count = np.zeros((nctas, NUM_CTA_BARRIERS), np.int64)
+        alive_cta = np.where(np.arange(nslots) < nctas, tpb, 0)
+        bar_count = np.zeros((nslots, NUM_CTA_BARRIERS), np.int64)
         bs_count = [0] * NUM_CONV_BARRIERS
         live = {"threads": nctas * tpb, "bar": 0}
         groups: dict[int, list[np.ndarray]] = {0: [np.flatnonzero(exists)]}

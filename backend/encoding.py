@@ -39,6 +39,11 @@ def encode(inst: MInst) -> int:
     w = _put(w, "guard_neg", int(bool(g and g[1])))
     for op in d.operands:
         if op.field not in inst.ops:
+            # An omitted register operand is RZ and an omitted predicate PT, never R0 or P0.
+            if op.kind == "P":
+                w = _put(w, op.field, PT)
+            elif op.kind in ("R", "W") or (op.field == "b" and op.kind in ("RIC", "WIC")):
+                w = _put(w, op.field, RZ)
             continue
         v = inst.ops[op.field]
         if op.field == "b":

@@ -106,7 +106,7 @@ _TRUE, _FALSE = _const(True, np.bool_), _const(False, np.bool_)
 
 
 class Binder:
-    """Operand readers/writers of one instruction against one wave's state ``ctx``.
+    """Operand readers/writers of one instruction against the launch's wave state ``ctx``.
 
     Readers are ``rd(sel, n) -> array of n``; writers ``wr(sel, values)``.  ``ctx`` provides
     ``regs`` (uint32 [R, T]), ``preds`` (bool [8, T]), ``cbank`` (bytes of constant bank 0) and
@@ -538,8 +538,9 @@ def _brev(x: Binder):
 
 
 # ============================================================================= floating point
-def _fmods(x: Binder, rnd=True, sat=True):
-    return dict(rnd=x.mod("rnd").lower() if rnd else "rn", ftz=x.flag("FTZ"), sat=x.flag("SAT") if sat else False)
+def _fmods(x: Binder) -> dict:
+    """Keyword arguments of the semantics call for the RND, FTZ and SAT modifiers."""
+    return dict(rnd=x.mod("rnd").lower(), ftz=x.flag("FTZ"), sat=x.flag("SAT"))
 
 
 @impl("FADD")

@@ -51,19 +51,22 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
     x = as_float(a, src_bits)
     if ftz and src_bits == 32:
         x = np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), x), x)
-    if dst_kind != "f":  # float -> int, saturating
+    if dst_kind != "f":  # float -> int, saturating; NaN -> 0
         f = _INT_ROUND.get(rnd or "rzi", np.trunc)(x.astype(np.float64))
+        f = np.where(np.isnan(f), 0.0, f)
         lo, hi = _int_range(dst_bits, dst_kind)
-        nan = np.isnan(f)
-        f = np.clip(np.where(nan, 0, f), lo, hi)
-        if dst_kind == "s" or dst_bits < 64:
-            out = f.astype(np.int64)
-            out = np.where(f >= 2.0**63, np.int64(-1), out)  # only reachable for u64, handled below
-        if dst_bits == 64 and dst_kind != "s":
-            out = np.where(f >= 2.0**63, (f - 2.0**63).astype(np.uint64) + np.uint64(1 << 63),
-                           f.astype(np.uint64))
-            return out.astype(np.uint64)
-        return out.astype(SDTYPE[64]).astype(UDTYPE[dst_bits])
+        # Compare in f64 against the exact powers of two: lo is one, hi + 1 is one.
+        too_low, too_high = f < float(lo), f >= float(hi + 1)
+        safe = np.where(too_low | too_high, 0.0, f)
+        if dst_kind == "s":
+            out = safe.astype(np.int64).view(np.uint64)
+        else:
+            big = safe >= 2.0**63
+            out = np.where(big, (safe - 2.0**63).astype(np.uint64) + np.uint64(1 << 63),
+                           np.maximum(safe, 0).astype(np.uint64))
+        out = np.where(too_low, np.uint64(lo & (2**64 - 1)), out)
+        out = np.where(too_high, np.uint64(hi), out)
+        return out.astype(np.uint64).astype(UDTYPE[dst_bits])
     if rnd in _INT_ROUND:  # float -> float, round to integral
         return from_float(_INT_ROUND[rnd](x).astype(FDTYPE[dst_bits]), dst_bits)
     if dst_bits < src_bits and rnd not in (None, "rn"):

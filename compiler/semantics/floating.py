@@ -30,8 +30,15 @@ def _two_sum(a: np.ndarray, b: np.ndarray):
     return s, np.where(np.isfinite(s), err, 0.0)
 
 
-def _round_exact_to_f32(s: np.ndarray, err: np.ndarray, mode: str) -> np.ndarray:
-    """Round the exact value s + err (f64 pair, |err| tiny) to f32 in ``mode``."""
+def _round_exact_to_f32(s: np.ndarray, err: np.ndarray, mode: str, addends=None) -> np.ndarray:
+    """Round the exact value s + err (f64 pair, |err| tiny) to f32 in ``mode``.  ``addends`` are
+    the two operands of the sum, for the sign of an exact zero (IEEE 754-2019 6.3: -0 under
+    roundTowardNegative unless both addends are +0)."""
+    if mode == "rm" and addends is not None:
+        x, y = addends
+        exact_zero = (s == 0) & (err == 0)
+        both_pos_zero = (x == 0) & (y == 0) & ~np.signbit(x) & ~np.signbit(y)
+        s = np.where(exact_zero & ~both_pos_zero, -0.0, s)
     bits = s.view(np.uint64)
     inexact = (err != 0) & ((bits & np.uint64(1)) == 0)
     toward = np.where(err > 0, np.inf, -np.inf)
@@ -86,8 +93,9 @@ def fadd(a, b, bits, rnd="rn", ftz=False, sat=False):
     """d = a + b rounded in ``rnd``."""
     x, y = _inputs((a, b), bits, ftz)
     if bits == 32:
-        s, err = _two_sum(x.astype(np.float64), y.astype(np.float64))
-        return _finish(_round_exact_to_f32(s, err, rnd), bits, ftz, sat)
+        x64, y64 = x.astype(np.float64), y.astype(np.float64)
+        s, err = _two_sum(x64, y64)
+        return _finish(_round_exact_to_f32(s, err, rnd, (x64, y64)), bits, ftz, sat)
     _f64_only_rn(bits, rnd, "add")
     return _finish(x + y, bits, ftz, sat)
 
@@ -116,8 +124,9 @@ def ffma(a, b, c, bits, rnd="rn", ftz=False, sat=False):
         raise UnsupportedError("fma.f64 is not supported yet (needs an exact 106-bit product)")
     with np.errstate(over="ignore", invalid="ignore"):
         p = x.astype(np.float64) * y.astype(np.float64)
-        s, err = _two_sum(p, z.astype(np.float64))
-    return _finish(_round_exact_to_f32(s, err, rnd), bits, ftz, sat)
+        z64 = z.astype(np.float64)
+        s, err = _two_sum(p, z64)
+    return _finish(_round_exact_to_f32(s, err, rnd, (p, z64)), bits, ftz, sat)
 
 
 def _minmax(a, b, bits, ftz, pick_min: bool):

@@ -74,30 +74,37 @@ def mad(a, b, c, bits, mode="lo", signed=False):
     return p + _u(c, w)
 
 
+def _magnitude(a, bits):
+    """|a| of a signed value as an unsigned number of the same width (exact for INT_MIN)."""
+    ua = _u(a, bits)
+    neg = as_signed(ua, bits) < 0
+    return np.where(neg, UDTYPE[bits](0) - ua, ua), neg
+
+
 def div(a, b, bits, signed=False):
-    """Truncating division; x / 0 = all ones."""
-    zero = _u(b, bits) == 0
-    if signed:
-        sa, sb = as_signed(a, bits).astype(np.int64), as_signed(b, bits).astype(np.int64)
-        safe = np.where(zero, 1, sb)
-        q = np.abs(sa) // np.abs(safe) * np.sign(sa) * np.sign(safe)
-        if bits == 64:
-            with np.errstate(over="ignore"):
-                q = np.where((sa == np.iinfo(np.int64).min) & (safe == -1), sa, q)
-        return np.where(zero, UDTYPE[bits](-1 & ((1 << bits) - 1)), from_signed(q, bits))
+    """Truncating division; x / 0 = all ones; INT_MIN / -1 wraps to INT_MIN."""
     ua, ub = _u(a, bits), _u(b, bits)
-    return np.where(zero, UDTYPE[bits]((1 << bits) - 1), ua // np.where(zero, 1, ub).astype(ua.dtype))
+    zero = ub == 0
+    ones = UDTYPE[bits]((1 << bits) - 1)
+    if signed:
+        ma, na = _magnitude(ua, bits)
+        mb, nb = _magnitude(ub, bits)
+        q = ma // np.where(zero, 1, mb).astype(ma.dtype)
+        q = np.where(na != nb, UDTYPE[bits](0) - q, q)
+        return np.where(zero, ones, q)
+    return np.where(zero, ones, ua // np.where(zero, 1, ub).astype(ua.dtype))
 
 
 def rem(a, b, bits, signed=False):
     """Remainder with the sign of the dividend; x % 0 = x."""
-    zero = _u(b, bits) == 0
-    if signed:
-        sa, sb = as_signed(a, bits).astype(np.int64), as_signed(b, bits).astype(np.int64)
-        safe = np.where(zero, 1, sb)
-        r = np.fmod(sa, safe) if bits < 64 else sa - (np.abs(sa) // np.abs(safe) * np.sign(sa) * np.sign(safe)) * safe
-        return np.where(zero, _u(a, bits), from_signed(r, bits))
     ua, ub = _u(a, bits), _u(b, bits)
+    zero = ub == 0
+    if signed:
+        ma, na = _magnitude(ua, bits)
+        mb, _ = _magnitude(ub, bits)
+        r = ma % np.where(zero, 1, mb).astype(ma.dtype)
+        r = np.where(na, UDTYPE[bits](0) - r, r)
+        return np.where(zero, ua, r)
     return np.where(zero, ua, ua % np.where(zero, 1, ub).astype(ua.dtype))
 
 
@@ -171,16 +178,18 @@ def popc(a, bits):
 
 
 def clz(a, bits):
-    """Leading zeros, as u32 (clz(0) = bits)."""
+    """Leading zeros, as u32 (clz(0) = bits); exact binary search over shift widths."""
     u = _u(a, bits).astype(np.uint64)
-    n = np.full(u.shape, bits, dtype=np.uint32)
-    nz = u != 0
-    if np.any(nz):
-        msb = np.floor(np.log2(u[nz].astype(np.float64))).astype(np.int64)
-        # log2 of 64-bit values can round up near powers of two: correct it exactly.
-        msb = np.where((np.uint64(1) << msb.astype(np.uint64)) > u[nz], msb - 1, msb)
-        n[nz] = (bits - 1 - msb).astype(np.uint32)
-    return n
+    n = np.zeros(u.shape, dtype=np.uint32)
+    width = bits
+    shift = bits // 2
+    while shift:
+        top_empty = (u >> np.uint64(width - shift)) == 0 if width < 64 or shift < 64 else u == 0
+        n = n + np.where(top_empty, np.uint32(shift), np.uint32(0))
+        u = np.where(top_empty, u << np.uint64(shift), u)
+        shift //= 2
+    # u now has its highest set bit at position bits-1, or is zero.
+    return n + ((u >> np.uint64(bits - 1)) == 0).astype(np.uint32)
 
 
 _REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint8)
@@ -191,6 +200,28 @@ def brev(a, bits):
     u = np.ascontiguousarray(_u(a, bits))
     b = _REV8[u.view(np.uint8).reshape(u.shape + (bits // 8,))][..., ::-1]
     return np.ascontiguousarray(b).view(UDTYPE[bits]).reshape(u.shape)
+
+
+def _lut2(f: int, b, c):
+    """The 2-input function with truth table ``f`` (bit ``(b<<1)|c``), bitwise; None for all zeros."""
+    return {
+        0x0: None, 0x1: lambda: ~(b | c), 0x2: lambda: ~b & c, 0x3: lambda: ~b, 0x4: lambda: b & ~c,
+        0x5: lambda: ~c, 0x6: lambda: b ^ c, 0x7: lambda: ~(b & c), 0x8: lambda: b & c,
+        0x9: lambda: ~(b ^ c), 0xA: lambda: c, 0xB: lambda: ~b | c, 0xC: lambda: b,
+        0xD: lambda: b | ~c, 0xE: lambda: b | c, 0xF: lambda: b | ~b,
+    }[f]
+
+
+def lop3(a, b, c, lut, bits=32):
+    """``lop3.b32``: bit i of the result is bit ``(a_i<<2)|(b_i<<1)|c_i`` of the 8-bit ``lut``."""
+    ua, ub, uc = _u(a, bits), _u(b, bits), _u(c, bits)
+    f0, f1 = _lut2(lut & 0xF, ub, uc), _lut2((lut >> 4) & 0xF, ub, uc)
+    zero = UDTYPE[bits](0)
+    r0 = f0() if f0 else np.broadcast_to(zero, np.broadcast(ua, ub, uc).shape)
+    if (lut & 0xF) == (lut >> 4):  # independent of a
+        return np.array(r0, dtype=UDTYPE[bits])
+    r1 = f1() if f1 else zero
+    return np.asarray(r0 ^ (ua & (r0 ^ r1)), dtype=UDTYPE[bits])  # a ? r1 : r0, bitwise
 
 
 INT_BINARY = {
