@@ -171,7 +171,7 @@ def check_allocation(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
                 owners.setdefault(i, []).append((s, e, v))
         for r, spans in owners.items():
             spans.sort(key=lambda t: (t[0], t[1]))
-            for (s1, e1, v1), (s2, e2, v2) in zip(spans, spans[1:]):
+            for (_s1, e1, v1), (s2, _e2, v2) in zip(spans, spans[1:]):
                 if s2 <= e1:
                     raise AssertionError(f"register allocation conflict: {v1} and {v2} share "
                                          f"{'P' if cls == 0 else 'R'}{r} over [{s2}, {e1}]")

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import diskcache
+
 import xcc
 from xcc.diagnostics import ObjectFormatError
 

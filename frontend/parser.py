@@ -26,6 +26,7 @@ from pathlib import Path
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
+
 from xcc.diagnostics import PtxSyntaxError, SourceLoc, UnsupportedError
 from xcc.frontend import ast
 from xcc.frontend.checker import RegScope, check

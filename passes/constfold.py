@@ -15,7 +15,7 @@ import numpy as np
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Const, Function, Module, Value
 from xcc.ir.evaluate import PURE_OPS, evaluate
-from xcc.ir.rewrite import replace_uses, remove_edge
+from xcc.ir.rewrite import remove_edge, replace_uses
 
 
 @dataclass(frozen=True)
