@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xcc.backend.emulator import LaunchStats, run_kernel
 from xcc.backend.objfile import KernelImage
+from xcc.backend.occupancy import Occupancy, occupancy
 from xcc.diagnostics import LaunchError
 from xcc.runtime.device import Device
 from xcc.runtime.params import pack_params
@@ -28,6 +29,10 @@ class Function:
     @property
     def num_regs(self) -> int:
         return self.kernel.registers
+
+    def occupancy(self, block_size: int, shared_mem: int = 0) -> Occupancy:
+        """Active CTAs per SM for ``block_size`` threads and the resource that limits them."""
+        return occupancy(self.kernel, self.device.machine, block_size, shared_mem)
 
     def launch(self, grid, block, args=(), shared_mem: int = 0) -> LaunchStats:
         """Run the kernel to completion on the default stream and return its statistics."""

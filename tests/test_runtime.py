@@ -104,3 +104,12 @@ def test_xcc_run_fault_and_usage_exit_codes(tmp_path, capsys):
     assert "out-of-bounds" in err and "Traceback" not in err
     assert main(["run", str(SAXPY), "--kernel", "saxpy", "--grid", "0", "--block", "1"]) == 2
     assert main(["run", str(SAXPY), "--kernel", "saxpy", "--grid", "1", "--block", "1", "q32:1"]) == 2
+
+
+def test_occupancy_follows_the_machine_description():
+    fn = rt.load_module(EXAMPLES_DIR / "block_reduce.sm_80.ptx").get_function("_Z12block_reduceiPKiPi")
+    occ = fn.occupancy(256)
+    assert occ.ctas_per_sm >= 1 and occ.warps_per_sm == occ.ctas_per_sm * 8
+    assert occ.limiter in ("warps", "ctas", "registers", "shared_memory")
+    assert fn.occupancy(256, shared_mem=200_000).limiter == "shared_memory"
+    assert fn.occupancy(1024).ctas_per_sm <= fn.occupancy(256).ctas_per_sm

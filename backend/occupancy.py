@@ -1,0 +1,43 @@
+"""Theoretical occupancy: CTAs per SM for a kernel and block size, and what limits it.
+
+As CUDA's occupancy calculator (cudaOccupancyMaxActiveBlocksPerMultiprocessor): the
+minimum over the per-SM limits on warps, CTAs, registers (granted per warp in units of
+``register_allocation_unit``) and shared memory, all read from the machine description.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xcc.backend.machine import Machine
+from xcc.backend.objfile import KernelImage
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    ctas_per_sm: int
+    warps_per_sm: int
+    max_warps_per_sm: int
+    limiter: str  # 'warps', 'ctas', 'registers' or 'shared_memory'
+
+    @property
+    def fraction(self) -> float:
+        return self.warps_per_sm / self.max_warps_per_sm
+
+
+def occupancy(kernel: KernelImage, machine: Machine, block_threads: int, dynamic_shared: int = 0) -> Occupancy:
+    lim = machine.limits
+    warp = int(machine.data.get("warp_size", 32))
+    warps_per_cta = -(-block_threads // warp)
+    unit = int(lim.get("register_allocation_unit", 256))
+    regs_per_warp = -(-kernel.registers * warp // unit) * unit
+    smem = kernel.shared_bytes + dynamic_shared
+    bounds = {
+        "warps": int(lim["max_warps"]) // warps_per_cta,
+        "ctas": int(lim["max_ctas"]),
+        "registers": int(lim["registers"]) // (regs_per_warp * warps_per_cta) if regs_per_warp else 1 << 30,
+        "shared_memory": int(lim["shared_memory_bytes"]) // smem if smem else 1 << 30,
+    }
+    limiter = min(bounds, key=lambda k: (bounds[k], list(bounds).index(k)))
+    ctas = max(bounds[limiter], 0)
+    return Occupancy(ctas, ctas * warps_per_cta, int(lim["max_warps"]), limiter)
