@@ -11,6 +11,7 @@ import warnings
 
 import diskcache
 import pytest
+
 from xcc.cache import JitCache, XccCacheWarning, cache_key, source_hash
 from xcc.diagnostics import ObjectFormatError
 

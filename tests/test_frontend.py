@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from xcc.diagnostics import PtxSemanticError, PtxSyntaxError, UnsupportedError
 from xcc.frontend import ast
 from xcc.frontend.parser import parse

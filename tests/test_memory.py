@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from xcc.backend.memory import GLOBAL_BASE, FlatMemory, GlobalMemory, MemoryFault
 from xcc.diagnostics import XccError
 
