@@ -13,18 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from xcc.diagnostics import UnsupportedError
-from xcc.ir.core import Const, Function, Module, Value
+from xcc.ir.core import Const, Function, Value
 from xcc.ir.evaluate import PURE_OPS, evaluate
 from xcc.ir.rewrite import remove_edge, replace_uses
+from xcc.passes.manager import FunctionPass
 
 
 @dataclass(frozen=True)
-class ConstantFold:
+class ConstantFold(FunctionPass):
     name: str = "constfold"
-
-    def run(self, module: Module) -> None:
-        for fn in module.functions:
-            self.run_function(fn)
 
     def run_function(self, fn: Function) -> None:
         repl: dict[Value, Value] = {}

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xcc.ir.core import Function, Module
+from xcc.ir.core import Function
 from xcc.ir.ops import OPS
+from xcc.passes.manager import FunctionPass
 
 
 @dataclass(frozen=True)
-class DeadCodeElimination:
+class DeadCodeElimination(FunctionPass):
     name: str = "dce"
-
-    def run(self, module: Module) -> None:
-        for fn in module.functions:
-            self.run_function(fn)
 
     def run_function(self, fn: Function) -> None:
         defs = {}

@@ -17,6 +17,20 @@ from xcc.ir.core import Module
 from xcc.ir.printer import print_module
 from xcc.ir.verifier import verify_module
 
+
+class FunctionPass:
+    """Base of passes that transform each function on its own: subclasses define ``run_function``."""
+
+    name = ""
+
+    def run(self, module: Module) -> None:
+        for fn in module.functions:
+            self.run_function(fn)
+
+    def run_function(self, fn) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
 # name -> "module:Class"; imported lazily.
 _REGISTRY: dict[str, str] = {
     "constfold": "xcc.passes.constfold:ConstantFold",

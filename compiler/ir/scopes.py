@@ -51,29 +51,24 @@ class _Scope:
         self.labels: dict[str, str] = {}
         self.vars: dict[str, str] = {}
 
-    def find_reg(self, name: str) -> RegVar | None:
+    def _find(self, table: str, name: str):
+        """Look ``name`` up in this scope's ``table`` ('regs', 'labels' or 'vars'), then outward."""
         s: _Scope | None = self
         while s is not None:
-            if name in s.regs:
-                return s.regs[name]
+            found = getattr(s, table).get(name)
+            if found is not None:
+                return found
             s = s.parent
         return None
+
+    def find_reg(self, name: str) -> RegVar | None:
+        return self._find("regs", name)
 
     def find_label(self, name: str) -> str | None:
-        s: _Scope | None = self
-        while s is not None:
-            if name in s.labels:
-                return s.labels[name]
-            s = s.parent
-        return None
+        return self._find("labels", name)
 
     def find_var(self, name: str) -> str | None:
-        s: _Scope | None = self
-        while s is not None:
-            if name in s.vars:
-                return s.vars[name]
-            s = s.parent
-        return None
+        return self._find("vars", name)
 
 
 BRANCH_OPCODES = frozenset({"bra", "brx"})
