@@ -79,6 +79,8 @@ def decode(word: int, index: int = 0) -> MInst:
         raise ObjectFormatError(f"invalid opcode {opcode:#x} in instruction {index}")
     ops: dict[str, object] = {}
     bkind = _get(word, "bkind")
+    if bkind not in (B_REG, B_IMM, B_CBANK):
+        raise ObjectFormatError(f"invalid operand-B kind {bkind} in instruction {index} ({d.mnemonic})")
     for op in d.operands:
         if op.field == "b":
             raw = _get(word, "b")
@@ -89,6 +91,8 @@ def decode(word: int, index: int = 0) -> MInst:
             elif bkind == B_CBANK:
                 ops["b"] = CBank(raw >> 16, raw & 0xFFFF)
             else:
+                if raw > 0xFF:
+                    raise ObjectFormatError(f"invalid register number {raw} in instruction {index} ({d.mnemonic})")
                 ops["b"] = raw
         elif op.field == "ps":
             ops["ps"] = (_get(word, "ps"), bool(_get(word, "ps_neg")))
@@ -167,7 +171,7 @@ def format_inst(inst: MInst, index: int = 0) -> str:
             if op.field == "a":
                 mem_base = format_operand(op.kind, v, index)
                 continue
-            ops.append(f"[{mem_base}{'+' + hex(v) if v else ''}]")
+            ops.append(f"[{mem_base}{'' if not v else f'+{v:#x}' if v > 0 else f'-{-v:#x}'}]")
             continue
         ops.append(format_operand(op.kind, v, index))
     return f"{text} {', '.join(ops)}".rstrip()

@@ -114,18 +114,24 @@ class ObjectFile:
             code = body[_PREFIX.size + hlen:]
             kernels = {}
             for meta in header["kernels"]:
+                meta = dict(meta)
                 off, size = meta.pop("code_offset"), meta.pop("code_size")
-                if off < 0 or off + size > len(code) or size % WORD_BYTES:
-                    raise ObjectFormatError(f"{name}: kernel {meta['name']} code out of range")
+                if not (isinstance(off, int) and isinstance(size, int)):
+                    raise TypeError("code_offset and code_size must be integers")
+                if off < 0 or size < 0 or off + size > len(code) or size % WORD_BYTES:
+                    raise ObjectFormatError(f"{name}: kernel {meta.get('name')} code out of range")
                 meta["params"] = [ParamInfo(**p) for p in meta["params"]]
                 k = KernelImage(code=code[off:off + size], **meta)
-                decode_all(k.code)  # every word must decode
+                try:
+                    decode_all(k.code)  # every word must decode
+                except ObjectFormatError as e:
+                    raise ObjectFormatError(f"{name}: kernel {k.name!r}: {e.message}") from None
                 kernels[k.name] = k
             files = {int(i): f for i, f in header.get("files", {}).items()}
             return cls(kernels, header["arch"], header.get("source", ""), files)
         except ObjectFormatError:
             raise
-        except (ValueError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             raise ObjectFormatError(f"{name}: malformed object header ({e})") from None
 
 

@@ -1,0 +1,316 @@
+"""The ``xcc`` command line (compile, disasm): outputs, diagnostics and exit codes.
+
+Run in-process through :func:`xcc.cli.main`, plus once through the installed console
+script for real process exit codes.  (``xcc run`` is not covered here.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xcc.backend.objfile import ObjectFile
+from xcc.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.ptx"))
+SAXPY = ROOT / "examples" / "saxpy.sm_80.ptx"
+XCC = Path(sys.executable).with_name("xcc")
+DIAG = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.+)$")
+VERBOSE_USED = re.compile(r"^xcc info    : Used (\d+) registers, used (\d+) barriers, (\d+) bytes smem, "
+                          r"(\d+) instructions$")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def entry_names(ptx: str) -> list[str]:
+    return re.findall(r"\.entry\s+(\w+)\s*\(", ptx)
+
+
+@pytest.fixture
+def saxpy(tmp_path) -> Path:
+    p = tmp_path / "saxpy.ptx"
+    p.write_text(SAXPY.read_text())
+    return p
+
+
+# --------------------------------------------------------------------------- compile
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_compile_every_example(capsys, tmp_path, path, opt):
+    out = tmp_path / "out.xbin"
+    rc, stdout, stderr = run(capsys, "compile", opt, "-o", out, path)
+    assert (rc, stdout, stderr) == (0, "", "")
+    obj = ObjectFile.from_bytes(out.read_bytes())
+    assert sorted(obj.kernels) == sorted(entry_names(path.read_text()))
+    assert all(k.instruction_count > 0 and k.registers >= 1 for k in obj.kernels.values())
+    assert sorted(os.listdir(tmp_path)) == ["out.xbin"]  # no temporary files left
+
+
+def test_default_output_name(capsys, saxpy):
+    rc, _, _ = run(capsys, "compile", saxpy)
+    assert rc == 0
+    assert ObjectFile.from_bytes(saxpy.with_suffix(".xbin").read_bytes()).kernels.keys() == {"saxpy"}
+
+
+@pytest.mark.parametrize("spelling", [
+    ["-arch=xg1", "-O3"], ["-arch", "xg1", "-O0"], ["--arch", "xg1", "--opt-level", "2"], ["-O1"],
+    ["-maxrregcount=32"], ["--maxrregcount", "64", "--verify-ir"],
+])
+def test_nvcc_style_spellings_accepted(capsys, saxpy, tmp_path, spelling):
+    out = tmp_path / "o.xbin"
+    rc, _, err = run(capsys, "compile", *spelling, "-o", out, saxpy)
+    assert (rc, err) == (0, "")
+    assert "saxpy" in ObjectFile.from_bytes(out.read_bytes()).kernels
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O3"])
+def test_same_flags_give_the_same_bytes(capsys, saxpy, tmp_path, level):
+    first, again = tmp_path / "first.xbin", tmp_path / "again.xbin"
+    assert run(capsys, "compile", level, "-o", first, saxpy)[0] == 0
+    assert run(capsys, "compile", level, "-o", again, saxpy)[0] == 0
+    assert again.read_bytes() == first.read_bytes()
+
+
+def test_verbose_prints_ptxas_shaped_lines(capsys, tmp_path):
+    path = ROOT / "examples" / "block_reduce.sm_80.ptx"
+    out = tmp_path / "o.xbin"
+    rc, stdout, stderr = run(capsys, "compile", "-v", "-o", out, path)
+    assert rc == 0 and stdout == ""
+    obj = ObjectFile.from_bytes(out.read_bytes())
+    lines = stderr.splitlines()
+    for name in obj.kernels:
+        assert f"xcc info    : Compiling entry function '{name}' for 'xg1'" in lines
+        assert f"xcc info    : Function properties for {name}" in lines
+    used = [VERBOSE_USED.match(line) for line in lines]
+    used = [tuple(map(int, m.groups())) for m in used if m]
+    assert len(used) == len(obj.kernels) == 2
+    expected = {(k.registers, k.barriers, k.shared_bytes, k.instruction_count) for k in obj.kernels.values()}
+    assert set(used) == expected
+    assert any(b >= 1 for _, b, smem, _ in used if smem > 0)  # block_reduce uses shared memory and bar.sync
+    assert "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in lines
+
+
+def test_stats_json(capsys, tmp_path):
+    path = ROOT / "examples" / "transpose_shared.sm_80.ptx"
+    out, stats = tmp_path / "o.xbin", tmp_path / "stats.json"
+    rc, stdout, stderr = run(capsys, "compile", "--stats-json", stats, "-o", out, path)
+    assert (rc, stdout, stderr) == (0, "", "")
+    data = json.loads(stats.read_text())
+    obj = ObjectFile.from_bytes(out.read_bytes())
+    assert set(data) == set(obj.kernels)
+    for name, s in data.items():
+        assert set(s) == {"registers", "instructions", "shared_bytes", "spill_bytes", "compile_ms"}
+        k = obj.kernels[name]
+        assert (s["registers"], s["instructions"], s["shared_bytes"], s["spill_bytes"]) == \
+            (k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes)
+        assert all(isinstance(s[f], int) for f in ("registers", "instructions", "shared_bytes", "spill_bytes"))
+        assert isinstance(s["compile_ms"], int | float) and s["compile_ms"] >= 0
+        assert s["shared_bytes"] > 0  # the tile in shared memory
+
+
+def test_print_after_dce_prints_ir_to_stderr(capsys, saxpy, tmp_path):
+    rc, stdout, stderr = run(capsys, "compile", "--print-after=dce", "-o", tmp_path / "o.xbin", saxpy)
+    assert rc == 0 and stdout == ""
+    assert stderr.startswith("; *** IR after dce ***\nentry @saxpy(.u32 saxpy_param_0 @0, ")
+    assert stderr.count("; *** IR after dce ***") == 2  # -O3 runs dce twice
+    assert "constfold" not in stderr
+    assert re.search(r"^  st\.f32 ", stderr, re.M) and stderr.rstrip().endswith("}")
+
+
+def test_print_after_all_at_o0_prints_nothing(capsys, saxpy, tmp_path):
+    rc, _, stderr = run(capsys, "compile", "-O0", "--print-after=all", "-o", tmp_path / "o.xbin", saxpy)
+    assert (rc, stderr) == (0, "")
+
+
+# --------------------------------------------------------------------------- disasm
+
+
+def test_disasm(capsys, saxpy, tmp_path):
+    out = tmp_path / "o.xbin"
+    assert run(capsys, "compile", "-o", out, saxpy)[0] == 0
+    k = ObjectFile.from_bytes(out.read_bytes()).kernels["saxpy"]
+    rc, stdout, stderr = run(capsys, "disasm", out)
+    assert (rc, stderr) == (0, "")
+    lines = stdout.splitlines()
+    assert lines[0] == (f"// kernel saxpy: {k.registers} registers, 0 bytes smem, {k.instruction_count} "
+                        "instructions, params .u32 saxpy_param_0@0, .f32 saxpy_param_1@4, .u64 saxpy_param_2@8, "
+                        ".u64 saxpy_param_3@16")
+    assert lines[1] == ".text.saxpy:"
+    body = lines[2:2 + k.instruction_count]
+    word = re.compile(r"^  /\*([0-9a-f]{4})\*/  \[S\d\d[Y-] W[0-5-] R[0-5-] B[0-5-]{6}\]  \S.* ;(  // line \d+)?$")
+    for i, line in enumerate(body):
+        m = word.match(line)
+        assert m, line
+        assert int(m.group(1), 16) == 16 * i
+    assert "EXIT" in body[-1] and any("FFMA" in line for line in body) and any("STG" in line for line in body)
+    assert lines[2 + k.instruction_count:] == [""]
+    # deterministic
+    assert run(capsys, "disasm", out)[1] == stdout
+
+
+def test_disasm_of_a_damaged_file(capsys, saxpy, tmp_path):
+    out = tmp_path / "o.xbin"
+    assert run(capsys, "compile", "-o", out, saxpy)[0] == 0
+    data = bytearray(out.read_bytes())
+    data[100] ^= 1
+    out.write_bytes(bytes(data))
+    rc, stdout, stderr = run(capsys, "disasm", out)
+    assert rc == 1 and stdout == ""
+    assert stderr.strip() == f"error: {out}: checksum mismatch: the file is truncated or corrupt"
+
+
+def test_compile_refuses_an_xbin_input(capsys, saxpy, tmp_path):
+    out = tmp_path / "o.xbin"
+    assert run(capsys, "compile", "-o", out, saxpy)[0] == 0
+    rc, _, stderr = run(capsys, "compile", "-o", tmp_path / "p.xbin", out)
+    assert rc == 1 and "is already an .xbin object file" in stderr
+    assert not (tmp_path / "p.xbin").exists()
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _misspelt(text: str) -> str:
+    return text.replace("mad.lo.s32", "mda.lo.s32", 1)
+
+
+def _undeclared(text: str) -> str:
+    return text.replace("%r5, %tid.x", "%r9, %tid.x", 1)
+
+
+def _truncated(text: str) -> str:
+    return text[:text.index("ld.global.f32") + 5]  # cut in the middle of the function body
+
+
+BAD = {
+    "misspelt-opcode": (_misspelt, "unknown opcode 'mda'", "mda.lo.s32"),
+    "undeclared-register": (_undeclared, "use of undeclared register '%r9'", "%r9"),
+    "truncated": (_truncated, "unexpected end of file", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_ptx_diagnostic(capsys, tmp_path, case):
+    mutate, message, token = BAD[case]
+    src = tmp_path / "bad.ptx"
+    src.write_text(mutate(SAXPY.read_text()))
+    out = tmp_path / "bad.xbin"
+    out_before = sorted(os.listdir(tmp_path))
+    rc, stdout, stderr = run(capsys, "compile", "-o", out, src)
+    assert rc == 1 and stdout == ""
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert sorted(os.listdir(tmp_path)) == out_before  # nothing half-written left behind
+    first, source_line, caret = stderr.splitlines()[:3]
+    m = DIAG.match(first)
+    assert m, first
+    assert m.group("file") == str(src)
+    assert message in m.group("msg")
+    line, col = int(m.group("line")), int(m.group("col"))
+    expected_line = src.read_text().splitlines()[line - 1].expandtabs(1)
+    assert source_line == expected_line
+    assert caret == " " * (col - 1) + "^"
+    if token is not None:
+        assert source_line[col - 1:].startswith(token)
+    else:  # end of file: the caret is at or just past the last character of the last line
+        assert line == len(src.read_text().splitlines()) and col - 1 >= len(source_line.rstrip()) - 1
+
+
+def test_failed_compile_leaves_existing_output_untouched(capsys, tmp_path):
+    src = tmp_path / "bad.ptx"
+    src.write_text(_misspelt(SAXPY.read_text()))
+    out = tmp_path / "out.xbin"
+    out.write_bytes(b"previous contents")
+    assert run(capsys, "compile", "-o", out, src)[0] == 1
+    assert out.read_bytes() == b"previous contents"
+
+
+def test_missing_input_file(capsys, tmp_path):
+    rc, _, stderr = run(capsys, "compile", "-o", tmp_path / "o.xbin", tmp_path / "nope.ptx")
+    assert rc == 1 and "cannot read" in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "xg2", ""])
+def test_unknown_arch(capsys, saxpy, tmp_path, arch):
+    rc, stdout, stderr = run(capsys, "compile", f"-arch={arch}", "-o", tmp_path / "o.xbin", saxpy)
+    assert rc in (1, 2) and stdout == ""
+    assert f"unknown architecture '{arch}'" in stderr and "xg1" in stderr
+    assert "Traceback" not in stderr
+    assert not (tmp_path / "o.xbin").exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["compile", "--bogus", "{src}"], "No such option '--bogus'"),
+    (["compile", "{src}", "-o"], "Option '-o' requires an argument"),
+    (["compile"], "Missing argument 'INPUTS...'"),
+    (["compile", "--opt-level", "5", "{src}"], "Invalid value for '--opt-level'"),
+    (["compile", "-O7", "{src}"], "No such option"),
+    (["frobnicate"], "No such command 'frobnicate'"),
+    (["disasm", "{tmp}/missing.xbin"], "does not exist"),
+])
+def test_usage_errors_exit_2(capsys, saxpy, tmp_path, argv, message):
+    argv = [a.format(src=saxpy, tmp=tmp_path) for a in argv]
+    rc, _, stderr = run(capsys, *argv)
+    assert rc == 2
+    assert message in stderr
+    assert "Traceback" not in stderr
+    assert not saxpy.with_suffix(".xbin").exists()
+
+
+def test_version(capsys):
+    rc, stdout, _ = run(capsys, "--version")
+    assert rc == 0 and stdout.strip() == "xcc, version 0.1.0"
+
+
+def test_internal_error_exits_3(capsys, saxpy, tmp_path, monkeypatch):
+    import xcc.driver
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(xcc.driver, "compile_module", boom)
+    rc, _, stderr = run(capsys, "compile", "-o", tmp_path / "o.xbin", saxpy)
+    assert rc == 3
+    assert "internal error" in stderr and "RuntimeError: simulated bug" in stderr
+    assert not (tmp_path / "o.xbin").exists()
+
+
+# --------------------------------------------------------------------------- the installed script
+
+
+def test_console_script_exit_codes(tmp_path):
+    assert XCC.exists(), f"console script not installed at {XCC}"
+    src = tmp_path / "saxpy.ptx"
+    src.write_text(SAXPY.read_text())
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(_undeclared(SAXPY.read_text()))
+    env = {**os.environ, "XCC_CACHE_DIR": str(tmp_path / "cache")}
+
+    def xcc(*args):
+        return subprocess.run([str(XCC), *map(str, args)], capture_output=True, text=True, env=env, timeout=120)
+
+    ok = xcc("compile", "-arch=xg1", "-O3", "-v", "-o", tmp_path / "o.xbin", src)
+    assert ok.returncode == 0, ok.stderr
+    assert VERBOSE_USED.search(ok.stderr.splitlines()[-1])
+    assert ObjectFile.from_bytes((tmp_path / "o.xbin").read_bytes()).kernels.keys() == {"saxpy"}
+
+    err = xcc("compile", "-o", tmp_path / "b.xbin", bad)
+    assert err.returncode == 1
+    assert DIAG.match(err.stderr.splitlines()[0]) and "Traceback" not in err.stderr
+    assert not (tmp_path / "b.xbin").exists()
+
+    usage = xcc("compile", src, "--no-such-flag")
+    assert usage.returncode == 2 and "No such option" in usage.stderr

@@ -1,0 +1,390 @@
+"""IR passes: FileCheck-style golden tests (tests/golden/*.ptx), constant-folding results
+against exact references, -O0/-O3 on the examples, and the pass manager.
+
+A golden file is a PTX module with comment directives:
+
+    // PASSES: constfold,dce       the pass list to run (through PassManager, verifying)
+    // CHECK: text                 the printed IR after those passes contains a line with
+                                   ``text``, after the line matched by the previous CHECK
+    // CHECK-NEXT: text            ... on the line right after the previous match
+    // CHECK-NOT: text             no line between the neighbouring matches contains ``text``
+    // O0: / O0-NEXT: / O0-NOT:    the same, for the IR at -O0 (no passes)
+
+``{{regex}}`` inside a pattern is a regular expression; runs of whitespace match any run.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xcc.frontend.parser import parse
+from xcc.ir.build import build_module
+from xcc.ir.core import Const, Module
+from xcc.ir.printer import print_module
+from xcc.ir.verifier import VerifyError, verify_module
+from xcc.passes import PassManager, pipeline_for_level, registered_passes
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = sorted((ROOT / "tests" / "golden").glob("*.ptx"))
+EXAMPLES = sorted((ROOT / "examples").glob("*.ptx"))
+EFFECT_OPS = ("st", "atom", "bar_sync", "fence", "shfl", "vote", "ret", "exit", "trap")
+
+# --------------------------------------------------------------------------- the matcher
+
+_DIRECTIVE = re.compile(r"^\s*//\s*(CHECK|O0)(-NEXT|-NOT)?:\s?(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class Directive:
+    prefix: str
+    kind: str  # "", "NEXT", "NOT"
+    pattern: str
+    line: int  # in the golden file
+
+    def regex(self) -> re.Pattern:
+        parts = re.split(r"\{\{(.*?)\}\}", _norm(self.pattern))
+        rx = "".join(p if i % 2 else re.escape(p) for i, p in enumerate(parts))
+        return re.compile(rx)
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.prefix}{'-' + self.kind if self.kind else ''}: {self.pattern}"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def directives(text: str, prefix: str) -> list[Directive]:
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _DIRECTIVE.match(line)
+        if m and m.group(1) == prefix:
+            out.append(Directive(prefix, (m.group(2) or "").lstrip("-"), m.group(3), n))
+    return out
+
+
+class CheckFailure(AssertionError):
+    pass
+
+
+def filecheck(output: str, checks: list[Directive]) -> None:
+    """Raise :class:`CheckFailure` unless ``output`` satisfies ``checks`` (FileCheck semantics)."""
+    lines = [_norm(line) for line in output.splitlines()]
+    last = -1  # index of the line the previous positive check matched
+    nots: list[Directive] = []
+
+    def check_nots(end: int) -> None:
+        for d in nots:
+            rx = d.regex()
+            for i in range(last + 1, end):
+                if rx.search(lines[i]):
+                    raise CheckFailure(f"{d} matched output line {i + 1}: {lines[i]!r}\n--- output:\n{output}")
+        nots.clear()
+
+    for d in checks:
+        if d.kind == "NOT":
+            nots.append(d)
+            continue
+        rx = d.regex()
+        if d.kind == "NEXT":
+            if last < 0:
+                raise CheckFailure(f"{d}: NEXT without a previous match")
+            idx = last + 1
+            if idx >= len(lines) or not rx.search(lines[idx]):
+                got = lines[idx] if idx < len(lines) else "<end of output>"
+                raise CheckFailure(f"{d}: not on the next line (got {got!r})\n--- output:\n{output}")
+        else:
+            idx = next((i for i in range(last + 1, len(lines)) if rx.search(lines[i])), None)
+            if idx is None:
+                raise CheckFailure(f"{d}: no match after output line {last + 1}\n--- output:\n{output}")
+        check_nots(idx)
+        last = idx
+    check_nots(len(lines))
+
+
+def test_matcher_itself():
+    out = "a: x\n  b  =  y\nc z\nd w\n"
+    ok = directives("// CHECK: a\n// CHECK-NEXT: b = {{[xy]}}\n// CHECK-NOT: q\n// CHECK: d\n", "CHECK")
+    filecheck(out, ok)
+    bad_cases = [
+        "// CHECK: c\n// CHECK: a\n",  # out of order
+        "// CHECK: a\n// CHECK-NEXT: c\n",  # not adjacent
+        "// CHECK: a\n// CHECK-NOT: c\n// CHECK: d\n",  # forbidden between matches
+        "// CHECK: b\n// CHECK-NOT: w\n",  # forbidden after the last match
+        "// CHECK-NOT: a\n// CHECK: b\n",  # forbidden before the first match
+        "// CHECK: nothing like this\n",
+        "// CHECK: {{^y}}\n",  # ^ anchors at the start of the (normalised) line
+        "// CHECK-NEXT: a\n",
+    ]
+    for text in bad_cases:
+        with pytest.raises(CheckFailure):
+            filecheck(out, directives(text, "CHECK"))
+    filecheck(out, directives("// CHECK: {{^b =}} y\n", "CHECK"))  # leading whitespace is not significant
+    # CHECK-NOT between two matches does not look outside them
+    filecheck(out, directives("// CHECK: b\n// CHECK-NOT: a\n// CHECK-NOT: d\n// CHECK: c\n", "CHECK"))
+    # other prefixes are ignored
+    assert directives("// O0: a\n// CHECK: b\n", "O0") == [Directive("O0", "", "a", 1)]
+
+
+# --------------------------------------------------------------------------- golden files
+
+
+def _build(text: str, name: str) -> Module:
+    return build_module(parse(text, name))
+
+
+def _passes_of(text: str) -> list[str]:
+    m = re.search(r"^//\s*PASSES:\s*(.+)$", text, re.M)
+    assert m, "golden file without a '// PASSES:' line"
+    return [p.strip() for p in m.group(1).split(",") if p.strip()]
+
+
+def test_golden_files_exist():
+    names = {p.stem for p in GOLDEN}
+    assert {"constfold_arith", "constfold_branch", "dce", "dce_dead_phi", "o3_pipeline"} <= names
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
+def test_golden(path):
+    text = path.read_text()
+    checks, o0 = directives(text, "CHECK"), directives(text, "O0")
+    assert any(d.kind != "NOT" for d in checks) and any(d.kind != "NOT" for d in o0)
+
+    at_o0 = PassManager(pipeline_for_level(0), verify=True).run(_build(text, str(path)))
+    filecheck(print_module(at_o0), o0)
+
+    after = PassManager(_passes_of(text), verify=True).run(_build(text, str(path)))
+    verify_module(after)
+    filecheck(print_module(after), checks)
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
+def test_golden_pipeline_reaches_a_fixpoint(path):
+    text = path.read_text()
+    mod = PassManager(pipeline_for_level(3), verify=True).run(_build(text, str(path)))
+    once = print_module(mod)
+    PassManager(["constfold", "dce"], verify=True).run(mod)
+    assert print_module(mod) == once
+
+
+# --------------------------------------------------------------------------- examples at -O0 / -O3
+
+
+def _effects(mod: Module) -> list[tuple[str, str]]:
+    return sorted((fn.name, i.op) for fn in mod.functions for i in fn.instructions() if i.op in EFFECT_OPS)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_verify_at_o0_and_o3(path):
+    text = path.read_text()
+    o0 = PassManager(pipeline_for_level(0), verify=True).run(_build(text, str(path)))
+    o3 = PassManager(pipeline_for_level(3), verify=True).run(_build(text, str(path)))
+    verify_module(o0)
+    verify_module(o3)
+    assert [f.name for f in o0.functions] == [f.name for f in o3.functions]
+    # The examples branch on nothing constant: every store, atomic, barrier and return stays.
+    assert _effects(o0) == _effects(o3)
+    for f0, f3 in zip(o0.functions, o3.functions):
+        assert len(list(f3.instructions())) <= len(list(f0.instructions()))
+
+
+# --------------------------------------------------------------------------- constfold = semantics
+
+HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
+BINOPS = ["add", "sub", "mul.lo", "mul.hi", "div", "rem", "min", "max", "and", "or", "xor", "shl", "shr"]
+
+
+def _reference(op: str, a: int, b: int, bits: int, signed: bool) -> int:
+    m = (1 << bits) - 1
+
+    def val(x):
+        return x - (1 << bits) if signed and x >> (bits - 1) else x
+
+    x, y = val(a), val(b)
+    if op == "add":
+        r = x + y
+    elif op == "sub":
+        r = x - y
+    elif op == "mul.lo":
+        r = x * y
+    elif op == "mul.hi":
+        r = (x * y) >> bits
+    elif op in ("div", "rem"):
+        if b == 0:
+            return m if op == "div" else a
+        q = abs(x) // abs(y)
+        q = q if (x < 0) == (y < 0) else -q
+        r = q if op == "div" else x - q * y
+    elif op == "min":
+        r = min(x, y)
+    elif op == "max":
+        r = max(x, y)
+    elif op == "and":
+        r = a & b
+    elif op == "or":
+        r = a | b
+    elif op == "xor":
+        r = a ^ b
+    elif op == "shl":
+        r = a << b if b < bits else 0
+    elif op == "shr":
+        r = x >> b if signed else a >> b
+    else:
+        raise ValueError(op)
+    return r & m
+
+
+def _fold_kernel(op: str, typ: str, bits: int, a: int, b: int) -> str:
+    shift = op in ("shl", "shr")
+    op_type = {"and": f"b{bits}", "or": f"b{bits}", "xor": f"b{bits}"}.get(op, typ)
+    if shift:
+        op_type = typ if op == "shr" else f"b{bits}"
+    bdecl = ".reg .b32 %s<2>;" if shift else ""
+    bmov = f"mov.b32 %s1, {b:#x};" if shift else f"mov.b{bits} %v2, {b:#x};"
+    return HEADER + f"""
+.visible .entry fold(.param .u64 out)
+{{
+  .reg .b{bits} %v<4>;
+  .reg .b64 %rd<2>;
+  {bdecl}
+  ld.param.u64 %rd1, [out];
+  mov.b{bits} %v1, {a:#x};
+  {bmov}
+  {op}.{op_type} %v3, %v1, {"%s1" if shift else "%v2"};
+  st.global.b{bits} [%rd1], %v3;
+  ret;
+}}
+"""
+
+
+def _edge_ints(bits):
+    m = (1 << bits) - 1
+    return st.one_of(st.integers(0, m), st.sampled_from([0, 1, m, 1 << (bits - 1), (1 << (bits - 1)) - 1, 3]))
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data(), op=st.sampled_from(BINOPS), typ=st.sampled_from(["u32", "s32", "u64", "s64"]))
+def test_constfold_matches_exact_reference(data, op, typ):
+    bits, signed = int(typ[1:]), typ[0] == "s"
+    a = data.draw(_edge_ints(bits), "a")
+    b = data.draw(st.integers(0, 80) if op in ("shl", "shr") else _edge_ints(bits), "b")
+    mod = _build(_fold_kernel(op, typ, bits, a, b), "fold.ptx")
+    store = next(i for i in mod.functions[0].instructions() if i.op == "st")
+    assert not isinstance(store.args[1], Const)  # something to fold at -O0
+    PassManager(["constfold", "dce"], verify=True).run(mod)
+    fn = mod.functions[0]
+    store = next(i for i in fn.instructions() if i.op == "st")
+    assert isinstance(store.args[1], Const), print_module(mod)
+    assert store.args[1].bits == _reference(op, a, b, bits, signed)
+    assert [i.op for i in fn.instructions()] == ["ld_param", "st", "ret"]
+
+
+def test_constfold_leaves_unsupported_folds_alone():
+    # fma.f64 has no semantics yet (UnsupportedError): the instruction stays for run time.
+    text = HEADER + """
+.visible .entry k(.param .u64 out)
+{
+  .reg .f64 %fd<3>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  fma.rn.f64 %fd1, 0d3FF0000000000000, 0d4000000000000000, 0d4008000000000000;
+  add.f64 %fd2, 0d3FF0000000000000, 0d4000000000000000;
+  st.global.f64 [%rd1], %fd1;
+  st.global.f64 [%rd1+8], %fd2;
+  ret;
+}
+"""
+    mod = PassManager(["constfold", "dce"], verify=True).run(_build(text, "f.ptx"))
+    ops = [i.op for i in mod.functions[0].instructions()]
+    assert ops == ["ld_param", "fma", "st", "st", "ret"]
+    st2 = [i for i in mod.functions[0].instructions() if i.op == "st"][1]
+    assert isinstance(st2.args[1], Const) and st2.args[1].bits == 0x4008000000000000  # 1.0 + 2.0
+
+
+# --------------------------------------------------------------------------- the pass manager
+
+
+def test_registered_passes_and_pipelines():
+    assert registered_passes() == ["constfold", "dce"]
+    assert pipeline_for_level(0) == []
+    assert pipeline_for_level(1) == ["constfold", "dce"]
+    assert pipeline_for_level(2) == pipeline_for_level(3) == ["constfold", "dce", "constfold", "dce"]
+    p = pipeline_for_level(1)
+    p.append("mutated")
+    assert pipeline_for_level(1) == ["constfold", "dce"]  # a copy, not the table
+    for bad in (-1, 4, 10):
+        with pytest.raises(ValueError, match=f"optimisation level must be 0-3, got {bad}"):
+            pipeline_for_level(bad)
+
+
+def test_unknown_pass_name():
+    with pytest.raises(KeyError, match=r"unknown pass 'licm' \(known: constfold, dce\)"):
+        PassManager(["constfold", "licm"])
+
+
+SAXPY = ROOT / "examples" / "saxpy.sm_80.ptx"
+
+
+@pytest.mark.parametrize(("print_after", "expected"), [
+    ("dce", ["dce", "dce"]), ("constfold", ["constfold", "constfold"]), ("all", ["constfold", "dce", "constfold", "dce"]),
+    (None, []), ("nonexistent", []),
+])
+def test_print_after(print_after, expected):
+    out = io.StringIO()
+    mod = _build(SAXPY.read_text(), str(SAXPY))
+    PassManager(pipeline_for_level(3), print_after=print_after, out=out).run(mod)
+    text = out.getvalue()
+    assert re.findall(r"^; \*\*\* IR after (\w+) \*\*\*$", text, re.M) == expected
+    if expected:
+        # each dump is the whole module as the printer prints it; the last equals the final IR
+        last = text.rsplit(f"; *** IR after {expected[-1]} ***\n", 1)[1]
+        assert last == print_module(mod)
+        assert "entry @saxpy(" in last
+
+
+def test_print_after_defaults_to_stderr(capsys):
+    PassManager(["dce"], print_after="dce").run(_build(SAXPY.read_text(), str(SAXPY)))
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("; *** IR after dce ***\nentry @saxpy(")
+
+
+def test_on_pass_callback_order():
+    seen = []
+    PassManager(pipeline_for_level(2), on_pass=lambda name, m: seen.append((name, len(m.functions)))).run(
+        _build(SAXPY.read_text(), str(SAXPY)))
+    assert seen == [("constfold", 1), ("dce", 1), ("constfold", 1), ("dce", 1)]
+
+
+@dataclass(frozen=True)
+class _DropTerminators:
+    name: str = "breaker"
+
+    def run(self, module: Module) -> None:
+        for fn in module.functions:
+            fn.blocks[-1].instructions.pop()
+
+
+def test_verify_mode_catches_a_broken_pass():
+    pm = PassManager(["dce"], verify=True)
+    pm.passes.append(_DropTerminators())
+    with pytest.raises(VerifyError, match="IR verification failed after breaker in saxpy: block .* has no terminator"):
+        pm.run(_build(SAXPY.read_text(), str(SAXPY)))
+    # without verification the broken IR goes through unnoticed (that is what verify is for)
+    pm = PassManager([], verify=False)
+    pm.passes.append(_DropTerminators())
+    pm.run(_build(SAXPY.read_text(), str(SAXPY)))
+
+
+def test_verify_mode_checks_the_input_first():
+    mod = _build(SAXPY.read_text(), str(SAXPY))
+    mod.functions[0].blocks[0].instructions.pop()
+    with pytest.raises(VerifyError, match="after IR construction"):
+        PassManager(["constfold"], verify=True).run(mod)

@@ -1,0 +1,591 @@
+"""Property tests of :mod:`xcc.semantics` against exact Python references.
+
+Integers are checked against Python's unbounded ints, floats against an exact
+:class:`fractions.Fraction` value rounded to f32 by a small reference rounder
+written here (IEEE 754 binary32: 24-bit significand, subnormals, overflow by mode).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from xcc.semantics import convert, floating, integer
+from xcc.semantics.bits import UDTYPE
+from xcc.semantics.compare import compare as fcompare
+
+# numpy warns about casts of NaN/inf and nextafter overflow inside xcc.semantics; the results are checked.
+pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
+
+SETTINGS = settings(max_examples=100, deadline=None)
+INT_TYPES = [(32, False), (32, True), (64, False), (64, True)]
+INT_IDS = ["u32", "s32", "u64", "s64"]
+MODES = ("rn", "rz", "rm", "rp")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def arr(x: int, bits: int) -> np.ndarray:
+    """A one-element array holding the bit pattern ``x`` (any Python int, reduced mod 2**bits)."""
+    return np.array([x & ((1 << bits) - 1)], dtype=UDTYPE[bits])
+
+
+def one(r) -> int:
+    """The single element of a result array as a Python int (bools as 0/1)."""
+    r = np.asarray(r).reshape(-1)
+    assert r.size == 1
+    return int(r[0])
+
+
+def to_s(x: int, bits: int) -> int:
+    x &= (1 << bits) - 1
+    return x - (1 << bits) if x >> (bits - 1) else x
+
+
+def to_u(x: int, bits: int) -> int:
+    return x & ((1 << bits) - 1)
+
+
+def value(x: int, bits: int, signed: bool) -> int:
+    return to_s(x, bits) if signed else to_u(x, bits)
+
+
+def trunc_div(a: int, b: int) -> int:
+    """C-style division (rounds toward zero), exact on Python ints."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def ints(bits: int):
+    """Bit patterns of width ``bits``, with the interesting edges made likely."""
+    m = (1 << bits) - 1
+    edges = [0, 1, 2, m, m - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1, (1 << (bits - 1)) + 1]
+    return st.one_of(st.integers(0, m), st.sampled_from(edges), st.integers(0, 300))
+
+
+# f32 <-> bits ------------------------------------------------------------------------
+
+
+def f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f32_of(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def is_finite_bits(b: int) -> bool:
+    return (b >> 23) & 0xFF != 0xFF
+
+
+def is_nan_bits(b: int) -> bool:
+    return (b >> 23) & 0xFF == 0xFF and b & 0x7FFFFF != 0
+
+
+def negative(b: int) -> bool:
+    return bool(b >> 31)
+
+
+finite_f32 = st.one_of(
+    st.floats(width=32, allow_nan=False, allow_infinity=False).map(f32_bits),
+    st.integers(0, 0xFFFFFFFF).filter(is_finite_bits),
+    st.sampled_from([0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0x33800000,
+                     0x80000000, 0x00000000, 0x4B800000]),
+)
+any_f32 = st.one_of(finite_f32, st.integers(0, 0xFFFFFFFF),
+                    st.sampled_from([0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001]))
+
+F32_MAX = Fraction((1 << 24) - 1) * Fraction(2) ** 104
+MAX_BITS, INF_BITS, SIGN = 0x7F7FFFFF, 0x7F800000, 0x80000000
+
+
+def pow2(e: int) -> Fraction:
+    return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
+
+
+def round_to_f32(q: Fraction, mode: str) -> int:
+    """The f32 bit pattern of the exact nonzero value ``q`` rounded in ``mode`` (rn ties-to-even).
+
+    Rounds to a 24-bit significand with the exponent bounded below at -126 (so subnormals
+    lose precision), then applies IEEE overflow: rn and the modes rounding away from zero
+    give infinity, the others the largest finite value.
+    """
+    assert q != 0
+    neg = q < 0
+    a = -q if neg else q
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if pow2(e) > a:
+        e -= 1
+    assert pow2(e) <= a < pow2(e + 1)
+    quantum = max(e, -126) - 23
+    scaled = a / pow2(quantum)
+    n = scaled.numerator // scaled.denominator
+    rest = scaled - n
+    if mode == "rn":
+        up = rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1)
+    elif mode == "rz":
+        up = False
+    elif mode == "rm":
+        up = rest != 0 and neg
+    elif mode == "rp":
+        up = rest != 0 and not neg
+    else:
+        raise ValueError(mode)
+    mag = (n + up) * pow2(quantum)
+    if mag > F32_MAX:
+        to_inf = mode == "rn" or (mode == "rp" and not neg) or (mode == "rm" and neg)
+        bits = INF_BITS if to_inf else MAX_BITS
+    else:
+        bits = f32_bits(float(mag))  # exact: mag is an f32 value
+        assert Fraction(f32_of(bits)) == mag
+    return bits | (SIGN if neg else 0)
+
+
+def exact_sum_bits(terms: list[tuple[Fraction, bool]], mode: str) -> int:
+    """The IEEE result of an exactly computed sum; ``terms`` are (value, sign bit) pairs, the
+    sign bits matter only for the sign of an exact zero (IEEE 754-2019 section 6.3)."""
+    total = sum(v for v, _ in terms)
+    if total != 0:
+        return round_to_f32(total, mode)
+    if all(v == 0 for v, _ in terms) and len({s for _, s in terms}) == 1:
+        return SIGN if terms[0][1] else 0  # (+0) + (+0) = +0, (-0) + (-0) = -0
+    return SIGN if mode == "rm" else 0
+
+
+def fr(b: int) -> Fraction:
+    return Fraction(f32_of(b))
+
+
+def f32_arr(b: int) -> np.ndarray:
+    return np.array([b], dtype=np.uint32)
+
+
+# --------------------------------------------------------------------------- the reference itself
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reference_rounder_agrees_with_numpy_on_representable_and_rn(mode):
+    # Every f32 value rounds to itself, and rn of f64 values matches numpy's cast.
+    for b in (0x00000001, 0x007FFFFF, 0x00800000, 0x3F800000, 0x7F7FFFFF, 0xBF800001):
+        assert round_to_f32(fr(b), mode) == b
+    for x in (0.1, 1 / 3, 1e-45, 3.4028235677973366e38, 2.0**-150, 1.5 * 2.0**-149, 1e39):
+        if mode == "rn":
+            with np.errstate(over="ignore"):
+                assert round_to_f32(Fraction(x), "rn") == f32_bits(float(np.float32(x)))
+
+
+# --------------------------------------------------------------------------- integers
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@SETTINGS
+@given(data=st.data())
+def test_add_sub_wrap(bits, signed, data):
+    a, b = data.draw(ints(bits)), data.draw(ints(bits))
+    assert one(integer.add(arr(a, bits), arr(b, bits), bits, signed)) == to_u(a + b, bits)
+    assert one(integer.sub(arr(a, bits), arr(b, bits), bits, signed)) == to_u(a - b, bits)
+    assert integer.add(arr(a, bits), arr(b, bits), bits).dtype == UDTYPE[bits]
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@SETTINGS
+@given(data=st.data())
+def test_mul_lo_hi(bits, signed, data):
+    a, b = data.draw(ints(bits)), data.draw(ints(bits))
+    p = value(a, bits, signed) * value(b, bits, signed)
+    assert one(integer.mul(arr(a, bits), arr(b, bits), bits, "lo", signed)) == to_u(p, bits)
+    assert one(integer.mul(arr(a, bits), arr(b, bits), bits, "hi", signed)) == to_u(p >> bits, bits)
+
+
+@pytest.mark.parametrize(("bits", "signed"), [(16, False), (16, True), (32, False), (32, True)],
+                         ids=["u16", "s16", "u32", "s32"])
+@SETTINGS
+@given(data=st.data())
+def test_mul_and_mad_wide(bits, signed, data):
+    a, b = data.draw(ints(bits)), data.draw(ints(bits))
+    c = data.draw(ints(2 * bits))
+    p = value(a, bits, signed) * value(b, bits, signed)
+    w = integer.mul(arr(a, bits), arr(b, bits), bits, "wide", signed)
+    assert w.dtype == UDTYPE[2 * bits]
+    assert one(w) == to_u(p, 2 * bits)
+    assert one(integer.mad(arr(a, bits), arr(b, bits), arr(c, 2 * bits), bits, "wide", signed)) == \
+        to_u(p + c, 2 * bits)
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@SETTINGS
+@given(data=st.data())
+def test_mad_lo_hi(bits, signed, data):
+    a, b, c = data.draw(ints(bits)), data.draw(ints(bits)), data.draw(ints(bits))
+    p = value(a, bits, signed) * value(b, bits, signed)
+    assert one(integer.mad(arr(a, bits), arr(b, bits), arr(c, bits), bits, "lo", signed)) == to_u(p + c, bits)
+    assert one(integer.mad(arr(a, bits), arr(b, bits), arr(c, bits), bits, "hi", signed)) == \
+        to_u((p >> bits) + c, bits)
+
+
+def _div_rem_reference(a: int, b: int, bits: int, signed: bool) -> tuple[int, int]:
+    if to_u(b, bits) == 0:  # documented: quotient all ones, remainder the dividend
+        return (1 << bits) - 1, to_u(a, bits)
+    x, y = value(a, bits, signed), value(b, bits, signed)
+    q = trunc_div(x, y)
+    return to_u(q, bits), to_u(x - q * y, bits)  # INT_MIN / -1 wraps to INT_MIN, remainder 0
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@SETTINGS
+@given(data=st.data())
+def test_div_rem(bits, signed, data):
+    a, b = data.draw(ints(bits)), data.draw(ints(bits))
+    q, r = _div_rem_reference(a, b, bits, signed)
+    assert one(integer.div(arr(a, bits), arr(b, bits), bits, signed)) == q
+    assert one(integer.rem(arr(a, bits), arr(b, bits), bits, signed)) == r
+
+
+# Regression: np.abs(INT64_MIN) overflowed, so INT64_MIN / 2 gave +2**62 and 5 / INT64_MIN gave 1.
+@pytest.mark.parametrize(("a", "b"), [(1 << 63, 2), (1 << 63, 3), (5, 1 << 63), (to_u(-7, 64), 1 << 63),
+                                      (1 << 63, 1 << 63), (1 << 63, to_u(-3, 64))])
+def test_div_rem_s64_int64_min(a, b):
+    q, r = _div_rem_reference(a, b, 64, True)
+    assert (one(integer.div(arr(a, 64), arr(b, 64), 64, True)),
+            one(integer.rem(arr(a, 64), arr(b, 64), 64, True))) == (q, r)
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+def test_div_rem_by_zero_documented(bits, signed):
+    for a in (0, 1, 7, (1 << bits) - 1, 1 << (bits - 1)):
+        assert one(integer.div(arr(a, bits), arr(0, bits), bits, signed)) == (1 << bits) - 1
+        assert one(integer.rem(arr(a, bits), arr(0, bits), bits, signed)) == a
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_signed_int_min_div_minus_one_wraps(bits):
+    int_min = 1 << (bits - 1)
+    assert one(integer.div(arr(int_min, bits), arr(-1, bits), bits, True)) == int_min
+    assert one(integer.rem(arr(int_min, bits), arr(-1, bits), bits, True)) == 0
+
+
+def test_operations_are_elementwise_on_arrays():
+    a = np.array([1, 2, 0xFFFFFFFF, 0x80000000], dtype=np.uint32)
+    b = np.array([3, 0, 2, 0xFFFFFFFF], dtype=np.uint32)
+    assert integer.div(a, b, 32, True).tolist() == [0, 0xFFFFFFFF, 0, 0x80000000]
+    assert integer.rem(a, b, 32, False).tolist() == [1, 2, 1, 0x80000000]
+    assert integer.add(a, b, 32).tolist() == [4, 2, 1, 0x7FFFFFFF]
+
+
+counts = st.one_of(st.integers(0, 70), st.integers(0, 0xFFFFFFFF), st.sampled_from([31, 32, 33, 63, 64, 65]))
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@SETTINGS
+@given(data=st.data())
+def test_shifts_including_counts_at_or_beyond_the_width(bits, signed, data):
+    a, n = data.draw(ints(bits)), data.draw(counts)
+    shl = to_u(a << n, bits) if n < bits else 0
+    shr = to_u(to_s(a, bits) >> n, bits) if signed else to_u(a, bits) >> n
+    assert one(integer.shl(arr(a, bits), arr(n, 32), bits, signed)) == shl
+    assert one(integer.shr(arr(a, bits), arr(n, 32), bits, signed)) == shr
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+@SETTINGS
+@given(data=st.data())
+def test_popc_brev(bits, data):
+    a = data.draw(ints(bits))
+    assert one(integer.popc(arr(a, bits), bits)) == bin(a).count("1")
+    assert one(integer.brev(arr(a, bits), bits)) == int(format(a, f"0{bits}b")[::-1], 2)
+    assert integer.popc(arr(a, bits), bits).dtype == np.uint32
+
+
+@SETTINGS
+@given(a=ints(32))
+@example(a=0)
+def test_clz_32(a):
+    assert one(integer.clz(arr(a, 32), 32)) == 32 - a.bit_length()
+
+
+@SETTINGS
+@given(a=st.one_of(ints(64), st.integers((1 << 64) - (1 << 17), (1 << 64) - 1)))
+@example(a=0)
+@example(a=(1 << 53) + 1)
+@example(a=(1 << 63))
+@example(a=(1 << 54) - 1)
+def test_clz_64(a):
+    assert one(integer.clz(arr(a, 64), 64)) == 64 - a.bit_length()
+
+
+# Regression: log2 of u64 values within ~2**15.5 of 2**64 rounds to 64.0, which made clz.b64 0xFFFFFFFF.
+@pytest.mark.parametrize("a", [(1 << 64) - 1, (1 << 64) - 1000, (1 << 64) - 40000])
+def test_clz_64_top_values(a):
+    assert one(integer.clz(arr(a, 64), 64)) == 0
+
+
+INT_CMPS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
+PY_CMP = {"eq": lambda x, y: x == y, "ne": lambda x, y: x != y, "lt": lambda x, y: x < y,
+          "le": lambda x, y: x <= y, "gt": lambda x, y: x > y, "ge": lambda x, y: x >= y}
+UNSIGNED_CMP = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+
+
+@pytest.mark.parametrize("bits", [16, 32, 64])
+@pytest.mark.parametrize("kind", ["u", "s", "b"])
+@SETTINGS
+@given(data=st.data())
+def test_integer_compare(bits, kind, data):
+    a, b = data.draw(ints(bits)), data.draw(st.one_of(ints(bits), st.just(None)))
+    b = a if b is None else b
+    for cmp in INT_CMPS:
+        if cmp in UNSIGNED_CMP:
+            ref = PY_CMP[UNSIGNED_CMP[cmp]](to_u(a, bits), to_u(b, bits))
+        else:
+            ref = PY_CMP[cmp](value(a, bits, kind == "s"), value(b, bits, kind == "s"))
+        got = fcompare(cmp, arr(a, bits), arr(b, bits), bits, kind)
+        assert got.dtype == np.bool_
+        assert bool(got[0]) == ref, cmp
+
+
+@SETTINGS
+@given(a=any_f32, b=any_f32)
+def test_float_compare_ordered_and_unordered(a, b):
+    unordered = is_nan_bits(a) or is_nan_bits(b)
+    x, y = f32_of(a), f32_of(b)
+    for cmp, fn in PY_CMP.items():
+        ordered = (not unordered) and fn(x, y)
+        assert bool(fcompare(cmp, f32_arr(a), f32_arr(b), 32, "f")[0]) == ordered, cmp
+        assert bool(fcompare(cmp + "u", f32_arr(a), f32_arr(b), 32, "f")[0]) == (unordered or fn(x, y))
+    assert bool(fcompare("nan", f32_arr(a), f32_arr(b), 32, "f")[0]) == unordered
+    assert bool(fcompare("num", f32_arr(a), f32_arr(b), 32, "f")[0]) == (not unordered)
+
+
+# --------------------------------------------------------------------------- f32 arithmetic
+
+FSETTINGS = settings(max_examples=200, deadline=None)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@FSETTINGS
+@given(a=finite_f32, b=finite_f32)
+@example(a=0x3F800000, b=0x33800000)  # 1 + 2**-24: a tie, rn keeps the even 1.0
+@example(a=0x3F800001, b=0x33800000)  # odd neighbour: rn rounds up
+@example(a=0x7F7FFFFF, b=0x7F7FFFFF)  # overflow
+@example(a=0x00000001, b=0x80000002)  # subnormal difference
+@example(a=0x80000000, b=0x80000000)  # -0 + -0
+@example(a=0x00000000, b=0x80000000)  # +0 + -0
+def test_fadd_fsub_exactly_rounded(mode, a, b):
+    terms = [(fr(a), negative(a)), (fr(b), negative(b))]
+    assert one(floating.fadd(f32_arr(a), f32_arr(b), 32, mode)) == exact_sum_bits(terms, mode)
+    nb = b ^ SIGN
+    terms = [(fr(a), negative(a)), (fr(nb), negative(nb))]
+    assert one(floating.fsub(f32_arr(a), f32_arr(b), 32, mode)) == exact_sum_bits(terms, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@FSETTINGS
+@given(a=finite_f32, b=finite_f32)
+@example(a=0x7F7FFFFF, b=0x40000000)  # overflow
+@example(a=0x00000001, b=0x3F000000)  # 2**-149 * 0.5: underflow to a tie with zero
+@example(a=0x00000003, b=0x3F000000)  # 1.5 * 2**-149: tie between 1 and 2 ulps
+@example(a=0x80000000, b=0x3F800000)  # -0 * 1
+def test_fmul_exactly_rounded(mode, a, b):
+    p = fr(a) * fr(b)
+    ref = round_to_f32(p, mode) if p != 0 else (SIGN if negative(a) != negative(b) else 0)
+    assert one(floating.fmul(f32_arr(a), f32_arr(b), 32, mode)) == ref
+
+
+def _fma_reference(a: int, b: int, c: int, mode: str):
+    terms = [(fr(a) * fr(b), negative(a) != negative(b)), (fr(c), negative(c))]
+    return terms, exact_sum_bits(terms, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@FSETTINGS
+@given(a=finite_f32, b=finite_f32, c=finite_f32)
+@example(a=0x3F800001, b=0x3F800001, c=0xBF800002)  # (1+u)^2 - (1+2u) = u^2: a single rounding
+@example(a=0x7F7FFFFF, b=0x3F800000, c=0x7F7FFFFF)
+@example(a=0x00000001, b=0x00000001, c=0x00000000)  # product far below the subnormals
+@example(a=0x00000001, b=0x00000001, c=0x80000000)
+def test_ffma_single_rounding(mode, a, b, c):
+    _, ref = _fma_reference(a, b, c, mode)
+    assert one(floating.ffma(f32_arr(a), f32_arr(b), f32_arr(c), 32, mode)) == ref
+
+
+@pytest.mark.parametrize("mode", MODES)
+@FSETTINGS
+@given(a=finite_f32, b=finite_f32, nudge=st.integers(-2, 2))
+def test_ffma_near_cancellation(mode, a, b, nudge):
+    """c = -(a*b rounded) +- a few ulps: the result is the tiny exact residual, rounded once."""
+    with np.errstate(all="ignore"):
+        p = np.float32(f32_of(a)) * np.float32(f32_of(b))
+    if not np.isfinite(p):
+        return
+    c = f32_bits(-float(p))
+    if c & 0x7FFFFFFF and is_finite_bits(c + nudge) and ((c + nudge) >> 31) == (c >> 31):
+        c += nudge
+    _, ref = _fma_reference(a, b, c, mode)
+    assert one(floating.ffma(f32_arr(a), f32_arr(b), f32_arr(c), 32, mode)) == ref
+
+
+# Regression: an exact zero sum of operands of opposite signs was +0 under .rm (IEEE 754-2019 6.3: -0).
+@pytest.mark.parametrize(("op", "x", "y"), [("add", 0x3F800000, 0xBF800000), ("add", 0x00000000, 0x80000000),
+                                            ("fma", 0x3F800000, 0xBF800000), ("fma", 0x00000000, 0x80000000)])
+def test_rm_exact_zero_sum_gives_negative_zero(op, x, y):
+    if op == "add":
+        r = floating.fadd(f32_arr(x), f32_arr(y), 32, "rm")
+    else:  # x * 1 + y
+        r = floating.ffma(f32_arr(x), f32_arr(0x3F800000), f32_arr(y), 32, "rm")
+    assert one(r) == SIGN
+
+
+@pytest.mark.parametrize("mode", MODES)
+@settings(max_examples=100, deadline=None)
+@given(a=any_f32, b=any_f32, c=any_f32)
+def test_nan_and_infinity_rules(mode, a, b, c):
+    x, y, z = f32_of(a), f32_of(b), f32_of(c)
+    with np.errstate(all="ignore"):
+        add_nan = math.isnan(x) or math.isnan(y) or (math.isinf(x) and math.isinf(y) and x != y)
+        mul_nan = math.isnan(x) or math.isnan(y) or (math.isinf(x) and y == 0) or (math.isinf(y) and x == 0)
+    assert is_nan_bits(one(floating.fadd(f32_arr(a), f32_arr(b), 32, mode))) == add_nan
+    assert is_nan_bits(one(floating.fmul(f32_arr(a), f32_arr(b), 32, mode))) == mul_nan
+    if math.isinf(x) and not add_nan:
+        assert one(floating.fadd(f32_arr(a), f32_arr(b), 32, mode)) == a
+    if mul_nan or math.isnan(z):
+        assert is_nan_bits(one(floating.ffma(f32_arr(a), f32_arr(b), f32_arr(c), 32, mode)))
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("rn", INF_BITS), ("rz", MAX_BITS), ("rm", MAX_BITS),
+                                                ("rp", INF_BITS)])
+def test_overflow_by_rounding_mode(mode, expected):
+    big = f32_arr(MAX_BITS)
+    assert one(floating.fadd(big, big, 32, mode)) == expected
+    assert one(floating.fmul(f32_arr(MAX_BITS | SIGN), f32_arr(0x40000000), 32, mode)) == \
+        round_to_f32(-2 * F32_MAX, mode)
+
+
+# --------------------------------------------------------------------------- min / max
+
+
+def _minmax_reference(a: int, b: int, pick_min: bool) -> int:
+    """PTX min/max: a NaN operand yields the other, two NaNs the canonical NaN, -0 < +0."""
+    if is_nan_bits(a) and is_nan_bits(b):
+        return 0x7FFFFFFF
+    if is_nan_bits(a):
+        return b
+    if is_nan_bits(b):
+        return a
+
+    def key(v):  # order by value, -0 before +0
+        return (f32_of(v), 0 if negative(v) else 1)
+
+    return min(a, b, key=key) if pick_min else max(a, b, key=key)
+
+
+@SETTINGS
+@given(a=any_f32, b=any_f32)
+@example(a=0x80000000, b=0x00000000)
+@example(a=0x00000000, b=0x80000000)
+@example(a=0x7FC00000, b=0xFF800000)
+@example(a=0x7FC00001, b=0xFFC00002)
+def test_fmin_fmax_nan_and_signed_zero(a, b):
+    assert one(floating.fmin(f32_arr(a), f32_arr(b), 32)) == _minmax_reference(a, b, True)
+    assert one(floating.fmax(f32_arr(a), f32_arr(b), 32)) == _minmax_reference(a, b, False)
+
+
+def test_fmin_fmax_signed_zero_explicit():
+    pz, nz = f32_arr(0), f32_arr(SIGN)
+    for x, y in ((pz, nz), (nz, pz)):
+        assert one(floating.fmin(x, y, 32)) == SIGN
+        assert one(floating.fmax(x, y, 32)) == 0
+    nan = f32_arr(0x7FC00000)
+    assert one(floating.fmin(nan, f32_arr(0x40400000), 32)) == 0x40400000
+    assert one(floating.fmax(f32_arr(0xC0400000), nan, 32)) == 0xC0400000
+    assert one(floating.fmin(nan, nan, 32)) == floating.CANONICAL_NAN[32]
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def _f2i_reference(b: int, bits: int, signed: bool, rnd: str) -> int:
+    if is_nan_bits(b):
+        return 0
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    x = f32_of(b)
+    if math.isinf(x):
+        return to_u(hi if x > 0 else lo, bits)
+    q = Fraction(x)
+    n = {"rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil, "rni": round}[rnd](q)  # round(): half even
+    return to_u(min(max(n, lo), hi), bits)
+
+
+f2i_inputs = st.one_of(any_f32, st.floats(-3e9, 3e9, width=32).map(f32_bits),
+                       st.sampled_from([0x4F000000, 0xCF000000, 0x4EFFFFFF, 0x4F800000, 0x3F000000, 0x3FC00000,
+                                        0xBF000000, 0xC0200000, 0x5F000000, 0xDF000000]))
+
+
+@pytest.mark.parametrize("rnd", ["rzi", "rni", "rmi", "rpi"])
+@pytest.mark.parametrize(("bits", "signed"), [(32, True), (32, False)], ids=["s32", "u32"])
+@SETTINGS
+@given(b=f2i_inputs)
+def test_f32_to_int32_saturates_nan_is_zero(rnd, bits, signed, b):
+    got = convert(f32_arr(b), bits, "s" if signed else "u", 32, "f", rnd)
+    assert one(got) == _f2i_reference(b, bits, signed, rnd)
+
+
+def test_f32_to_s32_default_rounding_is_truncation():
+    assert one(convert(f32_arr(f32_bits(-2.75)), 32, "s", 32, "f")) == to_u(-2, 32)
+    assert one(convert(f32_arr(0x7FC00000), 32, "s", 32, "f")) == 0
+    assert one(convert(f32_arr(0xFF800000), 32, "s", 32, "f")) == 0x80000000
+    assert one(convert(f32_arr(f32_bits(3e9)), 32, "s", 32, "f")) == 0x7FFFFFFF
+
+
+@SETTINGS
+@given(b=st.one_of(f2i_inputs, st.floats(-(2.0**64), 2.0**65, width=32).map(f32_bits)))
+def test_f32_to_64bit_ints_saturate_nan_is_zero(b):
+    for rnd in ("rzi", "rni", "rmi", "rpi"):
+        for signed in (True, False):
+            got = convert(f32_arr(b), 64, "s" if signed else "u", 32, "f", rnd)
+            assert one(got) == _f2i_reference(b, 64, signed, rnd), (rnd, signed)
+
+
+# Regression: clipping to 2**63-1 / 2**64-1 in f64 rounded to 2**63 / 2**64, so f32 1e30 or +inf gave
+# s64 -1 and u64 0 instead of saturating.
+@pytest.mark.parametrize(("b", "kind", "expected"), [(f32_bits(1e30), "s", (1 << 63) - 1), (INF_BITS, "s", (1 << 63) - 1),
+                                                     (f32_bits(1e30), "u", (1 << 64) - 1), (INF_BITS, "u", (1 << 64) - 1)])
+def test_f32_to_64bit_saturates_high(b, kind, expected):
+    assert one(convert(f32_arr(b), 64, kind, 32, "f", "rzi")) == expected
+
+
+@SETTINGS
+@given(a=ints(32))
+@example(a=0x7FFFFFFF)
+@example(a=0x80000000)
+@example(a=(1 << 24) + 1)
+def test_int32_to_f32_rn(a):
+    for signed in (True, False):
+        v = value(a, 32, signed)
+        ref = round_to_f32(Fraction(v), "rn") if v else 0
+        assert one(convert(arr(a, 32), 32, "f", 32, "s" if signed else "u")) == ref
+
+
+@SETTINGS
+@given(a=ints(64))
+def test_int64_to_f32_rn(a):
+    for signed in (True, False):
+        v = value(a, 64, signed)
+        ref = round_to_f32(Fraction(v), "rn") if v else 0
+        assert one(convert(arr(a, 64), 32, "f", 64, "s" if signed else "u")) == ref
+
+
+@SETTINGS
+@given(a=ints(32), dst=st.sampled_from([(8, "u"), (8, "s"), (16, "u"), (16, "s"), (64, "u"), (64, "s")]))
+def test_int_to_int_conversions(a, dst):
+    bits, kind = dst
+    for src_kind in ("u", "s"):
+        v = value(a, 32, src_kind == "s")
+        assert one(convert(arr(a, 32), bits, kind, 32, src_kind)) == to_u(v, bits)
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind == "s" else (0, (1 << bits) - 1)
+        assert one(convert(arr(a, 32), bits, kind, 32, src_kind, sat=True)) == to_u(min(max(v, lo), hi), bits)
