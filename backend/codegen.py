@@ -22,9 +22,6 @@ from xcc.backend.regalloc import allocate, check_allocation, inst_defs, inst_use
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Function
 
-EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
-                     "SHFL", "VOTE"})
-
 
 @dataclass
 class BackendOptions:
@@ -80,7 +77,7 @@ def eliminate_dead_code(blocks: list[MBlock]) -> None:
         for b in blocks:
             keep = []
             for m in b.insts:
-                if m.mnemonic not in EFFECTS and not any(v in used for v in inst_defs(m)):
+                if not m.d.has_effects and not any(v in used for v in inst_defs(m)):
                     removed = True
                     continue
                 keep.append(m)

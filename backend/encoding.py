@@ -167,7 +167,7 @@ def format_inst(inst: MInst, index: int = 0) -> str:
         if op.field not in inst.ops:
             continue
         v = inst.ops[op.field]
-        if d.mnemonic[:3] in ("LDG", "STG", "LDS", "STS", "ATO") and op.field in ("a", "b"):
+        if d.memory_operand and op.field in ("a", "b"):
             if op.field == "a":
                 mem_base = format_operand(op.kind, v, index)
                 continue

@@ -80,6 +80,16 @@ class InstrDef:
     doc: str
 
     @property
+    def has_effects(self) -> bool:
+        """Writes memory, synchronises or changes control flow: never removed as dead code."""
+        return self.mnemonic in EFFECTS
+
+    @property
+    def memory_operand(self) -> bool:
+        """Fields a and b form the address ``[a + b]``."""
+        return self.pipe == "lsu" and any(o.field == "a" for o in self.operands) and self.mnemonic != "SHFL"
+
+    @property
     def fixed_latency(self) -> bool:
         return self.latency in FIXED_LATENCY_CLASSES
 
@@ -117,6 +127,10 @@ D_R, D_W, D_P = Operand("d", "R", True), Operand("d", "W", True), Operand("pd", 
 A_R, A_W, B_RIC, B_WIC, C_R, C_W = (Operand("a", "R"), Operand("a", "W"), Operand("b", "RIC"),
                                     Operand("b", "WIC"), Operand("c", "R"), Operand("c", "W"))
 PA, PS, E_R, B_I = Operand("pa", "P"), Operand("ps", "P"), Operand("e", "R"), Operand("b", "I")
+
+# Instructions with effects beyond their register results.
+EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
+                     "SHFL", "VOTE"})
 
 # Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
 # every other class is variable and tracked with a scoreboard.
