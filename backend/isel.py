@@ -20,7 +20,7 @@ from xcc.backend.isa import CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, PT, RZ, SR_I
 from xcc.backend.minst import CBank, Half, Imm, MInst, VReg, mi, new_vreg
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Block, Const, Function, Instruction, Value
-from xcc.ir.types import ScalarType
+from xcc.ir.types import ScalarType, ptx_type
 
 LUT_AND, LUT_OR, LUT_XOR, LUT_NOT_A = 0xC0, 0xFC, 0x3C, 0x0F
 PLUT_AND, PLUT_OR, PLUT_XOR, PLUT_NOT_A, PLUT_A = 0x8, 0xE, 0x6, 0x3, 0xC
@@ -80,7 +80,7 @@ class InstructionSelector:
                 off = (off + v.align - 1) // v.align * v.align
                 self.shared_offsets[v.name] = off
                 off += v.size
-            elif v.space != "shared":
+            else:
                 raise UnsupportedError(f".{v.space} variable '{v.name}' is not supported by the backend yet",
                                        fn.loc)
         self.shared_bytes = off
@@ -377,7 +377,7 @@ class InstructionSelector:
                 self.emit("FFMA", d=d, a=self.reg(a), b=self.src_b(b), c=self.reg(c), mods=self._fmods(inst))
             return
         mode = inst.attrs.get("mode", "lo")
-        typ = {"mods": {"type": "S32"} if t.kind == "s" else {}}["mods"]
+        typ = {"type": "S32"} if t.kind == "s" else {}
         if t.bits == 64:
             if mode != "lo":
                 raise self.error(f"mul.{mode}.{t} is not supported yet")
@@ -588,8 +588,6 @@ class InstructionSelector:
 
     # ----------------------------------------------------------------- conversions
     def op_cvt(self, inst):
-        from xcc.ir.types import ptx_type
-
         dt, st = inst.type, ptx_type(inst.attrs["src"])
         a = inst.args[0]
         d = self.vreg(inst.result)

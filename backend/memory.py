@@ -334,7 +334,24 @@ def _inc_dec(op, init, sv, gid, rank, lens, starts, width):
 # ---------------------------------------------------------------------------
 
 
-class FlatMemory:
+class _ThreadAccess:
+    """Vectorised per-thread access, shared by both memories: ``_check`` turns addresses into
+    checked byte offsets of the backing buffer ``_backing``."""
+
+    def load(self, addresses, width: int) -> np.ndarray:
+        """Raw bits at each address (see module docstring for dtypes)."""
+        return _gather(self._backing, self._check(addresses, width), width)
+
+    def store(self, addresses, values, width: int) -> None:
+        """Store ``values`` (one per address, or a scalar) at ``width`` bytes each."""
+        _scatter(self._backing, self._check(addresses, width), values, width)
+
+    def atomic(self, op: str, addresses, values, width: int, kind: str, compare=None) -> np.ndarray:
+        """Serialised read-modify-write per thread; returns the old raw bits."""
+        return _atomic_core(self._backing, self._check(addresses, width), op, values, width, kind, compare)
+
+
+class FlatMemory(_ThreadAccess):
     """A zero-initialised byte buffer addressed by offsets ``[0, size)``.
 
     ``size`` is rounded up to a multiple of 8. Offsets may be ``uint64`` or
@@ -347,6 +364,10 @@ class FlatMemory:
         self.size = (int(size) + 7) & ~7
         self.space = space
         self.buf = np.zeros(self.size, np.uint8)
+
+    @property
+    def _backing(self) -> np.ndarray:
+        return self.buf
 
     def _check(self, offsets, width: int) -> np.ndarray:
         _check_width(width)
@@ -362,18 +383,6 @@ class FlatMemory:
             raise MemoryFault(kind, off[bad], t, width=width, space=self.space,
                               detail=f"{self.space} memory is {self.size} bytes")
         return off.view(np.int64)
-
-    def load(self, offsets, width: int) -> np.ndarray:
-        """Raw bits at each offset (see module docstring for dtypes)."""
-        return _gather(self.buf, self._check(offsets, width), width)
-
-    def store(self, offsets, values, width: int) -> None:
-        """Store ``values`` (one per offset, or a scalar) at ``width`` bytes each."""
-        _scatter(self.buf, self._check(offsets, width), values, width)
-
-    def atomic(self, op: str, offsets, values, width: int, kind: str, compare=None) -> np.ndarray:
-        """Serialised read-modify-write per thread; returns the old raw bits."""
-        return _atomic_core(self.buf, self._check(offsets, width), op, values, width, kind, compare)
 
     def read(self, offset: int, nbytes: int) -> np.ndarray:
         """A copy of ``nbytes`` bytes at ``offset``."""
@@ -397,7 +406,7 @@ def _raw_bytes(data) -> np.ndarray:
     return np.frombuffer(memoryview(data).cast("B"), np.uint8)
 
 
-class GlobalMemory:
+class GlobalMemory(_ThreadAccess):
     """Device global memory: 64-bit addresses over one growable backing store.
 
     Allocations start at ``base`` (default ``0x7F00_0000_0000``), are aligned
@@ -544,6 +553,10 @@ class GlobalMemory:
 
     # -- device access ---------------------------------------------------------------------
 
+    @property
+    def _backing(self) -> np.ndarray:
+        return self._buf
+
     def _check(self, addresses, width: int) -> np.ndarray:
         """Bounds/alignment check; returns backing-store offsets as int64."""
         _check_width(width)
@@ -569,15 +582,3 @@ class GlobalMemory:
             raise MemoryFault(self._kind(addr, width), a[~ok], t, width=width,
                               detail=f"address is {self._describe(addr)}")
         return (a - np.uint64(self.base)).view(np.int64)
-
-    def load(self, addresses, width: int) -> np.ndarray:
-        """Raw bits at each address (see module docstring for dtypes)."""
-        return _gather(self._buf, self._check(addresses, width), width)
-
-    def store(self, addresses, values, width: int) -> None:
-        """Store ``values`` (one per address, or a scalar) at ``width`` bytes each."""
-        _scatter(self._buf, self._check(addresses, width), values, width)
-
-    def atomic(self, op: str, addresses, values, width: int, kind: str, compare=None) -> np.ndarray:
-        """Serialised read-modify-write per thread; returns the old raw bits."""
-        return _atomic_core(self._buf, self._check(addresses, width), op, values, width, kind, compare)
