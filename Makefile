@@ -33,11 +33,31 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
 # Regenerate the examples' PTX (needs nvcc; the PTX is committed so nothing else does).
+# Every examples/X.cu gives X.sm_80.ptx and X.sm_90.ptx (-O3); the PTX_RDC stems are compiled
+# with -rdc=true (separate compilation); the PTX_DEBUG / PTX_LINEINFO stems also give
+# X.sm_80.debug.ptx (-G) and X.sm_80.lineinfo.ptx (-lineinfo -O3). Those two embed the absolute
+# path of the source file, so they are byte-identical only when regenerated in the same checkout
+# directory. Each output is checked with ptxas when it is on PATH (-c for the rdc files).
+PTXAS        ?= ptxas
+PTX_RDC      := rdc_main rdc_lib
+PTX_DEBUG    := device_functions scan_sort spmv_csr
+PTX_LINEINFO := device_functions scan_sort spmv_csr
+
 ptx:
-	@command -v $(NVCC) >/dev/null || { echo "nvcc not found: the committed PTX is used as is"; exit 0; }
-	@for cu in $(EXAMPLES); do for a in $(ARCHS); do \
-	  out=$${cu%.cu}.$$a.ptx; echo "nvcc -ptx -arch=$$a $$cu -o $$out"; \
-	  $(NVCC) -ptx -arch=$$a -O3 $$cu -o $$out || exit 1; done; done
+	@command -v $(NVCC) >/dev/null || { echo "nvcc not found: the committed PTX is used as is"; exit 0; }; \
+	check() { if command -v $(PTXAS) >/dev/null; then $(PTXAS) $$1 -arch=$$2 $$3 -o /dev/null || exit 1; fi; }; \
+	for cu in $(EXAMPLES); do stem=$$(basename $$cu .cu); \
+	  rdc=""; case " $(PTX_RDC) " in *" $$stem "*) rdc="-rdc=true ";; esac; \
+	  for a in $(ARCHS); do out=examples/$$stem.$$a.ptx; \
+	    echo "$(NVCC) -ptx $$rdc-arch=$$a -O3 $$cu -o $$out"; \
+	    $(NVCC) -ptx $$rdc-arch=$$a -O3 $$cu -o $$out || exit 1; \
+	    check "$${rdc:+-c}" $$a $$out; done; done; \
+	for stem in $(PTX_DEBUG); do out=examples/$$stem.sm_80.debug.ptx; \
+	  echo "$(NVCC) -ptx -G -arch=sm_80 examples/$$stem.cu -o $$out"; \
+	  $(NVCC) -ptx -G -arch=sm_80 examples/$$stem.cu -o $$out || exit 1; check "" sm_80 $$out; done; \
+	for stem in $(PTX_LINEINFO); do out=examples/$$stem.sm_80.lineinfo.ptx; \
+	  echo "$(NVCC) -ptx -lineinfo -O3 -arch=sm_80 examples/$$stem.cu -o $$out"; \
+	  $(NVCC) -ptx -lineinfo -O3 -arch=sm_80 examples/$$stem.cu -o $$out || exit 1; check "" sm_80 $$out; done
 
 # Checks that a regular (non-editable) install gives exactly the xcc namespace.
 install-check:
