@@ -2,6 +2,7 @@
 
     xcc compile [-arch=xg1] [-O0..-O3] [--maxrregcount=N] [--machine=FILE] [-v] [--stats-json FILE]
                 [--print-after=PASS|all] -o out.xbin in.ptx...
+    xcc check in.ptx...
     xcc disasm out.xbin
     xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--out results.npz] ARG...
 
@@ -106,6 +107,34 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 @cli.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-v", "--verbose", is_flag=True, help="Say what each valid file holds.")
+def check(inputs, verbose):
+    """Parse and check PTX files without compiling them (exit 0 if all are valid, else 1)."""
+    from xcc.driver import Source, read_source
+    from xcc.frontend.parser import parse
+
+    failed = 0
+    for p in inputs:
+        try:
+            s = read_source(p)
+            if not isinstance(s, Source):
+                raise XccError(f"{p}: is an .xbin object file, not PTX")
+            module = parse(s.text, s.name)
+        except XccError as e:
+            click.echo(str(e), err=True)
+            failed += 1
+            continue
+        if verbose:
+            kernels = sum(f.is_entry and f.body is not None for f in module.functions)
+            funcs = sum(not f.is_entry and f.body is not None for f in module.functions)
+            click.echo(f"{p}: ok: PTX ISA {module.version}, {', '.join(module.target)}, {kernels} kernel(s), "
+                       f"{funcs} device function(s), {len(module.variables)} module variable(s)")
+    if failed:
+        raise click.exceptions.Exit(EXIT_INPUT)
+
+
+@cli.command()
 @click.argument("xbin", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def disasm(xbin):
     """Disassemble an .xbin object file."""
@@ -207,8 +236,8 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, out, show_stats
 def main(argv: list[str] | None = None) -> int:
     argv = _normalise_argv(list(sys.argv[1:] if argv is None else argv))
     try:
-        cli.main(args=argv, prog_name="xcc", standalone_mode=False)
-        return 0
+        rc = cli.main(args=argv, prog_name="xcc", standalone_mode=False)  # an Exit(n) comes back as n
+        return rc if isinstance(rc, int) else 0
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.exceptions.Abort:

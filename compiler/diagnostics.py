@@ -38,8 +38,20 @@ class XccError(Exception):
         super().__init__(message)
         self.message = message
         self.loc = loc
+        self.also: list[XccError] = []  # further errors found in the same run, in source order
+
+    @property
+    def errors(self) -> list[XccError]:
+        """This error and the ones found with it."""
+        return [self, *self.also]
 
     def __str__(self) -> str:
+        text = self._render()
+        if self.also:
+            text = "\n".join([text, *(e._render() for e in self.also), f"{len(self.errors)} errors generated."])
+        return text
+
+    def _render(self) -> str:
         if self.loc is None:
             return f"{self.kind}: {self.message}"
         text = f"{self.loc}: {self.kind}: {self.message}"
@@ -48,6 +60,14 @@ class XccError(Exception):
             caret = " " * (max(self.loc.col, 1) - 1) + "^"
             text += f"\n{line}\n{caret}"
         return text
+
+
+def raise_errors(errors: list[XccError]) -> None:
+    """Raise the first of ``errors`` (its class decides the exit code), carrying the others."""
+    if errors:
+        first = errors[0]
+        first.also = errors[1:]
+        raise first
 
 
 class PtxSyntaxError(XccError):

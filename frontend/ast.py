@@ -2,7 +2,9 @@
 
 The tree mirrors the PTX text closely; meaning (types of registers, SSA,
 resolution of names) is given by the IR builder in :mod:`xcc.ir.build`.
-Every node that a diagnostic may point at carries a :class:`SourceLoc`.
+Every node that a diagnostic may point at carries a :class:`SourceLoc`. Locations (and
+Module.filename) are excluded from ``==``, so two trees compare equal when their content is
+equal: :func:`xcc.frontend.printer.print_module` output re-parses to an equal tree.
 """
 
 from __future__ import annotations
@@ -110,24 +112,28 @@ class Instruction:
     """One PTX instruction. ``opcode`` is the base name ('ld', 'add', 'setp'); ``modifiers`` the
     dotted suffixes in order without dots: ``ld.global.nc.v4.f32`` -> ('global', 'nc', 'v4', 'f32').
     ``loc`` is the opcode's place; ``debug_loc`` the source position of the last ``.loc`` directive
-    before it, if any: (file index, line, column)."""
+    before it, if any: (file index, line, column). The ``function_name``/``inlined_at`` extras of
+    a ``.loc`` are dropped."""
 
     opcode: str
     modifiers: tuple[str, ...]
     operands: list[Operand]
     guard: Guard | None = None
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
     debug_loc: tuple[int, int, int] | None = None
 
 
 @dataclass
 class Label:
     """A label. ``prototype`` is set for a call prototype ``name: .callprototype (...) _ (...);``
-    (a body-less :class:`Function` named '_'), the last operand of an indirect ``call``."""
+    (a body-less :class:`Function` named '_'), the last operand of an indirect ``call``.
+    ``targets`` is set for a jump table ``name: .branchtargets A, B;`` (the labels that
+    ``brx.idx %r, name;`` chooses from)."""
 
     name: str
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
     prototype: Function | None = None
+    targets: list[str] | None = None
 
 
 @dataclass
@@ -139,14 +145,16 @@ class RegDecl:
     names: list[str]
     count: int | None = None
     vector: int | None = None
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
 
 
 @dataclass
 class VarDecl:
     """A variable in a state space: ``.shared .align 4 .b8 smem[1024];``, ``.global .u32 g = 5;``.
     ``dims`` lists array dimensions (None for ``[]`` of an extern array); ``init`` the flattened
-    initialiser (ints, float bit patterns as Imm, or Symbol for addresses)."""
+    initialiser (ints, float bit patterns as Imm, Symbol or Address for addresses; an inner
+    ``{...}`` shorter than its dimension is padded with zeros). ``attributes`` holds the
+    ``.attribute(...)`` list without dots: ``.attribute(.managed)`` -> ['managed']."""
 
     space: str
     type: str
@@ -156,7 +164,8 @@ class VarDecl:
     init: list[Operand] | None = None
     linkage: str | None = None
     vector: int | None = None
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
+    attributes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -164,13 +173,15 @@ class Block:
     """A nested ``{ ... }`` scope: its declarations shadow outer names, its labels are local."""
 
     body: list[Statement]
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
 
 
 @dataclass
 class Pragma:
+    """``.pragma "nounroll";`` -> text='nounroll' (several strings are joined by a space)."""
+
     text: str
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
 
 
 Statement = Instruction | Label | RegDecl | VarDecl | Block | Pragma
@@ -189,7 +200,7 @@ class Param:
     align: int | None = None
     dims: list[int] = field(default_factory=list)
     ptr_space: str | None = None
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -205,12 +216,24 @@ class Function:
     body: list[Statement] | None = None
     linkage: str | None = None
     directives: dict[str, list[int]] = field(default_factory=dict)
-    loc: SourceLoc | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass
+class Alias:
+    """``.alias name, target;``: the function ``name`` is another name for ``target``."""
+
+    name: str
+    target: str
+    loc: SourceLoc | None = field(default=None, compare=False)
 
 
 @dataclass
 class Module:
-    """A whole PTX file. ``files`` maps ``.file`` indices to file names (for ``.loc``)."""
+    """A whole PTX file. ``files`` maps ``.file`` indices to file names (for ``.loc``; the
+    optional timestamp and size are dropped). ``pragmas`` are the module-level ``.pragma``
+    directives, ``aliases`` the ``.alias`` directives, and ``sections`` the raw text of each
+    ``.section name { ... }`` debug block (DWARF from ``nvcc -G``), kept verbatim."""
 
     version: str
     target: list[str]
@@ -218,4 +241,7 @@ class Module:
     functions: list[Function]
     variables: list[VarDecl]
     files: dict[int, str] = field(default_factory=dict)
-    filename: str = "<ptx>"
+    filename: str = field(default="<ptx>", compare=False)
+    pragmas: list[Pragma] = field(default_factory=list)
+    aliases: list[Alias] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)

@@ -11,7 +11,8 @@ Conventions of the tree: types, spaces and linkages are stored without the dot (
 :class:`~ast.Vector` operands, so ``call.uni (r), f, (a, b);`` has the operands
 ``[Vector(r), Symbol(f), Vector(a, b)]``; bracket lists such as ``[tmap, {x, y}]`` are an
 :class:`~ast.Address` with ``elements``; a ``.callprototype`` is a :class:`~ast.Label` with
-``prototype`` set. A function declared and later defined appears twice in Module.functions
+``prototype`` set, a ``.branchtargets`` jump table one with ``targets`` set. Parenthesised
+integer expressions in operands (``(4*8)``) are folded to an :class:`~ast.Imm`. A function declared and later defined appears twice in Module.functions
 (``body`` None, then the definition), in text order.
 """
 
@@ -27,7 +28,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
 
-from xcc.diagnostics import PtxSyntaxError, SourceLoc, UnsupportedError
+from xcc.diagnostics import PtxSyntaxError, SourceLoc, XccError, raise_errors
 from xcc.frontend import ast
 from xcc.frontend.checker import RegScope, check
 
@@ -44,19 +45,62 @@ SPECIAL_REGS = frozenset(
 )
 
 
+MAX_SYNTAX_ERRORS = 20
+
+
 def parse(text: str, filename: str = "<ptx>") -> ast.Module:
-    """Parse and check one PTX module; raise PtxSyntaxError / PtxSemanticError / UnsupportedError."""
+    """Parse and check one PTX module; raise PtxSyntaxError / PtxSemanticError / UnsupportedError.
+
+    After a syntax error the parser recovers at statement level: it blanks the statement that
+    holds the error (keeping every other character in place, so later positions stay exact) and
+    parses again, so that one run reports every independent syntax error (up to
+    :data:`MAX_SYNTAX_ERRORS`), as ``err.errors``. The semantic checks run only on a module
+    that parsed cleanly."""
+    errors: list[XccError] = []
+    masked = text
     with _LOCK:
         lark = _get_parser()
-        _BUILDER.begin(filename, text)
-        try:
-            module = lark.parse(text)
-        except UnexpectedInput as err:
-            raise _syntax_error(err, text, _BUILDER) from None
-        finally:
-            _BUILDER.lines = []
+        while True:
+            _BUILDER.begin(filename, text)
+            try:
+                module = lark.parse(masked)
+                break
+            except UnexpectedInput as err:
+                errors.append(_syntax_error(err, masked, _BUILDER))
+                masked = _blank_statement(masked, _error_offset(err, masked))
+                if masked is None or len(errors) >= MAX_SYNTAX_ERRORS:
+                    break
+            finally:
+                _BUILDER.lines = []
+    raise_errors(errors)
     check(module, text)
     return module
+
+
+def _error_offset(err: UnexpectedInput, text: str) -> int | None:
+    """Offset in ``text`` of the token or character a syntax error is at (None at end of file)."""
+    if isinstance(err, UnexpectedCharacters):
+        return err.pos_in_stream
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END":
+        return err.token.start_pos
+    return None
+
+
+def _blank_statement(text: str, offset: int | None) -> str | None:
+    """``text`` with the statement around ``offset`` (from after the previous ';', '{' or '}' to
+    the next ';' inclusive, or up to the next brace) replaced by spaces; None if nothing to blank."""
+    if offset is None:
+        return None
+    start = max(text.rfind(c, 0, offset) for c in ";{}") + 1
+    ends = [i for i in (text.find(";", offset), text.find("{", offset), text.find("}", offset)) if i >= 0]
+    end = min(ends) if ends else len(text)
+    if end < len(text) and text[end] == ";":
+        end += 1
+    elif end == offset:  # the error is the brace itself: blank that
+        end += 1
+    if start >= end or not text[start:end].strip():
+        return None
+    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
 
 
 _LOCK = threading.RLock()
@@ -104,6 +148,18 @@ class _DebugLoc:
         self.pos = pos
 
 
+class _Paren(ast.Imm):
+    """A parenthesised operand expression ``(e)``: an Imm, or a one-element argument list of
+    ``call``; :func:`_unparen` decides which once the opcode is known."""
+
+
+def _unparen(op, as_list: bool = False):
+    if isinstance(op, _Paren):
+        imm = ast.Imm(op.value, op.kind, op.bits, op.loc)
+        return ast.Vector((imm,), op.loc) if as_list else imm
+    return op
+
+
 class _FileDir:
     """A ``.file`` marker, collected into Module.files."""
 
@@ -149,9 +205,15 @@ class _Builder(Transformer):
 
     def start(self, items):
         version, target, address_size = "", [], 32
-        functions, variables, files = [], [], {}
+        functions, variables, files, pragmas, aliases, sections = [], [], {}, [], [], []
         for it in items:
-            if isinstance(it, tuple):
+            if isinstance(it, Token):
+                sections.append(it.value)
+            elif isinstance(it, ast.Pragma):
+                pragmas.append(it)
+            elif isinstance(it, ast.Alias):
+                aliases.append(it)
+            elif isinstance(it, tuple):
                 if it[0] == "version":
                     version = it[1]
                 elif it[0] == "target":
@@ -171,7 +233,8 @@ class _Builder(Transformer):
                     if p.space == "reg":
                         scope.names[p.name] = None
                 fn.body = _finish_body(fn.body, scope, files, [None])
-        return ast.Module(version, target, address_size, functions, variables, files, self.filename)
+        return ast.Module(version, target, address_size, functions, variables, files, self.filename,
+                          pragmas, aliases, sections)
 
     def version(self, c):
         return ("version", c[0].value)
@@ -187,7 +250,7 @@ class _Builder(Transformer):
         return _FileDir(_int(c[0].value), "/".join(strings))
 
     def alias(self, c):
-        return None
+        return ast.Alias(c[0].value, c[1].value, self._loc(c[0]))
 
     def pragma(self, c):
         return ast.Pragma(" ".join(t.value[1:-1] for t in c), self._loc(c[0]))
@@ -287,7 +350,8 @@ class _Builder(Transformer):
         return ast.Label(c[0].value.rstrip(":").rstrip(), self._loc(c[0]), prototype=proto)
 
     def branch_targets(self, c):
-        raise UnsupportedError(".branchtargets (brx.idx jump tables) is not supported", self._loc(c[0]))
+        name = c[0].value.rstrip(":").rstrip()
+        return ast.Label(name, self._loc(c[0]), targets=[t.value for t in c[1:]])
 
     def reg_decl(self, c):
         type_, vector, plain, out = "", None, [], []
@@ -305,24 +369,34 @@ class _Builder(Transformer):
                     out.append(ast.RegDecl(type_, [tok.value], count, vector, self._loc(tok)))
         if plain:
             out.insert(0, ast.RegDecl(type_, [t.value for t in plain], None, vector, self._loc(plain[0])))
+        if not type_:
+            raise PtxSyntaxError(".reg declaration needs a type such as .b32", out[0].loc)
         return out
 
     def reg_item(self, c):
         return ("item", c[0], _int(c[1].value) if len(c) > 1 else None)
 
     def var_decl(self, c):
-        space, align, type_, vector, out = c[0].value[1:], None, "", None, []
+        space, align, type_, vector, attributes, out = c[0].value[1:], None, "", None, [], []
         for it in c[1:]:
             if isinstance(it, Token):
                 if it.type == "TYPE":
                     type_ = it.value[1:]
                 elif it.type == "VEC":
                     vector = int(it.value[2:])
+                elif it.type == "ATTRIBUTE":
+                    attributes += _attributes(it.value)
             elif it[0] == "align":
                 align = it[1]
             elif it[0] == "var":
                 _, tok, dims, init = it
-                out.append(ast.VarDecl(space, type_, tok.value, align, dims, init, None, vector, self._loc(tok)))
+                if init is not None:
+                    shape = [*dims[1:], *([vector] if vector else [])]
+                    init = _flatten_init(init, shape, _zero(type_))
+                out.append(ast.VarDecl(space, type_, tok.value, align, dims, init, None, vector,
+                                       self._loc(tok), list(attributes)))
+        if not type_:
+            raise PtxSyntaxError(f".{space} variable needs a type such as .b32", out[0].loc)
         return out
 
     def var_item(self, c):
@@ -331,7 +405,7 @@ class _Builder(Transformer):
             if isinstance(it, tuple):
                 dims = it[1]
             else:
-                init = it if isinstance(it, list) else [it]
+                init = it
         return ("var", c[0], dims, init)
 
     def loc(self, c):
@@ -340,7 +414,7 @@ class _Builder(Transformer):
     # ---- initialisers (constant expressions)
 
     def init_list(self, c):
-        return _flatten(c)
+        return _InitList(c)
 
     def c_int(self, c):
         return ast.Imm(_int(c[0].value), loc=self._loc(c[0]))
@@ -402,11 +476,11 @@ class _Builder(Transformer):
     def c_mod(self, c):
         return self._arith(*c, lambda x, y: x - y * int(x / y) if y else 0)
 
-    def c_shl(self, c):
-        return self._arith(*c, lambda x, y: x << y)
+    def c_shl(self, c):  # counts outside 0..63 give 0, as in 64-bit arithmetic
+        return self._arith(*c, lambda x, y: x << y if 0 <= y < 64 else 0)
 
     def c_shr(self, c):
-        return self._arith(*c, lambda x, y: x >> y)
+        return self._arith(*c, lambda x, y: x >> min(y, 64) if y >= 0 else 0)
 
     def c_and(self, c):
         return self._arith(*c, lambda x, y: x & y)
@@ -436,7 +510,8 @@ class _Builder(Transformer):
         i = 1 if guard else 0
         tok = c[i]
         opcode, *mods = tok.value.split(".")
-        return ast.Instruction(opcode, tuple(mods), c[i + 1 :], guard, self._loc(tok))
+        operands = [_unparen(op, opcode == "call") for op in c[i + 1 :]]
+        return ast.Instruction(opcode, tuple(mods), operands, guard, self._loc(tok))
 
     def guard(self, c):
         return ast.Guard(self._pred(c[0]))
@@ -465,8 +540,9 @@ class _Builder(Transformer):
     def int_imm(self, c):
         return ast.Imm(_int(c[0].value), loc=self._loc(c[0]))
 
-    def neg_int_imm(self, c):
-        return ast.Imm(-_int(c[0].value), loc=self._loc(c[0]))
+    def paren_cexpr(self, c):
+        value = next(v for v in c if not isinstance(v, Token))
+        return _Paren(value.value, value.kind, value.bits, value.loc)
 
     def float_imm(self, c):
         bits, width = _float(c[0].value)
@@ -486,10 +562,10 @@ class _Builder(Transformer):
         return ast.Vector((self._pred(c[0]), self._pred(c[1])), self._loc(c[0]))
 
     def vector(self, c):
-        return ast.Vector(tuple(c[1:]), self._loc(c[0]))
+        return ast.Vector(tuple(_unparen(op) for op in c[1:]), self._loc(c[0]))
 
     def arg_list(self, c):
-        return ast.Vector(tuple(c[1:]), self._loc(c[0]))
+        return ast.Vector(tuple(_unparen(op) for op in c[1:]), self._loc(c[0]))
 
     def address(self, c):
         offset = _int(c[2].value) if len(c) > 2 else 0
@@ -502,10 +578,63 @@ class _Builder(Transformer):
         return ast.Address(None, _int(c[1].value), self._loc(c[0]))
 
     def address_list(self, c):
-        first, rest = c[1], tuple(c[2:])
+        first, rest = _unparen(c[1]), tuple(_unparen(op) for op in c[2:])
         if isinstance(first, (ast.Reg, ast.Symbol)):
             return ast.Address(first, 0, self._loc(c[0]), elements=rest)
         return ast.Address(None, 0, self._loc(c[0]), elements=(first, *rest))
+
+
+class _InitList(list):
+    """A ``{ ... }`` initialiser list, kept nested until the declaration's shape is known."""
+
+
+def _attributes(text: str) -> list[str]:
+    """``.attribute(.managed)`` -> ['managed']; ``.attribute(.unified(1, 2))`` -> ['unified(1, 2)']."""
+    inner = text[text.index("(") + 1 : text.rindex(")")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = []
+    for p in parts:
+        p = re.sub(r"\s*,\s*", ", ", re.sub(r"\s+", " ", p.strip())).lstrip(".")
+        p = re.sub(r"\s*\(\s*", "(", p).replace(" )", ")")
+        if p:
+            out.append(p)
+    return out
+
+
+def _zero(type_: str) -> ast.Imm:
+    """The padding element of an initialiser of ``type_``."""
+    if type_ in ("f32", "f64"):
+        return ast.Imm(0, "float", 32 if type_ == "f32" else 64)
+    return ast.Imm(0)
+
+
+def _flatten_init(init, shape: list, zero: ast.Imm) -> list:
+    """The elements of a (nested) initialiser in memory order. A nested ``{...}`` stands for
+    one element of the outer list and covers ``prod(shape)`` scalars; a shorter one is padded
+    with ``zero``. Scalars directly in a list (brace elision) are taken as they come."""
+    if not isinstance(init, _InitList):
+        return [init]
+    out = []
+    for el in init:
+        if isinstance(el, _InitList) and shape:
+            inner = _flatten_init(el, shape[1:], zero)
+            size = 1
+            for d in shape:
+                size *= d or 0
+            out += inner + [zero] * (size - len(inner))
+        elif isinstance(el, _InitList):
+            out += _flatten_init(el, [], zero)
+        else:
+            out.append(el)
+    return out
 
 
 def _is_int(v) -> bool:
@@ -595,6 +724,9 @@ _STATEMENT_START = {"OPCODE", "LABEL_DEF"}
 
 
 def _terminal_text(name: str) -> str | None:
+    """The literal text of terminal ``name``; None for a pattern or '$END' (not a terminal)."""
+    if name == "$END":
+        return None
     term = _get_parser().get_terminal(name)
     return term.pattern.value if isinstance(term.pattern, PatternStr) else None
 
@@ -605,7 +737,7 @@ def _describe_expected(names) -> str:
     if _OPERAND_START <= names:
         parts.append("an operand")
         names -= _OPERAND_START | {"SINK", "LBRACE", "LSQB", "LPAR"}
-        names = {n for n in names if _terminal_text(n) not in ("-", "!")}
+        names = {n for n in names if _terminal_text(n) not in ("-", "!", "~")}
     if {"FUNC_KIND", "LINKAGE"} <= names:
         parts.append("a directive, function or variable")
         names -= {"FUNC_KIND", "LINKAGE", "SPACE", "SECTION"}

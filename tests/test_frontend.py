@@ -409,8 +409,15 @@ def test_bracketed_operand_lists():
     assert e.message == "use of undeclared register '%r9'"
 
 
-def test_unsupported_jump_tables():
-    e = error(UnsupportedError, kernel("\t.reg .b32 %r<2>;\nts: .branchtargets A, B;\n\tbrx.idx %r1, ts;\nA:\nB:\n\tret;\n"))
+def test_jump_tables_parse_but_do_not_build():
+    from xcc.ir.build import build_module
+
+    m = parse(kernel("\t.reg .b32 %r<2>;\nts: .branchtargets A, B;\n\tbrx.idx %r1, ts;\nA:\nB:\n\tret;\n"))
+    table = m.functions[0].body[1]
+    assert table == ast.Label("ts", targets=["A", "B"])
+    with pytest.raises(UnsupportedError) as info:
+        build_module(m)
+    e = info.value
     assert ".branchtargets" in e.message and (e.loc.line, e.loc.col) == (7, 1)
 
 

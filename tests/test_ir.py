@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from corpus import OTHERS, SUPPORTED, corpus_id
 
+from xcc.diagnostics import UnsupportedError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
 from xcc.ir.core import Block, Const, Instruction, Module, Phi, Value
@@ -14,7 +16,7 @@ from xcc.ir.types import ptx_type
 from xcc.ir.verifier import VerifyError, verify_module
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((ROOT / "examples").glob("*.ptx"))
+EXAMPLES = SUPPORTED
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
 
@@ -250,6 +252,16 @@ def test_verifier_accepts_every_example(path):
     mod = build_module(parse(path.read_text(), str(path)))
     assert mod.functions
     verify_module(mod)
+
+
+@pytest.mark.parametrize("path", OTHERS, ids=corpus_id)
+def test_other_examples_build_or_are_refused_with_a_location(path):
+    try:
+        mod = build_module(parse(path.read_text(), str(path)))
+    except UnsupportedError as e:
+        assert e.loc is not None and e.loc.file == str(path) and "not supported" in e.message
+    else:
+        verify_module(mod)
 
 
 def _entry_insts(mod):

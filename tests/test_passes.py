@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from corpus import SUPPORTED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +34,7 @@ from xcc.passes import PassManager, pipeline_for_level, registered_passes
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = sorted((ROOT / "tests" / "golden").glob("*.ptx"))
-EXAMPLES = sorted((ROOT / "examples").glob("*.ptx"))
+EXAMPLES = SUPPORTED
 EFFECT_OPS = ("st", "atom", "bar_sync", "fence", "shfl", "vote", "ret", "exit", "trap")
 
 # --------------------------------------------------------------------------- the matcher

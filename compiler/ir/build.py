@@ -45,10 +45,20 @@ def build_module(mod: ast.Module) -> Module:
     for fn in mod.functions:
         if fn.body is None:
             continue
+        _reject_jump_tables(fn.body)
         if not fn.is_entry:
             raise UnsupportedError(f"device function '{fn.name}' (.func) is not supported yet", fn.loc)
         functions.append(FunctionBuilder(fn, variables).build())
     return Module(functions, variables, dict(mod.files), mod.filename)
+
+
+def _reject_jump_tables(body: list) -> None:
+    """``.branchtargets`` tables (the targets of ``brx.idx``) are parsed but not compiled."""
+    for st in body:
+        if isinstance(st, ast.Label) and st.targets is not None:
+            raise UnsupportedError(".branchtargets (brx.idx jump tables) is not supported", st.loc)
+        if isinstance(st, ast.Block):
+            _reject_jump_tables(st.body)
 
 
 def _variable(decl: ast.VarDecl, key: str | None = None) -> Variable:

@@ -355,7 +355,7 @@ def _imm_bits(imm: ast.Imm, t: ScalarType) -> int:
         if t.is_float:  # an integer literal where a float is expected: its value
             return _float_bits(float(imm.value), t.bits)
         return imm.value & ((1 << t.bits) - 1) if t.bits > 1 else int(bool(imm.value))
-    if not t.is_float:
+    if not t.is_float and not (t.kind == "b" and t.bits in (32, 64)):  # mov.b32 %r, 0f3F800000 is valid
         raise PtxSemanticError(f"float literal used as a {t} operand", imm.loc)
     if imm.bits == t.bits:
         return imm.value

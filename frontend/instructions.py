@@ -1,0 +1,356 @@
+"""The PTX instruction table the checker reads: for each opcode, the modifiers it takes, the
+shape of its operands, and the target and ISA version it needs.
+
+Source: PTX ISA 9.0, chapter 9 ("Instruction Set"): the syntax block and the "PTX ISA Notes" and
+"Target ISA Notes" of each instruction; section 6.4 ("Operand Type Information", including the
+relaxed type-checking rules for ``ld``, ``st`` and ``cvt``). Where the manual is terse, ptxas
+13.0 decided: every rule here was checked against what ptxas accepts and rejects.
+
+A :class:`Form` gives an opcode's modifier vocabulary and its operand signatures. A signature
+is a string of role letters, one per operand; operands after ``?`` are optional:
+
+====  ==========================================================================================
+d     destination of the instruction type (first type modifier); ``_`` allowed
+s     source of the instruction type: register, immediate or special register
+a     source of the second type modifier (``cvt.f32.s32 d, a``, ``set.lt.u32.f32 d, a, b``)
+v     data of ``ld``/``st``: a register (which may be wider) or a ``{...}`` vector of them
+q     predicate destination, or a ``p|q`` pair
+p     predicate source, ``!p`` allowed
+u     32-bit integer source (shift amounts, bit positions, lane masks)
+U     32-bit integer destination (``popc.b64 d, a`` writes 32 bits)
+W     destination twice as wide as the instruction type (``mul.wide``)
+w     source twice as wide as the instruction type (``mad.wide`` addend)
+A     address operand of the machine's address width (``cvta``, ``isspacep``)
+m     memory operand ``[...]``
+l     branch target label
+x     anything (not checked)
+====  ==========================================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# --------------------------------------------------------------------------- types
+
+TYPE_WIDTH = {
+    "pred": 1, "b1": 1, "s4": 4, "u4": 4, "e2m1": 4,
+    "b8": 8, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "e2m3": 8, "e3m2": 8, "ue8m0": 8, "e2m1x2": 8,
+    "b16": 16, "s16": 16, "u16": 16, "f16": 16, "bf16": 16, "e4m3x2": 16, "e5m2x2": 16,
+    "e2m3x2": 16, "e3m2x2": 16, "ue8m0x2": 16,
+    "b32": 32, "s32": 32, "u32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "tf32": 32, "e4m3x4": 32,
+    "e5m2x4": 32, "e2m1x4": 16,
+    "b64": 64, "s64": 64, "u64": 64, "f64": 64, "f32x2": 64,
+    "b128": 128,
+}
+TYPES = frozenset(TYPE_WIDTH)
+
+
+def category(t: str) -> str:
+    """'b' (bits), 'u', 's', 'f' (any float format) or 'pred'."""
+    if t == "pred":
+        return "pred"
+    if t.startswith("bf"):
+        return "f"
+    return t[0] if t[0] in "bus" else "f"
+
+
+def is_int(t: str) -> bool:
+    return category(t) in ("u", "s")
+
+
+def is_float(t: str) -> bool:
+    return category(t) == "f"
+
+
+# --------------------------------------------------------------------------- modifier vocabularies
+
+ROUND_F = frozenset("rn rz rm rp".split())
+ROUND_I = frozenset("rni rzi rmi rpi".split())
+SCOPES = "cta cluster gpu sys"
+SEMANTICS = "relaxed acquire release acq_rel sc weak volatile mmio"
+SPACES = "global shared shared::cta shared::cluster local const param param::entry param::func generic"
+EVICT = ("L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last L1::no_allocate "
+         "L2::evict_normal L2::evict_first L2::evict_last L2::cache_hint L2::64B L2::128B L2::256B "
+         "L2::evict_unchanged")
+CMP_INT = frozenset("eq ne lt le gt ge lo ls hi hs".split())
+CMP_FLOAT = frozenset("eq ne lt le gt ge equ neu ltu leu gtu geu num nan".split())
+BOOL_OPS = "and or xor"
+SHAPE = re.compile(r"m\d+n\d+k\d+|x[124]|num|b\d+x\d+|shape|\d+x\d+b|\d+x\d+x\d+b|[1-5]d|\d+x\d+")
+
+
+@dataclass(frozen=True)
+class Form:
+    """How one opcode is written. ``mods`` is its vocabulary of non-type modifiers (None: not
+    checked, for the tensor-memory and texture families whose modifiers are too many to list);
+    ``types`` the type modifiers it accepts; ``ntypes`` how many it takes (min, max);
+    ``operands`` its signatures (None: not checked); ``relaxed``: registers may be wider than
+    the type (section 6.4.1: ``ld``, ``st``, ``cvt``); ``symbols``: a variable's name may stand
+    for its address in a source operand."""
+
+    mods: frozenset[str] | None
+    types: frozenset[str]
+    ntypes: tuple[int, int] = (1, 1)
+    operands: tuple[str, ...] | None = None
+    relaxed: bool = False
+    symbols: bool = False
+
+
+def _f(mods: str | None, types: str, operands: str | tuple | None = None, ntypes=(1, 1),
+       relaxed=False, symbols=False) -> Form:
+    vocab = None if mods is None else frozenset(mods.split())
+    sigs = (operands,) if isinstance(operands, str) else operands
+    return Form(vocab, frozenset(types.split()), ntypes, sigs, relaxed, symbols)
+
+
+INT = "b16 b32 b64 u16 u32 u64 s16 s32 s64"
+INT8 = "b8 u8 s8 " + INT
+SINT = "s16 s32 s64"
+UINT = "u16 u32 u64"
+FLT = "f32 f64"
+HALF = "f16 f16x2 bf16 bf16x2"
+BITS = "b16 b32 b64"
+LDST_TYPES = "b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 f32 f64"
+ALL_TYPES = " ".join(sorted(TYPES))
+ARITH = "rn rz rm rp ftz sat cc"
+
+FORMS: dict[str, Form] = {
+    # integer and floating-point arithmetic
+    "add": _f(ARITH + " relu", f"{INT} {FLT} {HALF} f32x2 u8 s8", "dss"),
+    "sub": _f(ARITH + " relu", f"{INT} {FLT} {HALF} f32x2", "dss"),
+    "addc": _f("cc", "u32 s32 u64 s64 b32 b64", "dss"),
+    "subc": _f("cc", "u32 s32 u64 s64 b32 b64", "dss"),
+    "mul": _f("hi lo wide rn rz rm rp ftz sat", f"{INT} {FLT} {HALF} f32x2", ("dss", "Wss")),
+    "mad": _f("hi lo wide rn rz rm rp ftz sat cc", f"{INT} {FLT}", ("dsss", "Wssw")),
+    "madc": _f("hi lo cc", "u32 s32 u64 s64 b32 b64", "dsss"),
+    "mul24": _f("hi lo", "u32 s32", "dss"),
+    "mad24": _f("hi lo sat", "u32 s32", "dsss"),
+    "sad": _f("", INT, "dsss"),
+    "div": _f("approx full rn rz rm rp ftz", f"{INT} {FLT}", "dss"),
+    "rem": _f("", INT, "dss"),
+    "abs": _f("ftz relu", f"{SINT} {FLT} {HALF}", "ds"),
+    "neg": _f("ftz relu", f"{SINT} {FLT} {HALF}", "ds"),
+    "min": _f("ftz NaN xorsign.abs xorsign abs relu", f"{INT} {FLT} {HALF} u16x2 s16x2", ("dss", "dsss")),
+    "max": _f("ftz NaN xorsign abs relu", f"{INT} {FLT} {HALF} u16x2 s16x2", ("dss", "dsss")),
+    "popc": _f("", "b32 b64", "Us"),
+    "clz": _f("", "b32 b64", "Us"),
+    "bfind": _f("shiftamt", "u32 u64 s32 s64", "Us"),
+    "fns": _f("", "b32", "dsss"),
+    "brev": _f("", "b32 b64", "ds"),
+    "bfe": _f("", "u32 u64 s32 s64", "dsuu"),
+    "bfi": _f("", "b32 b64", "dssuu"),
+    "bmsk": _f("clamp wrap", "b32", "duu"),
+    "szext": _f("clamp wrap", "u32 s32", "dsu"),
+    "dp4a": _f("", "u32 s32", "dsss", ntypes=(2, 2)),
+    "dp2a": _f("lo hi", "u32 s32", "dsss", ntypes=(2, 2)),
+    "testp": _f("finite infinite number notanumber normal subnormal", FLT, "qs"),
+    "copysign": _f("", FLT, "dss"),
+    "fma": _f("rn rz rm rp ftz sat relu oob", f"{FLT} {HALF} f32x2", "dsss"),
+    "rcp": _f("approx rn rz rm rp ftz", FLT, "ds"),
+    "sqrt": _f("approx rn rz rm rp ftz", FLT, "ds"),
+    "rsqrt": _f("approx ftz", FLT, "ds"),
+    "sin": _f("approx ftz", "f32", "ds"),
+    "cos": _f("approx ftz", "f32", "ds"),
+    "lg2": _f("approx ftz", "f32", "ds"),
+    "ex2": _f("approx ftz", f"f32 {HALF}", "ds"),
+    "tanh": _f("approx", f"f32 {HALF}", "ds"),
+    # comparison and selection
+    "set": _f(f"{' '.join(CMP_FLOAT)} {BOOL_OPS} ftz", f"{INT} {FLT} u32 s32 f32 {HALF}", ("daa", "daap"),
+              ntypes=(2, 2)),
+    "setp": _f(f"{' '.join(CMP_FLOAT)} {BOOL_OPS} ftz", f"{INT} {FLT} {HALF}", ("qss", "qssp")),
+    "selp": _f("", f"{INT} {FLT}", "dssp"),
+    "slct": _f("ftz", f"{INT} {FLT}", "dssa", ntypes=(2, 2)),
+    # logic and shift
+    "and": _f("", f"pred {BITS}", "dss"),
+    "or": _f("", f"pred {BITS}", "dss"),
+    "xor": _f("", f"pred {BITS}", "dss"),
+    "not": _f("", f"pred {BITS}", "ds"),
+    "cnot": _f("", BITS, "ds"),
+    "lop3": _f("or", "b32 b64", ("dssss", "qdssssp")),
+    "shf": _f("l r clamp wrap", "b32", "dssu"),
+    "shl": _f("", BITS, "dsu"),
+    "shr": _f("", f"{BITS} {UINT} {SINT}", "dsu"),
+    "prmt": _f("f4e b4e rc8 ecl ecr rc16", "b32", ("dss", "dsss")),
+    # data movement
+    "mov": _f("v2 v4", f"pred {INT} {FLT} b128 f16 bf16 f16x2 bf16x2", "ds", symbols=True),
+    "ld": _f(f"{SEMANTICS} {SCOPES} {SPACES} nc ca cg cs lu cv {EVICT} v2 v4 v8 unified",
+             LDST_TYPES, ("vm", "vmx", "vmxx"), relaxed=True),
+    "ldu": _f("global v2 v4", LDST_TYPES, "vm", relaxed=True),
+    "st": _f(f"{SEMANTICS} {SCOPES} {SPACES} wb cg cs wt {EVICT} v2 v4 v8 async "
+             "mbarrier::complete_tx::bytes", LDST_TYPES, ("mv", "mvx", "mvx"), relaxed=True),
+    "prefetch": _f(f"{SPACES} L1 L2 {EVICT} tensormap", "", ("m",), ntypes=(0, 0)),
+    "prefetchu": _f("L1", "", "m", ntypes=(0, 0)),
+    "cvt": _f("rn rz rm rp rni rzi rmi rpi rna rs ftz sat relu satfinite pack", ALL_TYPES,
+              ("da", "daa", "daaa", "daaaa", "dasu"), ntypes=(2, 3), relaxed=True),
+    "cvta": _f("to global shared shared::cta shared::cluster local const param param::entry",
+               "u32 u64", "dA", symbols=True),
+    "isspacep": _f(f"{SPACES} param::entry", "", "qA", ntypes=(0, 0), symbols=True),
+    "mapa": _f("shared::cluster", "u32 u64", "dAu", symbols=True),
+    "getctarank": _f("shared::cluster", "u32 u64", "UA", symbols=True),
+    "shfl": _f("sync up down bfly idx", "b32", ("dssuu", "dsuuu", "dsuu")),
+    "vote": _f("sync all any uni ballot", "pred b32", ("dpu", "dp")),
+    "activemask": _f("", "b32", "d"),
+    "match": _f("any all sync", "b32 b64", ("Usu",)),
+    "redux": _f("sync add min max and or xor abs NaN", "u32 s32 b32 f32", "dsu"),
+    "elect": _f("sync", "", "du", ntypes=(0, 0)),
+    # control flow
+    "bra": _f("uni", "", "l", ntypes=(0, 0)),
+    "brx": _f("idx uni", "", "ux", ntypes=(0, 0)),
+    "call": _f("uni", "", None, ntypes=(0, 0)),
+    "ret": _f("uni", "", "", ntypes=(0, 0)),
+    "exit": _f("", "", "", ntypes=(0, 0)),
+    "trap": _f("", "", "", ntypes=(0, 0)),
+    "brkpt": _f("", "", "", ntypes=(0, 0)),
+    "nanosleep": _f("", "u32", "u"),
+    "pmevent": _f("mask", "", "x", ntypes=(0, 0)),
+    # synchronisation
+    "bar": _f("warp sync arrive red cta aligned popc and or", "u32 pred", None, ntypes=(0, 1)),
+    "barrier": _f("sync arrive red cta aligned popc and or cluster wait relaxed acquire release", "u32 pred",
+                  None, ntypes=(0, 1)),
+    "membar": _f("cta gl sys proxy alias", "", "", ntypes=(0, 0)),
+    "fence": _f(f"{SEMANTICS} {SCOPES} proxy alias async async::generic tensormap::generic "
+                "generic::acquire generic::release global shared::cta shared::cluster sync_restrict op_restrict "
+                "mbarrier_init", "", None, ntypes=(0, 0)),
+    "atom": _f(f"{SEMANTICS} {SCOPES} {SPACES} and or xor cas exch add inc dec min max noftz {EVICT} v2 v4 v8",
+               f"{INT} {FLT} {HALF} b128", ("dms", "dmss", "dmsx", "dmssx")),
+    "red": _f(f"{SEMANTICS} {SCOPES} {SPACES} and or xor add inc dec min max noftz {EVICT} v2 v4 v8 async "
+              "mbarrier::complete_tx::bytes", f"{INT} {FLT} {HALF}", ("ms", "msx", "msx")),
+    "griddepcontrol": _f("launch_dependents wait", "", "", ntypes=(0, 0)),
+    "setmaxnreg": _f("inc dec sync aligned", "u32", "u"),
+    "stackrestore": _f("", "u32 u64", "s"),
+    "stacksave": _f("", "u32 u64", "d"),
+    "alloca": _f("", "u32 u64", ("ds", "dsu")),
+    "createpolicy": _f("fractional L2::evict_last L2::evict_normal L2::evict_first L2::evict_unchanged "
+                       "L2::cache_hint cvt", "b64", None),
+    "applypriority": _f("global L2::evict_normal", "", None, ntypes=(0, 0)),
+    "discard": _f("global L2", "", None, ntypes=(0, 0)),
+    "istypep": _f("texref samplerref surfref", "", None, ntypes=(0, 1)),
+}
+
+# Families whose modifiers are shapes, layouts and operand types in many combinations: the
+# checker verifies only that their type modifiers are PTX types and their target requirements.
+_TENSOR_VOCAB = ("sync aligned row col load store mma a b c d f16 f32 satfinite relu trans shared "
+                 "shared::cta shared::cluster global generic async bulk group commit_group wait_group "
+                 "wait_all commit ca cg read mbarrier complete_tx::bytes mbarrier::complete_tx::bytes "
+                 "bulk_group L2::cache_hint L2::128B L2::256B L2::64B sp sp::ordered_metadata kind::f16 "
+                 "kind::tf32 kind::f8f6f4 kind::i8 kind::mxf8f6f4 block_scale scale_vec::1X scale_vec::2X "
+                 "scale_vec::4X tensor tile im2col im2col::w im2col::w::128 multicast::cluster noinc "
+                 "shared::cluster.global global.shared::cta shared::cta.global prefetch cta cluster arrive "
+                 "arrive_drop expect_tx try_wait test_wait init inval pending_count noComplete "
+                 "complete_tx release acquire relaxed phaseParity parity fence_proxy_async "
+                 "wait_group.read fence commit_group m8n8 m16n8 m8n16 m16n16 b16 b8 src_fmt "
+                 "dst_fmt b4x16_p64 b6x16_p32 b8x16 b8x16.b4x16_p64 b8x16.b6x16_p32 popc xor and or "
+                 "ignore-C collector::a::fill collector::a::use collector::a::lastuse collector::a::discard "
+                 "cta_group::1 cta_group::2 cp_async_bulk_tensor gather4 scatter4 add min max inc dec "
+                 "bf16 tf32 e4m3 e5m2 s8 u8 s4 u4 b1 s32 f64 bf16x2 f16x2 e2m1 e3m2 e2m3 ue8m0")
+for _name in ("mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "movmatrix", "cp", "mbarrier", "tcgen05",
+              "tensormap", "multimem", "tex", "tld4", "txq", "suld", "sust", "sured", "suq",
+              "clusterlaunchcontrol", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad",
+              "vset", "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4",
+              "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4"):
+    FORMS.setdefault(_name, Form(None, TYPES, (0, 16), None))
+
+
+# --------------------------------------------------------------------------- target requirements
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A feature that needs ``sm_<sm>`` (``arch_specific``: exactly that 'a' architecture) and
+    PTX ISA ``ptx`` or later."""
+
+    feature: str
+    sm: int
+    ptx: tuple[int, int]
+    arch_specific: bool = False
+
+
+def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> list[Requirement]:
+    """The target and version requirements of one instruction (PTX ISA 9.0 "Target ISA Notes")."""
+    text = ".".join((opcode, *mods))
+    ms = set(mods)
+    out: list[Requirement] = []
+
+    def need(feature, sm, ptx, arch_specific=False):
+        out.append(Requirement(feature, sm, ptx, arch_specific))
+
+    simple = _OPCODE_REQUIREMENTS.get(opcode)
+    if simple is not None:
+        need(opcode, *simple)
+    if opcode == "mma":
+        if "m8n8k4" in ms and ms & {"f16", "f32"} and "f64" not in ms:
+            need("mma.m8n8k4 (f16)", 70, (6, 4))
+        elif "m16n8k8" in ms and ms & {"f16"} and not ms & {"bf16", "tf32"}:
+            need("mma.m16n8k8 (f16)", 75, (6, 5))
+        elif ms & {"e4m3", "e5m2"}:
+            need("mma with fp8 operands", 89, (8, 4))
+        else:
+            need(f"{text}", 80, (7, 0))
+    if opcode == "ldmatrix":
+        need("ldmatrix", 75, (6, 5))
+    if opcode == "cp" and "async" in ms:
+        if "bulk" in ms:
+            need("cp.async.bulk", 90, (8, 0))
+        else:
+            need("cp.async", 80, (7, 0))
+    if opcode in ("atom", "red"):
+        if ms & {"bf16", "bf16x2"}:
+            need(f"{opcode} on .bf16", 90, (7, 8))
+        elif ms & {"f16", "f16x2"}:
+            need(f"{opcode}.add.f16", 70, (6, 3))
+        if ms & {"v2", "v4", "v8"}:
+            need(f"vector {opcode}", 90, (8, 1))
+        if "cluster" in ms or "shared::cluster" in ms:
+            need(f"{opcode} with cluster scope", 90, (7, 8))
+    if ms & {"bf16", "bf16x2"} and opcode in ("add", "sub", "mul") and "rn" in ms:
+        need(f"{opcode}.rn.bf16", 90, (7, 8))
+    if ms & {"bf16", "bf16x2"} and opcode in ("fma", "min", "max", "neg", "abs", "cvt"):
+        need(f"{opcode}.bf16", 80, (7, 0))
+    if opcode == "cvt" and ms & {"e4m3x2", "e5m2x2"}:
+        need("cvt to/from .e4m3x2/.e5m2x2", 89, (7, 8))
+    if opcode == "cvt" and ms & {"tf32"}:
+        need("cvt.tf32", 80, (7, 0))
+    if opcode in ("tanh", "ex2") and (opcode == "tanh" or ms & set(HALF.split())):
+        need(f"{opcode}.approx on {'/'.join(sorted(ms & TYPES))}", 75, (7, 0))
+    if opcode in ("min", "max") and ntypes_operands == 4:
+        need(f"{opcode} with 3 input operands", 100, (8, 8))
+    if "shared::cluster" in ms and opcode not in ("mbarrier", "cp"):
+        need(f"{opcode}.shared::cluster", 90, (7, 8))
+    if "cluster" in ms and opcode in ("fence", "membar", "barrier", "ld", "st"):
+        need(f"{opcode} with cluster scope", 90, (7, 8))
+    return out
+
+
+_OPCODE_REQUIREMENTS: dict[str, tuple] = {
+    "wmma": (70, (6, 0)),
+    "match": (70, (6, 0)),
+    "nanosleep": (70, (6, 3)),
+    "activemask": (30, (6, 2)),
+    "redux": (80, (7, 0)),
+    "mbarrier": (80, (7, 0)),
+    "stmatrix": (90, (7, 8)),
+    "movmatrix": (75, (7, 8)),
+    "griddepcontrol": (90, (7, 8)),
+    "elect": (90, (8, 0)),
+    "mapa": (90, (7, 8)),
+    "getctarank": (90, (7, 8)),
+    "multimem": (90, (8, 1)),
+    "wgmma": (90, (8, 0), True),
+    "setmaxnreg": (90, (8, 0), True),
+    "tcgen05": (100, (8, 6), True),
+    "tensormap": (90, (8, 3)),
+    "clusterlaunchcontrol": (100, (8, 6)),
+    "dp4a": (61, (5, 0)),
+    "dp2a": (61, (5, 0)),
+    "bmsk": (70, (7, 6)),
+    "szext": (70, (7, 6)),
+    "alloca": (52, (7, 3)),
+    "stacksave": (52, (7, 3)),
+    "stackrestore": (52, (7, 3)),
+    "createpolicy": (80, (7, 4)),
+    "applypriority": (80, (7, 4)),
+    "discard": (80, (7, 4)),
+}
+
+__all__ = ["FORMS", "Form", "Requirement", "TYPES", "TYPE_WIDTH", "category", "requirements"]
