@@ -365,6 +365,9 @@ def _ldc64(x: Binder):
 @impl("IADD3")
 def _iadd3(x: Binder):
     a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    if x.flag("NEG_A"):
+        a0 = a
+        a = lambda sel, n: I.ineg(a0(sel, n), 32)  # noqa: E731
     if x.flag("NEG_B"):
         return lambda sel, idx, n: d(sel, I.add(I.add(a(sel, n), I.ineg(b(sel, n), 32), 32), c(sel, n), 32))
     return lambda sel, idx, n: d(sel, I.add(I.add(a(sel, n), b(sel, n), 32), c(sel, n), 32))
@@ -529,12 +532,88 @@ def _popc(x: Binder):
 
 @impl("FLO")
 def _flo(x: Binder):
-    return _unary(x, I.clz)
+    signed, sh = x.mod("type") == "S32", x.flag("SH")
+    return _unary(x, lambda a, bits: I.bfind(a, bits, signed, sh))
 
 
 @impl("BREV")
 def _brev(x: Binder):
     return _unary(x, I.brev)
+
+
+def _field_control(b):
+    """BFE/BFI control word -> (pos, len): bits 7:0 and 15:8."""
+    return b & U32(0xFF), (b >> U32(8)) & U32(0xFF)
+
+
+@impl("BFE", "BFE.64")
+def _bfe(x: Binder):
+    bits = 64 if x.inst.mnemonic.endswith(".64") else 32
+    a, d = (x.w("a"), x.set_w()) if bits == 64 else (x.r("a"), x.set_r())
+    b, signed = x.ric("b"), x.mod("type") in ("S32", "S64")
+
+    def run(sel, idx, n):
+        pos, ln = _field_control(b(sel, n))
+        d(sel, I.bfe(a(sel, n), pos, ln, bits, signed))
+
+    return run
+
+
+@impl("BFI", "BFI.64")
+def _bfi(x: Binder):
+    bits = 64 if x.inst.mnemonic.endswith(".64") else 32
+    a, c, d = (x.w("a"), x.w("c"), x.set_w()) if bits == 64 else (x.r("a"), x.r("c"), x.set_r())
+    b = x.ric("b")
+
+    def run(sel, idx, n):
+        pos, ln = _field_control(b(sel, n))
+        d(sel, I.bfi(a(sel, n), c(sel, n), pos, ln, bits))
+
+    return run
+
+
+@impl("PRMT")
+def _prmt(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    mode = None if x.mod("mode") == "IDX" else x.mod("mode").lower()
+    return lambda sel, idx, n: d(sel, I.prmt(a(sel, n), c(sel, n), b(sel, n), mode))
+
+
+@impl("SHF")
+def _shf(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    left, clamp = x.mod("dir") == "L", not x.flag("W")
+    return lambda sel, idx, n: d(sel, I.shf(a(sel, n), c(sel, n), b(sel, n), left, clamp))
+
+
+@impl("BMSK")
+def _bmsk(x: Binder):
+    a, b, d, clamp = x.r("a"), x.ric("b"), x.set_r(), not x.flag("W")
+    return lambda sel, idx, n: d(sel, I.bmsk(a(sel, n), b(sel, n), clamp))
+
+
+@impl("IDP.4A")
+def _idp4a(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    sa, sb = x.mod("atype") == "S8", x.mod("btype") == "S8"
+    return lambda sel, idx, n: d(sel, I.dp4a(a(sel, n), b(sel, n), c(sel, n), sa, sb))
+
+
+@impl("IDP.2A")
+def _idp2a(x: Binder):
+    a, b, c, d = x.r("a"), x.ric("b"), x.r("c"), x.set_r()
+    sa, sb, hi = x.mod("atype") == "S16", x.mod("btype") == "S8", x.mod("mode") == "HI"
+    return lambda sel, idx, n: d(sel, I.dp2a(a(sel, n), b(sel, n), c(sel, n), sa, sb, hi))
+
+
+@impl("IDIV", "IDIV.64")
+def _idiv(x: Binder):
+    if x.inst.mnemonic == "IDIV":
+        a, b, d, bits = x.r("a"), x.ric("b"), x.set_r(), 32
+    else:
+        a, b, d, bits = x.w("a"), x.wic("b"), x.set_w(), 64
+    fn, signed = (I.div if x.mod("op") == "DIV" else I.rem), x.mod("type") in ("S32", "S64")
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), b(sel, n), bits, signed))
 
 
 # ============================================================================= floating point

@@ -108,7 +108,7 @@ BOOL = Mod("bool", ("AND", "OR", "XOR"))
 INT_TYPE = Mod("type", ("U32", "S32"))
 INT64_TYPE = Mod("type", ("U64", "S64"))
 RND = Mod("rnd", ("RN", "RZ", "RM", "RP"))
-FTZ, SAT, NEG_B = _flag("FTZ"), _flag("SAT"), _flag("NEG_B")
+FTZ, SAT, NEG_A, NEG_B = _flag("FTZ"), _flag("SAT"), _flag("NEG_A"), _flag("NEG_B")
 LUT = Mod("lut", tuple(f"{i:#04x}" for i in range(256)))
 SIZE = Mod("size", ("32", "U8", "S8", "U16", "S16"))
 ATOM_OP = Mod("op", ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS"))
@@ -122,6 +122,7 @@ F2I_RND = Mod("rnd", ("RZI", "RNI", "RMI", "RPI"))
 F2I_TYPE = Mod("type", ("S32", "U32"))
 I2F_TYPE = Mod("type", ("S32", "U32"))
 FENCE_SCOPE = Mod("scope", ("CTA", "GPU", "SYS"))
+PRMT_MODE = Mod("mode", ("IDX", "F4E", "B4E", "RC8", "ECL", "ECR", "RC16"))
 
 D_R, D_W, D_P = Operand("d", "R", True), Operand("d", "W", True), Operand("pd", "P", True)
 A_R, A_W, B_RIC, B_WIC, C_R, C_W = (Operand("a", "R"), Operand("a", "W"), Operand("b", "RIC"),
@@ -152,7 +153,8 @@ _ROWS = [
     ("CS2R.64", (D_W, Operand("b", "SR")), (), "alu", "alu", "CS2R", "d = 64-bit special register b (clock64)"),
     ("LDC", (D_R, Operand("b", "C")), (), "lsu", "ldc", "LDC", "d = c[bank][offset] (32 bits)"),
     ("LDC.64", (D_W, Operand("b", "C")), (), "lsu", "ldc", "LDC.64", "d = c[bank][offset] (64 bits)"),
-    ("IADD3", (D_R, A_R, B_RIC, C_R), (NEG_B,), "alu", "alu", "IADD3", "d = a + (NEG_B ? -b : b) + c"),
+    ("IADD3", (D_R, A_R, B_RIC, C_R), (NEG_B, NEG_A), "alu", "alu", "IADD3",
+     "d = (NEG_A ? -a : a) + (NEG_B ? -b : b) + c"),
     ("IADD.64", (D_W, A_W, B_WIC), (NEG_B,), "alu", "alu", "IADD3 + IADD3.X", "d = a + (NEG_B ? -b : b), 64-bit"),
     ("IMAD", (D_R, A_R, B_RIC, C_R), (Mod("mode", ("LO", "HI")), INT_TYPE), "fma", "fma", "IMAD / IMAD.HI",
      "d = (a * b).mode + c"),
@@ -178,7 +180,9 @@ _ROWS = [
     ("IMNMX", (D_R, A_R, B_RIC), (MINMAX, INT_TYPE), "alu", "alu", "IMNMX", "d = min|max(a, b)"),
     ("IABS", (D_R, A_R), (), "alu", "alu", "IABS", "d = |a|"),
     ("POPC", (D_R, A_R), (), "alu", "sfu", "POPC", "d = number of one bits of a"),
-    ("FLO", (D_R, A_R), (), "alu", "sfu", "FLO", "d = number of leading zeros of a (32 for 0)"),
+    ("FLO", (D_R, A_R), (INT_TYPE, _flag("SH")), "alu", "sfu", "FLO.U32 / FLO.S32 [.SH]",
+     "d = bit position of the most significant 1 of a (S32: of ~a when a < 0), ~0 if none; "
+     "SH: 31 - position instead (PTX bfind[.shiftamt])"),
     ("BREV", (D_R, A_R), (), "alu", "sfu", "BREV", "d = a with its bits reversed"),
     ("FADD", (D_R, A_R, B_RIC), (RND, FTZ, SAT, NEG_B), "fma", "fma", "FADD", "d = a + (NEG_B ? -b : b)"),
     ("FMUL", (D_R, A_R, B_RIC), (RND, FTZ, SAT), "fma", "fma", "FMUL", "d = a * b"),
@@ -204,6 +208,35 @@ _ROWS = [
      "e = member mask"),
     ("VOTE", (D_R, D_P, PS, E_R), (VOTE_MODE,), "alu", "alu", "VOTE",
      "d = ballot of ps over the warp's active lanes in e; pd = all|any|eq of ps"),
+    # Bit-field, byte, dot-product and division instructions (appended: opcodes stay stable).
+    ("PRMT", (D_R, A_R, B_RIC, C_R), (PRMT_MODE,), "alu", "alu", "PRMT",
+     "d = bytes of the pair {c, a} chosen by selector b (PTX prmt; IDX: four 4-bit selectors with sign "
+     "replication, other modes: b[1:0])"),
+    ("SHF", (D_R, A_R, B_RIC, C_R), (Mod("dir", ("L", "R")), _flag("W")), "alu", "alu",
+     "SHF.L.U32.HI / SHF.R.U32 [.W]",
+     "d = the upper (L) or lower (R) 32 bits of the pair {c, a} shifted by min(b, 32), or by b & 31 with W"),
+    ("BFE", (D_R, A_R, B_RIC), (INT_TYPE,), "alu", "alu", "BFE.U32 / BFE.S32 (sm_50-sm_62)",
+     "d = bit field of a at position b[7:0], length b[15:8], zero/sign-extended (PTX bfe)"),
+    ("BFE.64", (D_W, A_W, B_RIC), (INT64_TYPE,), "alu", "alu", "BFE.U32/S32 pair (sm_50-sm_62)",
+     "d = bit field of a at position b[7:0], length b[15:8], zero/sign-extended, 64-bit"),
+    ("BFI", (D_R, A_R, B_RIC, C_R), (), "alu", "alu", "BFI (sm_50-sm_62)",
+     "d = c with the low b[15:8] bits of a inserted at position b[7:0] (PTX bfi)"),
+    ("BFI.64", (D_W, A_W, B_RIC, C_W), (), "alu", "alu", "BFI pair (sm_50-sm_62)",
+     "d = c with the low b[15:8] bits of a inserted at position b[7:0], 64-bit"),
+    ("BMSK", (D_R, A_R, B_RIC), (_flag("W"),), "alu", "alu", "BMSK [.W]",
+     "d = mask of b bits from bit a; counts clamp at 32, or wrap mod 32 with W (PTX bmsk)"),
+    ("IDP.4A", (D_R, A_R, B_RIC, C_R), (Mod("atype", ("U8", "S8")), Mod("btype", ("U8", "S8"))), "fma", "fma",
+     "IDP.4A", "d = c + sum of the products of the four bytes of a and b, extended by type (PTX dp4a)"),
+    ("IDP.2A", (D_R, A_R, B_RIC, C_R), (Mod("mode", ("LO", "HI")), Mod("atype", ("U16", "S16")),
+                                         Mod("btype", ("U8", "S8"))), "fma", "fma", "IDP.2A.LO / IDP.2A.HI",
+     "d = c + the two 16-bit halves of a times bytes 0-1 (LO) or 2-3 (HI) of b (PTX dp2a)"),
+    ("IDIV", (D_R, A_R, B_RIC), (Mod("op", ("DIV", "REM")), INT_TYPE), "fma", "idiv",
+     "sequence: I2F.U32.RP, MUFU.RCP, F2I.FTZ.U32.TRUNC, IMAD/IMAD.HI refinement, ISETP + IADD3 corrections "
+     "(+ IABS/sign fix-up for S32)",
+     "d = a / b or a % b, truncating; x / 0 = ~0, x % 0 = x (NVIDIA's results); multi-cycle"),
+    ("IDIV.64", (D_W, A_W, B_WIC), (Mod("op", ("DIV", "REM")), INT64_TYPE), "fma", "idiv",
+     "CALL.REL to ptxas's 64-bit division subroutine (I2F.U64.RP, MUFU.RCP.64H, IMAD.WIDE refinement, "
+     "corrections)", "d = a / b or a % b, truncating, 64-bit; x / 0 = ~0, x % 0 = x; multi-cycle"),
 ]
 
 

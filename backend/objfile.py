@@ -28,7 +28,9 @@ from xcc.backend.minst import MInst
 from xcc.diagnostics import ObjectFormatError
 
 MAGIC = b"XBIN"
-FORMAT_VERSION = (1, 0)
+# The major version changes whenever old code would mean something else: 2.0 made FLO return
+# the bit position of the top set bit (as SASS FLO and PTX bfind do) and appended new opcodes.
+FORMAT_VERSION = (2, 0)
 _PREFIX = struct.Struct("<4sHHQ")
 
 

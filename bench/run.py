@@ -68,6 +68,31 @@ def interpreter_throughput() -> list[tuple[str, int, int, float, float]]:
     return rows
 
 
+LARGE_PTX = ROOT / "bench" / "data" / "large_unrolled.sm_80.ptx"
+
+
+def frontend_throughput() -> list[tuple[str, int, float, float | None]]:
+    """(file, lines, xcc parse+check seconds, ptxas -O3 whole-compile seconds) for the large
+    benchmark file and for the whole examples/ corpus."""
+    from xcc.frontend.parser import parse
+
+    ptxas = shutil.which("ptxas")
+    corpus = sorted((ROOT / "examples").glob("**/*.ptx"))
+    texts = [(str(p), p.read_text()) for p in corpus]
+    parse(*texts[0][::-1])  # build the parser tables outside the timing
+    large = LARGE_PTX.read_text()
+    rows = []
+    t_large = best_of(lambda: parse(large, str(LARGE_PTX)), 5)
+    t_ptxas = None
+    if ptxas:
+        t_ptxas = best_of(lambda: subprocess.run([ptxas, "-O3", "-arch=sm_80", str(LARGE_PTX), "-o", os.devnull],
+                                                 check=True), 3)
+    rows.append((str(LARGE_PTX.relative_to(ROOT)), large.count("\n"), t_large, t_ptxas))
+    t_corpus = best_of(lambda: [parse(text, name) for name, text in texts], 3)
+    rows.append((f"examples/ ({len(texts)} files)", sum(t.count("\n") for _, t in texts), t_corpus, None))
+    return rows
+
+
 def cache_hit_latency() -> float:
     path = ptx_path(CASES[0], "sm_80")
     text = path.read_text()
@@ -76,6 +101,7 @@ def cache_hit_latency() -> float:
 
 
 def main() -> None:
+    front = frontend_throughput()
     comp = compile_times()
     thr = interpreter_throughput()
     hit = cache_hit_latency()
@@ -83,7 +109,17 @@ def main() -> None:
              f"Produced by `python bench/run.py` (`make bench`) on {platform.machine()} with "
              f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}, "
              f"{time.strftime('%Y-%m-%d')}. Best of several runs each.", "",
-             "## Compile time: xcc -O3 (PTX to .xbin, one kernel) vs ptxas -O3 -arch=sm_80", "",
+             "## Frontend: parse + check throughput vs ptxas's whole compile", "",
+             "xcc's Lark LALR parser and semantic checker (`xcc.frontend.parser.parse`, in-process) against "
+             "`ptxas -O3 -arch=sm_80 FILE -o /dev/null` (a process launch that parses, optimises and "
+             "assembles) on the same file. The aim is parse + check at least half as fast as ptxas's whole "
+             "compile.", "",
+             "| input | lines | xcc parse+check ms | xcc lines/s | ptxas -O3 ms | ptxas lines/s | xcc / ptxas speed |",
+             "|---|---|---|---|---|---|---|"]
+    for name, n, tx, tp in front:
+        ptxas_cols = f"{tp * 1e3:.0f} | {n / tp:,.0f} | {tp / tx:.2f}" if tp else "(no ptxas) | |"
+        lines.append(f"| {name} | {n} | {tx * 1e3:.0f} | {n / tx:,.0f} | {ptxas_cols} |")
+    lines += ["", "## Compile time: xcc -O3 (PTX to .xbin, one kernel) vs ptxas -O3 -arch=sm_80", "",
              "| kernel | xcc ms | ptxas ms | xcc / ptxas |", "|---|---|---|---|"]
     for name, tx, tp in comp:
         lines.append(f"| {name} | {tx * 1e3:.1f} | {tp * 1e3:.1f} | {tx / tp:.2f} |" if tp else

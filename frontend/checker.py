@@ -62,9 +62,11 @@ class RegScope:
         self.names: dict[str, ast.RegDecl | None] = {}
         self.ranges: dict[str, int] = {}
         self.range_decls: dict[str, ast.RegDecl] = {}
+        self._seen: dict[str, ast.RegDecl | None | bool] = {}
 
     def declare(self, decl: ast.RegDecl) -> str | None:
         """Add a declaration; return a name it declares twice in this scope, if any."""
+        self._seen.clear()
         dup = None
         for name in decl.names:
             if decl.count is None:
@@ -80,7 +82,14 @@ class RegScope:
         return self.lookup(name) is not False
 
     def lookup(self, name: str) -> ast.RegDecl | None | bool:
-        """The declaration of ``name`` (None for a register parameter), or False if undeclared."""
+        """The declaration of ``name`` (None for a register parameter), or False if undeclared.
+        Answers are memoised: call it only once every declaration of the scope is in."""
+        found = self._seen.get(name, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._seen[name] = self._lookup(name)
+        return found
+
+    def _lookup(self, name: str) -> ast.RegDecl | None | bool:
         scope: RegScope | None = self
         while scope is not None:
             if name in scope.names:
@@ -91,6 +100,9 @@ class RegScope:
                     return scope.range_decls.get(prefix)
             scope = scope.parent
         return False
+
+
+_UNSEEN = object()
 
 
 def _range_prefix(name: str, ranges: dict[str, int]) -> str | None:

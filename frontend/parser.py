@@ -470,11 +470,11 @@ class _Builder(Transformer):
     def c_mul(self, c):
         return self._arith(*c, lambda x, y: x * y)
 
-    def c_div(self, c):
-        return self._arith(*c, lambda x, y: int(x / y) if y else 0)
+    def c_div(self, c):  # C semantics: truncates toward zero; x/0 gives 0
+        return self._arith(*c, _div)
 
     def c_mod(self, c):
-        return self._arith(*c, lambda x, y: x - y * int(x / y) if y else 0)
+        return self._arith(*c, lambda x, y: x - y * _div(x, y) if y else 0)
 
     def c_shl(self, c):  # counts outside 0..63 give 0, as in 64-bit arithmetic
         return self._arith(*c, lambda x, y: x << y if 0 <= y < 64 else 0)
@@ -635,6 +635,14 @@ def _flatten_init(init, shape: list, zero: ast.Imm) -> list:
         else:
             out.append(el)
     return out
+
+
+def _div(x: int, y: int) -> int:
+    """Integer division truncating toward zero (exact for any size); 0 when y is 0."""
+    if not y:
+        return 0
+    q = abs(x) // abs(y)
+    return q if (x < 0) == (y < 0) else -q
 
 
 def _is_int(v) -> bool:

@@ -254,6 +254,100 @@ def _make_warp_reduce(rng: np.random.Generator) -> Launch:
     return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, sums], [2], {2: exp})
 
 
+def _bits_u64(v: np.ndarray) -> np.ndarray:
+    """The 64 bits of each uint64 value, least significant first: shape (n, 64), uint8."""
+    return ((np.asarray(v, np.uint64)[:, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).astype(np.uint8)
+
+
+def _popc(v, width: int) -> np.ndarray:
+    return _bits_u64(v)[:, :width].sum(axis=1).astype(np.int64)
+
+
+def _clz(v, width: int) -> np.ndarray:
+    b = _bits_u64(v)[:, :width][:, ::-1]  # most significant first
+    return np.where(b.any(axis=1), b.argmax(axis=1), width).astype(np.int64)
+
+
+def _brev(v, width: int) -> np.ndarray:
+    b = _bits_u64(v)[:, :width][:, ::-1].astype(np.uint64)
+    return (b << np.arange(width, dtype=np.uint64)).sum(axis=1, dtype=np.uint64)
+
+
+def _bit_inputs(rng: np.random.Generator, total: int, dtype, width: int) -> np.ndarray:
+    v = rng.integers(0, 2**width, total, dtype=np.uint64).astype(dtype)
+    edges = [0, 1, 2**width - 1, 2 ** (width - 1), 2 ** (width - 1) - 1, 0x80, 2 ** (width // 2)]
+    v[: len(edges)] = edges
+    v[len(edges) : 2 * len(edges)] = rng.integers(0, 2**12, len(edges)).astype(dtype)  # many leading zeros
+    return v
+
+
+def _make_bit_ops_u32(rng: np.random.Generator) -> Launch:
+    """out[6i + k]: popc, clz, brev, __byte_perm(x, y, 0x3715), __funnelshift_l(x, y, y & 63),
+    __funnelshift_rc(x, y, y >> 24) (CUDA C Programming Guide, integer intrinsics)."""
+    n, bs = 1000, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    x = _bit_inputs(rng, total, np.uint32, 32)
+    y = _bit_inputs(rng, total, np.uint32, 32)[::-1].copy()
+    y[20:40] = rng.integers(0, 64, 20).astype(np.uint32) | (rng.integers(0, 64, 20).astype(np.uint32) << 24)
+    out = np.full(6 * total + 5, SENTINEL_U32, dtype=np.uint32)
+    xv, yv = x[:n].astype(np.uint64), y[:n].astype(np.uint64)
+    pair = (yv << np.uint64(32)) | xv  # {hi = y, lo = x}
+    perm = np.zeros(n, np.uint64)
+    for k, sel in enumerate((0x5, 0x1, 0x7, 0x3)):  # selector 0x3715, nibble k picks result byte k
+        perm |= ((pair >> np.uint64(8 * sel)) & np.uint64(0xFF)) << np.uint64(8 * k)
+    sl = yv & np.uint64(31)  # (y & 63) & 31
+    fl = (pair << sl) >> np.uint64(32)
+    sr = np.minimum(yv >> np.uint64(24), 32)
+    fr = (pair >> sr) & np.uint64(0xFFFFFFFF)
+    res = np.stack([_popc(xv, 32), _clz(xv, 32), _brev(xv, 32), perm, fl & np.uint64(0xFFFFFFFF), fr], axis=1)
+    exp = out.copy()
+    exp[: 6 * n] = res.astype(np.uint64).astype(np.uint32).ravel()
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), x, y, out], [3], {3: exp})
+
+
+def _make_bit_ops_u64(rng: np.random.Generator) -> Launch:
+    """out[4i + k]: __popcll, __clzll, high word of __brevll, __ffsll of x[i]."""
+    n, bs = 700, 64
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    x = _bit_inputs(rng, total, np.uint64, 64)
+    x[30:40] = np.uint64(1) << rng.integers(0, 64, 10).astype(np.uint64)  # one bit: ffs at every position
+    out = np.full(4 * total + 3, SENTINEL_I32, dtype=np.int32)
+    v = x[:n]
+    low = _bits_u64(v)
+    ffs = np.where(low.any(axis=1), low.argmax(axis=1) + 1, 0)
+    res = np.stack([_popc(v, 64), _clz(v, 64), (_brev(v, 64) >> np.uint64(32)).astype(np.int64), ffs], axis=1)
+    exp = out.copy()
+    exp[: 4 * n] = _wrap_i32(res).ravel()
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), x, out], [2], {2: exp})
+
+
+def _make_dp4a(rng: np.random.Generator) -> Launch:
+    """out[i] = __dp4a(a, b, acc) on signed bytes; out2[i] = __dp2a_lo on unsigned halves and bytes."""
+    n, bs = 900, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    a, b, acc = (rng.integers(-(2**31), 2**31, total, dtype=np.int64).astype(np.int32) for _ in range(3))
+    a[:4] = [-1, 0x7F7F7F7F, -(2**31), 0x80808080 - 2**32]  # extreme bytes and halves
+    b[:4] = [-1, 0x7F7F7F7F, -1, -(2**31)]
+    acc[:4] = [2**31 - 1, -(2**31), 0, 5]  # the sums wrap
+    out = np.full(total + 3, SENTINEL_I32, dtype=np.int32)
+    out2 = np.full(total + 3, SENTINEL_U32, dtype=np.uint32)
+    au, bu = a[:n].view(np.uint32).astype(np.int64), b[:n].view(np.uint32).astype(np.int64)
+
+    def field(v, k, width, signed):
+        f = (v >> (width * k)) & ((1 << width) - 1)
+        return np.where(f >> (width - 1), f - (1 << width), f) if signed else f
+
+    dot4 = sum(field(au, k, 8, True) * field(bu, k, 8, True) for k in range(4))
+    dot2 = sum(field(au, k, 16, False) * field(bu, k, 8, False) for k in range(2))
+    exp, exp2 = out.copy(), out2.copy()
+    exp[:n] = _wrap_i32(acc[:n].astype(np.int64) + dot4)
+    exp2[:n] = _wrap_i32(acc[:n].view(np.uint32).astype(np.int64) + dot2).view(np.uint32)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, b, acc, out, out2], [4, 5], {4: exp, 5: exp2})
+
+
 CASES: list[KernelCase] = [
     KernelCase("saxpy", "saxpy", "saxpy", _make_saxpy),
     KernelCase(
@@ -275,6 +369,9 @@ CASES: list[KernelCase] = [
     KernelCase("transpose_shared", "transpose_shared", "_Z16transpose_sharediiPKfPf", _make_transpose),
     KernelCase("histogram_atomic", "histogram_atomic", "_Z16histogram_atomiciPKhPj", _make_histogram),
     KernelCase("warp_reduce_shfl", "warp_reduce_shfl", "_Z16warp_reduce_shfliPKiPi", _make_warp_reduce),
+    KernelCase("bit_ops_u32", "bit_ops", "_Z11bit_ops_u32iPKjS0_Pj", _make_bit_ops_u32),
+    KernelCase("bit_ops_u64", "bit_ops", "bit_ops_u64", _make_bit_ops_u64),
+    KernelCase("dp4a_dot", "bit_ops", "_Z8dp4a_dotiPKiS0_S0_PiPj", _make_dp4a),
 ]
 
 CASES_BY_NAME: dict[str, KernelCase] = {c.name: c for c in CASES}

@@ -68,6 +68,25 @@ def check_frontend(text: str) -> None:
     assert parse(print_module(module)) == module
 
 
+HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+@pytest.mark.parametrize("text, line", [
+    (HEADER + "{\n", 4),  # a '{' where the module expects a directive: '$END' is expected too
+    (HEADER + ".visible .entry k()\n{\n\t.reg %r<9>;\n\tret;\n}\n", 6),  # .reg without a type
+    (HEADER + ".global x;\n", 4),
+])
+def test_syntax_errors_found_by_fuzzing(text, line):
+    with pytest.raises(PtxSyntaxError) as info:
+        parse(text)
+    assert info.value.loc is not None and info.value.loc.line == line
+
+
+def test_constant_expressions_are_exact_and_bounded():
+    module = parse(HEADER + ".global .u64 x[3] = {0xFFFFFFFFFFFFFFFF / 3, " + "9" * 400 + " / 7, 1 << -1};\n")
+    assert [i.value for i in module.variables[0].init] == [0x5555555555555555, int("9" * 400) // 7, 0]
+
+
 def test_tokenizer_is_lossless():
     for text in TEXTS:
         assert "".join(tokenize(text)) == text

@@ -589,3 +589,239 @@ def test_int_to_int_conversions(a, dst):
         assert one(convert(arr(a, 32), bits, kind, 32, src_kind)) == to_u(v, bits)
         lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind == "s" else (0, (1 << bits) - 1)
         assert one(convert(arr(a, 32), bits, kind, 32, src_kind, sat=True)) == to_u(min(max(v, lo), hi), bits)
+
+
+# --------------------------------------------------------------------------- bit fields, bytes, dot products
+# References written from the pseudo-code of the PTX ISA 9.0 sections named in each test, on Python ints.
+
+BSETTINGS = settings(max_examples=60, deadline=None)
+counts = st.one_of(st.integers(0, 70), st.sampled_from([255, 256, 257, 0x1FF, 0xFFFFFFFF, 0x100 + 5]),
+                   st.integers(0, 0xFFFFFFFF))
+
+
+def bit(x: int, i: int) -> int:
+    return (x >> i) & 1
+
+
+def ref_bfe(a: int, b: int, c: int, bits: int, signed: bool) -> int:
+    """9.7.1.19 bfe."""
+    msb, pos, ln = bits - 1, b & 0xFF, c & 0xFF
+    sbit = 0 if (not signed or ln == 0) else bit(a, min(pos + ln - 1, msb))
+    return sum(((bit(a, pos + i) if (i < ln and pos + i <= msb) else sbit) << i) for i in range(msb + 1))
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@BSETTINGS
+@given(data=st.data())
+def test_bfe(bits, signed, data):
+    a, b, c = data.draw(ints(bits)), data.draw(counts), data.draw(counts)
+    assert one(integer.bfe(arr(a, bits), arr(b, 32), arr(c, 32), bits, signed)) == ref_bfe(a, b, c, bits, signed)
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@pytest.mark.parametrize(("a", "b", "c"), [(0xF0, 4, 4), (0x80000000, 31, 255), (0x12345678, 40, 8),
+                                           (0x12345678, 0x104, 0x108), (5, 0, 0), (1 << 63, 63, 1)])
+def test_bfe_edges(bits, signed, a, b, c):
+    """Fields running past the msb, positions beyond it, only the low 8 bits of pos and len."""
+    a = to_u(a, bits)
+    assert one(integer.bfe(arr(a, bits), arr(b, 32), arr(c, 32), bits, signed)) == ref_bfe(a, b, c, bits, signed)
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+@BSETTINGS
+@given(data=st.data())
+def test_bfi(bits, data):
+    """9.7.1.20 bfi: f = b; f[pos + i] = a[i] for i < len and pos + i <= msb."""
+    a, b, c, d = data.draw(ints(bits)), data.draw(ints(bits)), data.draw(counts), data.draw(counts)
+    msb, pos, ln = bits - 1, c & 0xFF, d & 0xFF
+    f = b
+    i = 0
+    while i < ln and pos + i <= msb:
+        f = (f & ~(1 << (pos + i))) | (bit(a, i) << (pos + i))
+        i += 1
+    assert one(integer.bfi(arr(a, bits), arr(b, bits), arr(c, 32), arr(d, 32), bits)) == f
+
+
+def ref_prmt(a: int, b: int, c: int, mode: str | None) -> int:
+    """9.7.9.7 prmt; the modes as closed forms of the table (selector s = c[1:0], result byte i)."""
+    tmp64 = (b << 32) | a
+    source = {
+        "f4e": lambda s, i: s + i, "b4e": lambda s, i: (s - i) % 8, "rc8": lambda s, i: s,
+        "ecl": lambda s, i: max(i, s), "ecr": lambda s, i: min(i, s), "rc16": lambda s, i: 2 * (s & 1) + (i & 1),
+    }
+    d = 0
+    for i in range(4):
+        if mode is None:
+            ctl = (c >> (4 * i)) & 0xF
+            byte = (tmp64 >> (8 * (ctl & 7))) & 0xFF
+            if ctl & 8:
+                byte = 0xFF if byte & 0x80 else 0
+        else:
+            byte = (tmp64 >> (8 * source[mode](c & 3, i))) & 0xFF
+        d |= byte << (8 * i)
+    return d
+
+
+@pytest.mark.parametrize("mode", [None, "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"])
+@BSETTINGS
+@given(a=ints(32), b=ints(32), c=st.one_of(ints(32), st.integers(0, 0xFFFF)))
+def test_prmt(mode, a, b, c):
+    assert one(integer.prmt(arr(a, 32), arr(b, 32), arr(c, 32), mode)) == ref_prmt(a, b, c, mode)
+
+
+def test_prmt_documented_examples():
+    a, b = arr(0x03020100, 32), arr(0x07060504, 32)  # byte k holds k
+    assert one(integer.prmt(a, b, arr(0x7531, 32))) == 0x07050301  # CUB's PRMT example
+    assert one(integer.prmt(a, arr(0x87060504, 32), arr(0x000F, 32))) == 0xFF  # sign of byte 7 replicated
+    for mode, rows in integer.PRMT_MODES.items():  # the table reads d.b3 .. d.b0
+        for sel, row in enumerate(rows):
+            want = sum(src << (8 * (3 - k)) for k, src in enumerate(row))
+            assert one(integer.prmt(a, b, arr(sel | 0xFC, 32), mode)) == want, (mode, sel)
+
+
+@pytest.mark.parametrize("left", [True, False], ids=["l", "r"])
+@pytest.mark.parametrize("clamp", [True, False], ids=["clamp", "wrap"])
+@BSETTINGS
+@given(a=ints(32), b=ints(32), c=counts)
+def test_shf(left, clamp, a, b, c):
+    """9.7.8.7 shf, with C's u32 truncation made explicit."""
+    n = min(c, 32) if clamp else c & 0x1F
+    d = (b << n) | (a >> (32 - n)) if left else (b << (32 - n)) | (a >> n)
+    assert one(integer.shf(arr(a, 32), arr(b, 32), arr(c, 32), left, clamp)) == d & 0xFFFFFFFF
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@pytest.mark.parametrize("shiftamt", [False, True])
+@BSETTINGS
+@given(data=st.data())
+def test_bfind(bits, signed, shiftamt, data):
+    """9.7.1.16 bfind."""
+    a = data.draw(ints(bits))
+    msb, x = bits - 1, a
+    if signed and bit(x, msb):  # negate negative signed inputs
+        x = ~x & ((1 << bits) - 1)
+    d = 0xFFFFFFFF
+    for i in range(msb, -1, -1):
+        if bit(x, i):
+            d = i
+            break
+    if shiftamt and d != 0xFFFFFFFF:
+        d = msb - d
+    assert one(integer.bfind(arr(a, bits), bits, signed, shiftamt)) == d
+
+
+@pytest.mark.parametrize(("bits", "signed"), INT_TYPES, ids=INT_IDS)
+@BSETTINGS
+@given(data=st.data())
+def test_bfind_signed_inverts_negative_inputs(bits, signed, data):
+    a = data.draw(ints(bits))
+    got = one(integer.bfind(arr(a, bits), bits, signed))
+    v = value(a, bits, signed)
+    want = (v if v >= 0 else ~v).bit_length() - 1
+    assert got == want & 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("clamp", [True, False], ids=["clamp", "wrap"])
+@BSETTINGS
+@given(a=counts, b=counts)
+def test_bmsk(clamp, a, b):
+    """9.7.1.22 bmsk."""
+    m = 0xFFFFFFFF
+    a1, b1 = a & 0x1F, b & 0x1F
+    mask0 = (m << a1) & m
+    total = a1 + b1
+    mask1 = (m << total) & m
+    overflow = total >= 32
+    if clamp:
+        if a >= 32:
+            overflow, mask0 = True, 0
+        if b >= 32:
+            overflow = True
+    if overflow:
+        mask1 = 0
+    elif b1 == 0:
+        mask1 = m
+    assert one(integer.bmsk(arr(a, 32), arr(b, 32), clamp)) == mask0 & ~mask1 & m
+
+
+def fields(x: int, count: int, width: int, signed: bool) -> list[int]:
+    return [value(x >> (width * i), width, signed) for i in range(count)]
+
+
+@pytest.mark.parametrize("sa", [False, True], ids=["a_u32", "a_s32"])
+@pytest.mark.parametrize("sb", [False, True], ids=["b_u32", "b_s32"])
+@BSETTINGS
+@given(a=ints(32), b=ints(32), c=ints(32))
+def test_dp4a(sa, sb, a, b, c):
+    """9.7.1.23 dp4a."""
+    d = c + sum(x * y for x, y in zip(fields(a, 4, 8, sa), fields(b, 4, 8, sb)))
+    assert one(integer.dp4a(arr(a, 32), arr(b, 32), arr(c, 32), sa, sb)) == to_u(d, 32)
+
+
+@pytest.mark.parametrize("sa", [False, True], ids=["a_u32", "a_s32"])
+@pytest.mark.parametrize("sb", [False, True], ids=["b_u32", "b_s32"])
+@pytest.mark.parametrize("hi", [False, True], ids=["lo", "hi"])
+@BSETTINGS
+@given(a=ints(32), b=ints(32), c=ints(32))
+def test_dp2a(sa, sb, hi, a, b, c):
+    """9.7.1.24 dp2a."""
+    va, vb = fields(a, 2, 16, sa), fields(b, 4, 8, sb)
+    k = 2 if hi else 0
+    d = c + va[0] * vb[k] + va[1] * vb[k + 1]
+    assert one(integer.dp2a(arr(a, 32), arr(b, 32), arr(c, 32), sa, sb, hi)) == to_u(d, 32)
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u32", "s32"])
+@pytest.mark.parametrize("hi", [False, True], ids=["lo", "hi"])
+@BSETTINGS
+@given(a=ints(32), b=ints(32), c=ints(32))
+def test_mul24_mad24(signed, hi, a, b, c):
+    """9.7.1.5 mul24 / 9.7.1.6 mad24: t = a[23:0] * b[23:0]; d = t<47..16> or t<31..0> (+ c)."""
+    t = value(a, 24, signed) * value(b, 24, signed)
+    part = t >> 16 if hi else t
+    assert one(integer.mul24(arr(a, 32), arr(b, 32), hi, signed)) == to_u(part, 32)
+    assert one(integer.mad24(arr(a, 32), arr(b, 32), arr(c, 32), hi, signed)) == to_u(part + c, 32)
+    if hi and signed:  # mad24.hi.sat.s32: the exact sum clamped
+        s = min(max(to_s(part, 32) + to_s(c, 32), -(1 << 31)), (1 << 31) - 1)
+        assert one(integer.mad24(arr(a, 32), arr(b, 32), arr(c, 32), True, True, sat=True)) == to_u(s, 32)
+
+
+def test_bit_operation_documented_examples():
+    assert one(integer.bmsk(arr(1, 32), arr(2, 32), clamp=False)) == 0x6  # PTX 9.7.1.22's example
+    assert one(integer.bmsk(arr(40, 32), arr(3, 32), clamp=True)) == 0  # position >= 32 clamps
+    # (-2**23)**2 = 2**46: bits 47..16 are 2**30; + INT_MAX saturates
+    assert one(integer.mul24(arr(0x800000, 32), arr(0x800000, 32), hi=True, signed=True)) == 1 << 30
+    assert one(integer.mad24(arr(0x800000, 32), arr(0x800000, 32), arr(0x7FFFFFFF, 32), True, True, True)) \
+        == 0x7FFFFFFF
+    assert one(integer.bfind(arr(0, 64), 64, shiftamt=True)) == 0xFFFFFFFF
+    assert one(integer.bfind(arr(-1, 32), 32, signed=True)) == 0xFFFFFFFF  # no non-sign bit
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+@BSETTINGS
+@given(data=st.data())
+def test_copysign(bits, data):
+    """9.7.3.2 copysign: d = b with the sign bit of a (NaN payloads kept)."""
+    a, b = data.draw(ints(bits)), data.draw(ints(bits))
+    fmt = "<f" if bits == 32 else "<d"
+    fb = struct.unpack(fmt, b.to_bytes(bits // 8, "little"))[0]
+    fa = struct.unpack(fmt, a.to_bytes(bits // 8, "little"))[0]
+    got = one(floating.copysign(arr(a, bits), arr(b, bits), bits))
+    if math.isnan(fb):
+        assert got == (b & ((1 << (bits - 1)) - 1)) | (a & (1 << (bits - 1)))
+    else:
+        want = struct.pack(fmt, math.copysign(fb, -1.0 if a >> (bits - 1) else 1.0))
+        assert got == int.from_bytes(want, "little"), (fa, fb)
+
+
+@SETTINGS
+@given(a=ints(32), b=ints(32), c=ints(32))
+def test_saturating_add_sub_and_mad_hi(a, b, c):
+    """add.sat.s32, sub.sat.s32 and mad.hi.sat.s32 (9.7.1.1, 9.7.1.2, 9.7.1.4): exact, then clamped."""
+    def clamp(v):
+        return to_u(min(max(v, -(1 << 31)), (1 << 31) - 1), 32)
+
+    x, y, z = to_s(a, 32), to_s(b, 32), to_s(c, 32)
+    assert one(integer.add_sat(arr(a, 32), arr(b, 32), 32)) == clamp(x + y)
+    assert one(integer.add_sat(arr(a, 32), arr(b, 32), 32, negate_b=True)) == clamp(x - y)
+    assert one(integer.mad(arr(a, 32), arr(b, 32), arr(c, 32), 32, "hi", True, sat=True)) == clamp(((x * y) >> 32) + z)

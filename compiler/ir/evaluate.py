@@ -13,7 +13,8 @@ from xcc.semantics.bits import as_unsigned
 
 PURE_OPS = frozenset({"add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "and", "or", "xor",
                       "shl", "shr", "neg", "abs", "not", "popc", "clz", "brev", "rcp", "sqrt", "rsqrt",
-                      "ex2", "lg2", "sin", "cos", "tanh", "setp", "selp", "cvt", "mov"})
+                      "ex2", "lg2", "sin", "cos", "tanh", "setp", "selp", "cvt", "mov", "bfind", "bfe",
+                      "bfi", "bmsk", "prmt", "shf", "dp4a", "dp2a", "mul24", "mad24", "copysign"})
 _FLOAT_BINARY = {"add": floating.fadd, "sub": floating.fsub, "mul": floating.fmul, "div": floating.fdiv}
 
 
@@ -41,6 +42,8 @@ def evaluate(inst: Instruction, args: list[np.ndarray]) -> np.ndarray:
         return convert(args[0], bits, t.kind, s.bits, s.kind, at.get("rnd"), sat, ftz)
     if op == "mov":
         return as_unsigned(args[0], bits)
+    if op in _BITS:
+        return _BITS[op](inst, args)
     if t.is_float:
         if op in _FLOAT_BINARY:
             return _FLOAT_BINARY[op](args[0], args[1], bits, _rnd(inst), ftz, sat)
@@ -55,7 +58,9 @@ def evaluate(inst: Instruction, args: list[np.ndarray]) -> np.ndarray:
     if op == "mul":
         return integer.mul(args[0], args[1], bits, at.get("mode", "lo"), signed)
     if op == "mad":
-        return integer.mad(args[0], args[1], args[2], bits, at.get("mode", "lo"), signed)
+        return integer.mad(args[0], args[1], args[2], bits, at.get("mode", "lo"), signed, sat)
+    if op in ("add", "sub") and sat:
+        return integer.add_sat(args[0], args[1], bits, negate_b=op == "sub")
     if op in integer.INT_BINARY:
         return integer.INT_BINARY[op](args[0], args[1], bits, signed)
     if op == "neg":
@@ -71,6 +76,28 @@ def evaluate(inst: Instruction, args: list[np.ndarray]) -> np.ndarray:
     if op == "brev":
         return integer.brev(args[0], bits)
     raise KeyError(f"no semantics for '{op}.{t}'")
+
+
+def _signed(name: str) -> bool:
+    return name.startswith("s")
+
+
+# Bit-field, byte, funnel-shift, dot-product and 24-bit operations: op -> f(inst, args).
+_BITS = {
+    "bfind": lambda i, x: integer.bfind(x[0], i.type.bits, i.type.kind == "s", i.attrs.get("shiftamt", False)),
+    "bfe": lambda i, x: integer.bfe(x[0], x[1], x[2], i.type.bits, i.type.kind == "s"),
+    "bfi": lambda i, x: integer.bfi(x[0], x[1], x[2], x[3], i.type.bits),
+    "bmsk": lambda i, x: integer.bmsk(x[0], x[1], i.attrs["mode"] == "clamp"),
+    "prmt": lambda i, x: integer.prmt(x[0], x[1], x[2], i.attrs.get("mode")),
+    "shf": lambda i, x: integer.shf(x[0], x[1], x[2], i.attrs["dir"] == "l", i.attrs["mode"] == "clamp"),
+    "dp4a": lambda i, x: integer.dp4a(x[0], x[1], x[2], _signed(i.attrs["atype"]), _signed(i.attrs["btype"])),
+    "dp2a": lambda i, x: integer.dp2a(x[0], x[1], x[2], _signed(i.attrs["atype"]), _signed(i.attrs["btype"]),
+                                      i.attrs["mode"] == "hi"),
+    "mul24": lambda i, x: integer.mul24(x[0], x[1], i.attrs["mode"] == "hi", i.type.kind == "s"),
+    "mad24": lambda i, x: integer.mad24(x[0], x[1], x[2], i.attrs["mode"] == "hi", i.type.kind == "s",
+                                        i.attrs.get("sat", False)),
+    "copysign": lambda i, x: floating.copysign(x[0], x[1], i.type.bits),
+}
 
 
 def _type(name: str):

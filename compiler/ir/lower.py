@@ -15,6 +15,7 @@ from xcc.frontend import ast
 from xcc.ir.core import Const, Instruction, Value
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ScalarType, is_type_name, ptx_type
+from xcc.semantics.integer import PRMT_MODES
 
 if TYPE_CHECKING:
     from xcc.ir.build import FunctionBuilder
@@ -162,6 +163,76 @@ class InstLowering:
         if mode:
             attrs["mode"] = mode
         self.write(inst.operands[0], self.emit(op, t, args, wide, **attrs).result)
+
+    # ----------------------------------------------------------------- bit fields, bytes, dot products
+    def _emit_typed(self, inst, op: str, operand_types: list[ScalarType], rt: ScalarType, t: ScalarType | None = None,
+                    **attrs) -> None:
+        """d = op(operands...) with each source read as its type in ``operand_types``."""
+        self._check(inst, len(operand_types) + 1)
+        args = [self.read(o, ot) for o, ot in zip(inst.operands[1:], operand_types)]
+        self.write(inst.operands[0], self.emit(op, t or rt, args, rt, **attrs).result)
+
+    def _mode(self, inst, modes, required: bool = True) -> str | None:
+        m = next((m for m in inst.modifiers if m in modes), None)
+        if m is None and required:
+            raise self.error(f"'{_full(inst)}' needs one of {', '.join('.' + x for x in modes)}", PtxSemanticError)
+        return m
+
+    def op_bfe(self, inst) -> None:
+        t, u32 = self._type(inst), ptx_type("u32")
+        self._emit_typed(inst, "bfe", [t, u32, u32], t)
+
+    def op_bfi(self, inst) -> None:
+        t, u32 = self._type(inst), ptx_type("u32")
+        self._emit_typed(inst, "bfi", [t, t, u32, u32], t)
+
+    def op_bfind(self, inst) -> None:
+        t = self._type(inst)
+        self._emit_typed(inst, "bfind", [t], ptx_type("u32"), t,
+                         **({"shiftamt": True} if "shiftamt" in inst.modifiers else {}))
+
+    def op_bmsk(self, inst) -> None:
+        u32 = ptx_type("u32")
+        self._emit_typed(inst, "bmsk", [u32, u32], self._type(inst), mode=self._mode(inst, ("clamp", "wrap")))
+
+    def op_prmt(self, inst) -> None:
+        b32 = self._type(inst)
+        mode = self._mode(inst, tuple(PRMT_MODES), required=False)
+        self._emit_typed(inst, "prmt", [b32, b32, b32], b32, **({"mode": mode} if mode else {}))
+
+    def op_shf(self, inst) -> None:
+        b32 = self._type(inst)
+        self._emit_typed(inst, "shf", [b32, b32, ptx_type("u32")], b32, dir=self._mode(inst, ("l", "r")),
+                         mode=self._mode(inst, ("clamp", "wrap")))
+
+    def _dot(self, inst, op: str, **attrs) -> None:
+        ts = types_of(inst.modifiers)
+        if len(ts) != 2:
+            raise self.error(f"'{_full(inst)}' needs an .atype and a .btype", PtxSemanticError)
+        rt = ptx_type("s32" if "s32" in ts else "u32")
+        self._emit_typed(inst, op, [ptx_type(ts[0]), ptx_type(ts[1]), rt], rt, atype=ts[0], btype=ts[1], **attrs)
+
+    def op_dp4a(self, inst) -> None:
+        self._dot(inst, "dp4a")
+
+    def op_dp2a(self, inst) -> None:
+        self._dot(inst, "dp2a", mode=self._mode(inst, ("lo", "hi")))
+
+    def op_mul24(self, inst) -> None:
+        t = self._type(inst)
+        self._emit_typed(inst, "mul24", [t, t], t, mode=self._mode(inst, ("lo", "hi")))
+
+    def op_mad24(self, inst) -> None:
+        t = self._type(inst)
+        mode = self._mode(inst, ("lo", "hi"))
+        sat = "sat" in inst.modifiers
+        if sat and (mode != "hi" or t.kind != "s"):
+            raise self.error(f"'{_full(inst)}': .sat is defined only for mad24.hi.sat.s32", PtxSemanticError)
+        self._emit_typed(inst, "mad24", [t, t, t], t, mode=mode, **({"sat": True} if sat else {}))
+
+    def op_copysign(self, inst) -> None:
+        t = self._type(inst)
+        self._emit_typed(inst, "copysign", [t, t], t)
 
     def op_fma(self, inst) -> None:
         self._check(inst, 4)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.diagnostics import UnsupportedError
-from xcc.semantics.bits import as_float, from_float
+from xcc.semantics.bits import UDTYPE, as_float, as_unsigned, from_float
 
 ROUNDINGS = ("rn", "rz", "rm", "rp")
 CANONICAL_NAN = {32: np.uint32(0x7FFFFFFF), 64: np.uint64(0x7FFFFFFFFFFFFFFF)}
@@ -198,3 +198,10 @@ def fdiv(a, b, bits, rnd="rn", ftz=False, sat=False):
         _f64_only_rn(64, rnd, "div")
     with np.errstate(all="ignore"):
         return _finish(x / y, bits, ftz, sat)
+
+
+def copysign(a, b, bits):
+    """``copysign.type d, a, b`` (PTX ISA 9.7.3.2): b with the sign bit of a (a bit operation:
+    NaNs keep their payload)."""
+    sign = UDTYPE[bits](1 << (bits - 1))
+    return (as_unsigned(a, bits) & sign) | (as_unsigned(b, bits) & ~sign)

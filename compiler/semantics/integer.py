@@ -1,4 +1,4 @@
-"""Integer and bitwise operations (PTX ISA 9.0 sections 9.7.1 and 9.7.8).
+"""Integer and bitwise operations (PTX ISA 9.0 sections 9.7.1, 9.7.7 and 9.7.9.7).
 
 All arithmetic wraps modulo 2**bits.  Shift counts at or beyond the width
 give 0 (``shl``, ``shr.u``) or the sign fill (``shr.s``), as PTX specifies.
@@ -26,6 +26,14 @@ def add(a, b, bits, signed=False):
 def sub(a, b, bits, signed=False):
     """d = a - b (mod 2**bits)."""
     return _u(a, bits) - _u(b, bits)
+
+
+def add_sat(a, b, bits, negate_b=False):
+    """``add.sat.s32`` / ``sub.sat.s32`` (PTX ISA 9.7.1.1-2): the exact signed sum (or difference)
+    clamped to [INT_MIN, INT_MAX]."""
+    x, y = as_signed(a, bits).astype(np.int64), as_signed(b, bits).astype(np.int64)
+    s = x - y if negate_b else x + y
+    return from_signed(np.clip(s, -(1 << (bits - 1)), (1 << (bits - 1)) - 1), bits)
 
 
 def _wide(a, b, bits, signed):
@@ -67,9 +75,13 @@ def mul(a, b, bits, mode="lo", signed=False):
     raise ValueError(mode)
 
 
-def mad(a, b, c, bits, mode="lo", signed=False):
-    """d = (a * b).mode + c, where c has 2*bits for ``.wide``."""
+def mad(a, b, c, bits, mode="lo", signed=False, sat=False):
+    """d = (a * b).mode + c, where c has 2*bits for ``.wide``.  ``sat`` (PTX defines only
+    ``mad.hi.sat.s32``, 9.7.1.4) clamps the exact signed sum to [INT_MIN, INT_MAX]."""
     p = mul(a, b, bits, mode, signed)
+    if sat:
+        s = as_signed(p, bits).astype(np.int64) + as_signed(c, bits).astype(np.int64)
+        return from_signed(np.clip(s, -(1 << (bits - 1)), (1 << (bits - 1)) - 1), bits)
     w = 2 * bits if mode == "wide" else bits
     return p + _u(c, w)
 
@@ -222,6 +234,174 @@ def lop3(a, b, c, lut, bits=32):
         return np.array(r0, dtype=UDTYPE[bits])
     r1 = f1() if f1 else zero
     return np.asarray(r0 ^ (ua & (r0 ^ r1)), dtype=UDTYPE[bits])  # a ? r1 : r0, bitwise
+
+
+# ------------------------------------------------------------------ bit-field and byte operations
+def _low_mask(k, bits):
+    """Per element, the mask of the low ``k`` bits (0 <= k <= bits) as uint64."""
+    k = np.asarray(k, dtype=np.uint64)
+    full = k >= 64
+    return np.where(full, np.uint64(2**64 - 1), (np.uint64(1) << np.where(full, 0, k).astype(np.uint64))
+                    - np.uint64(1))
+
+
+def bfe(a, b, c, bits, signed=False):
+    """``bfe.type d, a, b, c`` (PTX ISA 9.7.1.19): extract ``len = c & 0xff`` bits of a from
+    ``pos = b & 0xff``; bits at or beyond the msb of a are not part of the field.  The rest of d
+    is filled with the sign bit: 0 for .u32/.u64 or len == 0, else ``a[min(pos + len - 1, msb)]``."""
+    u = _u(a, bits).astype(np.uint64)
+    pos = (_u(b, 32) & np.uint32(0xFF)).astype(np.int64)
+    ln = (_u(c, 32) & np.uint32(0xFF)).astype(np.int64)
+    k = np.clip(np.minimum(ln, bits - pos), 0, bits)  # bits actually taken from a
+    field = (u >> np.minimum(pos, bits - 1).astype(np.uint64)) & _low_mask(k, bits)
+    if not signed:
+        return field.astype(UDTYPE[bits])
+    top = np.minimum(pos + ln - 1, bits - 1).clip(0).astype(np.uint64)
+    sbit = (ln != 0) & (((u >> top) & np.uint64(1)) == 1)
+    fill = ~_low_mask(k, bits)
+    return np.where(sbit, field | fill, field).astype(np.uint64).astype(UDTYPE[bits])
+
+
+def bfi(a, b, c, d, bits):
+    """``bfi.type f, a, b, c, d`` (PTX ISA 9.7.1.20): f = b with bits ``pos .. pos+len-1`` (those
+    not beyond the msb) replaced by the low bits of a; ``pos = c & 0xff``, ``len = d & 0xff``."""
+    ua, ub = _u(a, bits).astype(np.uint64), _u(b, bits).astype(np.uint64)
+    pos = (_u(c, 32) & np.uint32(0xFF)).astype(np.int64)
+    ln = (_u(d, 32) & np.uint32(0xFF)).astype(np.int64)
+    k = np.clip(np.minimum(ln, bits - pos), 0, bits)
+    s = np.minimum(pos, bits - 1).astype(np.uint64)
+    m = _low_mask(k, bits) << s  # k == 0 makes m zero whatever the shift
+    return ((ub & ~m) | ((ua << s) & m)).astype(UDTYPE[bits])
+
+
+# prmt modes (PTX ISA 9.7.9.7, table "prmt modes"): for selector c[1:0], the source byte of
+# d.b3, d.b2, d.b1, d.b0 (bytes of {b, a}: a is bytes 0-3, b bytes 4-7).
+PRMT_MODES = {
+    "f4e": ((3, 2, 1, 0), (4, 3, 2, 1), (5, 4, 3, 2), (6, 5, 4, 3)),
+    "b4e": ((5, 6, 7, 0), (6, 7, 0, 1), (7, 0, 1, 2), (0, 1, 2, 3)),
+    "rc8": ((0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)),
+    "ecl": ((3, 2, 1, 0), (3, 2, 1, 1), (3, 2, 2, 2), (3, 3, 3, 3)),
+    "ecr": ((0, 0, 0, 0), (1, 1, 1, 0), (2, 2, 1, 0), (3, 2, 1, 0)),
+    "rc16": ((1, 0, 1, 0), (3, 2, 3, 2), (1, 0, 1, 0), (3, 2, 3, 2)),
+}
+_PRMT_TABLE = {m: np.array([row[::-1] for row in rows], dtype=np.uint64)  # [selector, byte of d]
+               for m, rows in PRMT_MODES.items()}
+
+
+def prmt(a, b, c, mode=None):
+    """``prmt.b32{.mode} d, a, b, c`` (PTX ISA 9.7.9.7): byte i of d is a byte of ``{b, a}``.
+    Generic form: nibble i of c selects it (bits 2:0) and bit 3 replicates its sign over the
+    byte.  With a mode, c[1:0] picks a row of :data:`PRMT_MODES` (no sign replication)."""
+    src = (_u(b, 32).astype(np.uint64) << np.uint64(32)) | _u(a, 32).astype(np.uint64)
+    cu = _u(c, 32).astype(np.uint64)
+    d = np.zeros(np.broadcast(src, cu).shape, dtype=np.uint64)
+    for i in range(4):
+        if mode is None:
+            ctl = (cu >> np.uint64(4 * i)) & np.uint64(0xF)
+            sel = ctl & np.uint64(7)
+        else:
+            sel = _PRMT_TABLE[mode][(cu & np.uint64(3)).astype(np.intp), i]
+        byte = (src >> (sel * np.uint64(8))) & np.uint64(0xFF)
+        if mode is None:
+            sign = (ctl >> np.uint64(3)) & (byte >> np.uint64(7))
+            byte = np.where(sign == 1, np.uint64(0xFF), np.where((ctl >> np.uint64(3)) == 1, 0, byte))
+        d |= byte.astype(np.uint64) << np.uint64(8 * i)
+    return d.astype(np.uint32)
+
+
+def shf(a, b, c, left, clamp):
+    """``shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`` (PTX ISA 9.7.8.7): shift the 64-bit ``{b, a}`` by
+    ``n = clamp ? min(c, 32) : c & 31``; .l keeps the upper 32 bits, .r the lower 32."""
+    v = (_u(b, 32).astype(np.uint64) << np.uint64(32)) | _u(a, 32).astype(np.uint64)
+    cu = _u(c, 32)
+    n = (np.minimum(cu, np.uint32(32)) if clamp else cu & np.uint32(31)).astype(np.uint64)
+    s = np.uint64(32) - n if left else n  # .l: bits 63-n .. 32-n are bits 31..0 of (v >> (32 - n))
+    return ((v >> s) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+def bfind(a, bits, signed=False, shiftamt=False):
+    """``bfind[.shiftamt].type d, a`` (PTX ISA 9.7.1.16): the position of the most significant
+    non-sign bit of a (signed negative inputs are inverted first), or 0xFFFFFFFF if there is none;
+    .shiftamt gives ``msb - position`` instead (the left shift that brings it to the msb)."""
+    u = _u(a, bits)
+    if signed:
+        u = np.where(as_signed(u, bits) < 0, ~u, u)
+    lz = clz(u, bits)
+    none = lz == bits
+    d = lz if shiftamt else np.uint32(bits - 1) - lz
+    return np.where(none, np.uint32(0xFFFFFFFF), d).astype(np.uint32)
+
+
+def bmsk(a, b, clamp):
+    """``bmsk.{clamp,wrap}.b32 d, a, b`` (PTX ISA 9.7.1.22): a mask of width b starting at bit a.
+    Both wrap to 0..31 (.wrap); with .clamp, a >= 32 gives 0 and b >= 32 extends to the msb."""
+    ua, ub = _u(a, 32).astype(np.uint64), _u(b, 32).astype(np.uint64)
+    a1, b1 = ua & np.uint64(31), ub & np.uint64(31)
+    ones = np.uint64(0xFFFFFFFF)
+    mask0 = (ones << a1) & ones
+    total = a1 + b1
+    over = total >= 32
+    if clamp:
+        over = over | (ua >= 32) | (ub >= 32)
+        mask0 = np.where(ua >= 32, np.uint64(0), mask0)
+    mask1 = np.where(over, np.uint64(0), np.where(b1 == 0, ones, (ones << np.minimum(total, 31)) & ones))
+    return (mask0 & ~mask1 & ones).astype(np.uint32)
+
+
+def _bytes(a, count, width, signed):
+    """The ``count`` packed ``width``-bit fields of a 32-bit value, sign- or zero-extended, as int64."""
+    u = _u(a, 32).astype(np.int64)
+    out = []
+    for i in range(count):
+        f = (u >> (width * i)) & ((1 << width) - 1)
+        if signed:
+            f = np.where(f >> (width - 1), f - (1 << width), f)
+        out.append(f)
+    return out
+
+
+def dp4a(a, b, c, a_signed, b_signed):
+    """``dp4a.atype.btype d, a, b, c`` (PTX ISA 9.7.1.23): d = c + sum of the products of the four
+    bytes of a and of b (each sign- or zero-extended by its type), mod 2**32."""
+    va, vb = _bytes(a, 4, 8, a_signed), _bytes(b, 4, 8, b_signed)
+    s = _u(c, 32).astype(np.int64) + sum(x * y for x, y in zip(va, vb))
+    return s.astype(np.uint64).astype(np.uint32)
+
+
+def dp2a(a, b, c, a_signed, b_signed, hi=False):
+    """``dp2a.{lo,hi}.atype.btype d, a, b, c`` (PTX ISA 9.7.1.24): d = c + the two 16-bit halves
+    of a times bytes 0, 1 (.lo) or 2, 3 (.hi) of b, each extended by its type, mod 2**32."""
+    va, vb = _bytes(a, 2, 16, a_signed), _bytes(b, 4, 8, b_signed)
+    k = 2 if hi else 0
+    s = _u(c, 32).astype(np.int64) + va[0] * vb[k] + va[1] * vb[k + 1]
+    return s.astype(np.uint64).astype(np.uint32)
+
+
+def _mul24(a, b, signed):
+    """The exact 48-bit product of the low 24 bits of a and b, as int64."""
+    x, y = (_u(v, 32).astype(np.int64) & 0xFFFFFF for v in (a, b))
+    if signed:
+        x, y = (np.where(v >> 23, v - (1 << 24), v) for v in (x, y))
+    return x * y
+
+
+def mul24(a, b, hi=False, signed=False):
+    """``mul24.{lo,hi}.type d, a, b`` (PTX ISA 9.7.1.5): t = a[23:0] * b[23:0] (48 bits, signed
+    for .s32); d = t[31:0] (.lo) or t[47:16] (.hi)."""
+    t = _mul24(a, b, signed)
+    return ((t >> 16) if hi else t).astype(np.uint64).astype(np.uint32)
+
+
+def mad24(a, b, c, hi=False, signed=False, sat=False):
+    """``mad24.{lo,hi}[.sat].type d, a, b, c`` (PTX ISA 9.7.1.6): mul24's result + c, mod 2**32;
+    .sat (PTX defines only mad24.hi.sat.s32) clamps the exact signed sum to [INT_MIN, INT_MAX]."""
+    t = _mul24(a, b, signed)
+    part = (t >> 16) if hi else t
+    if sat:
+        part = part.astype(np.uint64).astype(np.uint32).view(np.int32).astype(np.int64)
+        s = np.clip(part + as_signed(c, 32).astype(np.int64), -(1 << 31), (1 << 31) - 1)
+        return s.astype(np.int32).view(np.uint32)
+    return (part + _u(c, 32).astype(np.int64)).astype(np.uint64).astype(np.uint32)
 
 
 INT_BINARY = {

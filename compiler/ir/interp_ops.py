@@ -1,0 +1,309 @@
+"""What each IR operation does when interpreted: one executor builder per op, registered with ``@impl``.
+
+A builder takes an :class:`OpBinder` (one instruction bound to one launch) and
+returns an executor ``run(sel, idx, n)`` that applies the instruction to the
+``n`` threads ``idx`` (sorted wave slots; ``sel`` is the same set as a slice
+when the slots are contiguous).  Pure operations all go through
+:func:`xcc.ir.evaluate.evaluate`, the dispatch the constant folder uses, so the
+IR has one meaning; memory goes through :mod:`xcc.backend.memory`, the model
+the ISA interpreter uses.  The warp rules (shfl lanes, vote over the member
+mask) mirror :mod:`xcc.backend.exec_ops` line for line.  Sources: PTX ISA 9.0
+sections 9.7.8 (ld, st, atom), 9.7.13 (bar, shfl, vote, activemask) and 10
+(special registers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from xcc.diagnostics import UnsupportedError
+from xcc.ir.core import Const, Instruction, Value
+from xcc.ir.evaluate import PURE_OPS, evaluate
+from xcc.ir.types import ScalarType
+from xcc.semantics.bits import UDTYPE, as_unsigned
+from xcc.semantics.convert import convert
+
+U32, U64 = np.uint32, np.uint64
+IMPLS: dict[str, Callable[[OpBinder], Callable]] = {}
+# Ops the scheduler carries out itself (control flow and barriers).
+CONTROL = frozenset({"br", "cbr", "ret", "exit", "trap", "bar_sync"})
+
+
+class Fault(Exception):
+    """A kernel error in one executor; ``thread`` indexes ``idx`` of the failing step (None: the first)."""
+
+    def __init__(self, reason: str, thread: int | None = None, nthreads: int = 1):
+        super().__init__(reason)
+        self.reason, self.thread, self.nthreads = reason, thread, nthreads
+
+
+def impl(*ops: str):
+    def deco(fn):
+        for op in ops:
+            IMPLS[op] = fn
+        return fn
+
+    return deco
+
+
+def storage_dtype(t: ScalarType):
+    """How values of ``t`` are held: bool for predicates, the unsigned integer of the width otherwise."""
+    if t.kind == "pred":
+        return np.bool_
+    if t.bits not in UDTYPE:
+        raise UnsupportedError(f"values of type {t} are not supported by the IR interpreter yet")
+    return UDTYPE[t.bits]
+
+
+class OpBinder:
+    """Readers and the writer of one instruction against a launch's value store ``launch.vals``."""
+
+    def __init__(self, launch, inst: Instruction):
+        self.launch, self.inst, self.attrs = launch, inst, inst.attrs
+
+    def error(self, msg: str) -> UnsupportedError:
+        return UnsupportedError(msg, self.inst.loc)
+
+    def reader(self, v: Value):
+        if isinstance(v, Const):
+            c = np.array(bool(v.bits) if v.type.kind == "pred" else v.bits, storage_dtype(v.type))
+            return lambda sel, n: np.full(n, c)
+        vals, slot = self.launch.vals, self.launch.slot_of(v)
+        return lambda sel, n: vals[slot][sel]
+
+    def arg(self, i: int):
+        return self.reader(self.inst.args[i])
+
+    def set(self):
+        vals, slot = self.launch.vals, self.launch.slot_of(self.inst.result)
+
+        def wr(sel, v):
+            vals[slot][sel] = v
+
+        return wr
+
+
+def build_executor(launch, inst: Instruction):
+    """The executor of ``inst``; an op without semantics is an :class:`UnsupportedError` at its line."""
+    x = OpBinder(launch, inst)
+    if inst.op in PURE_OPS:
+        return _pure(x)
+    builder = IMPLS.get(inst.op)
+    if builder is None:
+        raise x.error(f"the IR interpreter has no semantics for op '{inst.op}'")
+    return builder(x)
+
+
+def _pure(x: OpBinder):
+    """Arithmetic, comparison, selection and conversion: :func:`evaluate`, probed once at build."""
+    inst = x.inst
+    try:
+        with np.errstate(all="ignore"):
+            evaluate(inst, [np.zeros(1, storage_dtype(a.type)) for a in inst.args])
+    except (KeyError, ValueError, TypeError, NotImplementedError, UnsupportedError) as e:
+        msg = e.message if isinstance(e, UnsupportedError) else str(e).strip("'\"")
+        raise x.error(f"no semantics for '{inst.op}.{inst.type}' in xcc.semantics: {msg}") from None
+    rds, wr = [x.reader(a) for a in inst.args], x.set()
+    if len(rds) == 1:
+        r0 = rds[0]
+        return lambda sel, idx, n: wr(sel, evaluate(inst, [r0(sel, n)]))
+    return lambda sel, idx, n: wr(sel, evaluate(inst, [r(sel, n) for r in rds]))
+
+
+# ============================================================================= values from the launch
+@impl("ld_param")
+def _ld_param(x: OpBinder):
+    t, rt = x.inst.type, x.inst.result.type
+    off, params = x.attrs["offset"], x.launch.params
+    if off < 0 or off + t.bytes > len(params):
+        raise x.error(f"parameter load of {t.bytes} bytes at offset {off} is outside the "
+                      f"{len(params)}-byte parameter buffer")
+    raw = np.frombuffer(params, UDTYPE[t.bits], 1, off)
+    value = _extend(raw, t, rt)
+    wr = x.set()
+    return lambda sel, idx, n: wr(sel, value[0])
+
+
+@impl("sreg")
+def _sreg(x: OpBinder):
+    f = x.launch.special(x.attrs["name"])
+    if f is None:
+        raise x.error(f"special register %{x.attrs['name']} is not supported by the IR interpreter yet")
+    wr, bits = x.set(), x.inst.result.type.bits
+    return lambda sel, idx, n: wr(sel, as_unsigned(np.asarray(f(idx), U64), bits))
+
+
+@impl("addr_of")
+def _addr_of(x: OpBinder):
+    addr = x.launch.address_of(x.attrs["symbol"], x.attrs["space"])
+    if addr is None:
+        raise x.error(f".{x.attrs['space']} variable '{x.attrs['symbol']}' is not known to the IR interpreter")
+    v, wr = storage_dtype(x.inst.result.type)(addr), x.set()
+    return lambda sel, idx, n: wr(sel, v)
+
+
+@impl("cvta")
+def _cvta(x: OpBinder):
+    """Global addresses are generic addresses (as on NVIDIA GPUs); other windows are not modelled."""
+    if x.attrs.get("space") != "global":
+        raise x.error(f"cvta for the .{x.attrs.get('space')} space is not supported by the IR interpreter yet")
+    a, wr = x.arg(0), x.set()
+    return lambda sel, idx, n: wr(sel, a(sel, n))
+
+
+@impl("fence")
+def _fence(x: OpBinder):
+    """Every access is performed in program order by one interpreter: fences change nothing."""
+    return lambda sel, idx, n: None
+
+
+# ============================================================================= memory
+def _extend(raw, t: ScalarType, rt: ScalarType):
+    """A loaded ``t`` value in a register of ``rt``: sign-extended for signed types, else zero-extended."""
+    if rt.bits == t.bits or rt.kind == "pred":
+        return raw
+    if rt.bits < t.bits:
+        return as_unsigned(raw, rt.bits)
+    kind = "s" if t.kind == "s" else "u"
+    return convert(raw, rt.bits, kind, t.bits, kind)
+
+
+def _memory(x: OpBinder):
+    """(memory, address function ``where(sel, idx, n)``) of a ld/st/atom."""
+    space = x.attrs["space"]
+    width = x.inst.type.bytes
+    if width not in (1, 2, 4, 8):
+        raise x.error(f"{width}-byte accesses are not supported by the IR interpreter yet")
+    where = x.launch.addresser(space, x.arg(0), int(x.attrs.get("offset", 0)), width)
+    if where is None:
+        raise x.error(f"memory accesses to the .{space} space are not supported by the IR interpreter yet")
+    return where, width
+
+
+@impl("ld")
+def _ld(x: OpBinder):
+    (mem, where), width = _memory(x)
+    t, rt, wr = x.inst.type, x.inst.result.type, x.set()
+    return lambda sel, idx, n: wr(sel, _extend(mem().load(where(sel, idx, n), width), t, rt))
+
+
+@impl("st")
+def _st(x: OpBinder):
+    (mem, where), width = _memory(x)
+    v, bits = x.arg(1), x.inst.type.bits
+    return lambda sel, idx, n: mem().store(where(sel, idx, n), _truncate(v(sel, n), bits), width)
+
+
+def _truncate(v, bits: int):
+    """The low ``bits`` of a register value (zero-extended when the register is narrower)."""
+    v = np.asarray(v)
+    return v.astype(UDTYPE[bits]) if v.dtype.itemsize * 8 < bits else as_unsigned(v, bits)
+
+
+@impl("atom")
+def _atom(x: OpBinder):
+    (mem, where), width = _memory(x)
+    t, rt, wr = x.inst.type, x.inst.result.type, x.set()
+    op = x.attrs["atom_op"]
+    kind = "f" if t.is_float else "s" if t.kind == "s" else "u"
+    b = x.arg(1)
+    if op == "cas":
+        c = x.arg(2)
+        return lambda sel, idx, n: wr(sel, _extend(mem().atomic(
+            "cas", where(sel, idx, n), _truncate(c(sel, n), t.bits), width, kind,
+            compare=_truncate(b(sel, n), t.bits)), t, rt))
+    if kind == "f" and op not in ("add", "exch"):
+        raise x.error(f"atom.{op}.{t} is not supported by the memory model")
+    return lambda sel, idx, n: wr(sel, _extend(mem().atomic(op, where(sel, idx, n), _truncate(b(sel, n), t.bits),
+                                                            width, kind), t, rt))
+
+
+# ============================================================================= warp-level
+def warp_segments(idx: np.ndarray):
+    """For sorted thread slots: (start offset of each warp's run, warp run id of each thread)."""
+    w = idx >> 5
+    head = np.empty(idx.size, bool)
+    head[0] = True
+    np.not_equal(w[1:], w[:-1], out=head[1:])
+    return np.flatnonzero(head), np.cumsum(head) - 1
+
+
+@impl("shfl")
+def _shfl(x: OpBinder):
+    """shfl.sync: c = ((32 - width) << 8) | clamp; the source lane per mode is valid if inside the
+    segment and executing this instruction; an invalid source yields the thread's own a and p = false."""
+    a, b, c = x.arg(0), x.arg(1), x.arg(2)
+    mode, want_pred, wr = x.attrs["mode"], bool(x.attrs.get("valid")), x.set()
+    launch = x.launch
+
+    def run(sel, idx, n):
+        av = np.asarray(a(sel, n), U32)
+        lane = idx & 31
+        bval = b(sel, n).astype(np.int64) & 31
+        cv = c(sel, n).astype(np.int64)
+        cval, segmask = cv & 31, (cv >> 8) & 31
+        min_lane = lane & segmask
+        max_lane = min_lane | (cval & ~segmask & 31)
+        if mode == "up":
+            j = lane - bval
+            ok = j >= max_lane
+        elif mode == "down":
+            j = lane + bval
+            ok = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ bval
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bval & ~segmask)
+            ok = j <= max_lane
+        src = (idx & ~31) | np.where(ok, j, lane)
+        act, sval = launch.act, launch.sval
+        act[idx] = True
+        sval[idx] = av
+        ok &= act[src]
+        out = np.where(ok, sval[src], av)
+        act[idx] = False
+        wr(sel, ok if want_pred else out)
+
+    return run
+
+
+@impl("vote")
+def _vote(x: OpBinder):
+    p, e, mode, wr = x.arg(0), x.arg(1), x.attrs["mode"], x.set()
+
+    def run(sel, idx, n):
+        lane = (idx & 31).astype(U64)
+        member = ((e(sel, n).astype(U64) >> lane) & U64(1)).astype(bool)
+        vote = np.asarray(p(sel, n), bool) & member
+        starts, seg = warp_segments(idx)
+        if mode == "ballot":
+            wr(sel, np.add.reduceat(vote.astype(U64) << lane, starts).astype(U32)[seg])
+            return
+        n_true = np.add.reduceat(vote.astype(np.int32), starts)
+        n_member = np.add.reduceat(member.astype(np.int32), starts)
+        if mode == "all":
+            r = n_true == n_member
+        elif mode == "any":
+            r = n_true > 0
+        else:  # uni
+            r = (n_true == 0) | (n_true == n_member)
+        wr(sel, r[seg])
+
+    if mode not in ("all", "any", "uni", "ballot"):
+        raise x.error(f"vote.{mode} is not supported by the IR interpreter yet")
+    return run
+
+
+@impl("activemask")
+def _activemask(x: OpBinder):
+    wr = x.set()
+
+    def run(sel, idx, n):
+        lane = (idx & 31).astype(U64)
+        starts, seg = warp_segments(idx)
+        wr(sel, np.add.reduceat(U64(1) << lane, starts).astype(U32)[seg])
+
+    return run

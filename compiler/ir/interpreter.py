@@ -1,0 +1,499 @@
+"""The IR interpreter: runs an IR kernel over a whole grid with PTX semantics, the compiler's oracle.
+
+Execution model (the same as the ISA interpreter's, :mod:`xcc.backend.emulator`, so the two agree):
+
+* **Threads.**  CTAs run in waves of whole CTAs (at most :data:`WAVE_THREADS` threads).  CTA ``c``
+  of a wave owns slots ``[c*P, (c+1)*P)``, ``P`` the block size rounded up to whole warps; thread
+  ``t`` (linear ``tid.x + ntid.x*(tid.y + ntid.y*tid.z)``) is slot ``c*P + t``, so warp =
+  ``slot >> 5`` and lane = ``slot & 31``.  Ascending slots are ascending global thread order: the
+  order in which atomics are serialised and the last of several stores wins.
+* **Values.**  Every SSA value is one numpy array over the wave's slots (bool for predicates,
+  the unsigned integer of its width otherwise: bit patterns, as in :mod:`xcc.ir.types`).
+* **Scheduling.**  Blocks are numbered in reverse post-order and every instruction gets a position
+  ``base[block] + index``.  Each thread has a position; the scheduler takes the lowest position
+  any runnable thread is at and runs that group of threads through its block, absorbing the
+  threads waiting at each later position it reaches (reconvergence), until a branch, an exit or
+  a barrier.  A branch evaluates the target's phis for the threads taking that edge (parallel
+  copies: every operand is read before any phi is written).  Loops and nested ifs reconverge
+  because a back edge goes to a lower position, so threads that left a loop wait until every
+  thread of the loop has left it.
+* **Barriers.**  ``bar_sync a[, b]`` waits until every non-exited thread of the CTA (or ``b``
+  threads) waits at barrier ``a``; exited threads never block anyone.  If no thread can run but
+  some wait, the launch is a deadlock: a :class:`KernelFault` naming the barriers' PTX lines.
+* **Memory.**  Global (and generic) accesses go to the caller's :class:`GlobalMemory`; each CTA
+  has its static ``.shared`` variables (laid out as instruction selection lays them out) plus
+  ``dynamic_shared`` bytes, zero-initialised; ``.local`` variables live in a per-thread frame;
+  ``.const`` and ``.global`` module variables get their initialisers.  Every illegal access is a
+  :class:`KernelFault` naming the kernel, the PTX line, the CTA, the thread and the address.
+
+What each op computes lives in :mod:`xcc.ir.interp_ops` (which calls :mod:`xcc.semantics`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from xcc.backend.emulator import LaunchStats
+from xcc.backend.machine import Machine, load_machine
+from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault
+from xcc.diagnostics import KernelFault, LaunchError, UnsupportedError, XccError
+from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable
+from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype, warp_segments
+
+__all__ = ["run_function", "WAVE_THREADS"]
+
+WAVE_THREADS = 1 << 14
+"""Upper bound on the threads of one wave (whole CTAs; at least one CTA)."""
+
+NUM_BARRIERS = 16
+_RUN, _EXITED, _WAITING = 0, 1, 2
+_NORMAL, _BR, _CBR, _EXIT, _TRAP, _BAR = range(6)
+_U64 = np.uint64
+_LANES = np.arange(32, dtype=np.int64)
+
+
+def run_function(module: Module, fn_name: str, grid, block, params: bytes | list, gmem: GlobalMemory,
+                 dynamic_shared: int = 0, max_steps: int | None = None,
+                 machine: Machine | str | None = None) -> LaunchStats:
+    """Run kernel ``fn_name`` of IR ``module`` on ``grid`` x ``block`` threads; ``gmem`` is modified in place.
+
+    ``params`` is the packed parameter buffer (bytes) or the launch arguments (numpy scalars, device
+    arrays, addresses, bytes), packed as the runtime packs them.  ``max_steps`` bounds the scheduler
+    steps (one instruction for one group of threads); exceeding it is a :class:`KernelFault`.
+    Raises :class:`LaunchError` for an impossible launch, :class:`UnsupportedError` for an operation
+    without semantics and :class:`KernelFault` for any error of the kernel itself.
+    """
+    fn = module.function(fn_name)
+    if not isinstance(params, bytes | bytearray):
+        from xcc.runtime.params import pack_params
+
+        params = pack_params(fn, list(params))
+    return _Launch(module, fn, _dims(grid, "grid"), _dims(block, "block"), bytes(params), gmem,
+                   int(dynamic_shared), machine, max_steps).run()
+
+
+def _dims(v, what: str) -> tuple[int, int, int]:
+    try:
+        t = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
+    except (TypeError, ValueError):
+        raise LaunchError(f"{what} must be up to three positive integers, not {v!r}") from None
+    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
+        raise LaunchError(f"{what} must be up to three positive integers, not {v!r}")
+    return t + (1,) * (3 - len(t))
+
+
+def reverse_postorder(fn: Function) -> list[Block]:
+    seen, post = {id(fn.entry)}, []
+    stack = [(fn.entry, iter(fn.entry.succs))]
+    while stack:
+        node, it = stack[-1]
+        for s in it:
+            if id(s) not in seen:
+                seen.add(id(s))
+                stack.append((s, iter(s.succs)))
+                break
+        else:
+            post.append(node)
+            stack.pop()
+    return post[::-1]
+
+
+def _layout(variables: list[Variable], dynamic: int = 0) -> tuple[dict[str, int], int]:
+    """Offsets of ``variables`` packed in order with their alignment; ``.extern`` (dynamic) arrays all
+    start at the aligned end of the others.  Returns (offsets, total size including ``dynamic``)."""
+    offsets, off = {}, 0
+    for v in variables:
+        if not v.extern:
+            off = (off + v.align - 1) // v.align * v.align
+            offsets[v.name] = off
+            off += v.size
+    ext = [v for v in variables if v.extern]
+    if ext:
+        align = max(v.align for v in ext)
+        off = (off + align - 1) // align * align
+        for v in ext:
+            offsets[v.name] = off
+    return offsets, off + dynamic
+
+
+class _Launch:
+    def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps):
+        if machine is None or isinstance(machine, str):
+            machine = load_machine(machine or "xg1")
+        lim = machine.limits
+        self.fn, self.grid, self.block, self.params, self.gmem = fn, grid, block, params, gmem
+        self.max_steps = max_steps
+        self.tpb = block[0] * block[1] * block[2]
+        if self.tpb > int(lim.get("max_threads_per_block", 1024)):
+            raise LaunchError(f"kernel '{fn.name}': block {block} has {self.tpb} threads, more than the "
+                              f"{lim.get('max_threads_per_block', 1024)} allowed")
+        reqntid = fn.directives.get("reqntid")
+        if reqntid and _dims(reqntid, "reqntid") != block:
+            raise LaunchError(f"kernel '{fn.name}' requires block {tuple(reqntid)} (.reqntid), launched with {block}")
+        if dynamic_shared < 0:
+            raise LaunchError("dynamic shared memory size must be >= 0")
+        if len(params) < fn.param_bytes:
+            raise LaunchError(f"kernel '{fn.name}' takes {fn.param_bytes} bytes of parameters, got {len(params)}")
+        self.P = (self.tpb + 31) & ~31
+        self.nctas = grid[0] * grid[1] * grid[2]
+        self.sm_count = int(machine.data["sm"]["count"])
+        self.nwarpid = int(lim.get("max_warps", 64))
+        used = _used_symbols(fn)
+        mvars = [v for v in module.variables if v.name in used]
+        space = lambda s: [v for v in fn.variables if v.space == s] + [v for v in mvars if v.space == s]  # noqa: E731
+        self.shared_off, self.smem_size = _layout(space("shared"), dynamic_shared)
+        max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
+        if self.smem_size > max_shared:
+            raise LaunchError(f"kernel '{fn.name}': {self.smem_size} bytes of shared memory per CTA exceed "
+                              f"{max_shared}")
+        self.smem_stride = (self.smem_size + 15) & ~15
+        self.local_off, self.local_size = _layout(space("local"))
+        self.local_stride = (self.local_size + 15) & ~15
+        self.const_off, const_size = _layout(space("const"))
+        self.cmem = FlatMemory(const_size, "const")
+        for v in space("const"):
+            if v.init:
+                self.cmem.write(self.const_off[v.name], v.init)
+        self.global_vars = space("global")
+        self.global_addr: dict[str, int] = {}
+        self.step = 0
+        self.vals: list[np.ndarray] = []
+        self._slots: dict[Value, int] = {}
+
+    # -- what the op executors bind to ----------------------------------------------------------
+    def slot_of(self, v: Value) -> int:
+        s = self._slots.get(v)
+        if s is None:
+            s = self._slots[v] = len(self._slots)
+        return s
+
+    def address_of(self, symbol: str, space: str) -> int | None:
+        table = {"shared": self.shared_off, "local": self.local_off, "const": self.const_off,
+                 "global": self.global_addr}.get(space, {})
+        return table.get(symbol)
+
+    def special(self, name: str) -> Callable | None:
+        """Reader ``f(idx)`` of special register ``name`` (``tid.x``, ``laneid``, ...) for wave slots."""
+        (bx, by, bz), (gx, gy, gz), P = self.block, self.grid, self.P
+
+        def cta(idx):
+            return self.cta0 + idx // P
+
+        def lanemask(f):
+            return lambda idx: f(_U64(1) << (idx & 31).astype(_U64)) & _U64(0xFFFFFFFF)
+
+        table = {
+            "tid.x": lambda idx: idx % P % bx, "tid.y": lambda idx: idx % P // bx % by,
+            "tid.z": lambda idx: idx % P // (bx * by),
+            "ctaid.x": lambda idx: cta(idx) % gx, "ctaid.y": lambda idx: cta(idx) // gx % gy,
+            "ctaid.z": lambda idx: cta(idx) // (gx * gy),
+            "laneid": lambda idx: idx & 31, "warpid": lambda idx: idx % P >> 5,
+            "smid": lambda idx: cta(idx) % self.sm_count,
+            "clock": lambda idx: np.full(idx.size, self.step, np.int64),
+            "clock64": lambda idx: np.full(idx.size, self.step, np.int64),
+            "globaltimer": lambda idx: np.full(idx.size, self.step, np.int64),
+            "lanemask_eq": lanemask(lambda m: m), "lanemask_lt": lanemask(lambda m: m - _U64(1)),
+            "lanemask_le": lanemask(lambda m: (m << _U64(1)) - _U64(1)),
+            "lanemask_gt": lanemask(lambda m: ~((m << _U64(1)) - _U64(1))),
+            "lanemask_ge": lanemask(lambda m: ~(m - _U64(1))),
+        }
+        consts = {"ntid.x": bx, "ntid.y": by, "ntid.z": bz, "nctaid.x": gx, "nctaid.y": gy, "nctaid.z": gz,
+                  "nwarpid": self.nwarpid, "nsmid": self.sm_count, "gridid": 0,
+                  "dynamic_smem_size": self.smem_size - max(self.shared_off.values(), default=0),
+                  "total_smem_size": self.smem_size}
+        if name in consts:
+            c = consts[name]
+            return lambda idx: np.full(idx.size, c, np.int64)
+        return table.get(name)
+
+    def addresser(self, space: str, base, offset: int, width: int):
+        """(memory getter, ``where(sel, idx, n)`` -> checked addresses) for an access of ``space``."""
+        if space in ("global", "generic"):
+            off = _U64(offset % (1 << 64))
+            gmem = self.gmem
+            return (lambda: gmem), lambda sel, idx, n: np.asarray(base(sel, n)).astype(_U64) + off
+        frames = {"shared": (lambda: self.smem_size, lambda: self.smem_stride, lambda idx: idx // self.P,
+                             lambda: self.smem),
+                  "local": (lambda: self.local_size, lambda: self.local_stride, lambda idx: idx,
+                            lambda: self.lmem),
+                  "const": (lambda: len(self.cmem.buf), lambda: 0, lambda idx: 0, lambda: self.cmem)}
+        if space not in frames:
+            return None
+        size_of, stride_of, frame_of, mem = frames[space]
+
+        def where(sel, idx, n):
+            rel = np.asarray(base(sel, n)).astype(np.int64) + offset
+            size = size_of()
+            bad = (rel < 0) | (rel > size - width)
+            if width > 1:
+                bad |= (rel & (width - 1)) != 0
+            if bad.any():
+                t = int(np.argmax(bad))
+                kind = "misaligned" if 0 <= rel[t] <= size - width else "out-of-bounds"
+                raise MemoryFault(kind, rel[bad].astype(_U64), t, width=width, space=space,
+                                  detail=f"the {space} window is {size} bytes")
+            return frame_of(idx) * stride_of() + rel
+
+        return mem, where
+
+    # -- building --------------------------------------------------------------------------------
+    def build(self):
+        """Positions, per-block code and edges (target position, phi copies)."""
+        blocks = reverse_postorder(self.fn)
+        self.blocks = blocks
+        self.base, pos = {}, 0
+        for b in blocks:
+            self.base[b] = pos
+            pos += len(b.instructions)
+        self.insts: list[Instruction] = [i for b in blocks for i in b.instructions]
+        for b in blocks:
+            for phi in b.phis:
+                self.slot_of(phi.result)
+            for inst in b.instructions:
+                if inst.result is not None:
+                    self.slot_of(inst.result)
+        code = []
+        for b in blocks:
+            for inst in b.instructions:
+                op = inst.op
+                x = OpBinder(self, inst)
+                if op not in CONTROL:
+                    code.append((_NORMAL, build_executor(self, inst)))
+                elif op == "br":
+                    code.append((_BR, self.edge(b, inst.targets[0])))
+                elif op == "cbr":
+                    code.append((_CBR, (x.arg(0), self.edge(b, inst.targets[0]), self.edge(b, inst.targets[1]))))
+                elif op in ("ret", "exit"):
+                    code.append((_EXIT, None))
+                elif op == "trap":
+                    code.append((_TRAP, None))
+                else:
+                    code.append((_BAR, [x.arg(i) for i in range(len(inst.args))]))
+            if b.terminator is None:
+                raise UnsupportedError(f"block {b.name} of '{self.fn.name}' has no terminator", self.fn.loc)
+        self.code = code
+
+    def edge(self, src: Block, dst: Block):
+        k = dst.preds.index(src)
+        x = OpBinder(self, dst.instructions[0])
+        copies = [(self.slot_of(phi.result), x.reader(phi.args[k])) for phi in dst.phis]
+        return self.base[dst], copies
+
+    # -- reporting --------------------------------------------------------------------------------
+    def where(self, pos: int) -> str:
+        inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
+        if inst is None or inst.loc is None:
+            return f"IR instruction {pos}" + (f" ({inst.op})" if inst is not None else "")
+        text = f"PTX line {inst.loc.line}"
+        src = (inst.loc.source_line or "").strip()
+        return text + f" ({src or inst.op})"
+
+    def coords(self, slot: int):
+        g, b, P = self.grid, self.block, self.P
+        cta, t = self.cta0 + slot // P, slot % P
+        c3 = (cta % g[0], cta // g[0] % g[1], cta // (g[0] * g[1]))
+        t3 = (t % b[0], t // b[0] % b[1], t // (b[0] * b[1]))
+        return f"CTA ({c3[0]}, {c3[1]}, {c3[2]}) thread ({t3[0]}, {t3[1]}, {t3[2]})", c3, t3
+
+    def fault(self, pos: int, reason: str, slot: int | None, nthreads: int = 1, address=None) -> KernelFault:
+        msg = f"kernel '{self.fn.name}' faulted at {self.where(pos)}: {reason}"
+        c3 = t3 = None
+        if slot is not None:
+            text, c3, t3 = self.coords(slot)
+            msg += f"; first faulting thread: {text}"
+            if nthreads > 1:
+                msg += f" ({nthreads} threads faulted)"
+        inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
+        err = KernelFault(msg, inst.loc if inst is not None else None)
+        err.kernel, err.pc, err.cta, err.thread, err.address = self.fn.name, pos, c3, t3, address
+        err.line = inst.loc.line if inst is not None and inst.loc is not None else 0
+        return err
+
+    # -- the launch --------------------------------------------------------------------------------
+    def run(self) -> LaunchStats:
+        per_wave = min(self.nctas, max(1, WAVE_THREADS // self.P))
+        T = per_wave * self.P
+        self.cta0 = 0
+        try:
+            for v in self.global_vars:  # executors bind these addresses: allocate before building
+                self.global_addr[v.name] = addr = self.gmem.alloc(max(v.size, 1))
+                if v.init:
+                    self.gmem.write(addr, v.init)
+            self.build()
+            self.vals.extend(np.zeros(T, storage_dtype(v.type)) for v in self._slots)
+            self.act, self.sval = np.zeros(T, bool), np.zeros(T, np.uint32)
+            self.smem = FlatMemory(per_wave * self.smem_stride, "shared")
+            self.lmem = FlatMemory(T * self.local_stride, "local")
+            self.tcounts = [0] * len(self.insts)
+            self.wcounts = [0] * len(self.insts)
+            with np.errstate(all="ignore"):  # kernel arithmetic never warns, as on a GPU
+                for cta0 in range(0, self.nctas, per_wave):
+                    if cta0:
+                        self.smem.buf.fill(0)
+                        self.lmem.buf.fill(0)
+                    self.cta0 = cta0
+                    self.run_wave(per_wave, min(per_wave, self.nctas - cta0))
+        finally:
+            for addr in self.global_addr.values():
+                self.gmem.free(addr)
+        by_op: dict[str, int] = {}
+        for inst, w in zip(self.insts, self.wcounts):
+            if w:
+                by_op[inst.op] = by_op.get(inst.op, 0) + w
+        return LaunchStats(thread_instructions=sum(self.tcounts), warp_instructions=sum(self.wcounts),
+                           cycles=None, instructions_executed=by_op, kernel=self.fn.name, grid=self.grid,
+                           block=self.block, steps=self.step)
+
+    def run_wave(self, nslots: int, nctas: int) -> None:
+        P, tpb = self.P, self.tpb
+        T = nslots * P
+        exists = np.tile(np.arange(P) < tpb, nslots)
+        exists[nctas * P:] = False
+        state = np.where(exists, _RUN, _EXITED).astype(np.int8)
+        wait_pos = np.zeros(T, np.int64)
+        alive = np.where(np.arange(nslots) < nctas, tpb, 0)
+        bar_count = np.zeros((nslots, NUM_BARRIERS), np.int64)
+        bar_need = np.zeros((nslots, NUM_BARRIERS), np.int64)
+        groups: dict[int, list[np.ndarray]] = {}
+        heap: list[int] = []
+        waiting = [0]
+
+        def push(p: int, arr: np.ndarray) -> None:
+            if arr.size:
+                lst = groups.get(p)
+                if lst is None:
+                    groups[p] = [arr]
+                    heapq.heappush(heap, p)
+                else:
+                    lst.append(arr)
+
+        def check_bar(ctas: np.ndarray) -> None:
+            """Release the barriers of ``ctas`` that every live thread (or the requested count) reached."""
+            cnt, need = bar_count[ctas], bar_need[ctas]
+            full = (cnt > 0) & (cnt >= np.where(need > 0, need, alive[ctas][:, None]))
+            for ci, k in zip(*np.nonzero(full)):
+                c = int(ctas[ci])
+                tt = c * P + np.arange(P)
+                r = tt[(state[tt] == _WAITING) & (wait_k[tt] == k)]
+                bar_count[c, k] = bar_need[c, k] = 0
+                state[r] = _RUN
+                waiting[0] -= r.size
+                for q in np.unique(wait_pos[r]):
+                    push(int(q) + 1, r[wait_pos[r] == q])
+
+        wait_k = np.zeros(T, np.int64)
+        push(self.base[self.blocks[0]], np.flatnonzero(exists))
+        code, vals, tcounts, wcounts = self.code, self.vals, self.tcounts, self.wcounts
+        max_steps = self.max_steps
+        pos, idx = -1, np.empty(0, np.int64)
+        try:
+            while heap:
+                pos = heapq.heappop(heap)
+                idx = _merge(groups.pop(pos))
+                sel, n, nw = _sel(idx)
+                while True:
+                    if heap and heap[0] == pos:  # threads waiting here join: reconvergence
+                        heapq.heappop(heap)
+                        idx = _merge([idx, *groups.pop(pos)])
+                        sel, n, nw = _sel(idx)
+                    self.step += 1
+                    if max_steps is not None and self.step > max_steps:
+                        raise Fault(f"the kernel did not finish within {max_steps} scheduler steps", 0, n)
+                    tcounts[pos] += n
+                    wcounts[pos] += nw
+                    kind, ex = code[pos]
+                    if kind == _NORMAL:
+                        ex(sel, idx, n)
+                        pos += 1
+                        continue
+                    if kind == _BR:
+                        _take(ex, vals, sel, n)
+                        push(ex[0], idx)
+                    elif kind == _CBR:
+                        cond, et, ef = ex
+                        c = np.asarray(cond(sel, n), bool)
+                        for e, sub in ((et, idx[c]), (ef, idx[~c])):
+                            if sub.size:
+                                s2, n2, _ = _sel(sub)
+                                _take(e, vals, s2, n2)
+                                push(e[0], sub)
+                    elif kind == _EXIT:
+                        state[idx] = _EXITED
+                        ctas, cnt = np.unique(idx // P, return_counts=True)
+                        alive[ctas] -= cnt
+                        if waiting[0]:
+                            check_bar(ctas)
+                    elif kind == _TRAP:
+                        raise Fault("trap: the kernel aborted", 0, n)
+                    else:  # _BAR
+                        bid = np.asarray(ex[0](sel, n)).astype(np.int64)
+                        if bool((bid >= NUM_BARRIERS).any()):
+                            t = int(np.argmax(bid >= NUM_BARRIERS))
+                            raise Fault(f"barrier number {int(bid[t])} out of range (0..{NUM_BARRIERS - 1})", t)
+                        ctas = idx // P
+                        if len(ex) > 1:
+                            bar_need[ctas, bid] = np.asarray(ex[1](sel, n)).astype(np.int64)
+                        state[idx], wait_pos[idx], wait_k[idx] = _WAITING, pos, bid
+                        np.add.at(bar_count, (ctas, bid), 1)
+                        waiting[0] += n
+                        check_bar(np.unique(ctas))
+                    break
+        except MemoryFault as f:
+            reason = re.sub(r" \(thread \d+(; \d+ threads faulted)?\)", "", str(f))
+            t = f.thread if f.thread is not None and f.thread < idx.size else 0
+            raise self.fault(pos, reason, int(idx[t]) if idx.size else None, f.addresses.size, f.address) from None
+        except Fault as f:
+            t = f.thread if f.thread is not None and f.thread < idx.size else 0
+            raise self.fault(pos, f.reason, int(idx[t]) if idx.size else None, f.nthreads) from None
+        except KernelFault:
+            raise
+        except XccError as e:  # e.g. an UnsupportedError raised by xcc.semantics: locate it
+            inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
+            raise type(e)(f"kernel '{self.fn.name}' at {self.where(pos)}: {e.message}",
+                          inst.loc if inst is not None else None) from None
+        if waiting[0]:
+            raise self.deadlock(state, wait_pos, wait_k)
+
+    def deadlock(self, state, wait_pos, wait_k) -> KernelFault:
+        w = np.flatnonzero(state == _WAITING)
+        parts = []
+        for key in np.unique(wait_pos[w] * NUM_BARRIERS + wait_k[w]):
+            sel = w[wait_pos[w] * NUM_BARRIERS + wait_k[w] == key]
+            p, k = int(key) // NUM_BARRIERS, int(key) % NUM_BARRIERS
+            parts.append(f"{sel.size} thread(s) waiting at barrier {k} at {self.where(p)} "
+                         f"(first: {self.coords(int(sel[0]))[0]})")
+        err = self.fault(int(wait_pos[w[0]]), "deadlock: no thread can proceed; " + "; ".join(parts)
+                         + ". A barrier waits for every non-exited thread of the CTA", None)
+        return err
+
+
+def _used_symbols(fn: Function) -> set[str]:
+    return {i.attrs["symbol"] for i in fn.instructions() if i.op == "addr_of"}
+
+
+def _merge(arrs: list[np.ndarray]) -> np.ndarray:
+    if len(arrs) == 1:
+        return arrs[0]
+    return np.sort(np.concatenate(arrs))
+
+
+def _sel(idx: np.ndarray):
+    """(slice or index array, thread count, warp count) of a sorted slot array."""
+    n = idx.size
+    lo, hi = int(idx[0]), int(idx[-1])
+    if hi - lo + 1 == n:
+        return slice(lo, hi + 1), n, (hi >> 5) - (lo >> 5) + 1
+    return idx, n, len(warp_segments(idx)[0])
+
+
+def _take(edge, vals, sel, n) -> None:
+    """Phi copies of an edge for the threads ``sel``: read every operand, then write."""
+    copies = edge[1]
+    if copies:
+        new = [np.array(rd(sel, n)) for _, rd in copies]
+        for (slot, _), v in zip(copies, new):
+            vals[slot][sel] = v
