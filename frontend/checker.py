@@ -25,6 +25,7 @@ plain-identifier registers (``.reg .pred p;``) from symbols.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections import ChainMap
 from dataclasses import replace
@@ -37,7 +38,6 @@ from xcc.frontend.instructions import (
     ROUND_I,
     TYPE_WIDTH,
     TYPES,
-    Form,
     category,
     requirements,
 )
@@ -297,18 +297,13 @@ class _Checker:
 # --------------------------------------------------------------------------- one instruction
 
 
-def _split_types(form: Form, mods: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    types = [m for m in mods if m in TYPES]
-    return types, [m for m in mods if m not in TYPES]
-
-
 class _InstructionCheck:
     """Modifiers, operand kinds and widths, and target requirements of one instruction."""
 
     def __init__(self, checker: _Checker, ins: ast.Instruction, regs: RegScope):
         self.c, self.ins, self.regs = checker, ins, regs
         self.form = FORMS[ins.opcode]
-        self.types, self.others = _split_types(self.form, ins.modifiers)
+        self.types = [m for m in ins.modifiers if m in TYPES]
         self.mods = set(ins.modifiers)
         self.text = ".".join((ins.opcode, *ins.modifiers))
 
@@ -328,40 +323,15 @@ class _InstructionCheck:
         return loc
 
     def run(self) -> None:
-        before = len(self.c.errors)
-        self.modifiers()
-        if len(self.c.errors) == before:
-            self.rules()
-        if len(self.c.errors) == before and self.form.operands is not None:
+        ins, c = self.ins, self.c
+        spelling, needs = _opcode_problems(ins.opcode, ins.modifiers, len(ins.operands), c.target, c.version,
+                                           c.module.version)
+        for message, mod in spelling:
+            self.error(message, self.modifier_loc(mod) if mod else None)
+        if not spelling and self.form.operands is not None:
             self.operands()
-        self.target()
-
-    # ---- modifiers
-
-    def modifiers(self) -> None:
-        f, op = self.form, self.ins.opcode
-        if f.mods is not None:
-            for m in self.others:
-                if m not in f.mods:
-                    self.error(f"'.{m}' is not a modifier of '{op}'", self.modifier_loc(m))
-            for t in self.types:
-                if t not in f.types:
-                    self.error(f"'{self.text}': '{op}' does not take type '.{t}'", self.modifier_loc(t))
-        lo, hi = f.ntypes
-        if not lo <= len(self.types) <= hi:
-            want = "no type" if hi == 0 else (f"{lo} type modifier{'s' if lo > 1 else ''}" if lo == hi
-                                              else f"{lo} to {hi} type modifiers")
-            self.error(f"'{self.text}' takes {want}, got {len(self.types)}")
-
-    def rules(self) -> None:
-        """Combinations that ptxas rejects although each modifier exists."""
-        op, ms = self.ins.opcode, self.mods
-        t = self.types[0] if self.types else None
-        rule = _RULES.get(op)
-        if rule is not None and t is not None:
-            msg = rule(ms, self.types)
-            if msg:
-                self.error(f"'{self.text}': {msg}")
+        for message in needs:
+            self.error(message)
 
     # ---- operands
 
@@ -502,19 +472,43 @@ class _InstructionCheck:
             self.error(f"{where}: special register '%{op.name}' is {width} bits wide, the instruction "
                        f"type .{t} is {TYPE_WIDTH.get(t)}", op.loc)
 
-    # ---- target and version
-
-    def target(self) -> None:
-        c = self.c
-        if c.target is None and c.version is None:
-            return
-        for req in requirements(self.ins.opcode, self.ins.modifiers, len(self.ins.operands)):
-            if c.target is not None and not c.target.supports(req.sm, req.arch_specific):
-                want = f"sm_{req.sm}a" if req.arch_specific else f"sm_{req.sm} or later"
-                self.error(f"'{req.feature}' needs .target {want} (this module targets {c.target.name})")
-            if c.version is not None and c.version < req.ptx:
-                self.error(f"'{req.feature}' needs PTX ISA {req.ptx[0]}.{req.ptx[1]} or later "
-                           f"(this module declares .version {c.module.version})")
+@functools.lru_cache(maxsize=8192)
+def _opcode_problems(opcode: str, modifiers: tuple[str, ...], n_operands: int, target: Target | None,
+                     version: tuple[int, int] | None, version_text: str
+                     ) -> tuple[tuple[tuple[str, str | None], ...], tuple[str, ...]]:
+    """What is wrong with an opcode spelling, whatever its operands: (problems with its
+    modifiers, each with the modifier to point at; unmet target and version requirements).
+    The same spelling recurs thousands of times in a module, so the answer is memoised."""
+    form = FORMS[opcode]
+    text = ".".join((opcode, *modifiers))
+    types = [m for m in modifiers if m in TYPES]
+    spelling: list[tuple[str, str | None]] = []
+    if form.mods is not None:
+        for m in modifiers:
+            if m not in TYPES and m not in form.mods:
+                spelling.append((f"'.{m}' is not a modifier of '{opcode}'", m))
+        for t in types:
+            if t not in form.types:
+                spelling.append((f"'{text}': '{opcode}' does not take type '.{t}'", t))
+    lo, hi = form.ntypes
+    if not lo <= len(types) <= hi:
+        want = "no type" if hi == 0 else (f"{lo} type modifier{'s' if lo > 1 else ''}" if lo == hi
+                                          else f"{lo} to {hi} type modifiers")
+        spelling.append((f"'{text}' takes {want}, got {len(types)}", None))
+    rule = _RULES.get(opcode)
+    if not spelling and rule is not None and types:  # combinations ptxas rejects
+        msg = rule(set(modifiers), types)
+        if msg:
+            spelling.append((f"'{text}': {msg}", None))
+    needs = []
+    for req in requirements(opcode, modifiers, n_operands):
+        if target is not None and not target.supports(req.sm, req.arch_specific):
+            want = f"sm_{req.sm}a" if req.arch_specific else f"sm_{req.sm} or later"
+            needs.append(f"'{req.feature}' needs .target {want} (this module targets {target.name})")
+        if version is not None and version < req.ptx:
+            needs.append(f"'{req.feature}' needs PTX ISA {req.ptx[0]}.{req.ptx[1]} or later "
+                         f"(this module declares .version {version_text})")
+    return tuple(spelling), tuple(needs)
 
 
 _PAIR_DESTS = frozenset({"shfl", "match", "lop3", "elect", "setp", "mma"})

@@ -108,10 +108,14 @@ _LARK: Lark | None = None
 
 
 def _get_parser() -> Lark:
+    """The LALR parser, built on first use (about 80 ms, once per process). Positions come from
+    the tokens themselves, so Lark's position propagation (15% of the parse time) is off. Lark's
+    own table cache is a pickle; xcc does not load pickles from a cache directory (issue 7), so
+    the tables are rebuilt per process: the JIT's hit path never parses."""
     global _LARK
     if _LARK is None:
         grammar = Path(__file__).with_name("ptx.lark").read_text()
-        _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
+        _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=False,
                      maybe_placeholders=False, transformer=_BUILDER)
     return _LARK
 
