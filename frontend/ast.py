@@ -192,7 +192,10 @@ Statement = Instruction | Label | RegDecl | VarDecl | Block | Pragma
 @dataclass
 class Param:
     """A kernel/function parameter: ``.param .u64 .ptr .global .align 8 p``; byte arrays have
-    ``dims`` ([368] for ``.b8 p[368]``)."""
+    ``dims`` ([368] for ``.b8 p[368]``). ``align`` is the parameter's own alignment (``.param
+    .align 8 .b8 p[368]``); ``ptr_align`` the alignment of the memory a ``.ptr`` parameter points
+    to (the ``.align`` after ``.ptr``, PTX ISA 9.0 section 5.1.6.1), which does not move the
+    parameter."""
 
     name: str
     type: str
@@ -201,6 +204,7 @@ class Param:
     dims: list[int] = field(default_factory=list)
     ptr_space: str | None = None
     loc: SourceLoc | None = field(default=None, compare=False)
+    ptr_align: int | None = None
 
 
 @dataclass

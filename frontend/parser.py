@@ -305,8 +305,11 @@ class _Builder(Transformer):
                     p.ptr_space = it.value[1:]
                 elif it.type in ("IDENT", "SINK"):
                     p.name, p.loc = it.value, self._loc(it)
-            elif it[0] == "align":
-                p.align = it[1]
+            elif it[0] == "align":  # after .ptr: the alignment of what the pointer points to
+                if ptr:
+                    p.ptr_align = it[1]
+                else:
+                    p.align = it[1]
             elif it[0] == "ptr":
                 ptr = True
             elif it[0] == "dims":

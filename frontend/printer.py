@@ -115,13 +115,10 @@ def format_function(fn: ast.Function) -> list[str]:
 
 def format_param(p: ast.Param) -> str:
     """``.param .u64 .ptr .global .align 8 name``, ``.param .align 8 .b8 blob[368]``, ``.reg .b32 x``."""
-    words = [f".{p.space}"]
+    words = [f".{p.space}", f".align {p.align}" if p.align is not None else "", f".{p.type}" if p.type else ""]
     if p.ptr_space is not None:
-        words += [f".{p.type}" if p.type else "", ".ptr"]
-        words += [f".{p.ptr_space}" if p.ptr_space != "generic" else ""]
-        words += [f".align {p.align}" if p.align is not None else ""]
-    else:
-        words += [f".align {p.align}" if p.align is not None else "", f".{p.type}" if p.type else ""]
+        words += [".ptr", f".{p.ptr_space}" if p.ptr_space != "generic" else ""]
+        words += [f".align {p.ptr_align}" if p.ptr_align is not None else ""]
     return " ".join(w for w in words if w) + " " + p.name + _dims(p.dims)
 
 

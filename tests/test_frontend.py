@@ -154,7 +154,7 @@ def test_modern_sm90_features():
     k = function(m, "modern_kernel")
     assert k.directives == {"maxntid": [128, 1, 1], "minnctapersm": [1], "reqnctapercluster": [2, 1, 1]}
     p0 = k.params[0]
-    assert (p0.type, p0.ptr_space, p0.align) == ("u64", "global", 16)
+    assert (p0.type, p0.ptr_space, p0.ptr_align, p0.align) == ("u64", "global", 16, None)
     assert function(m, "abort_now").directives == {"noreturn": []}
     ins = instructions(k.body)
     by_op = {}
@@ -208,7 +208,7 @@ def test_small_kernel_ast():
     assert (m.version, m.target, m.address_size, m.filename) == ("8.0", ["sm_80"], 64, "small.ptx")
     (k,) = m.functions
     assert (k.name, k.is_entry, k.linkage) == ("k", True, "visible")
-    assert k.params == [ast.Param("k_param_0", "u64", "param", 8, [], "global", k.params[0].loc)]
+    assert k.params == [ast.Param("k_param_0", "u64", "param", None, [], "global", ptr_align=8)]
     decls = k.body[:4]
     assert [(d.type, d.names, d.count) for d in decls] == [
         ("pred", ["%p"], 3), ("b32", ["%r"], 8), ("f32", ["%f"], 4), ("b64", ["%rd"], 4)]

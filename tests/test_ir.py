@@ -417,3 +417,12 @@ def test_printer_format():
     assert "; line " not in text
     with_lines = print_module(build(LOOP), with_lines=True)
     assert "; line 14" in with_lines  # the add.s32 in the loop
+
+
+def test_pointer_alignment_does_not_move_the_parameter():
+    """``.ptr .global .align 1`` aligns what the pointer points to; the u64 parameter after a
+    u32 still sits at offset 8, as ptxas lays it out (LLVM writes this form)."""
+    src = (f"{HEADER}.visible .entry k(.param .u32 n, .param .u64 .ptr .global .align 1 p, "
+           ".param .align 16 .b8 blob[4])\n{\nret;\n}\n")
+    fn = build(src).functions[0]
+    assert [(p.name, p.offset) for p in fn.params] == [("n", 0), ("p", 8), ("blob", 16)]
