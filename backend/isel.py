@@ -801,8 +801,10 @@ class InstructionSelector:
         elif dt.bits == 32 and st.bits == 64:
             self.emit("F2F.F32.F64", d=d, a=self.reg(a), mods={**({"rnd": rnd.upper()} if rnd and rnd != "rn" else {}),
                                                                 **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})})
-        elif dt == st and not rnd:
+        elif dt == st and not rnd and not (inst.attrs.get("sat") or inst.attrs.get("ftz")):
             self.alias(inst.result, a)
+        elif dt == st and dt.bits == 32 and not rnd:  # cvt.sat/.ftz.f32.f32: a + (-0.0) is exact
+            self.emit("FADD", d=d, a=self.reg(a), b=Imm(0x80000000), mods=self._fmods(inst, rnd=False))
         else:
             raise self.error(f"cvt.{rnd + '.' if rnd else ''}{dt}.{st} is not supported yet")
 

@@ -1,5 +1,5 @@
 """Instruction selection of the bit-manipulation, dot-product, 24-bit multiply and integer
-division family: each PTX instruction, on loaded (never constant) per-thread operands, runs
+division family, and cvt.sat/.ftz.f32.f32 (once silently dropped): each PTX instruction, on loaded (never constant) per-thread operands, runs
 through the whole pipeline on the ISA interpreter and must match :mod:`xcc.semantics` bit for
 bit — including the multi-instruction sequences (64-bit bfind/clz/popc/brev, mul24.hi, bfe with
 register operands) and out-of-range positions, lengths and shift counts."""
@@ -12,6 +12,7 @@ import pytest
 from xcc import runtime as rt
 from xcc.semantics import floating
 from xcc.semantics import integer as I
+from xcc.semantics.convert import convert
 
 N = 256
 M32 = np.uint64(0xFFFFFFFF)
@@ -133,6 +134,10 @@ def _cases():
                              "  mov.b32 %r0, %f3;" + R32, _u32(lambda a, b, c, e: floating.copysign(a, b, 32)))
     cases["copysign.f64"] = ("mov.b64 %fd1, %rd7;\n  mov.b64 %fd2, %rd8;\n  copysign.f64 %fd3, %fd1, %fd2;\n"
                              "  mov.b64 %rd20, %fd3;", lambda a, b, c, e: floating.copysign(a, b, 64))
+    for mods in ("sat", "ftz", "ftz.sat"):  # float-to-float of one width: only .sat/.ftz act
+        flags = {"sat": "sat" in mods, "ftz": "ftz" in mods}
+        cases[f"cvt.{mods}.f32.f32"] = (f"mov.b32 %f1, %r5;\n  cvt.{mods}.f32.f32 %f2, %f1;\n  mov.b32 %r0, %f2;" + R32,
+                                        _u32(lambda a, b, c, e, f=flags: convert(a, 32, "f", 32, "f", **f)))
     return cases
 
 
