@@ -36,6 +36,8 @@ from xcc.frontend.instructions import (
     FORMS,
     ROUND_F,
     ROUND_I,
+    SHAPE,
+    TENSOR_FAMILIES,
     TYPE_WIDTH,
     TYPES,
     category,
@@ -485,7 +487,7 @@ def _opcode_problems(opcode: str, modifiers: tuple[str, ...], n_operands: int, t
     spelling: list[tuple[str, str | None]] = []
     if form.mods is not None:
         for m in modifiers:
-            if m not in TYPES and m not in form.mods:
+            if m not in TYPES and m not in form.mods and not (opcode in TENSOR_FAMILIES and SHAPE.fullmatch(m)):
                 spelling.append((f"'.{m}' is not a modifier of '{opcode}'", m))
         for t in types:
             if t not in form.types:

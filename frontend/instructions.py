@@ -77,7 +77,8 @@ EVICT = ("L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last L1
 CMP_INT = frozenset("eq ne lt le gt ge lo ls hi hs".split())
 CMP_FLOAT = frozenset("eq ne lt le gt ge equ neu ltu leu gtu geu num nan".split())
 BOOL_OPS = "and or xor"
-SHAPE = re.compile(r"m\d+n\d+k\d+|x[124]|num|b\d+x\d+|shape|\d+x\d+b|\d+x\d+x\d+b|[1-5]d|\d+x\d+")
+# Shape-like modifiers of the matrix and bulk-copy families: m16n8k16, m8n8, x4, 2d, 16x256b, ...
+SHAPE = re.compile(r"m\d+(?:n\d+)?(?:k\d+)?|x\d+|[1-5]d|\d+x\d+b?|\d+x\d+x\d+b?")
 
 
 @dataclass(frozen=True)
@@ -228,24 +229,35 @@ FORMS: dict[str, Form] = {
     "istypep": _f("texref samplerref surfref", "", None, ntypes=(0, 1)),
 }
 
-# Families whose modifiers are shapes, layouts and operand types in many combinations: the
-# checker verifies only that their type modifiers are PTX types and their target requirements.
-_TENSOR_VOCAB = ("sync aligned row col load store mma a b c d f16 f32 satfinite relu trans shared "
-                 "shared::cta shared::cluster global generic async bulk group commit_group wait_group "
-                 "wait_all commit ca cg read mbarrier complete_tx::bytes mbarrier::complete_tx::bytes "
-                 "bulk_group L2::cache_hint L2::128B L2::256B L2::64B sp sp::ordered_metadata kind::f16 "
-                 "kind::tf32 kind::f8f6f4 kind::i8 kind::mxf8f6f4 block_scale scale_vec::1X scale_vec::2X "
-                 "scale_vec::4X tensor tile im2col im2col::w im2col::w::128 multicast::cluster noinc "
-                 "shared::cluster.global global.shared::cta shared::cta.global prefetch cta cluster arrive "
-                 "arrive_drop expect_tx try_wait test_wait init inval pending_count noComplete "
-                 "complete_tx release acquire relaxed phaseParity parity fence_proxy_async "
-                 "wait_group.read fence commit_group m8n8 m16n8 m8n16 m16n16 b16 b8 src_fmt "
-                 "dst_fmt b4x16_p64 b6x16_p32 b8x16 b8x16.b4x16_p64 b8x16.b6x16_p32 popc xor and or "
-                 "ignore-C collector::a::fill collector::a::use collector::a::lastuse collector::a::discard "
-                 "cta_group::1 cta_group::2 cp_async_bulk_tensor gather4 scatter4 add min max inc dec "
-                 "bf16 tf32 e4m3 e5m2 s8 u8 s4 u4 b1 s32 f64 bf16x2 f16x2 e2m1 e3m2 e2m3 ue8m0")
-for _name in ("mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "movmatrix", "cp", "mbarrier", "tcgen05",
-              "tensormap", "multimem", "tex", "tld4", "txq", "suld", "sust", "sured", "suq",
+# The matrix and asynchronous-copy families take shapes, layouts and operand types in many
+# combinations: their vocabularies below are every modifier PTX ISA 9.0 defines for them, with
+# shapes (m16n8k16, x4, 2d, ...) matched by SHAPE; operands are checked by later stages.
+_MMA_VOCAB = ("sync aligned row col satfinite sp sp::ordered_metadata xor and popc kind::f16 kind::f8f6f4 "
+              "kind::mxf8f6f4 kind::mxf4 kind::mxf4nvf4 kind::i8 kind::tf32 block_scale scale_vec::1X "
+              "scale_vec::2X scale_vec::4X rn rz rm rp relu ftz")
+_MATRIX_SPACES = "shared shared::cta shared::cluster global generic"
+_TENSOR_FAMILIES = {
+    "mma": _MMA_VOCAB,
+    "wmma": f"{_MMA_VOCAB} load store mma a b c d {_MATRIX_SPACES}",
+    "wgmma": "fence commit_group wait_group mma_async sync aligned sp satfinite",
+    "ldmatrix": f"sync aligned trans {_MATRIX_SPACES} b8x16 b6x16_p32 b4x16_p64",
+    "stmatrix": f"sync aligned trans {_MATRIX_SPACES} b8x16",
+    "movmatrix": "sync aligned trans",
+    "cp": (f"async bulk tensor reduce ca cg commit_group wait_group wait_all read mbarrier arrive noinc "
+           f"{_MATRIX_SPACES} shared::cluster.global shared::cta.global global.shared::cta "
+           "mbarrier::complete_tx::bytes bulk_group L2::cache_hint L2::64B L2::128B L2::256B "
+           "multicast::cluster tile im2col im2col::w im2col::w::128 tile::gather4 tile::scatter4 "
+           "prefetch cta_group::1 cta_group::2 add min max inc dec and or xor noftz cp_mask "
+           "L1::evict_normal L1::evict_first L1::evict_last L1::no_allocate L2::evict_first L2::evict_last"),
+    "mbarrier": ("init arrive arrive_drop expect_tx complete_tx try_wait test_wait pending_count inval "
+                 f"{_MATRIX_SPACES} noComplete release acquire relaxed cta cluster parity"),
+}
+TENSOR_FAMILIES = frozenset(_TENSOR_FAMILIES)
+for _name, _vocab in _TENSOR_FAMILIES.items():
+    FORMS[_name] = Form(frozenset(_vocab.split()), TYPES, (0, 8), None)
+# Texture, surface, tensor-memory and SIMD-video families: too many spellings to list; the
+# checker verifies their names, type modifiers and target requirements only.
+for _name in ("tcgen05", "tensormap", "multimem", "tex", "tld4", "txq", "suld", "sust", "sured", "suq",
               "clusterlaunchcontrol", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad",
               "vset", "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4",
               "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4"):

@@ -21,7 +21,7 @@ KERNEL = """.version {version}
 .target {target}
 .address_size 64
 .visible .entry k(.param .u64 k_param_0){{
-.reg .pred %p<3>; .reg .b32 %r<5>; .reg .u32 %u<3>; .reg .f32 %f<3>; .reg .b64 %rd<3>; .reg .f64 %fd<3>; .reg .b16 %rs<3>;
+.reg .pred %p<3>; .reg .b32 %r<5>; .reg .u32 %u<3>; .reg .f32 %f<5>; .reg .b64 %rd<3>; .reg .f64 %fd<3>; .reg .b16 %rs<3>;
 L0:
 {body}
 ret;
