@@ -316,6 +316,8 @@ class _Builder(Transformer):
                 p.dims = it[1]
         if ptr and p.ptr_space is None:
             p.ptr_space = "generic"
+        if not p.type:
+            raise PtxSyntaxError(f"parameter '{p.name}' needs a type such as .u64", p.loc)
         return p
 
     def reg_param(self, c):

@@ -4,7 +4,6 @@ the located diagnostics for bad input."""
 from __future__ import annotations
 
 import struct
-import time
 from pathlib import Path
 
 import pytest
@@ -428,7 +427,12 @@ def test_bad_directive_and_header():
     assert "expected an integer" in e.message
 
 
-# --------------------------------------------------------------------------- speed
+def test_parameter_without_a_type():
+    e = error(PtxSyntaxError, HEADER + ".visible .entry k(.param p)\n{\nret;\n}\n")
+    assert e.message == "parameter 'p' needs a type such as .u64" and e.loc.line == 4
+
+
+# --------------------------------------------------------------------------- size
 
 
 def big_kernel(iterations: int) -> str:
@@ -460,12 +464,9 @@ def big_kernel(iterations: int) -> str:
     return "\n".join(lines)
 
 
-def test_parse_speed_of_a_5000_line_kernel():
+def test_a_5000_line_unrolled_kernel_parses():
+    """Size, not speed: throughput is measured in bench/run.py, never asserted in a test."""
     text = big_kernel(420)
     assert text.count("\n") >= 5000
-    parse(HEADER)  # builds the grammar once
-    start = time.perf_counter()
     module = parse(text, "big.ptx")
-    elapsed = time.perf_counter() - start
     assert len(instructions(module.functions[0].body)) > 4500
-    assert elapsed < 5.0, f"parsing 5000 lines took {elapsed:.2f}s"
