@@ -86,8 +86,6 @@ class _Ctx:
     regs: np.ndarray
     preds: np.ndarray
     bmask: np.ndarray
-    act: np.ndarray
-    sval: np.ndarray
     smem: FlatMemory
     cta0: int = 0
     step: int = 0
@@ -223,8 +221,6 @@ class _Launch:
         ctx.regs = np.zeros((max(1, int(self.kernel.registers)), T), np.uint32)
         ctx.preds = np.zeros((8, T), bool)
         ctx.bmask = np.zeros((NUM_CONV_BARRIERS, T), bool)
-        ctx.act = np.zeros(T, bool)
-        ctx.sval = np.zeros(T, np.uint32)
         ctx.smem = FlatMemory(per_wave * ctx.smem_stride, "shared")
         execs = self.build()
         with np.errstate(all="ignore"):  # kernel arithmetic (NaN casts, overflow) never warns, as on a GPU

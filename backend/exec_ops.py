@@ -27,7 +27,7 @@ from xcc.backend.isa import NUM_CONV_BARRIERS, NUM_PREDS, PT, RZ, SPECIAL_REGS, 
 from xcc.backend.memory import MemoryFault
 from xcc.backend.minst import CBank, Imm, MInst
 from xcc.diagnostics import ObjectFormatError
-from xcc.semantics import floating
+from xcc.semantics import floating, warp
 from xcc.semantics import integer as I
 from xcc.semantics.compare import compare, select
 from xcc.semantics.convert import convert
@@ -805,50 +805,15 @@ def _atoms(x: Binder):
 
 
 # ============================================================================= warp-level
-def _warp_segments(idx: np.ndarray):
-    """For sorted thread slots: (start offset of each warp's run, warp run id of each thread)."""
-    w = idx >> 5
-    head = np.empty(idx.size, bool)
-    head[0] = True
-    np.not_equal(w[1:], w[:-1], out=head[1:])
-    return np.flatnonzero(head), np.cumsum(head) - 1
-
-
 @impl("SHFL")
 def _shfl(x: Binder):
-    """PTX shfl.sync: c = ((32 - width) << 8) | clamp; source lane j per mode, valid if in the segment
-    (clamp) and executing this step; an invalid source yields the thread's own a and pd = false."""
-    a, b, c = x.r("a"), x.ric("b"), x.r("c")
-    d, pd, ctx = x.set_r(), x.set_p("pd"), x.ctx
-    mode = x.mod("mode")
+    """PTX shfl.sync with the member mask e: :func:`xcc.semantics.warp.shfl`."""
+    a, b, c, e = x.r("a"), x.ric("b"), x.r("c"), x.r("e")
+    d, pd = x.set_r(), x.set_p("pd")
+    mode = x.mod("mode").lower()
 
     def run(sel, idx, n):
-        av = np.asarray(a(sel, n))
-        lane = idx & 31
-        bval = b(sel, n).astype(np.int64) & 31
-        cv = c(sel, n).astype(np.int64)
-        cval, segmask = cv & 31, (cv >> 8) & 31
-        min_lane = lane & segmask
-        max_lane = min_lane | (cval & ~segmask & 31)
-        if mode == "UP":
-            j = lane - bval
-            ok = j >= max_lane
-        elif mode == "DOWN":
-            j = lane + bval
-            ok = j <= max_lane
-        elif mode == "BFLY":
-            j = lane ^ bval
-            ok = j <= max_lane
-        else:
-            j = min_lane | (bval & ~segmask)
-            ok = j <= max_lane
-        src = (idx & ~31) | np.where(ok, j, lane)
-        act, sval = ctx.act, ctx.sval
-        act[idx] = True
-        sval[idx] = av
-        ok &= act[src]
-        out = np.where(ok, sval[src], av)
-        act[idx] = False
+        out, ok = warp.shfl(mode, idx, a(sel, n), b(sel, n), c(sel, n), e(sel, n))
         d(sel, out)
         pd(sel, ok)
 
@@ -857,25 +822,16 @@ def _shfl(x: Binder):
 
 @impl("VOTE")
 def _vote(x: Binder):
+    """PTX vote.sync (d = ballot, pd = mode) over the member mask e: :mod:`xcc.semantics.warp`."""
     ps, e, d, pd = x.p("ps"), x.r("e"), x.set_r(), x.set_p("pd")
-    mode = x.mod("mode")
+    mode = {"ALL": "all", "ANY": "any", "EQ": "uni"}[x.mod("mode")]
 
     def run(sel, idx, n):
-        lane = (idx & 31).astype(U64)
-        member = ((e(sel, n).astype(U64) >> lane) & U64(1)).astype(bool)
-        vote = ps(sel, n) & member
-        starts, seg = _warp_segments(idx)
-        ballot = np.add.reduceat(vote.astype(U64) << lane, starts)  # distinct lanes: sum == or
-        n_true = np.add.reduceat(vote.astype(np.int32), starts)
-        n_member = np.add.reduceat(member.astype(np.int32), starts)
-        if mode == "ALL":
-            r = n_true == n_member
-        elif mode == "ANY":
-            r = n_true > 0
-        else:
-            r = (n_true == 0) | (n_true == n_member)
-        d(sel, ballot.astype(U32)[seg])
-        pd(sel, r[seg])
+        p, mask = ps(sel, n), e(sel, n)
+        if d is not _drop:
+            d(sel, warp.ballot(idx, p, mask))
+        if pd is not _drop:
+            pd(sel, warp.vote(mode, idx, p, mask))
 
     return run
 

@@ -4,7 +4,8 @@
                 [--print-after=PASS|all] -o out.xbin in.ptx...
     xcc check in.ptx...
     xcc disasm out.xbin
-    xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--out results.npz] ARG...
+    xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--engine isa|ir]
+            [--out results.npz] ARG...
 
 Exit codes: 0 success; 1 an error in the input (bad PTX, a kernel fault), with
 diagnostics; 2 a usage error; 3 an internal error (a bug in xcc).
@@ -196,16 +197,18 @@ def parse_run_arg(text: str):
 @click.option("--block", required=True, help="X[,Y,Z]")
 @click.option("--shared-mem", type=int, default=0, help="Dynamic shared memory bytes.")
 @click.option("--opt-level", type=click.IntRange(0, 3), default=3)
+@click.option("--engine", type=click.Choice(["isa", "ir"]), default="isa", show_default=True,
+              help="isa: compiled code on the ISA interpreter; ir: the IR interpreter (PTX semantics).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Save every buffer (.npz).")
 @click.option("--stats", "show_stats", is_flag=True, help="Print the launch statistics.")
 @click.argument("args", nargs=-1)
-def run(source, kernel_name, grid, block, shared_mem, opt_level, out, show_stats, args):
-    """Run one kernel on the ISA interpreter."""
+def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, show_stats, args):
+    """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
     from xcc import runtime as rt
 
     grid_d, block_d = _dim(grid), _dim(block)
     parsed = [parse_run_arg(a) for a in args]
-    mod = rt.load_module(source, opt_level=opt_level)
+    mod = rt.load_module(source, opt_level=opt_level, engine=engine)
     fn = mod.get_function(kernel_name)
     launch_args, buffers = [], {}
     for i, (kind, v) in enumerate(parsed):

@@ -6,6 +6,8 @@
     d_x = rt.to_device(x); d_y = rt.to_device(y)
     stats = fn.launch(grid=(g, 1, 1), block=(256, 1, 1), args=(np.int32(n), np.float32(2), d_x, d_y))
     y = d_y.copy_to_host()
+
+``rt.load_module(src, engine="ir")`` runs the same launches on the IR interpreter, the PTX semantics oracle.
 """
 
 from xcc.runtime.device import Device, DeviceArray, default_device, empty, set_device, to_device, zeros

@@ -5,6 +5,12 @@
 the content-addressed cache (:mod:`xcc.cache`) is consulted first, keyed on
 the PTX bytes as given, the kernel name, the options, the machine
 description and xcc's own sources, so a hit costs no parsing.
+
+``engine`` picks what runs a launch: ``"isa"`` (the default) the compiled
+microcode on the ISA interpreter, ``"ir"`` the IR interpreter
+(:mod:`xcc.ir.interp_runtime`), the PTX semantics oracle: the IR after the
+``-O`` pipeline of ``opt_level``, no backend.  Both take the same launch
+arguments in the same device memory and return the same :class:`LaunchStats`.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from xcc.runtime.device import Device, default_device
 from xcc.runtime.launch import Function
 
 _cache: JitCache | None = None
+ENGINES = ("isa", "ir")
 
 
 def jit_cache() -> JitCache:
@@ -30,11 +37,13 @@ def jit_cache() -> JitCache:
 
 class Module:
     def __init__(self, sources: list[Source] | None, image: ObjectFile | None, options: CompileOptions,
-                 device: Device):
+                 device: Device, engine: str = "isa"):
         self.sources = sources
         self.image = image
         self.options = options
         self.device = device
+        self.engine = engine
+        self._ir = None  # the IR module (engine "ir"), built at the first get_function
         self._functions: dict[str, Function] = {}
         self._names: list[str] | None = list(image.kernels) if image is not None else None
 
@@ -45,10 +54,20 @@ class Module:
         return list(self._names)
 
     def get_function(self, name: str) -> Function:
+        """Kernel ``name``: a :class:`Function` (engine "isa") or an ``IRFunction`` (engine "ir"),
+        both launched with ``launch(grid, block, args, shared_mem)``."""
         fn = self._functions.get(name)
         if fn is None:
-            fn = self._functions[name] = Function(self._kernel(name), self.device)
+            fn = self._ir_function(name) if self.engine == "ir" else Function(self._kernel(name), self.device)
+            self._functions[name] = fn
         return fn
+
+    def _ir_function(self, name: str):
+        from xcc.ir.interp_runtime import IRFunction, ir_of_sources
+
+        if self._ir is None:
+            self._ir = ir_of_sources(self.sources, self.options.opt_level, self.options.verify)
+        return IRFunction(self._ir, name, self.device)
 
     def _kernel(self, name: str) -> KernelImage:
         if self.image is not None:
@@ -67,8 +86,13 @@ class Module:
 
 
 def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
-                device: Device | None = None) -> Module:
-    """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these."""
+                device: Device | None = None, engine: str = "isa") -> Module:
+    """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these.
+
+    ``engine`` is "isa" (compiled code on the ISA interpreter) or "ir" (the IR interpreter; PTX only).
+    """
+    if engine not in ENGINES:
+        raise XccError(f"unknown engine '{engine}' (known: {', '.join(ENGINES)})")
     device = device or default_device()
     options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=max_registers,
                              machine=device.machine.name)
@@ -76,8 +100,10 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
     read = [read_source(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>") for i, s in enumerate(items)]
     images = [r for r in read if isinstance(r, bytes)]
     if images:
+        if engine == "ir":
+            raise LaunchError("the IR interpreter runs PTX, not .xbin images")
         if len(read) != 1:
             raise XccError("an .xbin image cannot be linked with other sources")
         image = ObjectFile.from_bytes(images[0], str(items[0]) if isinstance(items[0], str | Path) else "<xbin>")
         return Module(None, image, options, device)
-    return Module(read, None, options, device)
+    return Module(read, None, options, device, engine)

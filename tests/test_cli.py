@@ -1,7 +1,8 @@
-"""The ``xcc`` command line (compile, disasm): outputs, diagnostics and exit codes.
+"""The ``xcc`` command line (compile, disasm, check, and run's ``--engine``): outputs, diagnostics
+and exit codes.
 
 Run in-process through :func:`xcc.cli.main`, plus once through the installed console
-script for real process exit codes.  (``xcc run`` is not covered here.)
+script for real process exit codes.  (The rest of ``xcc run`` is covered in test_runtime.py.)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import ALL_PTX, SUPPORTED_STEMS, corpus_id
+from corpus import ALL_PTX, SUPPORTED, corpus_id
 
 from xcc.backend.objfile import ObjectFile
 from xcc.cli import main
@@ -55,7 +56,7 @@ def test_compile_every_example(capsys, tmp_path, path, opt):
     refused with located diagnostics (exit 1), never a traceback, and leaves no output behind."""
     out = tmp_path / "out.xbin"
     rc, stdout, stderr = run(capsys, "compile", opt, "-o", out, path)
-    if path.name.split(".")[0] in SUPPORTED_STEMS:
+    if path in SUPPORTED:
         assert (rc, stdout, stderr) == (0, "", "")
     if rc == 0:
         obj = ObjectFile.from_bytes(out.read_bytes())
@@ -377,3 +378,32 @@ def test_stray_brace_at_module_level_is_a_diagnostic(capsys, tmp_path):
     rc, _, err = run(capsys, "check", src)
     assert rc == 1 and "Traceback" not in err
     assert DIAG.match(err.splitlines()[0])["msg"].startswith("unexpected token '{'")
+
+
+# --------------------------------------------------------------------------- run --engine
+def test_run_engine_ir_matches_numpy_and_engine_isa(capsys, tmp_path):
+    import numpy as np
+
+    x, n = np.linspace(-3, 3, 200, dtype=np.float32), 200
+    np.save(tmp_path / "x.npy", x)
+    results = {}
+    for engine in ("ir", "isa"):
+        y = tmp_path / f"y_{engine}.npy"
+        np.save(y, np.full(n, 0.25, np.float32))
+        out = tmp_path / f"{engine}.npz"
+        rc, stdout, err = run(capsys, "run", SAXPY, "--kernel", "saxpy", "--grid", "1", "--block", "256",
+                              "--engine", engine, f"s32:{n}", "f32:1.5", tmp_path / "x.npy", y,
+                              "--out", out, "--stats")
+        assert rc == 0, err
+        assert "warp_instructions=" in stdout
+        results[engine] = np.load(out)["arg3"]
+    want = (x.astype(np.float64) * 1.5 + 0.25).astype(np.float32)  # fma.rn: exact in f64, one rounding
+    assert results["ir"].tobytes() == results["isa"].tobytes() == want.tobytes()
+
+
+def test_run_engine_ir_fault_and_unknown_engine(capsys, saxpy):
+    rc, _, err = run(capsys, "run", saxpy, "--kernel", "saxpy", "--grid", "1", "--block", "64", "--engine", "ir",
+                     "s32:64", "f32:1", "zeros:float32[8]", "zeros:float32[8]")
+    assert rc == 1 and "out-of-bounds" in err and "Traceback" not in err
+    rc, _, err = run(capsys, "run", saxpy, "--kernel", "saxpy", "--grid", "1", "--block", "1", "--engine", "gpu")
+    assert rc == 2 and "gpu" in err

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from xcc.semantics import convert, floating, integer
+from xcc.semantics import convert, floating, integer, warp
 from xcc.semantics.bits import UDTYPE
 from xcc.semantics.compare import compare as fcompare
 
@@ -825,3 +825,101 @@ def test_saturating_add_sub_and_mad_hi(a, b, c):
     assert one(integer.add_sat(arr(a, 32), arr(b, 32), 32)) == clamp(x + y)
     assert one(integer.add_sat(arr(a, 32), arr(b, 32), 32, negate_b=True)) == clamp(x - y)
     assert one(integer.mad(arr(a, 32), arr(b, 32), arr(c, 32), 32, "hi", True, sat=True)) == clamp(((x * y) >> 32) + z)
+
+
+# --------------------------------------------------------------------------- warp-level (shfl, vote, activemask)
+# The threads executing together: sorted slots of three warps; warp = slot >> 5, lane = slot & 31.
+WSETTINGS = settings(max_examples=200, deadline=None)
+u32s = st.integers(0, 2**32 - 1)
+# c operands: ((32 - width) << 8) | clamp as compilers write them, or any 32 bits.
+c_operands = st.one_of(st.builds(lambda w, cl: ((32 - w) << 8) | cl, st.sampled_from([1, 2, 4, 8, 16, 32]),
+                                 st.sampled_from([0, 31]) | st.integers(0, 31)), u32s)
+masks = st.sampled_from([0xFFFFFFFF, 0x0000FFFF, 0x55555555, 0]) | u32s
+
+
+@st.composite
+def warp_threads(draw, per_thread: dict):
+    """(sorted slot array, {name: one value per thread}) for the strategies in ``per_thread``."""
+    slots = sorted(draw(st.sets(st.integers(0, 95), min_size=1)))
+    return np.array(slots, np.int64), {k: [draw(s) for _ in slots] for k, s in per_thread.items()}
+
+
+def shfl_reference(mode: str, slots, a, b, c, mask):
+    """PTX ISA 9.7.9.6's pseudocode, one thread at a time, with xcc's rule for a source that is
+    not executing or not in the reader's membermask: the reader's own a and p = false."""
+    where = {s: i for i, s in enumerate(slots)}
+    out = []
+    for i, s in enumerate(slots):
+        lane, bval, cval, segmask = s & 31, b[i] & 31, c[i] & 31, (c[i] >> 8) & 31
+        max_lane = (lane & segmask) | (cval & ~segmask)
+        min_lane = lane & segmask
+        if mode == "up":
+            j = lane - bval
+            pval = j >= max_lane
+        else:
+            j = {"down": lane + bval, "bfly": lane ^ bval, "idx": min_lane | (bval & ~segmask)}[mode]
+            pval = j <= max_lane
+        src = s - lane + j
+        pval = pval and src in where and (mask[i] >> j) & 1 == 1
+        out.append((a[where[src]], True) if pval else (a[i], False))
+    return out
+
+
+def warps_of(slots):
+    groups: dict[int, list[int]] = {}
+    for i, s in enumerate(slots):
+        groups.setdefault(s >> 5, []).append(i)
+    return [groups[s >> 5] for s in slots]
+
+
+@pytest.mark.parametrize("mode", warp.SHFL_MODES)
+@WSETTINGS
+@given(t=warp_threads({"a": u32s, "b": st.integers(0, 40) | u32s, "c": c_operands, "mask": masks}))
+def test_shfl_matches_the_per_lane_rule(mode, t):
+    slots, v = t
+    d, p = warp.shfl(mode, slots, np.array(v["a"], np.uint32), np.array(v["b"], np.uint32),
+                     np.array(v["c"], np.uint32), np.array(v["mask"], np.uint32))
+    want = shfl_reference(mode, slots.tolist(), v["a"], v["b"], v["c"], v["mask"])
+    assert list(zip(d.tolist(), p.tolist())) == want
+
+
+@pytest.mark.parametrize("mode", ("ballot",) + warp.VOTE_MODES)
+@WSETTINGS
+@given(t=warp_threads({"pred": st.booleans(), "mask": masks}))
+def test_vote_matches_the_per_lane_rule(mode, t):
+    slots, v = t
+    pred, mask = np.array(v["pred"]), np.array(v["mask"], np.uint32)
+    got = (warp.ballot(slots, pred, mask) if mode == "ballot" else warp.vote(mode, slots, pred, mask)).tolist()
+    want = []
+    for members in warps_of(slots.tolist()):
+        taking_part = [i for i in members if (v["mask"][i] >> (slots[i] & 31)) & 1]
+        votes = [v["pred"][i] for i in taking_part]
+        want.append({"ballot": sum(1 << int(slots[i] & 31) for i in taking_part if v["pred"][i]),
+                     "all": all(votes), "any": any(votes), "uni": all(votes) or not any(votes)}[mode])
+    assert got == want
+
+
+@WSETTINGS
+@given(t=warp_threads({}))
+def test_activemask_is_the_executing_lanes_of_the_warp(t):
+    slots, _ = t
+    want = [sum(1 << int(slots[i] & 31) for i in members) for members in warps_of(slots.tolist())]
+    assert warp.activemask(slots).tolist() == want
+
+
+def test_shfl_documented_cases():
+    full = np.arange(32, dtype=np.int64)
+    a = full.astype(np.uint32) * 10
+    # down by 1 over the whole warp: lane 31 has no source and keeps its own value
+    d, p = warp.shfl("down", full, a, 1, 31, 0xFFFFFFFF)
+    assert d.tolist() == [10 * (i + 1) for i in range(31)] + [310] and p.tolist() == [True] * 31 + [False]
+    # idx 3 within segments of 8 lanes (c = 0x181F): every lane reads lane 3 of its segment
+    d, p = warp.shfl("idx", full, a, 3, 0x181F, 0xFFFFFFFF)
+    assert d.tolist() == [10 * ((i & ~7) | 3) for i in range(32)] and all(p)
+    # a source outside the member mask, or not executing, is invalid: own value, p = false
+    d, p = warp.shfl("bfly", full, a, 1, 31, 0x0000FFFF)
+    assert d.tolist() == [10 * (i ^ 1) for i in range(16)] + [10 * i for i in range(16, 32)]
+    assert p.tolist() == [True] * 16 + [False] * 16
+    half = full[full % 2 == 0]
+    d, p = warp.shfl("bfly", half, a[half], 1, 31, 0xFFFFFFFF)
+    assert d.tolist() == a[half].tolist() and not p.any()

@@ -6,9 +6,9 @@ returns an executor ``run(sel, idx, n)`` that applies the instruction to the
 when the slots are contiguous).  Pure operations all go through
 :func:`xcc.ir.evaluate.evaluate`, the dispatch the constant folder uses, so the
 IR has one meaning; memory goes through :mod:`xcc.backend.memory`, the model
-the ISA interpreter uses.  The warp rules (shfl lanes, vote over the member
-mask) mirror :mod:`xcc.backend.exec_ops` line for line.  Sources: PTX ISA 9.0
-sections 9.7.8 (ld, st, atom), 9.7.13 (bar, shfl, vote, activemask) and 10
+the ISA interpreter uses; the warp rules (shfl lanes, vote and activemask over
+the member mask) are :mod:`xcc.semantics.warp`, which the ISA interpreter calls
+too.  Sources: PTX ISA 9.0 sections 9.7.9 (ld, st), 9.7.13 (atom, bar) and 10
 (special registers).
 """
 
@@ -22,6 +22,7 @@ from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Const, Instruction, Value
 from xcc.ir.evaluate import PURE_OPS, evaluate
 from xcc.ir.types import ScalarType
+from xcc.semantics import warp
 from xcc.semantics.bits import UDTYPE, as_unsigned
 from xcc.semantics.convert import convert
 
@@ -221,89 +222,33 @@ def _atom(x: OpBinder):
 
 
 # ============================================================================= warp-level
-def warp_segments(idx: np.ndarray):
-    """For sorted thread slots: (start offset of each warp's run, warp run id of each thread)."""
-    w = idx >> 5
-    head = np.empty(idx.size, bool)
-    head[0] = True
-    np.not_equal(w[1:], w[:-1], out=head[1:])
-    return np.flatnonzero(head), np.cumsum(head) - 1
-
-
 @impl("shfl")
 def _shfl(x: OpBinder):
-    """shfl.sync: c = ((32 - width) << 8) | clamp; the source lane per mode is valid if inside the
-    segment and executing this instruction; an invalid source yields the thread's own a and p = false."""
-    a, b, c = x.arg(0), x.arg(1), x.arg(2)
+    """shfl.sync: :func:`xcc.semantics.warp.shfl` (d, or p when ``attrs.valid``)."""
+    a, b, c, mask = x.arg(0), x.arg(1), x.arg(2), x.arg(3)
     mode, want_pred, wr = x.attrs["mode"], bool(x.attrs.get("valid")), x.set()
-    launch = x.launch
+    if mode not in warp.SHFL_MODES:
+        raise x.error(f"shfl.{mode} is not supported by the IR interpreter yet")
 
     def run(sel, idx, n):
-        av = np.asarray(a(sel, n), U32)
-        lane = idx & 31
-        bval = b(sel, n).astype(np.int64) & 31
-        cv = c(sel, n).astype(np.int64)
-        cval, segmask = cv & 31, (cv >> 8) & 31
-        min_lane = lane & segmask
-        max_lane = min_lane | (cval & ~segmask & 31)
-        if mode == "up":
-            j = lane - bval
-            ok = j >= max_lane
-        elif mode == "down":
-            j = lane + bval
-            ok = j <= max_lane
-        elif mode == "bfly":
-            j = lane ^ bval
-            ok = j <= max_lane
-        else:
-            j = min_lane | (bval & ~segmask)
-            ok = j <= max_lane
-        src = (idx & ~31) | np.where(ok, j, lane)
-        act, sval = launch.act, launch.sval
-        act[idx] = True
-        sval[idx] = av
-        ok &= act[src]
-        out = np.where(ok, sval[src], av)
-        act[idx] = False
-        wr(sel, ok if want_pred else out)
+        d, p = warp.shfl(mode, idx, a(sel, n), b(sel, n), c(sel, n), mask(sel, n))
+        wr(sel, p if want_pred else d)
 
     return run
 
 
 @impl("vote")
 def _vote(x: OpBinder):
-    p, e, mode, wr = x.arg(0), x.arg(1), x.attrs["mode"], x.set()
-
-    def run(sel, idx, n):
-        lane = (idx & 31).astype(U64)
-        member = ((e(sel, n).astype(U64) >> lane) & U64(1)).astype(bool)
-        vote = np.asarray(p(sel, n), bool) & member
-        starts, seg = warp_segments(idx)
-        if mode == "ballot":
-            wr(sel, np.add.reduceat(vote.astype(U64) << lane, starts).astype(U32)[seg])
-            return
-        n_true = np.add.reduceat(vote.astype(np.int32), starts)
-        n_member = np.add.reduceat(member.astype(np.int32), starts)
-        if mode == "all":
-            r = n_true == n_member
-        elif mode == "any":
-            r = n_true > 0
-        else:  # uni
-            r = (n_true == 0) | (n_true == n_member)
-        wr(sel, r[seg])
-
-    if mode not in ("all", "any", "uni", "ballot"):
+    """vote.sync: :func:`xcc.semantics.warp.ballot` or :func:`xcc.semantics.warp.vote`."""
+    p, mask, mode, wr = x.arg(0), x.arg(1), x.attrs["mode"], x.set()
+    if mode == "ballot":
+        return lambda sel, idx, n: wr(sel, warp.ballot(idx, p(sel, n), mask(sel, n)))
+    if mode not in warp.VOTE_MODES:
         raise x.error(f"vote.{mode} is not supported by the IR interpreter yet")
-    return run
+    return lambda sel, idx, n: wr(sel, warp.vote(mode, idx, p(sel, n), mask(sel, n)))
 
 
 @impl("activemask")
 def _activemask(x: OpBinder):
     wr = x.set()
-
-    def run(sel, idx, n):
-        lane = (idx & 31).astype(U64)
-        starts, seg = warp_segments(idx)
-        wr(sel, np.add.reduceat(U64(1) << lane, starts).astype(U32)[seg])
-
-    return run
+    return lambda sel, idx, n: wr(sel, warp.activemask(idx))

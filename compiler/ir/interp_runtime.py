@@ -6,6 +6,8 @@
     mod = load_module_ir("saxpy.ptx", opt_level=0, device=device)
     mod.get_function("saxpy").launch(grid, block, args)
 
+    mod = rt.load_module("saxpy.ptx", engine="ir")    # the same, through the runtime
+
 Arguments are packed and checked exactly as :meth:`xcc.runtime.Function.launch` packs them (numpy
 scalars, device arrays, plain 64-bit addresses, ``bytes`` or structured scalars for byte arrays);
 buffers live in the same :class:`xcc.runtime.Device` memory, so a test can run one kernel on both
@@ -31,25 +33,26 @@ from xcc.runtime.params import pack_params
 def build_ir(src, opt_level: int = 0, verify: bool = False) -> Module:
     """The IR module of PTX ``src`` (a path, text, bytes or a list of these), after the ``-O`` pipeline."""
     items = src if isinstance(src, list | tuple) else [src]
-    sources = []
-    for i, s in enumerate(items):
-        r = read_source(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>")
-        if not isinstance(r, Source):
-            raise LaunchError("the IR interpreter runs PTX, not .xbin images")
-        sources.append(r)
-    module = frontend(sources)
-    return PassManager(pipeline_for_level(opt_level), verify=verify).run(module)
+    sources = [read_source(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>") for i, s in enumerate(items)]
+    return ir_of_sources(sources, opt_level, verify)
+
+
+def ir_of_sources(sources: list[Source | bytes], opt_level: int = 0, verify: bool = False) -> Module:
+    """The IR module of sources already read, after the ``-O`` pipeline; an .xbin image is a :class:`LaunchError`."""
+    if not all(isinstance(s, Source) for s in sources):
+        raise LaunchError("the IR interpreter runs PTX, not .xbin images")
+    return PassManager(pipeline_for_level(opt_level), verify=verify).run(frontend(sources))
 
 
 class IRFunction:
     """One kernel of an IR module, launched on the IR interpreter."""
 
     def __init__(self, module: Module, name: str, device: Device):
-        try:
-            self.fn = module.function(name)
-        except KeyError:
-            names = ", ".join(f.name for f in module.functions) or "none"
-            raise LaunchError(f"no kernel named '{name}' in the module (it has: {names})") from None
+        fn = next((f for f in module.functions if f.name == name and f.is_entry), None)
+        if fn is None:
+            names = ", ".join(sorted(f.name for f in module.functions if f.is_entry)) or "none"
+            raise LaunchError(f"no kernel named '{name}' in the module (it has: {names})")
+        self.fn = fn
         self.module, self.device = module, device
 
     @property
@@ -57,6 +60,7 @@ class IRFunction:
         return self.fn.name
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, max_steps: int | None = None) -> LaunchStats:
+        """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does."""
         params = pack_params(self.fn, list(args))
         return run_function(self.module, self.fn.name, dim3(grid, "grid"), dim3(block, "block"), params,
                             self.device.memory, shared_mem, max_steps, self.device.machine)

@@ -42,7 +42,8 @@ from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault
 from xcc.diagnostics import KernelFault, LaunchError, UnsupportedError, XccError
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable
-from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype, warp_segments
+from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype
+from xcc.semantics.warp import warp_runs
 
 __all__ = ["run_function", "WAVE_THREADS"]
 
@@ -325,7 +326,6 @@ class _Launch:
                     self.gmem.write(addr, v.init)
             self.build()
             self.vals.extend(np.zeros(T, storage_dtype(v.type)) for v in self._slots)
-            self.act, self.sval = np.zeros(T, bool), np.zeros(T, np.uint32)
             self.smem = FlatMemory(per_wave * self.smem_stride, "shared")
             self.lmem = FlatMemory(T * self.local_stride, "local")
             self.tcounts = [0] * len(self.insts)
@@ -487,7 +487,7 @@ def _sel(idx: np.ndarray):
     lo, hi = int(idx[0]), int(idx[-1])
     if hi - lo + 1 == n:
         return slice(lo, hi + 1), n, (hi >> 5) - (lo >> 5) + 1
-    return idx, n, len(warp_segments(idx)[0])
+    return idx, n, len(warp_runs(idx)[0])
 
 
 def _take(edge, vals, sel, n) -> None:
