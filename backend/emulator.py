@@ -50,6 +50,7 @@ from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault
 from xcc.backend.objfile import KernelImage
 from xcc.diagnostics import KernelFault, LaunchError, ObjectFormatError, XccError
+from xcc.semantics.threads import fault_message, thread_at
 
 __all__ = ["LaunchStats", "run_kernel", "WAVE_THREADS"]
 
@@ -192,21 +193,10 @@ class _Launch:
         return text
 
     def coords(self, slot: int) -> tuple[str, tuple[int, int, int], tuple[int, int, int]]:
-        g, b = self.grid, self.block
-        cta = self.ctx.cta0 + slot // self.tpb_pad
-        t = slot % self.tpb_pad
-        c3 = (cta % g[0], cta // g[0] % g[1], cta // (g[0] * g[1]))
-        t3 = (t % b[0], t // b[0] % b[1], t // (b[0] * b[1]))
-        return f"CTA ({c3[0]}, {c3[1]}, {c3[2]}) thread ({t3[0]}, {t3[1]}, {t3[2]})", c3, t3
+        return thread_at(slot, self.ctx, self.tpb_pad)
 
     def fault(self, pc: int, reason: str, slot: int | None, nthreads: int = 1, address=None) -> KernelFault:
-        msg = f"kernel '{self.kernel.name}' faulted at {self.where(pc)}: {reason}"
-        c3 = t3 = None
-        if slot is not None:
-            text, c3, t3 = self.coords(slot)
-            msg += f"; first faulting thread: {text}"
-            if nthreads > 1:
-                msg += f" ({nthreads} threads faulted)"
+        msg, c3, t3 = fault_message(self.kernel.name, self.where(pc), reason, self.ctx, self.tpb_pad, slot, nthreads)
         err = KernelFault(msg)
         err.kernel, err.pc, err.cta, err.thread, err.address = self.kernel.name, pc, c3, t3, address
         err.line = self.lines[pc] if 0 <= pc < len(self.lines) else 0

@@ -24,13 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from xcc.backend.isa import NUM_CONV_BARRIERS, NUM_PREDS, PT, RZ, SPECIAL_REGS, TABLE
-from xcc.backend.memory import MemoryFault
+from xcc.backend.memory import check_window
 from xcc.backend.minst import CBank, Imm, MInst
 from xcc.diagnostics import ObjectFormatError
 from xcc.semantics import floating, warp
 from xcc.semantics import integer as I
 from xcc.semantics.compare import compare, select
 from xcc.semantics.convert import convert
+from xcc.semantics.threads import special_register
 
 U32, U64 = np.uint32, np.uint64
 _32 = U64(32)
@@ -280,48 +281,16 @@ def _mov(x: Binder):
     return lambda sel, idx, n: d(sel, b(sel, n))
 
 
+_PTX_SPECIAL = {"SR_CLOCKLO": "clock"}  # xg1 names that are not SR_ + the PTX name in capitals
+
+
 def _special(x: Binder, sr: int):
     """Reader ``f(idx) -> uint64 values`` of special register ``sr`` for thread slots ``idx``."""
     c = x.ctx
     name = SPECIAL_REGS[sr] if 0 <= sr < len(SPECIAL_REGS) else None
-    bx, by, bz = c.block
-    gx, gy, gz = c.grid
-    tpb = c.tpb_pad
-
-    def ltid(idx):
-        return idx % tpb
-
-    def cta(idx):
-        return c.cta0 + idx // tpb
-
-    def lane(idx):
-        return idx & 31
-
-    def lanemask(f):
-        return lambda idx: f(U64(1) << lane(idx).astype(U64)) & _LO32
-
-    table = {
-        "SR_TID.X": lambda idx: ltid(idx) % bx, "SR_TID.Y": lambda idx: ltid(idx) // bx % by,
-        "SR_TID.Z": lambda idx: ltid(idx) // (bx * by),
-        "SR_CTAID.X": lambda idx: cta(idx) % gx, "SR_CTAID.Y": lambda idx: cta(idx) // gx % gy,
-        "SR_CTAID.Z": lambda idx: cta(idx) // (gx * gy),
-        "SR_LANEID": lane, "SR_WARPID": lambda idx: ltid(idx) >> 5,
-        "SR_SMID": lambda idx: cta(idx) % c.sm_count,
-        "SR_CLOCKLO": lambda idx: np.full(idx.size, c.step, np.int64),
-        "SR_CLOCK64": lambda idx: np.full(idx.size, c.step, np.int64),
-        "SR_GLOBALTIMER": lambda idx: np.full(idx.size, c.step, np.int64),
-        "SR_LANEMASK_EQ": lanemask(lambda m: m), "SR_LANEMASK_LT": lanemask(lambda m: m - U64(1)),
-        "SR_LANEMASK_LE": lanemask(lambda m: (m << U64(1)) - U64(1)),
-        "SR_LANEMASK_GT": lanemask(lambda m: ~((m << U64(1)) - U64(1))),
-        "SR_LANEMASK_GE": lanemask(lambda m: ~(m - U64(1))),
-    }
-    consts = {"SR_NTID.X": bx, "SR_NTID.Y": by, "SR_NTID.Z": bz, "SR_NCTAID.X": gx, "SR_NCTAID.Y": gy,
-              "SR_NCTAID.Z": gz, "SR_NWARPID": c.nwarpid, "SR_NSMID": c.sm_count}
-    if name in consts:
-        v = U64(consts[name])
-        return lambda idx: np.broadcast_to(v, idx.shape)
-    if name in table:
-        f = table[name]
+    ptx = _PTX_SPECIAL.get(name, name[3:].lower()) if name else None
+    f = special_register(ptx, c, c.tpb_pad) if ptx else None
+    if f is not None:
         return lambda idx: np.asarray(f(idx)).astype(U64)
     reason = f"unknown special register {sr}"
 
@@ -716,14 +685,7 @@ def _shared_addr(x: Binder):
     def addr(sel, idx, n, width):
         rel = a(sel, n).astype(np.int64) + b
         size = c.smem_size
-        bad = (rel < 0) | (rel > size - width)
-        if width > 1:
-            bad |= (rel & (width - 1)) != 0
-        if bad.any():
-            t = int(np.argmax(bad))
-            kind = "misaligned" if 0 <= rel[t] <= size - width else "out-of-bounds"
-            raise MemoryFault(kind, rel[bad].astype(U64), t, width=width, space="shared",
-                              detail=f"the CTA's shared memory is {size} bytes")
+        check_window(rel, size, width, "shared", f"the CTA's shared memory is {size} bytes")
         return (idx // c.tpb_pad) * c.smem_stride + rel
 
     return addr

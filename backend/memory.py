@@ -93,6 +93,18 @@ class MemoryFault(Exception):
 # Shared helpers: gathers, scatters and serialised atomics on a uint8 buffer.
 
 
+def check_window(rel: np.ndarray, size: int, width: int, space: str, detail: str) -> None:
+    """Raise MemoryFault unless every offset ``rel`` holds a whole, aligned ``width``-byte access
+    inside a window of ``size`` bytes (shared, local or const memory of one CTA or thread)."""
+    bad = (rel < 0) | (rel > size - width)
+    if width > 1:
+        bad |= (rel & (width - 1)) != 0
+    if bad.any():
+        t = int(np.argmax(bad))
+        kind = "misaligned" if 0 <= rel[t] <= size - width else "out-of-bounds"
+        raise MemoryFault(kind, rel[bad].astype(np.uint64), t, width=width, space=space, detail=detail)
+
+
 def _addresses(a) -> np.ndarray:
     a = np.asarray(a)
     if a.dtype != np.uint64:

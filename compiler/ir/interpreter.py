@@ -39,10 +39,11 @@ import numpy as np
 
 from xcc.backend.emulator import LaunchStats
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault
+from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault, check_window
 from xcc.diagnostics import KernelFault, LaunchError, UnsupportedError, XccError
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable
 from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype
+from xcc.semantics.threads import fault_message, special_register, thread_at
 from xcc.semantics.warp import warp_runs
 
 __all__ = ["run_function", "WAVE_THREADS"]
@@ -179,37 +180,9 @@ class _Launch:
 
     def special(self, name: str) -> Callable | None:
         """Reader ``f(idx)`` of special register ``name`` (``tid.x``, ``laneid``, ...) for wave slots."""
-        (bx, by, bz), (gx, gy, gz), P = self.block, self.grid, self.P
-
-        def cta(idx):
-            return self.cta0 + idx // P
-
-        def lanemask(f):
-            return lambda idx: f(_U64(1) << (idx & 31).astype(_U64)) & _U64(0xFFFFFFFF)
-
-        table = {
-            "tid.x": lambda idx: idx % P % bx, "tid.y": lambda idx: idx % P // bx % by,
-            "tid.z": lambda idx: idx % P // (bx * by),
-            "ctaid.x": lambda idx: cta(idx) % gx, "ctaid.y": lambda idx: cta(idx) // gx % gy,
-            "ctaid.z": lambda idx: cta(idx) // (gx * gy),
-            "laneid": lambda idx: idx & 31, "warpid": lambda idx: idx % P >> 5,
-            "smid": lambda idx: cta(idx) % self.sm_count,
-            "clock": lambda idx: np.full(idx.size, self.step, np.int64),
-            "clock64": lambda idx: np.full(idx.size, self.step, np.int64),
-            "globaltimer": lambda idx: np.full(idx.size, self.step, np.int64),
-            "lanemask_eq": lanemask(lambda m: m), "lanemask_lt": lanemask(lambda m: m - _U64(1)),
-            "lanemask_le": lanemask(lambda m: (m << _U64(1)) - _U64(1)),
-            "lanemask_gt": lanemask(lambda m: ~((m << _U64(1)) - _U64(1))),
-            "lanemask_ge": lanemask(lambda m: ~(m - _U64(1))),
-        }
-        consts = {"ntid.x": bx, "ntid.y": by, "ntid.z": bz, "nctaid.x": gx, "nctaid.y": gy, "nctaid.z": gz,
-                  "nwarpid": self.nwarpid, "nsmid": self.sm_count, "gridid": 0,
-                  "dynamic_smem_size": self.smem_size - max(self.shared_off.values(), default=0),
-                  "total_smem_size": self.smem_size}
-        if name in consts:
-            c = consts[name]
-            return lambda idx: np.full(idx.size, c, np.int64)
-        return table.get(name)
+        return special_register(name, self, self.P, {
+            "gridid": 0, "dynamic_smem_size": self.smem_size - max(self.shared_off.values(), default=0),
+            "total_smem_size": self.smem_size})
 
     def addresser(self, space: str, base, offset: int, width: int):
         """(memory getter, ``where(sel, idx, n)`` -> checked addresses) for an access of ``space``."""
@@ -229,14 +202,7 @@ class _Launch:
         def where(sel, idx, n):
             rel = np.asarray(base(sel, n)).astype(np.int64) + offset
             size = size_of()
-            bad = (rel < 0) | (rel > size - width)
-            if width > 1:
-                bad |= (rel & (width - 1)) != 0
-            if bad.any():
-                t = int(np.argmax(bad))
-                kind = "misaligned" if 0 <= rel[t] <= size - width else "out-of-bounds"
-                raise MemoryFault(kind, rel[bad].astype(_U64), t, width=width, space=space,
-                                  detail=f"the {space} window is {size} bytes")
+            check_window(rel, size, width, space, f"the {space} window is {size} bytes")
             return frame_of(idx) * stride_of() + rel
 
         return mem, where
@@ -294,20 +260,10 @@ class _Launch:
         return text + f" ({src or inst.op})"
 
     def coords(self, slot: int):
-        g, b, P = self.grid, self.block, self.P
-        cta, t = self.cta0 + slot // P, slot % P
-        c3 = (cta % g[0], cta // g[0] % g[1], cta // (g[0] * g[1]))
-        t3 = (t % b[0], t // b[0] % b[1], t // (b[0] * b[1]))
-        return f"CTA ({c3[0]}, {c3[1]}, {c3[2]}) thread ({t3[0]}, {t3[1]}, {t3[2]})", c3, t3
+        return thread_at(slot, self, self.P)
 
     def fault(self, pos: int, reason: str, slot: int | None, nthreads: int = 1, address=None) -> KernelFault:
-        msg = f"kernel '{self.fn.name}' faulted at {self.where(pos)}: {reason}"
-        c3 = t3 = None
-        if slot is not None:
-            text, c3, t3 = self.coords(slot)
-            msg += f"; first faulting thread: {text}"
-            if nthreads > 1:
-                msg += f" ({nthreads} threads faulted)"
+        msg, c3, t3 = fault_message(self.fn.name, self.where(pos), reason, self, self.P, slot, nthreads)
         inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
         err = KernelFault(msg, inst.loc if inst is not None else None)
         err.kernel, err.pc, err.cta, err.thread, err.address = self.fn.name, pos, c3, t3, address
