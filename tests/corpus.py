@@ -1,23 +1,28 @@
 """The PTX corpus under ``examples/``: every file, and the ones the whole pipeline supports.
 
-``SUPPORTED`` are the files of the kernels with numpy references in ``kernel_cases``; they
-must build, verify and compile. The rest (tensor cores, calls, f64, ...) must at least parse,
-check and round-trip, and every later stage must refuse them with a located
-:class:`~xcc.diagnostics.UnsupportedError` rather than fail in any other way.
+``SUPPORTED`` are the files of the kernels with numpy references in ``kernel_cases`` (every
+file some case runs on, subfolders included); they must build, verify and compile. The rest
+(tensor cores, calls, f64, ...) must at least parse, check and round-trip, and every later
+stage must refuse them with a located :class:`~xcc.diagnostics.UnsupportedError` rather than
+fail in any other way.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_cases import CASES
+from kernel_cases import CASES, ptx_path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"
 ALL_PTX = sorted(EXAMPLES_DIR.glob("**/*.ptx"))
+SUPPORTED = sorted({ptx_path(case, arch) for case in CASES for arch in case.archs})
+# the stems of the cases (``scan_sort``, ...); a file with a supported stem need not be supported
+# itself (``scan_sort.sm_80.debug.ptx`` has calls): test membership in SUPPORTED instead
 SUPPORTED_STEMS = frozenset(case.ptx_stem for case in CASES)
-SUPPORTED = [p for p in ALL_PTX if p.parent == EXAMPLES_DIR and p.name.split(".")[0] in SUPPORTED_STEMS]
 OTHERS = [p for p in ALL_PTX if p not in SUPPORTED]
+
+assert set(SUPPORTED) <= set(ALL_PTX), sorted(set(SUPPORTED) - set(ALL_PTX))
 
 
 def corpus_id(path: Path) -> str:

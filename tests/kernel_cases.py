@@ -2,7 +2,11 @@
 
 Each :class:`KernelCase` names a PTX file stem and the exact ``.entry`` name in
 it, and a ``make(rng)`` function returning a :class:`Launch` (a NamedTuple, so
-it also unpacks as ``grid, block, args, outputs, expected``):
+it also unpacks as ``grid, block, args, outputs, expected``). A case runs on
+``examples/<stem>.<arch>.ptx`` for every arch in ``ARCHS``, unless it sets
+``ptx_file`` (a path relative to ``examples/``, e.g. ``"llvm/vector_add.ptx"``
+or ``"scan_sort.sm_80.lineinfo.ptx"``): then it runs on that one file, for the
+one arch of its ``.target`` line (``case.archs``).
 
 * ``grid`` / ``block``: 3-tuples of ints.
 * ``args``: one entry per kernel parameter, in order. Buffers are numpy arrays
@@ -22,8 +26,10 @@ is non-zero only where atomic ordering changes float rounding.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -54,14 +60,56 @@ class KernelCase:
     entry: str
     make: Callable[[np.random.Generator], Launch]
     rtol: float = 0.0  # 0.0 = compare bit-exactly
+    ptx_file: str | None = None  # relative to examples/, for a file not named <stem>.<arch>.ptx
+    # a known compiler bug (wrong result on the ISA interpreter): the tests that run the compiled
+    # kernel (test_examples, the IR-vs-ISA differential) mark the case xfail(strict=True, reason=xfail)
+    xfail: str | None = None
 
     def __repr__(self) -> str:  # keeps pytest ids / failure output short
         return f"KernelCase({self.name})"
 
+    @property
+    def archs(self) -> tuple[str, ...]:
+        """The archs the case runs for: ``ARCHS``, or the ``.target`` of its ``ptx_file``."""
+        return ARCHS if self.ptx_file is None else (_target_of(EXAMPLES_DIR / self.ptx_file),)
+
+    @property
+    def default_arch(self) -> str:
+        """``sm_80`` where the case has it, else its one arch (what the quick tests run)."""
+        return "sm_80" if "sm_80" in self.archs else self.archs[0]
+
+
+@cache
+def _target_of(path: Path) -> str:
+    m = re.search(r"^\s*\.target\s+(sm_\w+)", path.read_text(), re.M)
+    assert m, f"{path}: no .target directive"
+    return m.group(1)
+
 
 def ptx_path(case: KernelCase, arch: str) -> Path:
-    """Path of ``examples/<stem>.<arch>.ptx`` (arch like ``"sm_80"``)."""
+    """Path of ``examples/<stem>.<arch>.ptx`` (arch like ``"sm_80"``), or of the case's
+    ``ptx_file`` (then ``arch`` must be its one arch)."""
+    if case.ptx_file is not None:
+        if arch not in case.archs:
+            raise ValueError(f"{case.name}: {case.ptx_file} is only built for {case.archs[0]}, not {arch}")
+        return EXAMPLES_DIR / case.ptx_file
     return EXAMPLES_DIR / f"{case.ptx_stem}.{arch}.ptx"
+
+
+def case_params(cases, arch: str | None = None) -> list:
+    """``pytest.param``s of ``cases`` (xfail-marked where ``case.xfail`` is set), each for one
+    arch: every arch of the case (``arch=None``, params are ``(case, arch)`` pairs), or the
+    case's default arch (``arch="default"``, params are cases)."""
+    import pytest
+
+    out = []
+    for case in cases:
+        marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
+        if arch == "default":
+            out.append(pytest.param(case, marks=marks, id=case.name))
+        else:
+            out += [pytest.param(case, a, marks=marks, id=f"{case.name}-{a}") for a in case.archs]
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -348,6 +396,246 @@ def _make_dp4a(rng: np.random.Generator) -> Launch:
     return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, b, acc, out, out2], [4, 5], {4: exp, 5: exp2})
 
 
+def _make_gemm_f32(rng: np.random.Generator) -> Launch:
+    """gemm_tiled_f32: C = A B through 16x16 tiles; acc is one fma chain over k (nvcc contracts
+    ``acc += As[ty][k] * Bs[k][tx]``), including the zero-padded k past K."""
+    m, n, k = 37, 29, 45  # none a multiple of 16: partial tiles in every dimension
+    tile = 16
+    a = rng.uniform(-2, 2, (m, k)).astype(np.float32)
+    b = rng.uniform(-2, 2, (k, n)).astype(np.float32)
+    pad = 9
+    a_buf = np.concatenate([a.ravel(), np.full(pad, 555.0, np.float32)])
+    b_buf = np.concatenate([b.ravel(), np.full(pad, 777.0, np.float32)])
+    c = np.full(m * n + pad, SENTINEL_F32, dtype=np.float32)
+    exp = c.copy()
+    exp[: m * n] = _gemm_acc(a, b).ravel()
+    grid = (_ceil_div(n, tile), _ceil_div(m, tile), 1)
+    return Launch(grid, (tile, tile, 1), [np.int32(m), np.int32(n), np.int32(k), a_buf, b_buf, c], [5], {5: exp})
+
+
+def _gemm_acc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """acc[r, c] = fma(A[r, k], B[k, c], acc) for k = 0, 1, ... up to K rounded up to 16 (zeros)."""
+    m, k = a.shape
+    n = b.shape[1]
+    kp = _ceil_div(k, 16) * 16
+    ap = np.zeros((m, kp), np.float32)
+    bp = np.zeros((kp, n), np.float32)
+    ap[:, :k], bp[:k] = a, b
+    acc = np.zeros((m, n), np.float32)
+    for kk in range(kp):
+        acc = fma_f32(ap[:, kk : kk + 1], bp[kk : kk + 1, :], acc)
+    return acc
+
+
+def _make_gemm_alpha_beta(rng: np.random.Generator) -> Launch:
+    """gemm_tiled_alpha_beta: C = fma(acc, alpha, C * beta) (nvcc: ``mul.f32`` then ``fma.rn.f32``)."""
+    m, n, k = 21, 35, 19
+    tile = 16
+    alpha, beta = np.float32(rng.uniform(-2, 2)), np.float32(rng.uniform(-2, 2))
+    a = rng.uniform(-2, 2, (m, k)).astype(np.float32)
+    b = rng.uniform(-2, 2, (k, n)).astype(np.float32)
+    pad = 7
+    a_buf = np.concatenate([a.ravel(), np.full(pad, 555.0, np.float32)])
+    b_buf = np.concatenate([b.ravel(), np.full(pad, 777.0, np.float32)])
+    c0 = rng.uniform(-3, 3, m * n).astype(np.float32)
+    c = np.concatenate([c0, np.full(pad, SENTINEL_F32, np.float32)])
+    exp = c.copy()
+    exp[: m * n] = fma_f32(_gemm_acc(a, b).ravel(), alpha, c0 * beta)  # fma(acc, alpha, C*beta)
+    grid = (_ceil_div(n, tile), _ceil_div(m, tile), 1)
+    args = [np.int32(m), np.int32(n), np.int32(k), alpha, beta, a_buf, b_buf, c]
+    return Launch(grid, (tile, tile, 1), args, [7], {7: exp})
+
+
+def _block_inclusive_scan(v: np.ndarray, bs: int) -> np.ndarray:
+    """Per-block (``bs`` elements) inclusive int32 scan with wrap-around; ``len(v)`` a multiple of bs."""
+    return _wrap_i32(np.cumsum(v.astype(np.int64).reshape(-1, bs), axis=1).ravel())
+
+
+def _scan_inputs(rng: np.random.Generator, total: int) -> np.ndarray:
+    v = rng.integers(-(2**31), 2**31, total, dtype=np.int64).astype(np.int32)  # sums wrap
+    v[:64] = rng.integers(-100, 100, 64)  # and some small ones, readable in a failure
+    return v
+
+
+def _make_scan_hillis_steele(rng: np.random.Generator) -> Launch:
+    n, bs = 700, 256  # blockDim.x must be 256; the last block is partial
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    data = _scan_inputs(rng, total + 5)  # values past n must be read as 0
+    out = np.full(total + 5, SENTINEL_I32, dtype=np.int32)
+    sums = np.full(grid + 3, SENTINEL_I32, dtype=np.int32)
+    scan = _block_inclusive_scan(np.where(np.arange(total) < n, data[:total], 0), bs)
+    exp_out, exp_sums = out.copy(), sums.copy()
+    exp_out[:n] = scan[:n]
+    exp_sums[:grid] = scan.reshape(grid, bs)[:, -1]
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, out, sums], [2, 3], {2: exp_out, 3: exp_sums})
+
+
+def _make_scan_warp(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 160  # 5 warps per block; 7 blocks, the last partial (its warps 1-4 past n)
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    data = _scan_inputs(rng, total + 5)
+    out = np.full(total + 5, SENTINEL_I32, dtype=np.int32)
+    scan = _block_inclusive_scan(np.where(np.arange(total) < n, data[:total], 0), bs)
+    exp = out.copy()
+    exp[:n] = scan[:n]
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, out], [2], {2: exp})
+
+
+def _make_scan_warp_1024(rng: np.random.Generator) -> Launch:
+    n, bs = 1500, 1024  # 32 warps: the scan of the warp totals uses every lane of warp 0
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    data = _scan_inputs(rng, total)
+    out = np.full(total, SENTINEL_I32, dtype=np.int32)
+    scan = _block_inclusive_scan(np.where(np.arange(total) < n, data, 0), bs)
+    exp = out.copy()
+    exp[:n] = scan[:n]
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, out], [2], {2: exp})
+
+
+def _make_bitonic_sort(rng: np.random.Generator) -> Launch:
+    n, bs, seg = 1200, 256, 512  # 3 segments, the last one 176 long (padded with INT_MAX)
+    grid = _ceil_div(n, seg)
+    data = rng.integers(-(2**31), 2**31, n + 6, dtype=np.int64).astype(np.int32)
+    data[:40] = rng.integers(-3, 3, 40)  # many duplicates
+    data[40:44] = [2**31 - 1, -(2**31), 2**31 - 1, -(2**31)]
+    data[n - 3 : n] = 2**31 - 1  # INT_MAX among the tail segment's valid values
+    data[n:] = SENTINEL_I32  # past n: never read nor written
+    exp = data.copy()
+    for base in range(0, n, seg):
+        exp[base : min(base + seg, n)] = np.sort(data[base : min(base + seg, n)])
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data], [1], {1: exp})
+
+
+# ---------------------------------------------------------------- LLVM NVPTX (examples/llvm)
+
+
+def _make_llvm_vector_add(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 96
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5
+    a = rng.standard_normal(total).astype(np.float32)
+    b = rng.standard_normal(total).astype(np.float32)
+    c = np.full(total, SENTINEL_F32, dtype=np.float32)
+    exp = c.copy()
+    exp[:n] = a[:n] + b[:n]
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, b, c], [3], {3: exp})
+
+
+def _make_llvm_saxpy_loop(rng: np.random.Generator) -> Launch:
+    n, bs, grid = 2001, 64, 5  # 320 threads: 6-7 trips of the grid-stride loop each
+    total = n + 11
+    a = np.float32(rng.uniform(-4, 4))
+    x = rng.uniform(-100, 100, total).astype(np.float32)
+    y = rng.uniform(-100, 100, total).astype(np.float32)
+    exp = y.copy()
+    exp[:n] = fma_f32(a, x[:n], y[:n])  # llvm.fma.f32 -> fma.rn.f32
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, x, y], [3], {3: exp})
+
+
+def _make_llvm_block_sum(rng: np.random.Generator) -> Launch:
+    n, bs = 1100, 256  # ntid.x must be 256; the last block is partial
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5
+    data = rng.integers(-(2**31), 2**31, total, dtype=np.int64).astype(np.int32)  # sums wrap
+    out = np.full(grid + 3, SENTINEL_I32, dtype=np.int32)
+    v = np.where(np.arange(grid * bs) < n, data[: grid * bs].astype(np.int64), 0)
+    exp = out.copy()
+    exp[:grid] = _wrap_i32(v.reshape(grid, bs).sum(axis=1))
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), data, out], [2], {2: exp})
+
+
+def _row_xor_sum_launch(rng: np.random.Generator, rows: int, m: int, bs: int) -> Launch:
+    grid = _ceil_div(rows, bs)
+    a = rng.integers(-(2**31), 2**31, rows * m + 7, dtype=np.int64).astype(np.int32)  # sums wrap
+    out = np.full(grid * bs + 3, SENTINEL_I32, dtype=np.int32)
+    j = np.arange(m, dtype=np.int64)
+    exp = out.copy()
+    exp[:rows] = _wrap_i32((a[: rows * m].astype(np.int64).reshape(rows, m) ^ j).sum(axis=1))
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(rows), np.int32(m), a, out], [3], {3: exp})
+
+
+def _make_llvm_row_xor_sum(rng: np.random.Generator) -> Launch:
+    return _row_xor_sum_launch(rng, rows=150, m=37, bs=64)  # m % 4 == 1: unrolled loop plus remainder
+
+
+def _make_llvm_row_xor_sum_short(rng: np.random.Generator) -> Launch:
+    return _row_xor_sum_launch(rng, rows=70, m=3, bs=32)  # m < 4: the remainder loop only
+
+
+# ---------------------------------------------------------------- Numba (examples/numba)
+
+
+def _numba_array(a: np.ndarray, n: int) -> list:
+    """The 7 parameters of a 1-D C-contiguous Numba array argument: meminfo, parent, nitems,
+    itemsize, data, shape[0], strides[0] (``a`` may be longer than ``n``: a sentinel tail)."""
+    return [np.uint64(0), np.uint64(0), np.int64(n), np.int64(a.itemsize), a, np.int64(n), np.int64(a.itemsize)]
+
+
+def _make_numba_vector_add(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 128  # the bound is c.size (c's nitems)
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5
+    a = rng.standard_normal(total).astype(np.float32)
+    b = rng.standard_normal(total).astype(np.float32)
+    c = np.full(total, SENTINEL_F32, dtype=np.float32)
+    exp = c.copy()
+    exp[:n] = a[:n] + b[:n]
+    args = _numba_array(a, n) + _numba_array(b, n) + _numba_array(c, n)
+    return Launch((grid, 1, 1), (bs, 1, 1), args, [18], {18: exp})
+
+
+def _ftz_f32(x: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(x) < np.float32(2.0**-126), np.copysign(np.float32(0), x), x).astype(np.float32)
+
+
+def gauss_sqrt_reference(x: np.ndarray, scale: np.float32) -> np.ndarray:
+    """``sqrt(|x|) * exp(-x*x*scale)`` exactly as the kernel computes it: ``sqrt.rn.f32`` and
+    libdevice's ``__nv_expf`` (as inlined in the PTX): with ``t = -x*x*scale``,
+    ``j = floor(252 sat(fma(t, 1/(252 ln 2), 0.5)))``, ``f = fma(t, lo, fma(t, log2 e, 126 - j))``,
+    ``2^f`` by ``ex2.approx.ftz.f32`` (modelled as the f64 ``exp2`` rounded to nearest, ftz),
+    times ``2^(j - 126)`` made by shifting the bits of ``j + 0x1.8p23 + 1`` left by 23."""
+    x = np.asarray(x, np.float32)
+    f4 = np.sqrt(np.abs(x))
+    f7 = -((x * x) * np.float32(scale))
+    f10 = fma_f32(np.float32(np.uint32(0x3BBB989D).view(np.float32)), f7, np.float32(0.5))
+    f11 = np.where(np.isnan(f10), np.float32(0), np.clip(f10, np.float32(0), np.float32(1))).astype(np.float32)
+    f14 = (np.float64(12582913.0) + np.floor(f11.astype(np.float64) * 252.0)).astype(np.float32)  # fma.rm
+    f16 = -(f14 + np.float32(-12583039.0))  # exact
+    f18 = fma_f32(np.float32(np.uint32(0x3FB8AA3B).view(np.float32)), f7, f16)
+    f20 = fma_f32(np.float32(np.uint32(0x32A57060).view(np.float32)), f7, f18)
+    f21 = (f14.view(np.uint32) << np.uint32(23)).view(np.float32)
+    f22 = _ftz_f32(np.exp2(_ftz_f32(f20).astype(np.float64)).astype(np.float32))
+    return f4 * (f22 * f21)
+
+
+def _make_numba_gauss_sqrt(rng: np.random.Generator) -> Launch:
+    n, bs = 900, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5
+    scale = np.float32(0.37)
+    x = rng.uniform(-8, 8, total).astype(np.float32)
+    # zeros, a subnormal, 1, results near 1, underflow to a subnormal (t ~ -90) and to zero
+    x[:10] = [0.0, -0.0, 1e-40, 1.0, -1.0, 0.01, 15.6, -15.58, 30.0, -100.0]
+    out = np.full(total, SENTINEL_F32, dtype=np.float32)
+    exp = out.copy()
+    exp[:n] = gauss_sqrt_reference(x[:n], scale)
+    args = _numba_array(x, n) + [scale] + _numba_array(out, n)
+    return Launch((grid, 1, 1), (bs, 1, 1), args, [12], {12: exp})
+
+
+# Numba's mangled entry names (the hash-like part encodes the module and the argument types)
+NUMBA_VECTOR_ADD = (
+    "_ZN8__main__10vector_addB2v1B92cw51cXTLSUwv1sDUaKthoaNgoKmjgOR3W3CwAkMXLaJtQYkOIgxJU0gCqOkEJoHkbttqdVhoqlspQGNFHSgJ5"
+    "BnXagIAE5ArrayIfLi1E1C7mutable7alignedE5ArrayIfLi1E1C7mutable7alignedE5ArrayIfLi1E1C7mutable7alignedE"
+)
+NUMBA_GAUSS_SQRT = (
+    "_ZN8__main__10gauss_sqrtB2v4B92cw51cXTLSUwv1sDUaKthoaNgoKmjgOR3W3CwAkMXLaJtQYkOIgxJU0gCqOkEJoHkbttqdVhoqlspQGNFHSg"
+    "J5BnXagIAE5ArrayIfLi1E1C7mutable7alignedEf5ArrayIfLi1E1C7mutable7alignedE"
+)
+
 CASES: list[KernelCase] = [
     KernelCase("saxpy", "saxpy", "saxpy", _make_saxpy),
     KernelCase(
@@ -372,6 +660,29 @@ CASES: list[KernelCase] = [
     KernelCase("bit_ops_u32", "bit_ops", "_Z11bit_ops_u32iPKjS0_Pj", _make_bit_ops_u32),
     KernelCase("bit_ops_u64", "bit_ops", "bit_ops_u64", _make_bit_ops_u64),
     KernelCase("dp4a_dot", "bit_ops", "_Z8dp4a_dotiPKiS0_S0_PiPj", _make_dp4a),
+    KernelCase("gemm_tiled_f32", "gemm_simt", "_Z14gemm_tiled_f32iiiPKfS0_Pf", _make_gemm_f32),
+    KernelCase("gemm_tiled_alpha_beta", "gemm_simt", "_Z21gemm_tiled_alpha_betaiiiffPKfS0_Pf", _make_gemm_alpha_beta),
+    *(
+        KernelCase(name + suffix, "scan_sort", entry, make, ptx_file=ptx_file)
+        for suffix, ptx_file in (("", None), ("_lineinfo", "scan_sort.sm_80.lineinfo.ptx"))
+        for name, entry, make in (
+            ("scan_hillis_steele", "_Z28inclusive_scan_hillis_steeleiPKiPiS1_", _make_scan_hillis_steele),
+            ("scan_warp", "_Z19inclusive_scan_warpiPKiPi", _make_scan_warp),
+            ("scan_warp_1024", "_Z19inclusive_scan_warpiPKiPi", _make_scan_warp_1024),
+            ("bitonic_sort", "_Z18bitonic_sort_blockiPi", _make_bitonic_sort),
+        )
+    ),
+    KernelCase("llvm_vector_add", "vector_add", "vector_add", _make_llvm_vector_add, ptx_file="llvm/vector_add.ptx"),
+    KernelCase("llvm_saxpy_loop", "saxpy_loop", "saxpy_loop", _make_llvm_saxpy_loop, ptx_file="llvm/saxpy_loop.ptx"),
+    KernelCase("llvm_block_sum", "block_sum", "block_sum", _make_llvm_block_sum, ptx_file="llvm/block_sum.ptx"),
+    KernelCase("llvm_row_xor_sum", "row_xor_sum", "row_xor_sum", _make_llvm_row_xor_sum,
+               ptx_file="llvm/row_xor_sum.ptx"),
+    KernelCase("llvm_row_xor_sum_short", "row_xor_sum", "row_xor_sum", _make_llvm_row_xor_sum_short,
+               ptx_file="llvm/row_xor_sum.ptx"),
+    KernelCase("numba_vector_add", "vector_add", NUMBA_VECTOR_ADD, _make_numba_vector_add,
+               ptx_file="numba/vector_add.sm_80.ptx"),
+    KernelCase("numba_gauss_sqrt", "gauss_sqrt", NUMBA_GAUSS_SQRT, _make_numba_gauss_sqrt,
+               ptx_file="numba/gauss_sqrt.sm_80.ptx"),
 ]
 
 CASES_BY_NAME: dict[str, KernelCase] = {c.name: c for c in CASES}
@@ -380,7 +691,7 @@ CASES_BY_NAME: dict[str, KernelCase] = {c.name: c for c in CASES}
 if __name__ == "__main__":
     for case in CASES:
         grid, block, args, outputs, expected = case.make(np.random.default_rng(1234))
-        for arch in ARCHS:
+        for arch in case.archs:
             p = ptx_path(case, arch)
             assert p.exists(), p
             assert f".entry {case.entry}(" in p.read_text(), (case.entry, p)

@@ -17,7 +17,7 @@ from xcc.ir.interpreter import run_function
 
 sys.path.insert(0, str(Path(__file__).parent))
 from harness import run_case  # noqa: E402
-from kernel_cases import ARCHS, CASES, ptx_path  # noqa: E402
+from kernel_cases import CASES, case_params, ptx_path  # noqa: E402
 
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -58,18 +58,17 @@ def check_differential(case, arch: str, level: int) -> None:
 @pytest.mark.parametrize("level", [0, 3])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case_matches_numpy_reference(case, level):
-    check_reference(case, "sm_80", level)
+    check_reference(case, case.default_arch, level)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", case_params(CASES, "default"))
 def test_ir_and_isa_interpreters_agree(case):
-    check_differential(case, "sm_80", 3)
+    check_differential(case, case.default_arch, 3)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("level", [0, 1, 2, 3])
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case,arch", case_params(CASES))
 def test_matrix_reference_and_differential(case, arch, level):
     check_reference(case, arch, level)
     check_differential(case, arch, level)
