@@ -288,25 +288,28 @@ def test_constfold_matches_exact_reference(data, op, typ):
 
 
 def test_constfold_leaves_unsupported_folds_alone():
-    # fma.f64 has no semantics yet (UnsupportedError): the instruction stays for run time.
+    # rsqrt.approx.f64 has no semantics yet (UnsupportedError): the instruction stays for run time.
     text = HEADER + """
 .visible .entry k(.param .u64 out)
 {
-  .reg .f64 %fd<3>;
+  .reg .f64 %fd<4>;
   .reg .b64 %rd<2>;
   ld.param.u64 %rd1, [out];
-  fma.rn.f64 %fd1, 0d3FF0000000000000, 0d4000000000000000, 0d4008000000000000;
+  rsqrt.approx.f64 %fd1, 0d4000000000000000;
   add.f64 %fd2, 0d3FF0000000000000, 0d4000000000000000;
+  fma.rn.f64 %fd3, 0d3FF0000000000000, 0d4000000000000000, 0d4008000000000000;
   st.global.f64 [%rd1], %fd1;
   st.global.f64 [%rd1+8], %fd2;
+  st.global.f64 [%rd1+16], %fd3;
   ret;
 }
 """
     mod = PassManager(["constfold", "dce"], verify=True).run(_build(text, "f.ptx"))
     ops = [i.op for i in mod.functions[0].instructions()]
-    assert ops == ["ld_param", "fma", "st", "st", "ret"]
-    st2 = [i for i in mod.functions[0].instructions() if i.op == "st"][1]
+    assert ops == ["ld_param", "rsqrt", "st", "st", "st", "ret"]
+    st2, st3 = [i for i in mod.functions[0].instructions() if i.op == "st"][1:]
     assert isinstance(st2.args[1], Const) and st2.args[1].bits == 0x4008000000000000  # 1.0 + 2.0
+    assert isinstance(st3.args[1], Const) and st3.args[1].bits == 0x4014000000000000  # fma(1, 2, 3) = 5.0
 
 
 # --------------------------------------------------------------------------- the pass manager

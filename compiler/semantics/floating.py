@@ -1,11 +1,12 @@
 """Floating-point arithmetic (PTX ISA 9.0 section 9.7.3) with exact rounding.
 
-f32 results are computed exactly: the f64 product of two f32 values is exact,
-and TwoSum gives the exact residual of an f64 sum, so every f32 add, mul and
-fma is an exactly known value ``s + err`` that is rounded once, in the
-requested mode, through round-to-odd (Boldo & Melquiond, "Emulation of FMA
-and correctly rounded sums: proved algorithms using rounding to odd", 2008).
-f64 add/sub/mul/div/sqrt in round-to-nearest are numpy's IEEE operations.
+Every result is correctly rounded in the requested mode.  numpy has IEEE
+round-to-nearest f64 add/sub/mul/div/sqrt, which are used as they are; the
+rest (every fma, f32 add/sub/mul, and the directed modes .rz .rm .rp of
+add/sub/mul/div/sqrt/rcp) are the host CPU's own instructions, run in the
+requested rounding mode by the small JIT-compiled loops of
+:mod:`xcc.semantics.native` (checked exact on first use).  f32 rcp/sqrt in
+.rn are computed in f64 and rounded once, which is exact (2p + 2 <= 53).
 ``.ftz`` flushes subnormal inputs and results to sign-preserving zero (f32
 only, as in PTX); ``.sat`` clamps to [0, 1] with NaN -> +0.
 """
@@ -15,53 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.diagnostics import UnsupportedError
+from xcc.semantics import native
 from xcc.semantics.bits import UDTYPE, as_float, as_unsigned, from_float
 
 ROUNDINGS = ("rn", "rz", "rm", "rp")
 CANONICAL_NAN = {32: np.uint32(0x7FFFFFFF), 64: np.uint64(0x7FFFFFFFFFFFFFFF)}
-
-
-def _two_sum(a: np.ndarray, b: np.ndarray):
-    """Knuth's TwoSum: s = fl(a + b) and err with s + err == a + b exactly."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        s = a + b
-        bb = s - a
-        err = (a - (s - bb)) + (b - bb)
-    return s, np.where(np.isfinite(s), err, 0.0)
-
-
-def _round_exact_to_f32(s: np.ndarray, err: np.ndarray, mode: str, addends=None) -> np.ndarray:
-    """Round the exact value s + err (f64 pair, |err| tiny) to f32 in ``mode``.  ``addends`` are
-    the two operands of the sum, for the sign of an exact zero (IEEE 754-2019 6.3: -0 under
-    roundTowardNegative unless both addends are +0)."""
-    if mode == "rm" and addends is not None:
-        x, y = addends
-        exact_zero = (s == 0) & (err == 0)
-        both_pos_zero = (x == 0) & (y == 0) & ~np.signbit(x) & ~np.signbit(y)
-        s = np.where(exact_zero & ~both_pos_zero, -0.0, s)
-    bits = s.view(np.uint64)
-    inexact = (err != 0) & ((bits & np.uint64(1)) == 0)
-    toward = np.where(err > 0, np.inf, -np.inf)
-    s_odd = np.where(inexact, np.nextafter(s, toward), s)
-    with np.errstate(over="ignore"):
-        r = s_odd.astype(np.float32)
-    if mode == "rn":
-        return r
-    rd = r.astype(np.float64)
-    above = rd > s_odd  # rounded result lies above the exact value
-    below = rd < s_odd
-    if mode == "rz":
-        fix_down = above & (s_odd > 0)
-        fix_up = below & (s_odd < 0)
-    elif mode == "rm":
-        fix_down, fix_up = above, np.zeros_like(above)
-    elif mode == "rp":
-        fix_down, fix_up = np.zeros_like(above), below
-    else:
-        raise ValueError(mode)
-    r = np.where(fix_down, np.nextafter(r, np.float32(-np.inf)), r)
-    r = np.where(fix_up, np.nextafter(r, np.float32(np.inf)), r)
-    return r.astype(np.float32)
 
 
 def _ftz(x: np.ndarray) -> np.ndarray:
@@ -84,20 +43,12 @@ def _inputs(args, bits, ftz):
     return xs
 
 
-def _f64_only_rn(bits: int, rnd: str, what: str) -> None:
-    if bits == 64 and rnd != "rn":
-        raise UnsupportedError(f"{what}.{rnd}.f64 (directed rounding of f64) is not supported yet")
-
-
 def fadd(a, b, bits, rnd="rn", ftz=False, sat=False):
     """d = a + b rounded in ``rnd``."""
     x, y = _inputs((a, b), bits, ftz)
-    if bits == 32:
-        x64, y64 = x.astype(np.float64), y.astype(np.float64)
-        s, err = _two_sum(x64, y64)
-        return _finish(_round_exact_to_f32(s, err, rnd, (x64, y64)), bits, ftz, sat)
-    _f64_only_rn(bits, rnd, "add")
-    return _finish(x + y, bits, ftz, sat)
+    if bits == 64 and rnd == "rn":
+        return _finish(x + y, bits, ftz, sat)
+    return _finish(native.add(x, y, rnd), bits, ftz, sat)
 
 
 def fsub(a, b, bits, rnd="rn", ftz=False, sat=False):
@@ -106,27 +57,18 @@ def fsub(a, b, bits, rnd="rn", ftz=False, sat=False):
 
 
 def fmul(a, b, bits, rnd="rn", ftz=False, sat=False):
-    """d = a * b rounded in ``rnd`` (the f64 product of two f32 is exact)."""
+    """d = a * b rounded in ``rnd``."""
     x, y = _inputs((a, b), bits, ftz)
-    if bits == 32:
+    if bits == 64 and rnd == "rn":
         with np.errstate(over="ignore", invalid="ignore"):
-            p = x.astype(np.float64) * y.astype(np.float64)
-        return _finish(_round_exact_to_f32(p, np.zeros_like(p), rnd), bits, ftz, sat)
-    _f64_only_rn(bits, rnd, "mul")
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _finish(x * y, bits, ftz, sat)
+            return _finish(x * y, bits, ftz, sat)
+    return _finish(native.mul(x, y, rnd), bits, ftz, sat)
 
 
 def ffma(a, b, c, bits, rnd="rn", ftz=False, sat=False):
-    """d = a * b + c with a single rounding in ``rnd``."""
+    """d = a * b + c with a single rounding in ``rnd`` (the host's fused multiply-add)."""
     x, y, z = _inputs((a, b, c), bits, ftz)
-    if bits != 32:
-        raise UnsupportedError("fma.f64 is not supported yet (needs an exact 106-bit product)")
-    with np.errstate(over="ignore", invalid="ignore"):
-        p = x.astype(np.float64) * y.astype(np.float64)
-        z64 = z.astype(np.float64)
-        s, err = _two_sum(p, z64)
-    return _finish(_round_exact_to_f32(s, err, rnd, (p, z64)), bits, ftz, sat)
+    return _finish(native.fma(x, y, z, rnd), bits, ftz, sat)
 
 
 def _minmax(a, b, bits, ftz, pick_min: bool):
@@ -172,18 +114,19 @@ _UNARY = {
 
 
 def funary(op, a, bits, rnd="rn", ftz=False, sat=False):
-    """neg, abs (exact); rcp, sqrt (correctly rounded in ``rnd`` for .rn, computed in f64 and
-    rounded once for f32); rsqrt, ex2, lg2, sin, cos, tanh (.approx: f64 result rounded to
-    nearest, well inside PTX's documented error bounds)."""
+    """neg, abs (exact); rcp, sqrt (correctly rounded in ``rnd``: .rn f32 is computed in f64 and
+    rounded once, which is exact for both (2p+2 <= 53); directed modes are the host's); rsqrt, ex2,
+    lg2, sin, cos, tanh (.approx: f64 result rounded to nearest, well inside PTX's documented error
+    bounds)."""
     (x,) = _inputs((a,), bits, ftz)
     with np.errstate(all="ignore"):
         if op in ("neg", "abs"):
             return _finish(_UNARY[op](x), bits, ftz, sat)
+        if op in ("rcp", "sqrt") and rnd in native.ROUNDINGS and rnd != "rn":
+            r = native.sqrt(x, rnd) if op == "sqrt" else native.div(np.ones_like(x), x, rnd)
+            return _finish(r, bits, ftz, sat)
         if bits == 32:
-            r64 = _UNARY[op](x.astype(np.float64))
-            if op in ("rcp", "sqrt") and rnd != "rn":
-                raise UnsupportedError(f"{op}.{rnd}.f32 is not supported yet")
-            r = r64.astype(np.float32)
+            r = _UNARY[op](x.astype(np.float64)).astype(np.float32)
         else:
             if op not in ("rcp", "sqrt") or rnd != "rn":
                 raise UnsupportedError(f"{op}.{rnd}.f64 is not supported yet")
@@ -192,10 +135,11 @@ def funary(op, a, bits, rnd="rn", ftz=False, sat=False):
 
 
 def fdiv(a, b, bits, rnd="rn", ftz=False, sat=False):
-    """d = a / b; .rn is IEEE division (numpy), .approx/.full within 2 ulp (computed as .rn)."""
+    """d = a / b; .rn is IEEE division (numpy), .rz/.rm/.rp the host's, .approx/.full within 2 ulp
+    (computed as .rn)."""
     x, y = _inputs((a, b), bits, ftz)
-    if rnd not in ("rn", "approx", "full"):
-        _f64_only_rn(64, rnd, "div")
+    if rnd in native.ROUNDINGS and rnd != "rn":
+        return _finish(native.div(x, y, rnd), bits, ftz, sat)
     with np.errstate(all="ignore"):
         return _finish(x / y, bits, ftz, sat)
 
