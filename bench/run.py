@@ -43,7 +43,7 @@ def compile_times() -> list[tuple[str, float, float | None]]:
     rows = []
     ptxas = shutil.which("ptxas")
     for case in CASES:
-        path = ptx_path(case, "sm_80")
+        path = ptx_path(case, case.default_arch)  # ptxas -arch=sm_80 also takes the sm_70 LLVM files
         src = read_source(path)
         t_xcc = best_of(lambda: compile_module([src], CompileOptions(opt_level=3), kernels=[case.entry]))
         t_ptxas = None
@@ -59,7 +59,7 @@ def interpreter_throughput() -> list[tuple[str, int, int, float, float]]:
     for case in CASES:
         launch = case.make(np.random.default_rng(0))
         device = rt.Device()
-        fn = rt.load_module(ptx_path(case, "sm_80"), device=device).get_function(case.entry)
+        fn = rt.load_module(ptx_path(case, case.default_arch), device=device).get_function(case.entry)
         args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
         stats = fn.launch(launch.grid, launch.block, args)
         t = best_of(lambda: fn.launch(launch.grid, launch.block, args), 3)
@@ -94,7 +94,7 @@ def frontend_throughput() -> list[tuple[str, int, float, float | None]]:
 
 
 def cache_hit_latency() -> float:
-    path = ptx_path(CASES[0], "sm_80")
+    path = ptx_path(CASES[0], CASES[0].default_arch)
     text = path.read_text()
     rt.load_module(text).get_function(CASES[0].entry)  # miss: compile and store
     return best_of(lambda: rt.load_module(text).get_function(CASES[0].entry), 20)
