@@ -656,6 +656,101 @@ def _f2f_narrow(x: Binder):
     return lambda sel, idx, n: d(sel, convert(a(sel, n), 32, "f", 64, "f", rnd=rnd, ftz=ftz))
 
 
+@impl("FDIV")
+def _fdiv(x: Binder):
+    """Every prec computes xcc.semantics' division (correctly rounded), within PTX's bounds."""
+    a, b, d = x.r("a"), x.ric("b"), x.set_r()
+    rnd, ftz = x.mod("rnd").lower(), x.flag("FTZ")
+    return lambda sel, idx, n: d(sel, floating.fdiv(a(sel, n), b(sel, n), 32, rnd, ftz=ftz))
+
+
+@impl("FRND")
+def _frnd(x: Binder):
+    a, d = x.r("a"), x.set_r()
+    rnd, ftz = x.mod("rnd").lower(), x.flag("FTZ")
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), 32, "f", 32, "f", rnd=rnd, ftz=ftz))
+
+
+@impl("DRND")
+def _drnd(x: Binder):
+    a, d, rnd = x.w("a"), x.set_w(), x.mod("rnd").lower()
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), 64, "f", 64, "f", rnd=rnd))
+
+
+def _int_kind(x: Binder) -> str:
+    return "s" if x.mod("type") in ("S32", "S64") else "u"
+
+
+@impl("I2F.64", "I2F.F64", "I2F.F64.64")
+def _i2f_wide(x: Binder):
+    """Integer -> float where a side is 64 bits: I2F.64 (s64/u64 -> f32), I2F.F64 (32-bit -> f64),
+    I2F.F64.64 (64-bit -> f64)."""
+    mn = x.inst.mnemonic
+    src_bits, dst_bits = (32 if mn == "I2F.F64" else 64), (32 if mn == "I2F.64" else 64)
+    a = x.r("a") if src_bits == 32 else x.w("a")
+    d = x.set_r() if dst_bits == 32 else x.set_w()
+    kind = _int_kind(x)
+    rnd = x.mod("rnd").lower() if any(m.name == "rnd" for m in x.inst.d.mods) else None
+    rnd = None if rnd == "rn" else rnd
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), dst_bits, "f", src_bits, kind, rnd=rnd))
+
+
+@impl("F2I.64", "F2I.F64", "F2I.F64.64")
+def _f2i_wide(x: Binder):
+    """Float -> integer where a side is 64 bits: F2I.64 (f32 -> 64-bit), F2I.F64 (f64 -> 32-bit),
+    F2I.F64.64 (f64 -> 64-bit); saturating, NaN -> 0."""
+    mn = x.inst.mnemonic
+    src_bits, dst_bits = (32 if mn == "F2I.64" else 64), (32 if mn == "F2I.F64" else 64)
+    a = x.r("a") if src_bits == 32 else x.w("a")
+    d = x.set_r() if dst_bits == 32 else x.set_w()
+    kind, rnd = _int_kind(x), x.mod("rnd").lower()
+    ftz = x.flag("FTZ") if src_bits == 32 else False
+    return lambda sel, idx, n: d(sel, convert(a(sel, n), dst_bits, kind, src_bits, "f", rnd=rnd, ftz=ftz))
+
+
+@impl("DADD")
+def _dadd(x: Binder):
+    a, b, d = x.w("a"), x.wic("b"), x.set_w()
+    fn, rnd = (floating.fsub if x.flag("NEG_B") else floating.fadd), x.mod("rnd").lower()
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), b(sel, n), 64, rnd))
+
+
+@impl("DMUL")
+def _dmul(x: Binder):
+    a, b, d, rnd = x.w("a"), x.wic("b"), x.set_w(), x.mod("rnd").lower()
+    return lambda sel, idx, n: d(sel, floating.fmul(a(sel, n), b(sel, n), 64, rnd))
+
+
+@impl("DFMA")
+def _dfma(x: Binder):
+    a, b, c, d, rnd = x.w("a"), x.wic("b"), x.w("c"), x.set_w(), x.mod("rnd").lower()
+    return lambda sel, idx, n: d(sel, floating.ffma(a(sel, n), b(sel, n), c(sel, n), 64, rnd))
+
+
+@impl("DSETP")
+def _dsetp(x: Binder):
+    return _setp(x, x.w("a"), x.wic("b"), lambda cmp, a, b: compare(cmp, a, b, 64, "f"))
+
+
+@impl("DMNMX")
+def _dmnmx(x: Binder):
+    a, b, d = x.w("a"), x.wic("b"), x.set_w()
+    fn = floating.fmin if x.mod("minmax") == "MIN" else floating.fmax
+    return lambda sel, idx, n: d(sel, fn(a(sel, n), b(sel, n), 64))
+
+
+@impl("DDIV")
+def _ddiv(x: Binder):
+    a, b, d, rnd = x.w("a"), x.wic("b"), x.set_w(), x.mod("rnd").lower()
+    return lambda sel, idx, n: d(sel, floating.fdiv(a(sel, n), b(sel, n), 64, rnd))
+
+
+@impl("DSQRT")
+def _dsqrt(x: Binder):
+    a, d, rnd = x.w("a"), x.set_w(), x.mod("rnd").lower()
+    return lambda sel, idx, n: d(sel, floating.funary("sqrt", a(sel, n), 64, rnd))
+
+
 # ============================================================================= memory
 _SIZE = {"32": (4, "u"), "U8": (1, "u"), "S8": (1, "s"), "U16": (2, "u"), "S16": (2, "s")}
 
@@ -731,14 +826,33 @@ def _sts(x: Binder):
     return lambda sel, idx, n: ctx.smem.store(addr(sel, idx, n, width), _truncate(c(sel, n), width), width)
 
 
-_ATOM_KIND = {"U32": "u", "S32": "s", "F32": "f"}
+@impl("LDS.64")
+def _lds64(x: Binder):
+    addr, d, ctx = _shared_addr(x), x.set_w(), x.ctx
+    return lambda sel, idx, n: d(sel, ctx.smem.load(addr(sel, idx, n, 8), 8))
+
+
+@impl("STS.64")
+def _sts64(x: Binder):
+    addr, c, ctx = _shared_addr(x), x.w("c"), x.ctx
+    return lambda sel, idx, n: ctx.smem.store(addr(sel, idx, n, 8), c(sel, n), 8)
+
+
+_ATOM_KIND = {"U32": "u", "S32": "s", "F32": "f", "U64": "u", "S64": "s", "F64": "f"}
 
 
 def _atomic(x: Binder, space: str):
     op, kind = x.mod("op").lower(), _ATOM_KIND[x.mod("type")]
-    d, c, e, ctx = x.set_r(), x.r("c"), x.r("e"), x.ctx
+    width = 8 if x.inst.mnemonic.endswith(".64") else 4
+    if width == 8:
+        d, c, e = x.set_w(), x.w("c"), x.w("e")
+    else:
+        d, c, e = x.set_r(), x.r("c"), x.r("e")
+    ctx = x.ctx
     if kind == "f" and op not in ("add", "exch", "cas"):
-        return _raise(f"invalid atomic: {x.inst.mnemonic}.{x.mod('op')}.F32 is not defined on floats")
+        return _raise(f"invalid atomic: {x.inst.mnemonic}.{x.mod('op')}.{x.mod('type')} is not defined on floats")
+    if width == 8 and op in ("inc", "dec"):
+        return _raise(f"invalid atomic: {x.inst.mnemonic}.{x.mod('op')} is defined on 32 bits only")
     if space == "global":
         gaddr, mem = _global_addr(x), ctx.gmem
 
@@ -748,20 +862,20 @@ def _atomic(x: Binder, space: str):
         saddr, mem = _shared_addr(x), ctx.smem
 
         def where(sel, idx, n):
-            return saddr(sel, idx, n, 4)
+            return saddr(sel, idx, n, width)
 
     if op == "cas":  # c = compare, e = new value
-        return lambda sel, idx, n: d(sel, mem.atomic("cas", where(sel, idx, n), e(sel, n), 4, kind,
+        return lambda sel, idx, n: d(sel, mem.atomic("cas", where(sel, idx, n), e(sel, n), width, kind,
                                                      compare=c(sel, n)))
-    return lambda sel, idx, n: d(sel, mem.atomic(op, where(sel, idx, n), c(sel, n), 4, kind))
+    return lambda sel, idx, n: d(sel, mem.atomic(op, where(sel, idx, n), c(sel, n), width, kind))
 
 
-@impl("ATOMG")
+@impl("ATOMG", "ATOMG.64")
 def _atomg(x: Binder):
     return _atomic(x, "global")
 
 
-@impl("ATOMS")
+@impl("ATOMS", "ATOMS.64")
 def _atoms(x: Binder):
     return _atomic(x, "shared")
 
@@ -796,6 +910,31 @@ def _vote(x: Binder):
             pd(sel, warp.vote(mode, idx, p, mask))
 
     return run
+
+
+@impl("MATCH", "MATCH.64")
+def _match(x: Binder):
+    """PTX match.sync over the member mask e: :func:`xcc.semantics.warp.match`."""
+    a = x.r("a") if x.inst.mnemonic == "MATCH" else x.w("a")
+    e, d, pd, mode = x.r("e"), x.set_r(), x.set_p("pd"), x.mod("mode").lower()
+
+    def run(sel, idx, n):
+        mask, same = warp.match(mode, idx, a(sel, n), e(sel, n))
+        d(sel, mask)
+        pd(sel, same)
+
+    return run
+
+
+_REDUX = {"SUM": "add", "MIN": "min", "MAX": "max", "AND": "and", "OR": "or", "XOR": "xor"}
+
+
+@impl("REDUX")
+def _redux(x: Binder):
+    """PTX redux.sync over the member mask e: :func:`xcc.semantics.warp.redux`."""
+    a, e, d = x.r("a"), x.r("e"), x.set_r()
+    op, signed = _REDUX[x.mod("op")], x.mod("type") == "S32"
+    return lambda sel, idx, n: d(sel, warp.redux(op, idx, a(sel, n), e(sel, n), signed))
 
 
 _missing = sorted(set(TABLE) - set(IMPLS))

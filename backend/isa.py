@@ -123,19 +123,29 @@ F2I_TYPE = Mod("type", ("S32", "U32"))
 I2F_TYPE = Mod("type", ("S32", "U32"))
 FENCE_SCOPE = Mod("scope", ("CTA", "GPU", "SYS"))
 PRMT_MODE = Mod("mode", ("IDX", "F4E", "B4E", "RC8", "ECL", "ECR", "RC16"))
+FDIV_PREC = Mod("prec", ("RN", "FULL", "APPROX"))
+ATOM64_TYPE = Mod("type", ("U64", "S64", "F64"))
+MATCH_MODE = Mod("mode", ("ANY", "ALL"))
+REDUX_OP = Mod("op", ("SUM", "MIN", "MAX", "AND", "OR", "XOR"))
 
 D_R, D_W, D_P = Operand("d", "R", True), Operand("d", "W", True), Operand("pd", "P", True)
 A_R, A_W, B_RIC, B_WIC, C_R, C_W = (Operand("a", "R"), Operand("a", "W"), Operand("b", "RIC"),
                                     Operand("b", "WIC"), Operand("c", "R"), Operand("c", "W"))
 PA, PS, E_R, B_I = Operand("pa", "P"), Operand("ps", "P"), Operand("e", "R"), Operand("b", "I")
+E_W = Operand("e", "W")
 
 # Instructions with effects beyond their register results.
 EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
-                     "SHFL", "VOTE"})
+                     "SHFL", "VOTE", "STS.64", "ATOMG.64", "ATOMS.64", "MATCH", "MATCH.64", "REDUX"})
 
 # Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
 # every other class is variable and tracked with a scoreboard.
 FIXED_LATENCY_CLASSES = frozenset({"alu", "fma", "imad_wide", "branch", "fp64"})
+
+# What PTX allows f32 division (PTX ISA 9.0 section 9.7.3.8): .rn is correctly rounded; .full has a
+# maximum error of 2 ulp over the whole range; .approx 2 ulp for 2^-126 <= |b| <= 2^126 (and 0, or
+# NaN for an infinite a, when 2^126 < |b| < 2^128).  xcc.semantics computes all three correctly
+# rounded, which is within every bound; FDIV executes exactly that definition.
 
 _ROWS = [
     # mnemonic, operands, mods, pipe, latency class, SASS, semantics
@@ -237,6 +247,55 @@ _ROWS = [
     ("IDIV.64", (D_W, A_W, B_WIC), (Mod("op", ("DIV", "REM")), INT64_TYPE), "fma", "idiv",
      "CALL.REL to ptxas's 64-bit division subroutine (I2F.U64.RP, MUFU.RCP.64H, IMAD.WIDE refinement, "
      "corrections)", "d = a / b or a % b, truncating, 64-bit; x / 0 = ~0, x % 0 = x; multi-cycle"),
+    # Floating-point division, FP64 arithmetic and conversions, 64-bit atomics, match and redux
+    # (appended: opcodes stay stable).
+    ("FDIV", (D_R, A_R, B_RIC), (FDIV_PREC, RND, FTZ), "fma", "fdiv",
+     "sequence: RN/FULL: MUFU.RCP + FFMA refinement (d = a*r, e = fma(-b, d, a), d = fma(e, r, d)) with "
+     "FCHK + CALL.REL slow path for RN; APPROX: MUFU.RCP + FMUL",
+     "d = a / b rounded in rnd (every prec correctly rounded, within PTX's bounds: FULL and APPROX "
+     "allow 2 ulp); multi-cycle"),
+    ("FRND", (D_R, A_R), (F2I_RND, FTZ), "sfu", "sfu", "FRND / FRND.TRUNC / FRND.FLOOR / FRND.CEIL",
+     "d = a rounded to an integral f32 (PTX cvt.rni/rzi/rmi/rpi.f32.f32)"),
+    ("I2F.64", (D_R, A_W), (INT64_TYPE, RND), "sfu", "sfu", "I2F.S64 / I2F.U64", "d = f32(a), a 64-bit integer"),
+    ("F2I.64", (D_W, A_R), (INT64_TYPE, F2I_RND, FTZ), "sfu", "sfu", "F2I.S64 / F2I.U64",
+     "d = int64(round(a)), saturating, NaN -> 0"),
+    ("DADD", (D_W, A_W, B_WIC), (RND, NEG_B), "fp64", "fp64", "DADD", "d = a + (NEG_B ? -b : b), f64"),
+    ("DMUL", (D_W, A_W, B_WIC), (RND,), "fp64", "fp64", "DMUL", "d = a * b, f64"),
+    ("DFMA", (D_W, A_W, B_WIC, C_W), (RND,), "fp64", "fp64", "DFMA", "d = a * b + c, one rounding, f64"),
+    ("DSETP", (D_P, A_W, B_WIC, PS), (CMP_FLOAT, BOOL), "fp64", "fp64", "DSETP", "pd = (a cmp b) bool ps, f64"),
+    ("DMNMX", (D_W, A_W, B_WIC), (MINMAX,), "fp64", "fp64",
+     "DSETP.MIN/MAX + FSEL pair (sm_80/sm_90 have no DMNMX)",
+     "d = min|max(a, b) with PTX's NaN rules, f64"),
+    ("DDIV", (D_W, A_W, B_WIC), (RND,), "fp64", "ddiv",
+     "sequence: MUFU.RCP64H + DFMA Newton iterations + DFMA correction, FCHK-style range check and "
+     "CALL.REL slow path (div.rn.f64; rcp.rn.f64 is DDIV of 1.0)",
+     "d = a / b correctly rounded in rnd, f64; multi-cycle"),
+    ("DSQRT", (D_W, A_W), (RND,), "fp64", "ddiv",
+     "sequence: MUFU.RSQ64H + DFMA Newton iterations + DFMA correction, CALL.REL slow path",
+     "d = sqrt(a) correctly rounded in rnd, f64; multi-cycle"),
+    ("DRND", (D_W, A_W), (F2I_RND,), "fp64", "fp64", "FRND.F64 (.TRUNC/.FLOOR/.CEIL)",
+     "d = a rounded to an integral f64 (PTX cvt.rni/rzi/rmi/rpi.f64.f64)"),
+    ("F2I.F64", (D_R, A_W), (F2I_TYPE, F2I_RND), "fp64", "fp64", "F2I.F64 / F2I.U32.F64",
+     "d = int32(round(a)), saturating, NaN -> 0"),
+    ("F2I.F64.64", (D_W, A_W), (INT64_TYPE, F2I_RND), "fp64", "fp64", "F2I.S64.F64 / F2I.U64.F64",
+     "d = int64(round(a)), saturating, NaN -> 0"),
+    ("I2F.F64", (D_W, A_R), (I2F_TYPE,), "fp64", "fp64", "I2F.F64 / I2F.F64.U32", "d = f64(a) (exact)"),
+    ("I2F.F64.64", (D_W, A_W), (INT64_TYPE, RND), "fp64", "fp64", "I2F.F64.S64 / I2F.F64.U64",
+     "d = f64(a), a 64-bit integer"),
+    ("ATOMG.64", (D_W, A_W, B_I, C_W, E_W), (ATOM_OP, ATOM64_TYPE), "lsu", "lsu", "ATOMG.E.64 / RED.E.64",
+     "d = global[a + b]; global[a + b] = op(d, c[, e]), 64-bit  (CAS: c = compare, e = new)"),
+    ("ATOMS.64", (D_W, A_R, B_I, C_W, E_W), (ATOM_OP, ATOM64_TYPE), "lsu", "lsu", "ATOMS.64 / ATOMS.CAS.64",
+     "d = shared[a + b]; shared[a + b] = op(d, c[, e]), 64-bit"),
+    ("LDS.64", (D_W, A_R, B_I), (), "lsu", "lsu", "LDS.64", "d = shared[a + b], 64-bit"),
+    ("STS.64", (A_R, B_I, C_W), (), "lsu", "lsu", "STS.64", "shared[a + b] = c, 64-bit"),
+    ("MATCH", (D_R, D_P, A_R, E_R), (MATCH_MODE,), "alu", "shfl", "MATCH.ANY / MATCH.ALL",
+     "ANY: d = lanes of the warp taking part (in e) whose a equals this lane's; ALL: d = the taking-part "
+     "lanes if all their a are equal, else 0, pd = whether they are (PTX match.sync)"),
+    ("MATCH.64", (D_R, D_P, A_W, E_R), (MATCH_MODE,), "alu", "shfl", "MATCH.ANY.U64 / MATCH.ALL.U64",
+     "as MATCH on a 64-bit a"),
+    ("REDUX", (D_R, A_R, E_R), (REDUX_OP, INT_TYPE), "alu", "shfl",
+     "REDUX (to a uniform register) + MOV R, UR",
+     "d = op over a of the warp's lanes taking part (in e), wrapping add (PTX redux.sync)"),
 ]
 
 

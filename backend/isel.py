@@ -332,7 +332,9 @@ class InstructionSelector:
         d = self.vreg(inst.result)
         mods = {"NEG_B": "NEG_B"} if neg else {}
         if t.is_float:
-            self._f32(t)
+            if self._fbits(t) == 64:
+                self.emit("DADD", d=d, a=self.reg(a), b=self.src_b(b), mods={**mods, **self._dmods(inst)})
+                return
             self.emit("FADD", d=d, a=self.reg(a), b=self.src_b(b), mods={**mods, **self._fmods(inst)})
         elif inst.attrs.get("sat"):
             raise self.error(f"{inst.op}.sat.{t} is not supported by the backend yet")
@@ -348,6 +350,19 @@ class InstructionSelector:
     def _f32(self, t: ScalarType) -> None:
         if t.bits != 32:
             raise self.error(f"{t} arithmetic is not supported by the backend yet")
+
+    def _fbits(self, t: ScalarType) -> int:
+        """32 or 64 for f32 / f64 arithmetic; anything else is not selected yet."""
+        if t.bits not in (32, 64):
+            raise self.error(f"{t} arithmetic is not supported by the backend yet")
+        return t.bits
+
+    def _dmods(self, inst) -> dict:
+        """The RND modifier of an f64 instruction (PTX has no .ftz or .sat on f64 arithmetic)."""
+        if inst.attrs.get("sat") or inst.attrs.get("ftz"):
+            raise self.error(f"{inst.op}.{inst.type} with .sat or .ftz is not valid PTX")
+        rnd = inst.attrs.get("rnd", "rn")
+        return {"rnd": rnd.upper()} if rnd != "rn" else {}
 
     def _fmods(self, inst, rnd=True) -> dict:
         m = {}
@@ -372,7 +387,12 @@ class InstructionSelector:
         a, b = self._commute(inst.args[0], inst.args[1])
         d = self.vreg(inst.result)
         if t.is_float:
-            self._f32(t)
+            if self._fbits(t) == 64:
+                if c is None:
+                    self.emit("DMUL", d=d, a=self.reg(a), b=self.src_b(b), mods=self._dmods(inst))
+                else:
+                    self.emit("DFMA", d=d, a=self.reg(a), b=self.src_b(b), c=self.reg(c), mods=self._dmods(inst))
+                return
             if c is None:
                 self.emit("FMUL", d=d, a=self.reg(a), b=self.src_b(b), mods=self._fmods(inst))
             else:
@@ -414,12 +434,20 @@ class InstructionSelector:
         a, b = self._commute(*inst.args)
         d = self.vreg(inst.result)
         if t.is_float:
-            self._f32(t)
+            if self._fbits(t) == 64:
+                self.emit("DMNMX", d=d, a=self.reg(a), b=self.src_b(b), mods={"minmax": which})
+                return
             self.emit("FMNMX", d=d, a=self.reg(a), b=self.src_b(b),
                       mods={"minmax": which, **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})})
         elif self._check_int(inst) == 1 and t.bits == 32:
             self.emit("IMNMX", d=d, a=self.reg(a), b=self.src_b(b),
                       mods={"minmax": which, **({"type": "S32"} if t.kind == "s" else {})})
+        elif t.bits == 64:  # as ptxas: ISETP + ISETP.EX, then a SEL per half
+            take_a = new_vreg(0)
+            self.emit("ISETP.64", pd=take_a, a=self.reg(a), b=self.src_b(b), ps=(PT, False),
+                      mods={"cmp": "LT" if which == "MIN" else "GT", **({"type": "S64"} if t.kind == "s" else {})})
+            for i in (0, 1):
+                self.emit("SEL", d=Half(d, i), a=self.half_reg(a, i), b=self.half(b, i), ps=(take_a, False))
         else:
             raise self.error(f"{inst.op}.{t} is not supported yet")
 
@@ -489,19 +517,33 @@ class InstructionSelector:
     def op_neg(self, inst):
         d = self.vreg(inst.result)
         if inst.type.is_float:
-            self._f32(inst.type)
-            self.emit("LOP3", d=d, a=self.reg(inst.args[0]), b=Imm(0x80000000), c=RZ, mods={"lut": f"{LUT_XOR:#04x}"})
+            self._sign_op(inst, d, 0x80000000, LUT_XOR)
         elif self._check_int(inst) == 2:
             self.emit("IADD.64", d=d, a=RZ, b=self.reg(inst.args[0]), mods={"NEG_B": "NEG_B"})
         else:
             self.emit("IADD3", d=d, a=RZ, b=self.src_b(inst.args[0]), c=RZ, mods={"NEG_B": "NEG_B"})
             self._narrow(inst, d)
 
+    def _sign_op(self, inst, d, mask: int, lut: int) -> None:
+        """neg/abs of a float: one LOP3 on the word holding the sign (the low word of f64 is copied).
+        ``.ftz`` (f32 only) flushes a subnormal input first, as neg.ftz/abs.ftz define."""
+        a = inst.args[0]
+        if self._fbits(inst.type) == 64:
+            self.emit("MOV", d=Half(d, 0), b=self.half(a, 0))
+            self.emit("LOP3", d=Half(d, 1), a=self.half_reg(a, 1), b=Imm(mask), c=RZ, mods={"lut": f"{lut:#04x}"})
+            return
+        src = self.reg(a)
+        if inst.attrs.get("ftz"):  # zero or subnormal (FSETP.FTZ sees 0) -> its sign alone; NaNs keep their bits
+            tiny, sign, src = new_vreg(0), new_vreg(1), new_vreg(1)
+            self.emit("FSETP", pd=tiny, a=self.reg(a), b=RZ, ps=(PT, False), mods={"cmp": "EQ", "FTZ": "FTZ"})
+            self.emit("LOP3", d=sign, a=self.reg(a), b=Imm(0x80000000), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+            self.emit("SEL", d=src, a=sign, b=self.reg(a), ps=(tiny, False))
+        self.emit("LOP3", d=d, a=src, b=Imm(mask), c=RZ, mods={"lut": f"{lut:#04x}"})
+
     def op_abs(self, inst):
         d = self.vreg(inst.result)
         if inst.type.is_float:
-            self._f32(inst.type)
-            self.emit("LOP3", d=d, a=self.reg(inst.args[0]), b=Imm(0x7FFFFFFF), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+            self._sign_op(inst, d, 0x7FFFFFFF, LUT_AND)
         elif self._check_int(inst) == 1 and inst.type.bits == 32:
             self.emit("IABS", d=d, a=self.reg(inst.args[0]))
         else:
@@ -688,10 +730,25 @@ class InstructionSelector:
     def op_rem(self, inst):
         self._idiv(inst, "REM")
 
+    def _fdiv(self, inst, a, b) -> None:
+        """div.{rn,rz,rm,rp,full,approx}[.ftz].f32 -> FDIV; div.{rnd}.f64 -> DDIV."""
+        d = self.vreg(inst.result)
+        if self._fbits(inst.type) == 64:
+            self.emit("DDIV", d=d, a=self.reg(a), b=self.src_b(b), mods=self._dmods(inst))
+            return
+        prec = "APPROX" if inst.attrs.get("approx") else "FULL" if inst.attrs.get("full") else "RN"
+        mods = {**self._fmods(inst), **({"prec": prec} if prec != "RN" else {})}
+        if mods.pop("SAT", None):
+            raise self.error("div.sat.f32 is not valid PTX")
+        self.emit("FDIV", d=d, a=self.reg(a), b=self.src_b(b), mods=mods)
+
     def _idiv(self, inst, op: str):
         t = inst.type
         if t.is_float:
-            raise self.error(f"{inst.op}.{t} is not supported by the backend yet")
+            if op != "DIV":
+                raise self.error(f"rem.{t} is not valid PTX")
+            self._fdiv(inst, *inst.args)
+            return
         a, b = inst.args
         d = self.vreg(inst.result)
         signed = t.kind == "s"
@@ -707,7 +764,22 @@ class InstructionSelector:
         self._narrow(inst, d)
 
     def _mufu(self, inst):
+        if inst.type.is_float and self._fbits(inst.type) == 64:
+            if inst.op == "sqrt":
+                self.emit("DSQRT", d=self.vreg(inst.result), a=self.reg(inst.args[0]), mods=self._dmods(inst))
+            elif inst.op == "rcp":  # 1 / a, correctly rounded (rcp.approx.ftz.f64 too: the semantics' choice)
+                one = Const(ptx_type("f64"), 0x3FF0000000000000)
+                rnd = inst.attrs.get("rnd", "rn")
+                mods = {"rnd": rnd.upper()} if rnd != "rn" else {}
+                self.emit("DDIV", d=self.vreg(inst.result), a=self.reg(one), b=self.reg(inst.args[0]), mods=mods)
+            else:
+                raise self.error(f"{inst.op}.f64 is not supported by the backend yet")
+            return
         self._f32(inst.type)
+        if inst.op == "rcp" and inst.attrs.get("rnd", "rn") != "rn":  # directed: 1 / a in that mode
+            one = Const(ptx_type("f32"), 0x3F800000)
+            self._fdiv(inst, one, inst.args[0])
+            return
         exact = inst.op in ("rcp", "sqrt") and not inst.attrs.get("approx")
         mods = {"fn": MUFU[inst.op], **({"prec": "RN"} if exact else {}),
                 **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})}
@@ -722,7 +794,7 @@ class InstructionSelector:
         t = inst.type
         a, b = inst.args[0], inst.args[1]
         if t.is_float:
-            self._f32(t)
+            self._fbits(t)
             cmp = FLOAT_CMP[inst.attrs["cmp"]]
         else:
             cmp = INT_CMP[inst.attrs["cmp"]]
@@ -739,6 +811,9 @@ class InstructionSelector:
         else:
             ps = (PT, False)
         d = self.vreg(inst.result)
+        if t.is_float and t.bits == 64:
+            self.emit("DSETP", pd=d, a=self.reg(a), b=self.src_b(b), ps=ps, mods=mods)
+            return
         if t.is_float:
             if inst.attrs.get("ftz"):
                 mods["FTZ"] = "FTZ"
@@ -781,32 +856,70 @@ class InstructionSelector:
         a = inst.args[0]
         d = self.vreg(inst.result)
         rnd = inst.attrs.get("rnd")
+        ftz = {"FTZ": "FTZ"} if inst.attrs.get("ftz") else {}
         if inst.attrs.get("sat") and not (dt.is_float and st.is_float):
             raise self.error(f"cvt.sat.{dt}.{st} is not supported yet")
+        if dt.is_float and dt.bits not in (32, 64) or st.is_float and st.bits not in (32, 64):
+            raise self.error(f"cvt.{dt}.{st} is not supported yet")
         if not dt.is_float and not st.is_float:
             self._cvt_int(d, a, dt, st)
         elif dt.is_float and not st.is_float:
-            if dt.bits != 32 or st.bits != 32:
-                raise self.error(f"cvt.{dt}.{st} is not supported yet")
-            self.emit("I2F", d=d, a=self.reg(a), mods={**({"type": "U32"} if st.kind != "s" else {}),
-                                                        **({"rnd": rnd.upper()} if rnd and rnd != "rn" else {})})
+            self._cvt_i2f(d, a, dt, st, rnd)
         elif not dt.is_float:
-            if st.bits != 32 or dt.bits != 32:
-                raise self.error(f"cvt.{dt}.{st} is not supported yet")
-            self.emit("F2I", d=d, a=self.reg(a), mods={**({"type": "U32"} if dt.kind == "u" else {}),
-                                                        "rnd": (rnd or "rzi").upper(),
-                                                        **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})})
+            self._cvt_f2i(d, a, dt, st, (rnd or "rzi").upper(), ftz)
         elif dt.bits == 64 and st.bits == 32:
-            self.emit("F2F.F64.F32", d=d, a=self.reg(a))
+            src = self.reg(a)
+            if ftz:  # cvt.ftz.f64.f32 flushes a subnormal input: a + (-0.0) with FTZ is exact otherwise
+                src = new_vreg(1)
+                self.emit("FADD", d=src, a=self.reg(a), b=Imm(0x80000000), mods=ftz)
+            self.emit("F2F.F64.F32", d=d, a=src)
         elif dt.bits == 32 and st.bits == 64:
-            self.emit("F2F.F32.F64", d=d, a=self.reg(a), mods={**({"rnd": rnd.upper()} if rnd and rnd != "rn" else {}),
-                                                                **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})})
+            self.emit("F2F.F32.F64", d=d, a=self.reg(a),
+                      mods={**({"rnd": rnd.upper()} if rnd and rnd != "rn" else {}), **ftz})
+        elif rnd in ("rni", "rzi", "rmi", "rpi") and not inst.attrs.get("sat"):  # round to integral
+            if dt.bits == 64:
+                self.emit("DRND", d=d, a=self.reg(a), mods={"rnd": rnd.upper()})
+            else:
+                self.emit("FRND", d=d, a=self.reg(a), mods={"rnd": rnd.upper(), **ftz})
         elif dt == st and not rnd and not (inst.attrs.get("sat") or inst.attrs.get("ftz")):
             self.alias(inst.result, a)
         elif dt == st and dt.bits == 32 and not rnd:  # cvt.sat/.ftz.f32.f32: a + (-0.0) is exact
             self.emit("FADD", d=d, a=self.reg(a), b=Imm(0x80000000), mods=self._fmods(inst, rnd=False))
         else:
             raise self.error(f"cvt.{rnd + '.' if rnd else ''}{dt}.{st} is not supported yet")
+
+    def _int_operand(self, a: Value, st: ScalarType):
+        """An integer source in a register of its width; 8/16-bit values extended to 32 bits by kind."""
+        if st.bits < 32 and st.kind == "s":
+            return self._sext(a, st.bits)
+        return self.reg(a)
+
+    def _cvt_i2f(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType, rnd: str | None):
+        """I2F (32-bit -> f32), I2F.64 (64-bit -> f32), I2F.F64 (32-bit -> f64, exact), I2F.F64.64."""
+        signed = st.kind == "s"
+        rmod = {"rnd": rnd.upper()} if rnd and rnd != "rn" else {}
+        src = self._int_operand(a, st)
+        if st.bits == 64:
+            mn = "I2F.F64.64" if dt.bits == 64 else "I2F.64"
+            self.emit(mn, d=d, a=src, mods={**({"type": "S64"} if signed else {}), **rmod})
+        elif dt.bits == 64:
+            self.emit("I2F.F64", d=d, a=src, mods={"type": "U32"} if not signed else {})
+        else:
+            self.emit("I2F", d=d, a=src, mods={**({"type": "U32"} if not signed else {}), **rmod})
+
+    def _cvt_f2i(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType, rnd: str, ftz: dict):
+        """F2I (f32 -> 32-bit), F2I.64 (f32 -> 64-bit), F2I.F64 (f64 -> 32-bit), F2I.F64.64."""
+        if dt.bits not in (32, 64):
+            raise self.error(f"cvt.{dt}.{st} is not supported yet")
+        signed = dt.kind == "s"
+        if dt.bits == 64:
+            mn = "F2I.F64.64" if st.bits == 64 else "F2I.64"
+            self.emit(mn, d=d, a=self.reg(a), mods={**({"type": "S64"} if signed else {}), "rnd": rnd,
+                                                     **(ftz if st.bits == 32 else {})})
+        elif st.bits == 64:
+            self.emit("F2I.F64", d=d, a=self.reg(a), mods={**({"type": "U32"} if not signed else {}), "rnd": rnd})
+        else:
+            self.emit("F2I", d=d, a=self.reg(a), mods={**({"type": "U32"} if not signed else {}), "rnd": rnd, **ftz})
 
     def _cvt_int(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType):
         if dt.bits == 64:
@@ -876,9 +989,7 @@ class InstructionSelector:
         d = self.vreg(inst.result)
         w = width_of(inst.type)
         if w == 2:
-            if prefix != "G":
-                raise self.error("64-bit shared loads are not supported yet")
-            self.emit("LDG.64", d=d, a=a, b=off)
+            self.emit(f"LD{prefix}.64", d=d, a=a, b=off)
             return
         if width_of(inst.result.type) == 2:
             raise self.error("loading a narrow type into a 64-bit register is not supported yet")
@@ -890,23 +1001,24 @@ class InstructionSelector:
         prefix, a, off, mods = self._mem(inst)
         v = inst.args[1]
         if width_of(inst.type) == 2:
-            if prefix != "G":
-                raise self.error("64-bit shared stores are not supported yet")
-            self.emit("STG.64", a=a, b=off, c=self.reg(v))
+            self.emit(f"ST{prefix}.64", a=a, b=off, c=self.reg(v))
             return
         self.emit(f"ST{prefix}", a=a, b=off, c=self.reg(v), mods=mods)
 
     def op_atom(self, inst):
+        """atom/red on global or shared memory: ATOMG/ATOMS (32-bit), ATOMG.64/ATOMS.64 (64-bit); a red,
+        or an atom whose result is unused, writes RZ."""
         prefix, a, off, _ = self._mem(inst)
         t = inst.type
-        if t.bits != 32:
+        if t.bits not in (32, 64):
             raise self.error(f"atom.{t} is not supported yet")
         op = inst.attrs["atom_op"].upper()
-        typ = {"u": "U32", "b": "U32", "s": "S32", "f": "F32"}[t.kind]
+        wide = t.bits == 64
+        typ = {"u": "U", "b": "U", "s": "S", "f": "F"}[t.kind] + str(t.bits)
         c = self.reg(inst.args[1])
         e = self.reg(inst.args[2]) if op == "CAS" else RZ
         d = self.vreg(inst.result) if inst.result is not None else RZ
-        self.emit(f"ATOM{prefix}", d=d, a=a, b=off, c=c, e=e, mods={"op": op, "type": typ})
+        self.emit(f"ATOM{prefix}" + (".64" if wide else ""), d=d, a=a, b=off, c=c, e=e, mods={"op": op, "type": typ})
 
     # ----------------------------------------------------------------- synchronisation and warps
     def op_bar_sync(self, inst):
@@ -937,6 +1049,22 @@ class InstructionSelector:
         else:
             self.emit("VOTE", d=RZ, pd=d, ps=self.pred_src(p), e=self.reg(mask),
                       mods={"mode": {"all": "ALL", "any": "ANY", "uni": "EQ"}[mode]})
+
+    def op_match(self, inst):
+        """match.{any,all}.sync: MATCH (b32) or MATCH.64 (b64); match.all's predicate is pd."""
+        a, mask = inst.args
+        mn = "MATCH.64" if width_of(inst.type) == 2 else "MATCH"
+        mods = {"mode": inst.attrs["mode"].upper()}
+        if inst.attrs.get("pred"):
+            self.emit(mn, d=RZ, pd=self.vreg(inst.result), a=self.reg(a), e=self.reg(mask), mods=mods)
+        else:
+            self.emit(mn, d=self.vreg(inst.result), pd=PT, a=self.reg(a), e=self.reg(mask), mods=mods)
+
+    def op_redux(self, inst):
+        a, mask = inst.args
+        op = {"add": "SUM"}.get(inst.attrs["redop"], inst.attrs["redop"].upper())
+        self.emit("REDUX", d=self.vreg(inst.result), a=self.reg(a), e=self.reg(mask),
+                  mods={"op": op, **({"type": "S32"} if inst.type.kind == "s" else {})})
 
     def op_activemask(self, inst):
         ones = new_vreg(1)

@@ -15,10 +15,11 @@ from typing import TextIO
 from xcc.backend.codegen import BackendOptions, compile_function
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.objfile import ObjectFile
-from xcc.diagnostics import LinkError, XccError
+from xcc.diagnostics import UnsupportedError, XccError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
-from xcc.ir.core import Module
+from xcc.ir.core import Function, Module
+from xcc.ir.link import link_modules
 from xcc.passes import PassManager, pipeline_for_level
 
 ARCHS = ("xg1",)
@@ -96,21 +97,18 @@ def _decode(data: bytes, name: str) -> str:
 
 
 def frontend(sources: list[Source]) -> Module:
-    """Parse and build IR for every source; kernels of all sources form one module."""
-    modules = [build_module(parse(s.text, s.name)) for s in sources]
-    if len(modules) == 1:
-        return modules[0]
-    merged = Module([], [], {}, modules[0].filename)
-    seen: dict[str, str] = {}
-    for m in modules:
-        for f in m.functions:
-            if f.name in seen:
-                raise LinkError(f"duplicate kernel '{f.name}' in {seen[f.name]} and {m.filename}", f.loc)
-            seen[f.name] = m.filename
-            merged.functions.append(f)
-        merged.variables += m.variables
-        merged.source_files.update(m.source_files)
-    return merged
+    """Parse and build IR for every source and link them (:func:`xcc.ir.link.link_modules`): one
+    module whose ``.extern`` functions and variables are resolved; a kernel defined twice, or a used
+    symbol that is unresolved or defined twice, is a :class:`LinkError`."""
+    return link_modules([build_module(parse(s.text, s.name)) for s in sources])
+
+
+def _refuse_calls(fn: Function) -> None:
+    """The xg1 backend has no calling convention yet (issue 5): a kernel that calls is refused at the call."""
+    call = next((i for i in fn.instructions() if i.op == "call"), None)
+    if call is not None:
+        raise UnsupportedError(f"kernel '{fn.name}' calls device function '{call.attrs['callee']}': calls are not "
+                               "supported by the xg1 backend yet (run it with engine='ir')", call.loc)
 
 
 def optimise(module: Module, options: CompileOptions, print_after: str | None = None,
@@ -125,12 +123,15 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     """Compile ``kernels`` (all when None) of the PTX ``sources`` into one object file."""
     machine = machine or load_machine(options.machine)
     module = frontend(sources)
-    names = [f.name for f in module.functions]
+    names = [f.name for f in module.functions if f.is_entry]
     if kernels is not None:
         missing = [k for k in kernels if k not in names]
         if missing:
             raise XccError(f"no kernel named '{missing[0]}' (the PTX defines: {', '.join(names) or 'none'})")
-        module.functions = [f for f in module.functions if f.name in kernels]
+    chosen = [f for f in module.functions if f.is_entry and (kernels is None or f.name in kernels)]
+    for fn in chosen:
+        _refuse_calls(fn)
+    module.functions = chosen
     optimise(module, options, print_after, out)
     images = {}
     backend = BackendOptions(max_registers=options.max_registers)

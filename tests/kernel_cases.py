@@ -626,6 +626,153 @@ def _make_numba_gauss_sqrt(rng: np.random.Generator) -> Launch:
     return Launch((grid, 1, 1), (bs, 1, 1), args, [12], {12: exp})
 
 
+# ---------------------------------------------------------------- f64, 64-bit atomics, match and redux
+
+
+def fma_f64(a, x, y) -> np.ndarray:
+    """Correctly rounded float64 fma(a, x, y), element by element with exact rationals."""
+    from fractions import Fraction
+
+    a, x, y = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64), np.asarray(y, np.float64))
+    out = np.empty(a.shape, np.float64)
+    for k in np.ndindex(a.shape):
+        if not (np.isfinite(a[k]) and np.isfinite(x[k]) and np.isfinite(y[k])):
+            out[k] = a[k] * x[k] + y[k]
+            continue
+        exact = Fraction(float(a[k])) * Fraction(float(x[k])) + Fraction(float(y[k]))
+        out[k] = float(exact) if exact != 0 else a[k] * x[k] + y[k]  # float(Fraction) rounds to nearest even
+    return out
+
+
+def _make_daxpy_fma(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5
+    a = np.float64(rng.standard_normal())
+    x = rng.standard_normal(total) * 2.0 ** rng.integers(-40, 40, total)
+    y = rng.standard_normal(total) * 2.0 ** rng.integers(-40, 40, total)
+    exp = y.copy()
+    exp[:n] = fma_f64(a, x[:n], y[:n])
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, x, y], [3], {3: exp})
+
+
+def _make_f64_ops(rng: np.random.Generator) -> Launch:
+    n, bs = 900, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs + 5
+    x = rng.uniform(-50, 50, total)
+    y = rng.uniform(-2, 10, total)
+    x[:6] = [0.0, -0.0, 1e-310, -4.0, 2.5, 1e6]
+    out = np.full(total, -12345.5)
+    out_f32 = np.full(total, SENTINEL_F32, np.float32)
+    out_i64 = np.full(total, -1, np.int64)
+    exp, exp_f32, exp_i64 = out.copy(), out_f32.copy(), out_i64.copy()
+    a, b = x[:n], y[:n]
+    with np.errstate(all="ignore"):
+        r = np.sqrt(np.abs(a)) + a / (b + 3.0) - a * b
+    exp[:n] = r
+    exp_f32[:n] = r.astype(np.float32)
+    exp_i64[:n] = np.floor(r * 1000.0).astype(np.int64)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), x, y, out, out_f32, out_i64], [3, 4, 5],
+                  {3: exp, 4: exp_f32, 5: exp_i64})
+
+
+def _make_dnorm_i64(rng: np.random.Generator) -> Launch:
+    n, bs, grid = 3000, 64, 5
+    threads = bs * grid
+    x = rng.standard_normal(n + 7)
+    partial = np.full(threads, -12345.5)
+    exp = np.zeros(threads)
+    for t in range(threads):
+        acc = np.zeros(1)
+        for i in range(t, n, threads):
+            acc = fma_f64(x[i], x[i], acc)
+        exp[t] = acc[0]
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int64(n), x, partial], [2], {2: exp})
+
+
+def _make_atomic_add_u64(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 128
+    grid = _ceil_div(n, bs)
+    x = rng.integers(0, 2**64, grid * bs, dtype=np.uint64)
+    total = np.array([0x123456789ABCDEF0, 0xDEADBEEFDEADBEEF], np.uint64)
+    exp = total.copy()
+    exp[0] = np.uint64((int(total[0]) + sum(int(v) for v in x[:n])) % 2**64)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), x, total], [2], {2: exp})
+
+
+def _make_atomic_add_f64(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 128  # integer-valued doubles: every order of additions gives the same sum
+    grid = _ceil_div(n, bs)
+    x = rng.integers(-(2**30), 2**30, grid * bs).astype(np.float64)
+    total = np.array([0.5, -12345.5])
+    exp = total.copy()
+    exp[0] = total[0] + x[:n].sum()
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), x, total], [2], {2: exp})
+
+
+def _make_warp_match_any(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 128  # the last warp is partly out of range (key -1)
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    keys = rng.integers(0, 5, total).astype(np.int32)
+    keys[:32] = 7  # one warp with a single group
+    size = np.full(total, SENTINEL_I32, np.int32)
+    leader = np.full(total, SENTINEL_I32, np.int32)
+    exp_size, exp_leader = size.copy(), leader.copy()
+    k = np.where(np.arange(total) < n, keys, -1)
+    for w0 in range(0, total, 32):
+        kw = k[w0:w0 + 32]
+        for lane in range(32):
+            i = w0 + lane
+            if i >= n:
+                continue
+            same = np.flatnonzero(kw == kw[lane])
+            exp_size[i] = same.size
+            exp_leader[i] = int(same[0] == lane)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), keys, size, leader], [2, 3], {2: exp_size, 3: exp_leader})
+
+
+def _make_warp_redux(rng: np.random.Generator) -> Launch:
+    n, bs = 1000, 128
+    grid = _ceil_div(n, bs)
+    total = grid * bs
+    x = rng.integers(0, 2**32, total, dtype=np.uint32)
+    x[:32] >>= np.uint32(20)
+    nw = total // 32
+    outs = [np.full(nw, SENTINEL_U32, np.uint32) for _ in range(4)]
+    exps = [o.copy() for o in outs]
+    v = np.where(np.arange(total) < n, x, 0).astype(np.uint64).reshape(nw, 32)
+    valid = (np.arange(total) < n).reshape(nw, 32)
+    exps[0][:] = (v.sum(axis=1) & 0xFFFFFFFF).astype(np.uint32)
+    exps[1][:] = np.where(valid, v, 0xFFFFFFFF).min(axis=1).astype(np.uint32)
+    exps[2][:] = v.max(axis=1).astype(np.uint32)
+    exps[3][:] = np.bitwise_or.reduce(v, axis=1).astype(np.uint32)
+    return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), x, *outs], [2, 3, 4, 5],
+                  {2 + k: e for k, e in enumerate(exps)})
+
+
+def _make_numba_poly_clip(rng: np.random.Generator) -> Launch:
+    n, bs, grid = 1500, 128, 4  # a grid-stride loop: fewer threads than elements
+    x = rng.uniform(-2, 2, n + 3).astype(np.float32)
+    coeffs = rng.standard_normal(6).astype(np.float32)
+    lo, hi = np.float32(-1.5), np.float32(2.25)
+    out = np.full(n + 3, SENTINEL_F32, np.float32)
+    exp = out.copy()
+    acc = np.zeros(n, np.float32)
+    for c in coeffs:
+        acc = fma_f32(x[:n], acc, np.full(n, c, np.float32))
+    exp[:n] = np.where(acc < lo, lo, np.where(acc > hi, hi, acc))
+    args = _numba_array(x, n) + _numba_array(coeffs, coeffs.size) + [lo, hi] + _numba_array(out, n)
+    return Launch((grid, 1, 1), (bs, 1, 1), args, [20], {20: exp})
+
+
+NUMBA_POLY_CLIP = (
+    "_ZN8__main__9poly_clipB2v2B92cw51cXTLSUwv1sDUaKthoaNgoKmjgOR3W3CwAkMXLaJtQYkOIgxJU0gCqOkEJoHkbttqdVhoqlspQGNFHSgJ5"
+    "BnXagIAE5ArrayIfLi1E1C7mutable7alignedE5ArrayIfLi1E1C7mutable7alignedEff5ArrayIfLi1E1C7mutable7alignedE"
+)
+
+
 # Numba's mangled entry names (the hash-like part encodes the module and the argument types)
 NUMBA_VECTOR_ADD = (
     "_ZN8__main__10vector_addB2v1B92cw51cXTLSUwv1sDUaKthoaNgoKmjgOR3W3CwAkMXLaJtQYkOIgxJU0gCqOkEJoHkbttqdVhoqlspQGNFHSgJ5"
@@ -683,6 +830,15 @@ CASES: list[KernelCase] = [
                ptx_file="numba/vector_add.sm_80.ptx"),
     KernelCase("numba_gauss_sqrt", "gauss_sqrt", NUMBA_GAUSS_SQRT, _make_numba_gauss_sqrt,
                ptx_file="numba/gauss_sqrt.sm_80.ptx"),
+    KernelCase("daxpy_fma", "math_f64", "_Z9daxpy_fmaidPKdPd", _make_daxpy_fma),
+    KernelCase("f64_ops", "math_f64", "_Z7f64_opsiPKdS0_PdPfPx", _make_f64_ops),
+    KernelCase("dnorm_i64", "math_f64", "_Z9dnorm_i64xPKdPd", _make_dnorm_i64),
+    KernelCase("atomic_add_u64", "atomics", "_Z14atomic_add_u64iPKyPy", _make_atomic_add_u64),
+    KernelCase("atomic_add_f64", "atomics", "_Z14atomic_add_f64iPKdPd", _make_atomic_add_f64),
+    KernelCase("warp_match_any", "warp_vote", "_Z14warp_match_anyiPKiPiS1_", _make_warp_match_any),
+    KernelCase("warp_redux", "warp_vote", "warp_redux", _make_warp_redux),
+    KernelCase("numba_poly_clip", "poly_clip", NUMBA_POLY_CLIP, _make_numba_poly_clip,
+               ptx_file="numba/poly_clip.sm_80.ptx"),
 ]
 
 CASES_BY_NAME: dict[str, KernelCase] = {c.name: c for c in CASES}

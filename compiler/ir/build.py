@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from xcc.diagnostics import SourceLoc, UnsupportedError
 from xcc.frontend import ast
 from xcc.ir.core import Block, Const, Function, Instruction, Module, Param, Phi, Value, Variable
-from xcc.ir.lower import InstLowering
+from xcc.ir.lower import InstLowering, _imm_bits
 from xcc.ir.scopes import FlatInst, FlatLabel, RegVar, flatten
 from xcc.ir.types import ptx_type
 
@@ -39,17 +39,19 @@ class _ProtoBlock:
 
 
 def build_module(mod: ast.Module) -> Module:
-    """The IR module for a parsed PTX module (functions without a body are declarations)."""
+    """The IR module for a parsed PTX module: kernels and device functions; functions without a
+    body are declarations (``Module.declarations``), resolved by :mod:`xcc.ir.link`."""
     variables = [_variable(v) for v in mod.variables]
-    functions = []
+    functions, declarations = [], {}
+    defined = {fn.name for fn in mod.functions if fn.body is not None}
     for fn in mod.functions:
         if fn.body is None:
+            if fn.name not in defined:
+                declarations.setdefault(fn.name, fn.loc)
             continue
         _reject_jump_tables(fn.body)
-        if not fn.is_entry:
-            raise UnsupportedError(f"device function '{fn.name}' (.func) is not supported yet", fn.loc)
         functions.append(FunctionBuilder(fn, variables).build())
-    return Module(functions, variables, dict(mod.files), mod.filename)
+    return Module(functions, variables, dict(mod.files), mod.filename, declarations)
 
 
 def _reject_jump_tables(body: list) -> None:
@@ -69,21 +71,27 @@ def _variable(decl: ast.VarDecl, key: str | None = None) -> Variable:
     size = t.bytes * (decl.vector or 1) * count
     init = None
     if decl.init:
-        if t.is_float or t.kind == "pred":
+        if t.kind == "pred":
             raise UnsupportedError(f"initialiser of variable '{decl.name}' is not supported yet", decl.loc)
         data = bytearray()
         for e in decl.init:
-            if not isinstance(e, ast.Imm) or e.kind != "int":
-                raise UnsupportedError(f"initialiser of variable '{decl.name}' is not supported yet", decl.loc)
-            data += (e.value & ((1 << t.bits) - 1)).to_bytes(t.bytes, "little")
+            if not isinstance(e, ast.Imm):
+                raise UnsupportedError(f"initialiser of variable '{decl.name}' (an address) is not supported yet",
+                                       decl.loc)
+            data += _imm_bits(e, t).to_bytes(t.bytes, "little")
         init = bytes(data.ljust(size, b"\0"))
     extern = decl.linkage == "extern"
-    return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern)
+    return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern, decl.linkage)
 
 
-def _params(fn: ast.Function) -> list[Param]:
-    params, offset = [], 0
-    for p in fn.params:
+def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int = 0) -> list[Param]:
+    """Parameters laid out from ``offset`` with their alignment (kernel: the launch buffer;
+    device function: its ``.param`` frame, ins then return parameters)."""
+    params = []
+    for p in fn.params if plist is None else plist:
+        if p.space == "reg":
+            raise UnsupportedError(f"'.reg' parameter '{p.name}' of '{fn.name}' is not supported yet "
+                                   "(nvcc passes .param parameters)", p.loc or fn.loc)
         t = ptx_type(p.type)
         count = 1
         for d in p.dims:
@@ -100,9 +108,19 @@ class FunctionBuilder:
     def __init__(self, fn: ast.Function, module_vars: list[Variable]):
         self.ast_fn = fn
         self.params = _params(fn)
-        self.param_by_name = {p.name: p for p in self.params}
+        self.ret_params: list[Param] = []
         self.module_vars = {v.name: v for v in module_vars}
         self.local_vars: dict[str, Variable] = {}
+        if fn.is_entry:
+            self.param_by_name = {p.name: p for p in self.params}
+            self.frame_params: set[str] = set()
+        else:  # a device function's parameters are variables of its .param frame
+            end = max((p.offset + p.size for p in self.params), default=0)
+            self.ret_params = _params(fn, fn.return_params, end)
+            self.param_by_name = {}
+            for p in self.params + self.ret_params:
+                self.local_vars[p.name] = Variable(p.name, "param", p.size, p.align)
+            self.frame_params = set(self.local_vars)
         self.current_def: dict[str, dict[Block, Value]] = {}
         self.sealed: set[Block] = set()
         self.filled: set[Block] = set()
@@ -241,8 +259,10 @@ class FunctionBuilder:
                 self._seal(pb.block)
         ir_blocks = [pb.block for pb in order]
         _remove_trivial_phis(ir_blocks)
-        variables = sorted({v.name: v for v in self.local_vars.values()}.values(), key=lambda v: v.name)
-        return Function(fn.name, fn.is_entry, self.params, ir_blocks, variables, dict(fn.directives), fn.loc)
+        variables = sorted({v.name: v for k, v in self.local_vars.items() if k not in self.frame_params}.values(),
+                           key=lambda v: v.name)
+        return Function(fn.name, fn.is_entry, self.params, ir_blocks, variables, dict(fn.directives), fn.loc,
+                        self.ret_params, fn.linkage)
 
     def _terminate(self, pb: _ProtoBlock, lowering: InstLowering) -> None:
         kind = pb.end[0]

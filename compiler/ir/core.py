@@ -131,10 +131,19 @@ class Variable:
     align: int
     init: bytes | None = None
     extern: bool = False
+    linkage: str | None = None  # 'visible', 'extern', 'weak', 'common' or None (internal to the module)
 
 
 @dataclass(eq=False)
 class Function:
+    """A kernel (``is_entry``) or a device function (``.func``).
+
+    A kernel's ``params`` are its launch parameter buffer.  A device function's ``params`` and
+    ``ret_params`` are the start of its ``.param`` frame (ins at their offsets, then the return
+    parameters); its ``ld.param``/``st.param`` are ``ld``/``st`` in the ``param`` space, and a
+    ``call`` copies the caller's argument variables into the callee's frame and the callee's
+    return parameters back (PTX ISA 9.0 section 5.1.6.4)."""
+
     name: str
     is_entry: bool
     params: list[Param]
@@ -142,6 +151,8 @@ class Function:
     variables: list[Variable] = field(default_factory=list)
     directives: dict[str, list[int]] = field(default_factory=dict)
     loc: SourceLoc | None = None
+    ret_params: list[Param] = field(default_factory=list)
+    linkage: str | None = None
 
     @property
     def entry(self) -> Block:
@@ -162,8 +173,11 @@ class Module:
     variables: list[Variable] = field(default_factory=list)
     source_files: dict[int, str] = field(default_factory=dict)
     filename: str = "<ptx>"
+    # functions declared without a body (``.extern .func f``), by name: resolved by linking
+    declarations: dict[str, SourceLoc | None] = field(default_factory=dict)
 
     def function(self, name: str) -> Function:
+        """The function (kernel or device function) ``name``; KeyError if none."""
         for f in self.functions:
             if f.name == name:
                 return f

@@ -138,11 +138,17 @@ def _sreg(x: OpBinder):
 
 @impl("addr_of")
 def _addr_of(x: OpBinder):
-    addr = x.launch.address_of(x.attrs["symbol"], x.attrs["space"])
-    if addr is None:
+    """A variable's address; a device function's ``.local``/``.param`` variables lie in the calling
+    thread's current frame (``base()[idx]`` + offset)."""
+    found = x.launch.address_of(x.attrs["symbol"], x.attrs["space"], x.inst)
+    if found is None:
         raise x.error(f".{x.attrs['space']} variable '{x.attrs['symbol']}' is not known to the IR interpreter")
-    v, wr = storage_dtype(x.inst.result.type)(addr), x.set()
-    return lambda sel, idx, n: wr(sel, v)
+    addr, base = found
+    dt, wr = storage_dtype(x.inst.result.type), x.set()
+    v = dt(addr)
+    if base is None:
+        return lambda sel, idx, n: wr(sel, v)
+    return lambda sel, idx, n: wr(sel, (base()[idx] + addr).astype(dt))
 
 
 @impl("cvta")
@@ -246,6 +252,26 @@ def _vote(x: OpBinder):
     if mode not in warp.VOTE_MODES:
         raise x.error(f"vote.{mode} is not supported by the IR interpreter yet")
     return lambda sel, idx, n: wr(sel, warp.vote(mode, idx, p(sel, n), mask(sel, n)))
+
+
+@impl("match")
+def _match(x: OpBinder):
+    """match.sync: :func:`xcc.semantics.warp.match` (d, or p when ``attrs.pred``)."""
+    a, mask, mode, want_pred, wr = x.arg(0), x.arg(1), x.attrs["mode"], bool(x.attrs.get("pred")), x.set()
+
+    def run(sel, idx, n):
+        d, p = warp.match(mode, idx, a(sel, n), mask(sel, n))
+        wr(sel, p if want_pred else d)
+
+    return run
+
+
+@impl("redux")
+def _redux(x: OpBinder):
+    """redux.sync: :func:`xcc.semantics.warp.redux`."""
+    a, mask, op, wr = x.arg(0), x.arg(1), x.attrs["redop"], x.set()
+    signed = x.inst.type.kind == "s"
+    return lambda sel, idx, n: wr(sel, warp.redux(op, idx, a(sel, n), mask(sel, n), signed))
 
 
 @impl("activemask")

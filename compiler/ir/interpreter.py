@@ -20,6 +20,15 @@ Execution model (the same as the ISA interpreter's, :mod:`xcc.backend.emulator`,
 * **Barriers.**  ``bar_sync a[, b]`` waits until every non-exited thread of the CTA (or ``b``
   threads) waits at barrier ``a``; exited threads never block anyone.  If no thread can run but
   some wait, the launch is a deadlock: a :class:`KernelFault` naming the barriers' PTX lines.
+* **Calls.**  Every function reachable from the kernel gets its own range of positions, so a group
+  of threads runs through a callee like any other code (threads that call at different times, or
+  diverge inside the callee, are just groups at different positions).  Each thread has a call
+  stack (return position, ``.param`` and ``.local`` frame bases): ``call`` copies the caller's
+  argument variables into a fresh ``.param`` frame above the caller's and jumps; ``ret`` copies
+  the return parameters into the caller's variables and goes back to the instruction after the
+  call.  A call that may re-enter its caller (recursion, found on the call graph) saves the
+  caller's SSA values for those threads and ``ret`` restores them.  Deeper than
+  :data:`MAX_CALL_DEPTH` frames, or out of ``.local`` stack, is a "call stack overflow" fault.
 * **Memory.**  Global (and generic) accesses go to the caller's :class:`GlobalMemory`; each CTA
   has its static ``.shared`` variables (laid out as instruction selection lays them out) plus
   ``dynamic_shared`` bytes, zero-initialised; ``.local`` variables live in a per-thread frame;
@@ -40,7 +49,7 @@ import numpy as np
 from xcc.backend.emulator import LaunchStats
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault, check_window
-from xcc.diagnostics import KernelFault, LaunchError, UnsupportedError, XccError
+from xcc.diagnostics import KernelFault, LaunchError, LinkError, PtxSemanticError, UnsupportedError, XccError
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable
 from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype
 from xcc.semantics.threads import fault_message, special_register, thread_at
@@ -51,9 +60,18 @@ __all__ = ["run_function", "WAVE_THREADS"]
 WAVE_THREADS = 1 << 14
 """Upper bound on the threads of one wave (whole CTAs; at least one CTA)."""
 
+MAX_CALL_DEPTH = 256
+"""Call frames a thread may hold below the kernel's; one more is a "call stack overflow" fault."""
+LOCAL_STACK_BYTES = 1024
+"""``.local`` bytes per thread for device functions' frames (CUDA's default cudaLimitStackSize)."""
+WAVE_THREADS_CALLS = 1 << 11
+"""The wave bound of kernels that call functions (each thread then holds a call stack)."""
+BUILTINS = frozenset({"vprintf", "__assertfail"})
+"""Functions the CUDA runtime provides (declared ``.extern``, never defined in PTX)."""
+
 NUM_BARRIERS = 16
 _RUN, _EXITED, _WAITING = 0, 1, 2
-_NORMAL, _BR, _CBR, _EXIT, _TRAP, _BAR = range(6)
+_NORMAL, _BR, _CBR, _EXIT, _TRAP, _BAR, _CALL, _RET = range(8)
 _U64 = np.uint64
 _LANES = np.arange(32, dtype=np.int64)
 
@@ -122,6 +140,51 @@ def _layout(variables: list[Variable], dynamic: int = 0) -> tuple[dict[str, int]
     return offsets, off + dynamic
 
 
+def _callees(fn: Function) -> list[tuple[str, Instruction]]:
+    return [(i.attrs["callee"], i) for i in fn.instructions() if i.op == "call"]
+
+
+def _reachable(module: Module, fn: Function) -> list[Function]:
+    """``fn`` and every function it calls, transitively, in discovery order; a call to a function the
+    module neither defines nor gets from the runtime is a located :class:`LinkError`."""
+    order, seen, work = [fn], {fn.name}, [fn]
+    while work:
+        for name, inst in _callees(work.pop()):
+            if name in seen or name in BUILTINS:
+                continue
+            try:
+                callee = module.function(name)
+            except KeyError:
+                raise LinkError(f"call to '{name}', which no module defines (link the module that defines it)",
+                                inst.loc) from None
+            if callee.is_entry:
+                raise UnsupportedError(f"call to kernel '{name}' (dynamic parallelism) is not supported", inst.loc)
+            seen.add(name)
+            order.append(callee)
+            work.append(callee)
+    return order
+
+
+class _Frame:
+    """Where one function's ``.param`` and ``.local`` variables lie in its frames (offsets from the frame base)."""
+
+    def __init__(self, fn: Function, static_local: list[Variable]):
+        self.fn = fn
+        if fn.is_entry:
+            self.param_off, psize = _layout([v for v in fn.variables if v.space == "param"])
+        else:
+            self.param_off = {p.name: p.offset for p in fn.params + fn.ret_params}
+            end = max((p.offset + p.size for p in fn.params + fn.ret_params), default=0)
+            body = [Variable("", "param", end, 1)] + [v for v in fn.variables if v.space == "param"]
+            offs, psize = _layout(body)
+            self.param_off.update((k, o) for k, o in offs.items() if k)
+        self.param_size = (psize + 15) & ~15
+        self.local_off, lsize = _layout(([] if not fn.is_entry else static_local)
+                                        + [v for v in fn.variables if v.space == "local"])
+        self.local_size = (lsize + 15) & ~15
+        self.static = {v.name for v in static_local}  # module-level .local: in the kernel's frame
+
+
 class _Launch:
     def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps):
         if machine is None or isinstance(machine, str):
@@ -144,17 +207,27 @@ class _Launch:
         self.nctas = grid[0] * grid[1] * grid[2]
         self.sm_count = int(machine.data["sm"]["count"])
         self.nwarpid = int(lim.get("max_warps", 64))
-        used = _used_symbols(fn)
+        self.funcs = _reachable(module, fn)
+        self.has_calls = len(self.funcs) > 1 or any(_callees(fn))
+        used = set().union(*(_used_symbols(f) for f in self.funcs))
         mvars = [v for v in module.variables if v.name in used]
-        space = lambda s: [v for v in fn.variables if v.space == s] + [v for v in mvars if v.space == s]  # noqa: E731
+        space = lambda s: ([v for f in self.funcs for v in f.variables if v.space == s]  # noqa: E731
+                           + [v for v in mvars if v.space == s])
         self.shared_off, self.smem_size = _layout(space("shared"), dynamic_shared)
         max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
         if self.smem_size > max_shared:
             raise LaunchError(f"kernel '{fn.name}': {self.smem_size} bytes of shared memory per CTA exceed "
                               f"{max_shared}")
         self.smem_stride = (self.smem_size + 15) & ~15
-        self.local_off, self.local_size = _layout(space("local"))
+        self.frames = {f.name: _Frame(f, [v for v in mvars if v.space == "local"]) for f in self.funcs}
+        kf = self.frames[fn.name]
+        self.local_off = kf.local_off
+        self.local_size = kf.local_size + (LOCAL_STACK_BYTES if self.has_calls else 0)
         self.local_stride = (self.local_size + 15) & ~15
+        if not self.has_calls:  # exact window: an overrun of a kernel's local array faults
+            self.local_size = _layout(space("local"))[1]
+        max_pframe = max((f.param_size for f in self.frames.values()), default=0)
+        self.param_stride = kf.param_size + (MAX_CALL_DEPTH * max_pframe if self.has_calls else 0)
         self.const_off, const_size = _layout(space("const"))
         self.cmem = FlatMemory(const_size, "const")
         for v in space("const"):
@@ -173,10 +246,21 @@ class _Launch:
             s = self._slots[v] = len(self._slots)
         return s
 
-    def address_of(self, symbol: str, space: str) -> int | None:
+    def address_of(self, symbol: str, space: str, inst: Instruction | None = None):
+        """(address, per-thread frame base array or None) of ``symbol``; None if unknown.  ``.local``
+        and ``.param`` variables of a device function lie at its frame base (which differs per thread)."""
+        if space in ("local", "param") and inst is not None and inst.block is not None:
+            fr = self.fn_frame.get(id(inst.block))
+            if fr is not None:
+                table = fr.local_off if space == "local" else fr.param_off
+                if symbol not in table:
+                    return None
+                if fr.fn.is_entry or symbol in fr.static:
+                    return table[symbol], None
+                return table[symbol], (lambda: self.lbase) if space == "local" else (lambda: self.pbase)
         table = {"shared": self.shared_off, "local": self.local_off, "const": self.const_off,
                  "global": self.global_addr}.get(space, {})
-        return table.get(symbol)
+        return (table[symbol], None) if symbol in table else None
 
     def special(self, name: str) -> Callable | None:
         """Reader ``f(idx)`` of special register ``name`` (``tid.x``, ``laneid``, ...) for wave slots."""
@@ -194,6 +278,8 @@ class _Launch:
                              lambda: self.smem),
                   "local": (lambda: self.local_size, lambda: self.local_stride, lambda idx: idx,
                             lambda: self.lmem),
+                  "param": (lambda: self.param_stride, lambda: self.param_stride, lambda idx: idx,
+                            lambda: self.pmem),
                   "const": (lambda: len(self.cmem.buf), lambda: 0, lambda idx: 0, lambda: self.cmem)}
         if space not in frames:
             return None
@@ -209,31 +295,51 @@ class _Launch:
 
     # -- building --------------------------------------------------------------------------------
     def build(self):
-        """Positions, per-block code and edges (target position, phi copies)."""
-        blocks = reverse_postorder(self.fn)
-        self.blocks = blocks
+        """Positions, per-block code and edges (target position, phi copies), for the kernel and every
+        function it calls."""
+        self.fn_frame: dict[int, _Frame] = {}
+        self.blocks, self.fn_slots, self.fn_entry = [], {}, {}
+        for f in self.funcs:
+            fb = reverse_postorder(f)
+            self.fn_entry[f.name] = fb[0]
+            for b in fb:
+                self.fn_frame[id(b)] = self.frames[f.name]
+            self.blocks += fb
+        blocks = self.blocks
         self.base, pos = {}, 0
         for b in blocks:
             self.base[b] = pos
             pos += len(b.instructions)
         self.insts: list[Instruction] = [i for b in blocks for i in b.instructions]
         for b in blocks:
+            slots = self.fn_slots.setdefault(self.fn_frame[id(b)].fn.name, [])
             for phi in b.phis:
-                self.slot_of(phi.result)
+                slots.append(self.slot_of(phi.result))
             for inst in b.instructions:
                 if inst.result is not None:
-                    self.slot_of(inst.result)
+                    slots.append(self.slot_of(inst.result))
+        reach = {f.name: {g.name for g in _reachable_from(self.funcs, f)} for f in self.funcs}
+        for inst in self.insts:  # refused before anything else of the kernel is
+            if inst.op == "call" and inst.attrs["callee"] in BUILTINS:
+                name = inst.attrs["callee"]
+                raise UnsupportedError(f"'{name}' (device-side {'printf' if name == 'vprintf' else 'assert'}) "
+                                       "is not supported by the IR interpreter yet", inst.loc)
         code = []
         for b in blocks:
+            caller = self.fn_frame[id(b)]
             for inst in b.instructions:
                 op = inst.op
                 x = OpBinder(self, inst)
-                if op not in CONTROL:
+                if op == "call":
+                    code.append(self.call_site(inst, caller, reach))
+                elif op not in CONTROL:
                     code.append((_NORMAL, build_executor(self, inst)))
                 elif op == "br":
                     code.append((_BR, self.edge(b, inst.targets[0])))
                 elif op == "cbr":
                     code.append((_CBR, (x.arg(0), self.edge(b, inst.targets[0]), self.edge(b, inst.targets[1]))))
+                elif op == "ret" and not caller.fn.is_entry:
+                    code.append((_RET, None))
                 elif op in ("ret", "exit"):
                     code.append((_EXIT, None))
                 elif op == "trap":
@@ -241,8 +347,28 @@ class _Launch:
                 else:
                     code.append((_BAR, [x.arg(i) for i in range(len(inst.args))]))
             if b.terminator is None:
-                raise UnsupportedError(f"block {b.name} of '{self.fn.name}' has no terminator", self.fn.loc)
+                raise UnsupportedError(f"block {b.name} of '{caller.fn.name}' has no terminator", caller.fn.loc)
         self.code = code
+
+    def call_site(self, inst: Instruction, caller: _Frame, reach: dict[str, set[str]]):
+        """(_CALL, (callee entry, callee frame, caller frame, argument copies, return copies, saved slots))."""
+        name = inst.attrs["callee"]
+        callee = self.frames[name]
+        g = callee.fn
+        params, rets = inst.attrs.get("params", []), inst.attrs.get("rets", [])
+        if len(params) != len(g.params) or len(rets) > len(g.ret_params):
+            raise LinkError(f"call to '{name}' passes {len(params)} argument(s) and {len(rets)} return value(s); "
+                            f"'{name}' takes {len(g.params)} and returns {len(g.ret_params)}", inst.loc)
+
+        args = [(caller.param_off[v], p.offset, p.size) for v, p in zip(params, g.params)]
+        rcopies = [(p.offset, caller.param_off[v], p.size) for v, p in zip(rets, g.ret_params)]
+        for v, p in zip(params + rets, g.params + g.ret_params):
+            size = next(x.size for x in caller.fn.variables if x.name == v)
+            if size < p.size:
+                raise PtxSemanticError(f"call to '{name}': .param '{v}' has {size} bytes, parameter "
+                                       f"'{p.name}' {p.size}", inst.loc)
+        saved = self.fn_slots.get(caller.fn.name, []) if caller.fn.name in reach[name] else []
+        return _CALL, (self.base[self.fn_entry[name]], callee, caller, args, rcopies, saved)
 
     def edge(self, src: Block, dst: Block):
         k = dst.preds.index(src)
@@ -272,7 +398,8 @@ class _Launch:
 
     # -- the launch --------------------------------------------------------------------------------
     def run(self) -> LaunchStats:
-        per_wave = min(self.nctas, max(1, WAVE_THREADS // self.P))
+        wave = WAVE_THREADS_CALLS if self.has_calls else WAVE_THREADS
+        per_wave = min(self.nctas, max(1, wave // self.P))
         T = per_wave * self.P
         self.cta0 = 0
         try:
@@ -284,6 +411,8 @@ class _Launch:
             self.vals.extend(np.zeros(T, storage_dtype(v.type)) for v in self._slots)
             self.smem = FlatMemory(per_wave * self.smem_stride, "shared")
             self.lmem = FlatMemory(T * self.local_stride, "local")
+            self.pmem = FlatMemory(T * self.param_stride, "param")
+            self.T = T
             self.tcounts = [0] * len(self.insts)
             self.wcounts = [0] * len(self.insts)
             with np.errstate(all="ignore"):  # kernel arithmetic never warns, as on a GPU
@@ -291,6 +420,7 @@ class _Launch:
                     if cta0:
                         self.smem.buf.fill(0)
                         self.lmem.buf.fill(0)
+                        self.pmem.buf.fill(0)
                     self.cta0 = cta0
                     self.run_wave(per_wave, min(per_wave, self.nctas - cta0))
         finally:
@@ -342,6 +472,9 @@ class _Launch:
                     push(int(q) + 1, r[wait_pos[r] == q])
 
         wait_k = np.zeros(T, np.int64)
+        self.depth = np.zeros(T, np.int64)
+        self.pbase, self.lbase = np.zeros(T, np.int64), np.zeros(T, np.int64)
+        self.stack: list[tuple[np.ndarray, np.ndarray, np.ndarray, dict]] = []
         push(self.base[self.blocks[0]], np.flatnonzero(exists))
         code, vals, tcounts, wcounts = self.code, self.vals, self.tcounts, self.wcounts
         max_steps = self.max_steps
@@ -377,6 +510,12 @@ class _Launch:
                                 s2, n2, _ = _sel(sub)
                                 _take(e, vals, s2, n2)
                                 push(e[0], sub)
+                    elif kind == _CALL:
+                        self.call(ex, pos, idx)
+                        push(ex[0], idx)
+                    elif kind == _RET:
+                        for q, r in self.ret(idx):
+                            push(q + 1, r)
                     elif kind == _EXIT:
                         state[idx] = _EXITED
                         ctas, cnt = np.unique(idx // P, return_counts=True)
@@ -414,6 +553,63 @@ class _Launch:
         if waiting[0]:
             raise self.deadlock(state, wait_pos, wait_k)
 
+    # -- calls ------------------------------------------------------------------------------------
+    def _copy_params(self, idx, src_base, dst_base, copies) -> None:
+        """For each (source offset, destination offset, size): copy ``.param`` bytes between frames."""
+        buf, tb = self.pmem.buf, idx * self.param_stride
+        for so, do, size in copies:
+            k = np.arange(size)
+            buf[(tb + dst_base + do)[:, None] + k] = buf[(tb + src_base + so)[:, None] + k]
+
+    def call(self, ex, pos: int, idx: np.ndarray) -> None:
+        """Threads ``idx`` call at ``pos``: push (return position, frame bases, saved values), copy the
+        arguments into the callee's new ``.param`` frame."""
+        _, callee, caller, args, _, saved_slots = ex
+        d = self.depth[idx]
+        over = d >= MAX_CALL_DEPTH
+        npb, nlb = self.pbase[idx] + caller.param_size, self.lbase[idx] + caller.local_size
+        if not over.any():
+            over = nlb + callee.local_size > self.local_stride
+            if over.any():
+                raise Fault(f"call stack overflow: the .local frames of the calls (up to '{callee.fn.name}') need "
+                            f"more than the {LOCAL_STACK_BYTES}-byte stack of a thread", int(np.argmax(over)))
+            over = npb + callee.param_size > self.param_stride
+        if over.any():
+            raise Fault(f"call stack overflow: more than {MAX_CALL_DEPTH} nested calls (calling "
+                        f"'{callee.fn.name}'; unbounded recursion?)", int(np.argmax(over)))
+        self._copy_params(idx, self.pbase[idx], npb, args)
+        T, vals = self.T, self.vals
+        for level in np.unique(d):
+            sub = idx[d == level]
+            while len(self.stack) <= level:
+                self.stack.append((np.zeros(T, np.int64), np.zeros(T, np.int64), np.zeros(T, np.int64), {}))
+            rp, pb, lb, saved = self.stack[level]
+            rp[sub], pb[sub], lb[sub] = pos, self.pbase[sub], self.lbase[sub]
+            for s in saved_slots:
+                arr = saved.get(s)
+                if arr is None:
+                    arr = saved[s] = np.zeros(T, vals[s].dtype)
+                arr[sub] = vals[s][sub]
+        self.depth[idx] = d + 1
+        self.pbase[idx], self.lbase[idx] = npb, nlb
+
+    def ret(self, idx: np.ndarray):
+        """Threads ``idx`` return: copy the return parameters into each caller's variables, restore the
+        caller's frame and values; yields (call position, threads) per call site."""
+        d = self.depth[idx] - 1
+        for level in np.unique(d):
+            sub = idx[d == level]
+            rp, pb, lb, saved = self.stack[level]
+            sites = rp[sub]
+            for q in np.unique(sites):
+                r = sub[sites == q]
+                _, callee, caller, _, rets, saved_slots = self.code[int(q)][1]
+                self._copy_params(r, self.pbase[r], pb[r], rets)
+                for s in saved_slots:
+                    self.vals[s][r] = saved[s][r]
+                self.pbase[r], self.lbase[r], self.depth[r] = pb[r], lb[r], level
+                yield int(q), r
+
     def deadlock(self, state, wait_pos, wait_k) -> KernelFault:
         w = np.flatnonzero(state == _WAITING)
         parts = []
@@ -425,6 +621,17 @@ class _Launch:
         err = self.fault(int(wait_pos[w[0]]), "deadlock: no thread can proceed; " + "; ".join(parts)
                          + ". A barrier waits for every non-exited thread of the CTA", None)
         return err
+
+
+def _reachable_from(funcs: list[Function], fn: Function) -> list[Function]:
+    by_name = {f.name: f for f in funcs}
+    seen, work = {fn.name}, [fn]
+    while work:
+        for name, _ in _callees(work.pop()):
+            if name not in seen and name in by_name:
+                seen.add(name)
+                work.append(by_name[name])
+    return [by_name[n] for n in seen]
 
 
 def _used_symbols(fn: Function) -> set[str]:

@@ -406,10 +406,69 @@ class InstLowering:
         v = self.emit("vote", rt, [self.read(a, PRED), self.read(mask, ptx_type("u32"))], rt, mode=mode)
         self.write(d, v.result)
 
+    def op_match(self, inst) -> None:
+        self._check(inst, 3)
+        mode = self._mode(inst, ("any", "all"))
+        t, u32 = self._type(inst), ptx_type("u32")
+        d, a, mask = inst.operands
+        args = [self.read(a, t), self.read(mask, u32)]
+        v = self.emit("match", t, args, u32, mode=mode)
+        if isinstance(d, ast.Vector):
+            if mode != "all" or len(d.elements) != 2:
+                raise self.error(f"'{_full(inst)}': only match.all has a predicate destination", PtxSemanticError)
+            p = self.emit("match", t, args, PRED, mode=mode, pred=True)
+            self.write(d.elements[0], v.result)
+            self.write(d.elements[1], p.result)
+        else:
+            self.write(d, v.result)
+
+    def op_redux(self, inst) -> None:
+        self._check(inst, 3)
+        op = self._mode(inst, ("add", "min", "max", "and", "or", "xor"))
+        t = self._type(inst)
+        d, a, mask = inst.operands
+        v = self.emit("redux", t, [self.read(a, t), self.read(mask, ptx_type("u32"))], t, redop=op)
+        self.write(d, v.result)
+
     def op_activemask(self, inst) -> None:
         self._check(inst, 1)
         u32 = ptx_type("u32")
         self.write(inst.operands[0], self.emit("activemask", u32, [], u32).result)
+
+
+    # ----------------------------------------------------------------- calls
+    def op_call(self, inst) -> None:
+        """``call (r...), f, (a...)``: ``call {callee=f, params=[a...], rets=[r...]}``, where the ``a`` and
+        ``r`` are the caller's ``.param`` variables (nvcc's callseq: ``st.param`` into them before,
+        ``ld.param`` from them after)."""
+        ops = list(inst.operands)
+        rets = ops.pop(0).elements if ops and isinstance(ops[0], ast.Vector) else ()
+        if not ops:
+            raise self.error(f"'{_full(inst)}' names no function", PtxSemanticError)
+        target = ops.pop(0)
+        args = ops.pop(0).elements if ops and isinstance(ops[0], ast.Vector) else ()
+        if not isinstance(target, ast.Symbol):
+            raise self.error(f"indirect call through a register ('{_full(inst)}' with a .callprototype) "
+                             "is not supported yet")
+        if target.name in self.b.local_vars or target.name in self.b.module_vars:
+            raise self.error(f"'{target.name}' is a variable, not a function", PtxSemanticError)
+        self.emit("call", None, [], callee=target.name, params=self._call_vars(args, "argument"),
+                  rets=self._call_vars(rets, "return value"))
+
+    def _call_vars(self, ops, what: str) -> list[str]:
+        names = []
+        for o in ops:
+            var = self.b.local_vars.get(o.name) if isinstance(o, ast.Symbol) else None
+            if var is None or var.space != "param":
+                raise self.error(f"call {what} {_operand_text(o)} is not a .param variable: passing registers or "
+                                 "constants directly (.reg parameters) is not supported yet")
+            names.append(var.name)
+        return names
+
+
+def _operand_text(op) -> str:
+    name = getattr(op, "name", None) or getattr(op, "key", None)
+    return f"'{name}'" if name else type_name(op)
 
 
 def _full(inst: ast.Instruction) -> str:

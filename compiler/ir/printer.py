@@ -1,9 +1,10 @@
 """The IR's text form, one instruction a line, for ``--print-after`` and golden tests.
 
-    func @saxpy(.u32 n @0, .f32 a @4, ...) {
+    func @saxpy(.u32 n @0, .f32 a @4, ...) {         (func @f(.b32 a @0) -> (.b32 r @4) { for a .func)
     entry:
       %3:u32 = sreg tid.x
       %7:pred = setp.s32 %5, %6 {cmp=ge}
+      call @f(param0.1) -> (retval0.1)
       cbr %7, bb3, bb2
     bb2:
       %9:u32 = phi [%4, entry], [%8, bb2]
@@ -42,6 +43,11 @@ def format_inst(inst: Instruction | Phi, name: Namer) -> str:
         pairs = ", ".join(f"[{name(a)}, {p.name}]" for a, p in zip(inst.args, inst.block.preds))
         return f"{name(inst.result)}:{inst.result.type} = phi {pairs}"
     lhs = f"{name(inst.result)}:{inst.result.type} = " if inst.result is not None else ""
+    if inst.op == "call":  # call @f(param0, param1) -> (retval0)
+        rets = inst.attrs.get("rets") or []
+        text = f"call @{inst.attrs['callee']}({', '.join(inst.attrs.get('params') or [])})"
+        text += f" -> ({', '.join(rets)})" if rets else ""
+        return text + (f" ; line {inst.loc.line}" if inst.loc is not None else "")
     op = inst.op + (f".{inst.type}" if inst.type is not None else "")
     args = ", ".join(name(a) for a in inst.args)
     targets = inst.attrs.get("targets")
@@ -57,7 +63,9 @@ def format_inst(inst: Instruction | Phi, name: Namer) -> str:
 def print_function(fn: Function, with_lines: bool = False) -> str:
     name = Namer()
     params = ", ".join(f".{p.type} {p.name} @{p.offset}" for p in fn.params)
-    out = [f"{'entry' if fn.is_entry else 'func'} @{fn.name}({params}) {{"]
+    rets = ", ".join(f".{p.type} {p.name} @{p.offset}" for p in fn.ret_params)
+    rets = f" -> ({rets})" if rets else ""
+    out = [f"{'entry' if fn.is_entry else 'func'} @{fn.name}({params}){rets} {{"]
     for v in fn.variables:
         out.append(f"  .{v.space} {v.name}[{v.size}] align {v.align}")
     for b in fn.blocks:

@@ -1,5 +1,5 @@
-"""Warp-level operations (PTX ISA 9.0 sections 9.7.9.6 ``shfl.sync`` and 9.7.13 ``vote.sync``,
-``activemask``), once, for both interpreters.
+"""Warp-level operations (PTX ISA 9.0 sections 9.7.9.6 ``shfl.sync``, 9.7.13 ``vote.sync``,
+``match.sync``, ``activemask`` and ``redux.sync``), once, for both interpreters.
 
 Every function takes the threads that execute one instruction together: ``idx``, a sorted int64
 array of thread slots in which warp = ``slot >> 5`` and lane = ``slot & 31`` (both interpreters lay
@@ -18,6 +18,9 @@ function it concerns, so that the IR interpreter (the oracle) and the ISA interp
 * **vote.sync / activemask** -- a thread takes part when it executes the vote and its own lane
   bit is set in its own ``membermask``; the others still receive the warp's result.  PTX: the
   behaviour is undefined when the executing thread is not in ``membermask``.
+* **match.sync / redux.sync** -- the same rule as vote: the lanes *taking part* are those that
+  execute the instruction with their own lane bit set in their own ``membermask`` (PTX: "the
+  non-exited threads in membermask"); every executing thread receives the result over them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import numpy as np
 
 SHFL_MODES = ("up", "down", "bfly", "idx")
 VOTE_MODES = ("all", "any", "uni")
+MATCH_MODES = ("any", "all")
+REDUX_OPS = ("add", "min", "max", "and", "or", "xor")
 
 _U32, _U64 = np.uint32, np.uint64
 
@@ -124,3 +129,65 @@ def activemask(idx: np.ndarray) -> np.ndarray:
     warp executes this instruction with it."""
     starts, run = warp_runs(idx)
     return np.add.reduceat(_U64(1) << (idx & 31).astype(_U64), starts).astype(_U32)[run]
+
+
+def _lane_bits(idx: np.ndarray, take: np.ndarray) -> np.ndarray:
+    """Each thread's lane bit (uint64) where ``take``, else 0."""
+    return np.where(take, _U64(1) << (idx & 31).astype(_U64), _U64(0))
+
+
+def match(mode: str, idx: np.ndarray, a, membermask) -> tuple[np.ndarray, np.ndarray]:
+    """``match.mode.sync.b32|b64 d[|p], a, membermask`` (PTX ISA 9.7.13.6): (d, p) of each thread.
+
+    ``any``: ``d`` is the mask of the taking-part lanes of the thread's warp whose ``a`` equals the
+    thread's own ``a`` (``p`` is undefined by PTX and set false here).  ``all``: ``d`` is the mask
+    of the taking-part lanes when they all hold the same ``a``, else 0, and ``p`` says whether they
+    do.  A thread that executes but does not take part compares its own ``a`` the same way (PTX
+    leaves its result undefined)."""
+    if mode not in MATCH_MODES:
+        raise ValueError(f"match mode {mode!r} is not one of {MATCH_MODES}")
+    n = idx.size
+    a = np.broadcast_to(np.asarray(a), (n,))
+    starts, run = warp_runs(idx)
+    member = _members(idx, membermask)
+    bits = _lane_bits(idx, member)
+    group = np.add.reduceat(bits, starts)  # taking-part lanes of each warp
+    if mode == "all":
+        lo = np.where(member, a, a.max(initial=0) if n else 0)
+        hi = np.where(member, a, a.min(initial=0) if n else 0)
+        vmin = np.minimum.reduceat(lo, starts)
+        vmax = np.maximum.reduceat(hi, starts)
+        # a warp with no taking-part lane: the fill values make min > max; treat as all equal
+        same = (vmin == vmax) | (group == 0)
+        return np.where(same, group, _U64(0)).astype(_U32)[run], same[run]
+    out = np.zeros(n, _U64)
+    for s, e in zip(starts, np.append(starts[1:], n)):  # at most 32 lanes: compare all pairs
+        v, m = a[s:e], bits[s:e]
+        eq = v[:, None] == v[None, :]
+        out[s:e] = np.bitwise_or.reduce(np.where(eq, m[None, :], _U64(0)), axis=1)
+    return out.astype(_U32), np.zeros(n, bool)
+
+
+def redux(op: str, idx: np.ndarray, a, membermask, signed: bool) -> np.ndarray:
+    """``redux.sync.op.type d, a, membermask`` (PTX ISA 9.7.13.7): ``op`` over the ``a`` (32-bit) of
+    the warp's taking-part lanes, in every executing thread.  ``add`` wraps modulo 2^32; ``min`` and
+    ``max`` compare as ``.s32`` when ``signed``, else ``.u32``.  With no lane taking part the result
+    is the operation's identity (0 for add/or/xor, ~0 for and, the type's extreme for min/max)."""
+    if op not in REDUX_OPS:
+        raise ValueError(f"redux operation {op!r} is not one of {REDUX_OPS}")
+    n = idx.size
+    a = np.broadcast_to(np.asarray(a).astype(_U32), (n,))
+    starts, run = warp_runs(idx)
+    member = _members(idx, membermask)
+    if op == "add":
+        r = np.add.reduceat(np.where(member, a, _U32(0)).astype(_U64), starts) & _U64(0xFFFFFFFF)
+        return r.astype(_U32)[run]
+    if op in ("and", "or", "xor"):
+        ufunc = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+        ident = _U32(0xFFFFFFFF) if op == "and" else _U32(0)
+        return ufunc.reduceat(np.where(member, a, ident), starts)[run]
+    v = a.view(np.int32) if signed else a
+    info = np.iinfo(v.dtype)
+    ident = info.max if op == "min" else info.min
+    ufunc = np.minimum if op == "min" else np.maximum
+    return ufunc.reduceat(np.where(member, v, v.dtype.type(ident)), starts).astype(v.dtype).view(_U32)[run]
