@@ -1,0 +1,196 @@
+"""The types of :mod:`xcc.runtime.driver`: cuda-python's enums and handle classes.
+
+Enum members carry CUDA's own numbers (``cuda.h``), so code that compares
+results with integers, or prints ``err.value``, behaves as with
+``cuda.bindings.driver``.  Only the members that xcc implements are listed.
+
+Handles (``CUcontext``, ``CUmodule``, ...) are, as in cuda-python, small
+objects around one 64-bit value: ``int(h)`` is the value and ``h.getPtr()``
+the host address where it is stored (which is what a ``None`` type in the
+``(values, types)`` form of ``cuLaunchKernel``'s ``kernelParams`` reads).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from enum import IntEnum
+
+
+class CUresult(IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_OUT_OF_MEMORY = 2
+    CUDA_ERROR_NOT_INITIALIZED = 3
+    CUDA_ERROR_DEINITIALIZED = 4
+    CUDA_ERROR_NO_DEVICE = 100
+    CUDA_ERROR_INVALID_DEVICE = 101
+    CUDA_ERROR_INVALID_IMAGE = 200
+    CUDA_ERROR_INVALID_CONTEXT = 201
+    CUDA_ERROR_INVALID_PTX = 218
+    CUDA_ERROR_FILE_NOT_FOUND = 301
+    CUDA_ERROR_INVALID_HANDLE = 400
+    CUDA_ERROR_NOT_FOUND = 500
+    CUDA_ERROR_NOT_READY = 600
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+    CUDA_ERROR_LAUNCH_FAILED = 719
+    CUDA_ERROR_NOT_SUPPORTED = 801
+    CUDA_ERROR_UNKNOWN = 999
+
+
+ERROR_STRINGS = {  # cuGetErrorString's texts, as the CUDA driver words them
+    CUresult.CUDA_SUCCESS: "no error",
+    CUresult.CUDA_ERROR_INVALID_VALUE: "invalid argument",
+    CUresult.CUDA_ERROR_OUT_OF_MEMORY: "out of memory",
+    CUresult.CUDA_ERROR_NOT_INITIALIZED: "initialization error",
+    CUresult.CUDA_ERROR_DEINITIALIZED: "driver shutting down",
+    CUresult.CUDA_ERROR_NO_DEVICE: "no CUDA-capable device is detected",
+    CUresult.CUDA_ERROR_INVALID_DEVICE: "invalid device ordinal",
+    CUresult.CUDA_ERROR_INVALID_IMAGE: "device kernel image is invalid",
+    CUresult.CUDA_ERROR_INVALID_CONTEXT: "invalid device context",
+    CUresult.CUDA_ERROR_INVALID_PTX: "a PTX JIT compilation failed",
+    CUresult.CUDA_ERROR_FILE_NOT_FOUND: "file not found",
+    CUresult.CUDA_ERROR_INVALID_HANDLE: "invalid resource handle",
+    CUresult.CUDA_ERROR_NOT_FOUND: "named symbol not found",
+    CUresult.CUDA_ERROR_NOT_READY: "device not ready",
+    CUresult.CUDA_ERROR_ILLEGAL_ADDRESS: "an illegal memory access was encountered",
+    CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: "too many resources requested for launch",
+    CUresult.CUDA_ERROR_LAUNCH_FAILED: "unspecified launch failure",
+    CUresult.CUDA_ERROR_NOT_SUPPORTED: "operation not supported",
+    CUresult.CUDA_ERROR_UNKNOWN: "unknown error",
+}
+
+
+class CUdevice_attribute(IntEnum):
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS = 31
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
+
+
+class CUfunction_attribute(IntEnum):
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
+    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+    CU_FUNC_ATTRIBUTE_PTX_VERSION = 5
+    CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+class CUjit_option(IntEnum):
+    CU_JIT_MAX_REGISTERS = 0
+    CU_JIT_THREADS_PER_BLOCK = 1
+    CU_JIT_WALL_TIME = 2
+    CU_JIT_INFO_LOG_BUFFER = 3
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+    CU_JIT_ERROR_LOG_BUFFER = 5
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+    CU_JIT_OPTIMIZATION_LEVEL = 7
+    CU_JIT_TARGET_FROM_CUCONTEXT = 8
+    CU_JIT_TARGET = 9
+    CU_JIT_FALLBACK_STRATEGY = 10
+    CU_JIT_GENERATE_DEBUG_INFO = 11
+    CU_JIT_LOG_VERBOSE = 12
+    CU_JIT_GENERATE_LINE_INFO = 13
+    CU_JIT_CACHE_MODE = 14
+
+
+class CUctx_flags(IntEnum):
+    CU_CTX_SCHED_AUTO = 0
+    CU_CTX_SCHED_SPIN = 1
+    CU_CTX_SCHED_YIELD = 2
+    CU_CTX_SCHED_BLOCKING_SYNC = 4
+    CU_CTX_MAP_HOST = 8
+    CU_CTX_LMEM_RESIZE_TO_MAX = 16
+
+
+class CUstream_flags(IntEnum):
+    CU_STREAM_DEFAULT = 0
+    CU_STREAM_NON_BLOCKING = 1
+
+
+class CUevent_flags(IntEnum):
+    CU_EVENT_DEFAULT = 0
+    CU_EVENT_BLOCKING_SYNC = 1
+    CU_EVENT_DISABLE_TIMING = 2
+    CU_EVENT_INTERPROCESS = 4
+
+
+class _Handle:
+    """One 64-bit value kept in host memory (so that ``getPtr()`` has an address to give)."""
+
+    def __init__(self, init_value=0):
+        self._c = ctypes.c_uint64(int(init_value or 0))
+
+    def __int__(self) -> int:
+        return self._c.value
+
+    def getPtr(self) -> int:
+        return ctypes.addressof(self._c)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and int(other) == int(self)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, int(self)))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {int(self):#x}>"
+
+
+class _IntHandle(_Handle):
+    """A handle that is a number (device ordinal, device address): usable wherever an int is."""
+
+    def __index__(self) -> int:
+        return int(self)
+
+
+class CUdevice(_IntHandle):
+    pass
+
+
+class CUdeviceptr(_IntHandle):
+    pass
+
+
+class CUcontext(_Handle):
+    pass
+
+
+class CUmodule(_Handle):
+    pass
+
+
+class CUfunction(_Handle):
+    pass
+
+
+class CUstream(_Handle):
+    pass
+
+
+class CUevent(_Handle):
+    pass
+
+
+CU_STREAM_LEGACY = CUstream(1)
+CU_STREAM_PER_THREAD = CUstream(2)

@@ -1,0 +1,157 @@
+"""Device memory of :mod:`xcc.runtime.driver`: ``cuMemAlloc``, ``cuMemFree``, ``cuMemcpy*``, ``cuMemset*``.
+
+Memory belongs to the current context (each context has its own emulated global memory, with
+64-bit addresses, red zones between allocations and use-after-free detection).  A copy or memset
+outside a live allocation is ``CUDA_ERROR_INVALID_VALUE`` naming the allocation it missed.  The
+synchronous forms run on the legacy default stream, the ``*Async`` forms on ``hStream``; all run
+when they are called (see :mod:`xcc.runtime.streams`).  Host pointers: :mod:`xcc.runtime.host_args`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xcc.backend.memory import MemoryFault
+from xcc.runtime.driver_core import Context, CudaError, api, as_int, current
+from xcc.runtime.driver_types import CUdeviceptr, CUresult
+from xcc.runtime.host_args import host_view
+
+_INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
+
+
+def _dptr(v, what: str) -> int:
+    if isinstance(v, CUdeviceptr) or (isinstance(v, int | np.integer) and not isinstance(v, bool)):
+        return int(v)
+    raise TypeError(f"Argument '{what}' is not instance of type (expected CUdeviceptr or int, found {type(v).__name__})")
+
+
+def _memop(ctx: Context, stream, op, *args) -> None:
+    def run():
+        try:
+            op(*args)
+        except MemoryFault as e:
+            raise CudaError(_INVALID, str(e)) from None
+
+    ctx.run(stream, run)
+
+
+@api(1)
+def cuMemAlloc(bytesize) -> CUdeviceptr:
+    n = as_int(bytesize, "bytesize")
+    if n <= 0:
+        raise CudaError(_INVALID, "cuMemAlloc of 0 bytes")
+    ctx = current()
+    try:
+        return CUdeviceptr(ctx.memory.alloc(n))
+    except (MemoryError, ValueError) as e:
+        raise CudaError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, f"cannot allocate {n} bytes: {e}") from None
+
+
+@api()
+def cuMemFree(dptr) -> None:
+    addr = _dptr(dptr, "dptr")
+    ctx = current()
+    if addr:
+        try:
+            ctx.memory.free(addr)
+        except MemoryFault as e:
+            raise CudaError(_INVALID, str(e)) from None
+
+
+def _htod(stream, dstDevice, srcHost, ByteCount) -> None:
+    ctx, n = current(), as_int(ByteCount, "ByteCount")
+    dst, st = _dptr(dstDevice, "dstDevice"), ctx.stream(stream)
+    src = host_view(srcHost, n, "srcHost")
+    if n:
+        _memop(ctx, st, ctx.memory.write, dst, src)
+
+
+def _dtoh(stream, dstHost, srcDevice, ByteCount) -> None:
+    ctx, n = current(), as_int(ByteCount, "ByteCount")
+    src, st = _dptr(srcDevice, "srcDevice"), ctx.stream(stream)
+    dst = host_view(dstHost, n, "dstHost", writable=True)
+    if n:
+        _memop(ctx, st, lambda: dst.__setitem__(slice(None), ctx.memory.read(src, n)))
+
+
+def _dtod(stream, dstDevice, srcDevice, ByteCount) -> None:
+    ctx, n = current(), as_int(ByteCount, "ByteCount")
+    dst, src, st = _dptr(dstDevice, "dstDevice"), _dptr(srcDevice, "srcDevice"), ctx.stream(stream)
+    if n < 0:
+        raise CudaError(_INVALID, f"negative byte count {n}")
+    if n:
+        _memop(ctx, st, ctx.memory.copy, dst, src, n)
+
+
+def _memset(stream, dstDevice, value, N, width: int) -> None:
+    ctx, n = current(), as_int(N, "N")
+    dst, st = _dptr(dstDevice, "dstDevice"), ctx.stream(stream)
+    v = as_int(value, "value")
+    if n < 0 or not 0 <= v < 1 << (8 * width):
+        raise CudaError(_INVALID, f"memset of {n} elements of value {v} ({8 * width}-bit)")
+    if dst % width:
+        raise CudaError(_INVALID, f"cuMemsetD{8 * width}: address {dst:#x} is not {width}-byte aligned")
+    if n:
+        pattern = np.full(n, v, {1: np.uint8, 2: np.uint16, 4: np.uint32}[width])
+        _memop(ctx, st, ctx.memory.write, dst, pattern)
+
+
+@api()
+def cuMemcpyHtoD(dstDevice, srcHost, ByteCount) -> None:
+    _htod(None, dstDevice, srcHost, ByteCount)
+
+
+@api()
+def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream) -> None:
+    _htod(hStream, dstDevice, srcHost, ByteCount)
+
+
+@api()
+def cuMemcpyDtoH(dstHost, srcDevice, ByteCount) -> None:
+    _dtoh(None, dstHost, srcDevice, ByteCount)
+
+
+@api()
+def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream) -> None:
+    _dtoh(hStream, dstHost, srcDevice, ByteCount)
+
+
+@api()
+def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount) -> None:
+    _dtod(None, dstDevice, srcDevice, ByteCount)
+
+
+@api()
+def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream) -> None:
+    _dtod(hStream, dstDevice, srcDevice, ByteCount)
+
+
+@api()
+def cuMemsetD8(dstDevice, uc, N) -> None:
+    _memset(None, dstDevice, uc, N, 1)
+
+
+@api()
+def cuMemsetD8Async(dstDevice, uc, N, hStream) -> None:
+    _memset(hStream, dstDevice, uc, N, 1)
+
+
+@api()
+def cuMemsetD16(dstDevice, us, N) -> None:
+    _memset(None, dstDevice, us, N, 2)
+
+
+@api()
+def cuMemsetD16Async(dstDevice, us, N, hStream) -> None:
+    _memset(hStream, dstDevice, us, N, 2)
+
+
+@api()
+def cuMemsetD32(dstDevice, ui, N) -> None:
+    _memset(None, dstDevice, ui, N, 4)
+
+
+@api()
+def cuMemsetD32Async(dstDevice, ui, N, hStream) -> None:
+    _memset(hStream, dstDevice, ui, N, 4)
+

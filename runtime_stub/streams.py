@@ -1,0 +1,156 @@
+"""Streams and events of :mod:`xcc.runtime.driver` (``cuStream*``, ``cuEvent*``).
+
+What is modelled (see :mod:`xcc.runtime.driver_core` for the timeline):
+
+* order: work on one stream runs in issue order; in fact all work runs
+  eagerly, when it is enqueued, so every call returns with its work done -
+  one of the schedules a GPU may pick, which any correctly synchronised
+  program cannot tell apart from the others;
+* the legacy default stream (``None``, ``0``, ``CU_STREAM_LEGACY``) waits for,
+  and is waited for by, every blocking stream of its context; streams created
+  with ``CU_STREAM_NON_BLOCKING`` do not synchronise with it;
+  ``CU_STREAM_PER_THREAD`` is one blocking stream per context (not per thread);
+* ``cuStreamWaitEvent`` delays the stream's later work until the event;
+* event timestamps and ``cuEventElapsedTime`` come from the virtual device
+  timeline, on which a kernel lasts ``LaunchStats.cycles`` at the machine's
+  clock when the interpreter reports cycles, else the interpreter's measured
+  wall time, and a copy or memset its measured wall time; host time between
+  calls does not appear on it.
+
+Not modelled: work still running when a call returns (``cuStreamQuery`` and
+``cuEventQuery`` never answer ``CUDA_ERROR_NOT_READY``), so races between
+unsynchronised streams cannot show; contention between concurrent streams
+(the timeline lets them overlap without slowing each other); priorities,
+host callbacks and stream capture.
+"""
+
+from __future__ import annotations
+
+from xcc.runtime.driver_core import CudaError, Stream, api, as_int, current, lookup, register, unregister
+from xcc.runtime.driver_types import CUevent, CUevent_flags, CUresult, CUstream, CUstream_flags
+
+R = CUresult
+
+
+class Event:
+    def __init__(self, ctx, flags: int):
+        self.ctx, self.flags = ctx, flags
+        self.time: float | None = None  # timestamp on the context's timeline (ms), once recorded
+
+
+def _stream(h) -> Stream:
+    if h is None or (isinstance(h, CUstream | int) and int(h) in (0, 1, 2)):
+        return current().stream(h)
+    s = lookup(h, CUstream, Stream, "hStream")
+    s.ctx.check()
+    return s
+
+
+def _event(h, what: str = "hEvent") -> Event:
+    e = lookup(h, CUevent, Event, what)
+    e.ctx.check()
+    return e
+
+
+@api(1)
+def cuStreamCreate(Flags=0) -> CUstream:
+    """A new stream; ``Flags`` is ``CU_STREAM_DEFAULT`` (blocking) or ``CU_STREAM_NON_BLOCKING``."""
+    flags = as_int(Flags, "Flags")
+    if flags not in (CUstream_flags.CU_STREAM_DEFAULT, CUstream_flags.CU_STREAM_NON_BLOCKING):
+        raise CudaError(R.CUDA_ERROR_INVALID_VALUE, f"unknown stream flags {flags:#x}")
+    ctx = current()
+    s = Stream(ctx, flags)
+    ctx.streams.append(s)
+    return register(CUstream, s)
+
+
+@api(1)
+def cuStreamGetFlags(hStream) -> int:
+    return _stream(hStream).flags
+
+
+@api()
+def cuStreamSynchronize(hStream) -> None:
+    """Wait for the stream's work: already done (work runs when it is enqueued)."""
+    _stream(hStream)
+
+
+@api()
+def cuStreamQuery(hStream) -> None:
+    """CUDA_SUCCESS: the stream's work is always complete."""
+    _stream(hStream)
+
+
+@api()
+def cuStreamWaitEvent(hStream, hEvent, Flags=0) -> None:
+    """Later work on ``hStream`` waits for the work captured by ``hEvent`` (a no-op if never recorded)."""
+    s, e = _stream(hStream), _event(hEvent)
+    if e.ctx is not s.ctx:
+        raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "hEvent and hStream belong to different contexts")
+    if as_int(Flags, "Flags") != 0:
+        raise CudaError(R.CUDA_ERROR_INVALID_VALUE, "cuStreamWaitEvent flags must be 0")
+    if e.time is not None:
+        s.ready = max(s.ready, e.time)
+
+
+@api()
+def cuStreamDestroy(hStream) -> None:
+    s = lookup(hStream, CUstream, Stream, "hStream")
+    s.ctx.check()
+    s.ctx.streams.remove(s)
+    unregister(s)
+
+
+@api(1)
+def cuEventCreate(Flags=0) -> CUevent:
+    """A new event; ``Flags`` combines ``CU_EVENT_BLOCKING_SYNC``, ``CU_EVENT_DISABLE_TIMING`` and
+    ``CU_EVENT_INTERPROCESS`` (accepted; only DISABLE_TIMING changes anything)."""
+    flags = as_int(Flags, "Flags")
+    if flags & ~0x7:
+        raise CudaError(R.CUDA_ERROR_INVALID_VALUE, f"unknown event flags {flags:#x}")
+    ctx = current()
+    e = Event(ctx, flags)
+    ctx.events.append(e)
+    return register(CUevent, e)
+
+
+@api()
+def cuEventRecord(hEvent, hStream) -> None:
+    """Capture the work enqueued so far on ``hStream``: the event's timestamp is when it finishes."""
+    e, s = _event(hEvent), _stream(hStream)
+    if e.ctx is not s.ctx:
+        raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "hEvent and hStream belong to different contexts")
+    e.time = s.ctx.start_time(s)
+    s.ready = e.time  # recording is a zero-length operation on the stream
+
+
+@api()
+def cuEventQuery(hEvent) -> None:
+    _event(hEvent)
+
+
+@api()
+def cuEventSynchronize(hEvent) -> None:
+    _event(hEvent)
+
+
+@api(1)
+def cuEventElapsedTime(hStart, hEnd) -> float:
+    """Milliseconds between two recorded events on the device timeline (see the module docstring)."""
+    a, b = _event(hStart, "hStart"), _event(hEnd, "hEnd")
+    for e, what in ((a, "hStart"), (b, "hEnd")):
+        if e.time is None:
+            raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, f"{what} has not been recorded")
+        if e.flags & CUevent_flags.CU_EVENT_DISABLE_TIMING:
+            raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, f"{what} was created with CU_EVENT_DISABLE_TIMING")
+    if a.ctx is not b.ctx:
+        raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "the events belong to different contexts")
+    return float(b.time - a.time)
+
+
+@api()
+def cuEventDestroy(hEvent) -> None:
+    e = lookup(hEvent, CUevent, Event, "hEvent")
+    e.ctx.check()
+    e.ctx.events.remove(e)
+    unregister(e)
