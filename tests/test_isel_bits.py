@@ -163,9 +163,14 @@ def _inputs(rng: np.random.Generator):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_instruction_matches_semantics(name, opt_level):
     body, ref = CASES[name]
+    check_instruction(name, body, ref, _inputs(np.random.default_rng(sum(map(ord, name)))), opt_level)
+
+
+def check_instruction(name: str, body: str, ref, cols: list[np.ndarray], opt_level: int) -> None:
+    """Run ``body`` inside KERNEL on the operand columns ``cols`` (one thread per row) through the
+    whole pipeline on the ISA interpreter; its 64-bit result must equal ``ref(*cols)`` in every thread."""
     if "%fd" in body:
         body = "  .reg .f64 %fd<4>;\n  " + body
-    cols = _inputs(np.random.default_rng(sum(map(ord, name))))
     dev = rt.Device()
     fn = rt.load_module(KERNEL.format(body=body), opt_level=opt_level, device=dev).get_function("k")
     out = rt.zeros(N, np.uint64, dev)

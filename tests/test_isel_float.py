@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_isel_bits import KERNEL, R32, N
+from test_isel_bits import R32, N, check_instruction
 
-from xcc import runtime as rt
 from xcc.semantics import floating
 from xcc.semantics.compare import FLOAT_CMPS, compare
 from xcc.semantics.convert import convert
@@ -175,17 +174,4 @@ def _inputs(rng: np.random.Generator):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_instruction_matches_semantics(name, opt_level):
     body, ref = CASES[name]
-    if "%fd" in body:
-        body = "  .reg .f64 %fd<4>;\n  " + body
-    cols = _inputs(np.random.default_rng(sum(map(ord, name))))
-    dev = rt.Device()
-    fn = rt.load_module(KERNEL.format(body=body), opt_level=opt_level, device=dev).get_function("k")
-    out = rt.zeros(N, np.uint64, dev)
-    fn.launch((N // 64, 1, 1), (64, 1, 1), [rt.to_device(c, dev) for c in cols] + [out])
-    with np.errstate(all="ignore"):
-        want = np.asarray(ref(*cols), np.uint64)
-    got = out.copy_to_host()
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, (f"{name}: {bad.size} threads differ; first: inputs "
-                           f"{[hex(int(c[bad[0]])) for c in cols]} -> {int(got[bad[0]]):#x}, "
-                           f"want {int(want[bad[0]]):#x}")
+    check_instruction(name, body, ref, _inputs(np.random.default_rng(sum(map(ord, name)))), opt_level)
