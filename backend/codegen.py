@@ -17,10 +17,10 @@ from xcc.backend.encoding import disassemble, encode_all
 from xcc.backend.isel import InstructionSelector, MBlock
 from xcc.backend.machine import Machine
 from xcc.backend.minst import Imm, MInst
-from xcc.backend.objfile import KernelImage, ParamInfo
+from xcc.backend.objfile import GlobalVar, KernelImage, ParamInfo
 from xcc.backend.regalloc import allocate, check_allocation, inst_defs, inst_uses, rewrite
 from xcc.diagnostics import UnsupportedError
-from xcc.ir.core import Function
+from xcc.ir.core import Function, Variable
 
 
 @dataclass
@@ -29,14 +29,16 @@ class BackendOptions:
     check: bool = True  # run the register-allocation checker
 
 
-def compile_function(fn: Function, machine: Machine, options: BackendOptions | None = None) -> KernelImage:
+def compile_function(fn: Function, machine: Machine, options: BackendOptions | None = None,
+                     module_vars: list[Variable] = ()) -> KernelImage:
+    """``module_vars``: the module's variables, for the kernel's module-level ``.shared``/``.local`` ones."""
     options = options or BackendOptions()
     if not fn.is_entry:
         raise UnsupportedError(f"'{fn.name}' is not a kernel", fn.loc)
     maxnreg = fn.directives.get("maxnreg")
     max_regs = min(options.max_registers, maxnreg[0] if maxnreg else 255,
                    int(machine.limits.get("max_registers_per_thread", 255)))
-    sel = InstructionSelector(fn).select()
+    sel = InstructionSelector(fn, module_vars).select()
     blocks = sel.blocks
     insert_convergence_barriers(blocks)
     eliminate_dead_code(blocks)
@@ -58,11 +60,12 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     return KernelImage(
         name=fn.name, code=code,
         params=[ParamInfo(p.name, p.type, p.offset, p.size) for p in fn.params],
-        registers=max(nregs, 1), shared_bytes=sel.shared_bytes, local_bytes=0,
+        registers=max(nregs, 1), shared_bytes=sel.shared_bytes, local_bytes=sel.local_bytes,
         barriers=len(bars), max_threads=max_threads, machine_hash=machine.hash,
         lines=[m.line for m in insts],
         debug_lines=[list(m.debug_loc) if m.debug_loc else None for m in insts],
         reqntid=list(reqntid) if reqntid else None,
+        globals=[GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None) for v in sel.globals],
     )
 
 

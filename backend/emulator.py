@@ -24,8 +24,10 @@ Execution model (every later stage - runtime, profiler, debugger - relies on it)
   that warp waits at ``Bk``; the warp's ``B[k]`` is then cleared.  ``BAR`` waits until every
   non-exited thread of the CTA waits at the same barrier.  Exited threads never block anyone.
 * **Memory.**  Global accesses go to the caller's :class:`GlobalMemory`; each CTA has
-  ``kernel.shared_bytes + dynamic_shared`` bytes of zero-initialised shared memory; constant
-  bank 0 holds ntid, nctaid and the parameters (``isa.CBANK_*``).  Any kernel error becomes a
+  ``kernel.shared_bytes + dynamic_shared`` bytes of zero-initialised shared memory and each thread
+  ``kernel.local_bytes`` of zero-initialised local memory; generic accesses reach them through
+  the windows of :class:`GenericMemory`; constant bank 0 holds ntid, nctaid and the parameters
+  (``isa.CBANK_*``).  Any kernel error becomes a
   :class:`KernelFault` naming the kernel, PTX line, instruction, CTA and thread.
 
 Per-step cost is O(threads executing the step) numpy work plus a few microseconds of Python;
@@ -45,9 +47,9 @@ import numpy as np
 from xcc.backend import exec_ops
 from xcc.backend.encoding import decode_all, format_inst
 from xcc.backend.exec_ops import IMPLS, Binder, Control, ExecFault
-from xcc.backend.isa import CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, NUM_CONV_BARRIERS, PT
+from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, NUM_CONV_BARRIERS, PT
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault
+from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault
 from xcc.backend.objfile import KernelImage
 from xcc.diagnostics import KernelFault, LaunchError, ObjectFormatError, XccError
 from xcc.semantics.threads import fault_message, thread_at
@@ -79,6 +81,7 @@ class LaunchStats:
     grid: tuple[int, int, int] = (1, 1, 1)
     block: tuple[int, int, int] = (1, 1, 1)
     steps: int = 0  # scheduler steps (one instruction for a group of threads at one pc)
+    printf_output: str = ""  # device printf output of the launch, in thread order (engine="ir")
 
 
 class _Ctx:
@@ -88,6 +91,8 @@ class _Ctx:
     preds: np.ndarray
     bmask: np.ndarray
     smem: FlatMemory
+    lmem: FlatMemory
+    generic: GenericMemory
     cta0: int = 0
     step: int = 0
 
@@ -179,6 +184,8 @@ class _Launch:
         ctx.nwarpid = int(lim.get("max_warps", 64))
         ctx.smem_size = shared
         ctx.smem_stride = (shared + 15) & ~15
+        ctx.local_size = int(kernel.local_bytes)
+        ctx.local_stride = (ctx.local_size + 15) & ~15
         ninst = len(self.insts)
         self.thread_counts = [0] * ninst
         self.warp_counts = [0] * ninst
@@ -212,11 +219,32 @@ class _Launch:
         ctx.preds = np.zeros((8, T), bool)
         ctx.bmask = np.zeros((NUM_CONV_BARRIERS, T), bool)
         ctx.smem = FlatMemory(per_wave * ctx.smem_stride, "shared")
+        addrs = [self.gmem.alloc(max(g.size, 1)) for g in self.kernel.globals]
+        try:
+            return self._run(per_wave, T, addrs)
+        finally:
+            for a in addrs:
+                self.gmem.free(a)
+
+    def _run(self, per_wave: int, T: int, addrs: list[int]) -> LaunchStats:
+        """The launch with the kernel's .global variables allocated at ``addrs`` (their addresses in
+        constant bank 0, their initial bytes written)."""
+        P, ctx = self.tpb_pad, self.ctx
+        cb = bytearray(ctx.cbank)
+        for i, (g, a) in enumerate(zip(self.kernel.globals, addrs)):
+            if g.init:
+                self.gmem.write(a, bytes.fromhex(g.init))
+            struct.pack_into("<Q", cb, CBANK_GLOBALS + 8 * i, a)
+        ctx.cbank = bytes(cb)
+        ctx.lmem = FlatMemory(T * ctx.local_stride, "local")
+        ctx.generic = GenericMemory(self.gmem, {
+            "shared": (lambda: ctx.smem, lambda: ctx.smem_size, lambda: ctx.smem_stride, lambda idx: idx // P),
+            "local": (lambda: ctx.lmem, lambda: ctx.local_size, lambda: ctx.local_stride, lambda idx: idx)})
         execs = self.build()
         with np.errstate(all="ignore"):  # kernel arithmetic (NaN casts, overflow) never warns, as on a GPU
             for cta0 in range(0, self.nctas, per_wave):
                 if cta0:
-                    for a in (ctx.regs, ctx.preds, ctx.bmask, ctx.smem.buf):
+                    for a in (ctx.regs, ctx.preds, ctx.bmask, ctx.smem.buf, ctx.lmem.buf):
                         a.fill(0)
                 self.run_wave(execs, cta0, per_wave, min(per_wave, self.nctas - cta0))
         by_mn: dict[str, int] = {}

@@ -786,6 +786,62 @@ def _shared_addr(x: Binder):
     return addr
 
 
+def _local_addr(x: Binder):
+    """Reader of the flat offset into the wave's local memory of ``[a + b]`` (the thread's own frame)."""
+    a, b, c = x.r("a"), int(x.ops["b"]), x.ctx
+
+    def addr(sel, idx, n, width):
+        rel = a(sel, n).astype(np.int64) + b
+        size = c.local_size
+        check_window(rel, size, width, "local", f"the thread's local memory is {size} bytes")
+        return idx * c.local_stride + rel
+
+    return addr
+
+
+def _generic_addr(x: Binder):
+    """Reader of ``(generic addresses, wave slots)`` of ``[a + b]``, for :class:`GenericMemory`."""
+    a = _global_addr(x)
+    return lambda sel, idx, n, width: (a(sel, n), idx)
+
+
+_SPACE_ADDR = {"L": _local_addr, "": _generic_addr}
+_SPACE_MEM = {"L": "lmem", "": "generic"}
+
+
+def _loads_stores(prefix: str) -> None:
+    """LD<prefix>, ST<prefix> and their .64 forms over ``ctx.<memory>`` (local or generic)."""
+    addr_of, mem_name = _SPACE_ADDR[prefix], _SPACE_MEM[prefix]
+
+    @impl(f"LD{prefix}")
+    def _ld(x: Binder):
+        addr, d, ctx = addr_of(x), x.set_r(), x.ctx
+        width, kind = _SIZE[x.mod("size")]
+        return lambda sel, idx, n: d(sel, _extend(getattr(ctx, mem_name).load(addr(sel, idx, n, width), width),
+                                                  width, kind))
+
+    @impl(f"ST{prefix}")
+    def _st(x: Binder):
+        addr, c, ctx = addr_of(x), x.r("c"), x.ctx
+        width = _SIZE[x.mod("size")][0]
+        return lambda sel, idx, n: getattr(ctx, mem_name).store(addr(sel, idx, n, width),
+                                                                _truncate(c(sel, n), width), width)
+
+    @impl(f"LD{prefix}.64")
+    def _ld64(x: Binder):
+        addr, d, ctx = addr_of(x), x.set_w(), x.ctx
+        return lambda sel, idx, n: d(sel, getattr(ctx, mem_name).load(addr(sel, idx, n, 8), 8))
+
+    @impl(f"ST{prefix}.64")
+    def _st64(x: Binder):
+        addr, c, ctx = addr_of(x), x.w("c"), x.ctx
+        return lambda sel, idx, n: getattr(ctx, mem_name).store(addr(sel, idx, n, 8), c(sel, n), 8)
+
+
+_loads_stores("L")
+_loads_stores("")
+
+
 @impl("LDG")
 def _ldg(x: Binder):
     addr, d, g = _global_addr(x), x.set_r(), x.ctx.gmem
@@ -858,6 +914,11 @@ def _atomic(x: Binder, space: str):
 
         def where(sel, idx, n):
             return gaddr(sel, n)
+    elif space == "generic":
+        gaddr, mem = _global_addr(x), ctx.generic
+
+        def where(sel, idx, n):
+            return gaddr(sel, n), idx
     else:
         saddr, mem = _shared_addr(x), ctx.smem
 
@@ -878,6 +939,11 @@ def _atomg(x: Binder):
 @impl("ATOMS", "ATOMS.64")
 def _atoms(x: Binder):
     return _atomic(x, "shared")
+
+
+@impl("ATOM", "ATOM.64")
+def _atom_generic(x: Binder):
+    return _atomic(x, "generic")
 
 
 # ============================================================================= warp-level

@@ -136,7 +136,8 @@ E_W = Operand("e", "W")
 
 # Instructions with effects beyond their register results.
 EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
-                     "SHFL", "VOTE", "STS.64", "ATOMG.64", "ATOMS.64", "MATCH", "MATCH.64", "REDUX"})
+                     "SHFL", "VOTE", "STS.64", "ATOMG.64", "ATOMS.64", "MATCH", "MATCH.64", "REDUX",
+                     "STL", "STL.64", "ST", "ST.64", "ATOM", "ATOM.64"})
 
 # Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
 # every other class is variable and tracked with a scoreboard.
@@ -296,6 +297,19 @@ _ROWS = [
     ("REDUX", (D_R, A_R, E_R), (REDUX_OP, INT_TYPE), "alu", "shfl",
      "REDUX (to a uniform register) + MOV R, UR",
      "d = op over a of the warp's lanes taking part (in e), wrapping add (PTX redux.sync)"),
+    ("LDL", (D_R, A_R, B_I), (SIZE,), "lsu", "lsu", "LDL", "d = local[a + b] (the thread's own local memory)"),
+    ("STL", (A_R, B_I, C_R), (SIZE,), "lsu", "lsu", "STL", "local[a + b] = c"),
+    ("LDL.64", (D_W, A_R, B_I), (), "lsu", "lsu", "LDL.64", "d = local[a + b], 64-bit"),
+    ("STL.64", (A_R, B_I, C_W), (), "lsu", "lsu", "STL.64", "local[a + b] = c, 64-bit"),
+    ("LD", (D_R, A_W, B_I), (SIZE,), "lsu", "lsu", "LD.E",
+     "d = generic[a + b]: the shared, local or const window, else global (see Memory spaces)"),
+    ("ST", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "ST.E", "generic[a + b] = c"),
+    ("LD.64", (D_W, A_W, B_I), (), "lsu", "lsu", "LD.E.64", "d = generic[a + b], 64-bit"),
+    ("ST.64", (A_W, B_I, C_W), (), "lsu", "lsu", "ST.E.64", "generic[a + b] = c, 64-bit"),
+    ("ATOM", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, ATOM_TYPE), "lsu", "lsu", "ATOM.E",
+     "d = generic[a + b]; generic[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)"),
+    ("ATOM.64", (D_W, A_W, B_I, C_W, E_W), (ATOM_OP, ATOM64_TYPE), "lsu", "lsu", "ATOM.E.64",
+     "d = generic[a + b]; generic[a + b] = op(d, c[, e]), 64-bit"),
 ]
 
 
@@ -321,4 +335,6 @@ SR_INDEX = {name: i for i, name in enumerate(SPECIAL_REGS)}
 # Constant bank 0 layout (as on NVIDIA GPUs: launch dimensions first, then the parameters).
 CBANK_NTID = 0x0  # ntid.x, .y, .z
 CBANK_NCTAID = 0xC  # nctaid.x, .y, .z
+CBANK_GLOBALS = 0x20  # the addresses of the kernel's module-level .global variables, 8 bytes each
 CBANK_PARAMS = 0x160
+MAX_GLOBALS = (CBANK_PARAMS - CBANK_GLOBALS) // 8

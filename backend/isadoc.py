@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from xcc.backend import isa
+from xcc.backend.memory import WINDOW_BYTES, WINDOWS
 
 PIPES = {"alu": "integer/logic ALU", "fma": "FP32 and integer multiply-add", "sfu": "special functions",
          "lsu": "load/store, constant, shuffle", "cbu": "convergence and branch unit", "adu": "address/special",
@@ -29,11 +30,25 @@ that it is current. Edit the table, not this file.
   zero-extended in a 32-bit register.
 - **Predicates**: P0-P6 and PT (always true). Any instruction may be guarded by `@Pn` or `@!Pn`.
 - **Special registers** (S2R): {srs}.
-- **Constant bank 0** holds the launch: `ntid.x/y/z` at 0x0, `nctaid.x/y/z` at 0xC, the kernel
-  parameters from 0x160 (as on NVIDIA GPUs). RIC operands may name `c[0x0][offset]` directly.
+- **Constant bank 0** holds the launch: `ntid.x/y/z` at 0x0, `nctaid.x/y/z` at 0xC, the addresses
+  of the kernel's module-level `.global` variables from 0x20 (8 bytes each, in the order of the
+  object file's `globals`; the launch allocates and initialises them), the kernel parameters from
+  0x160 (as on NVIDIA GPUs). RIC operands may name `c[0x0][offset]` directly.
 - **Memory spaces**: global (64-bit addresses, `[Rn:Rn+1 + imm32]`), shared (per CTA, 32-bit
-  offsets, `[Rn + imm32]`, 32 banks of 4 bytes), and the constant bank. Accesses must be naturally
-  aligned; a misaligned or out-of-bounds access faults the kernel with the PTX line.
+  offsets, `[Rn + imm32]`, 32 banks of 4 bytes: the static `.shared` variables, then the launch's
+  dynamic shared memory, where `.extern .shared` arrays start), local (per thread, 32-bit offsets,
+  `[Rn + imm32]`: the kernel's `.local` variables, `local_bytes` in the object file, reported as its
+  stack frame), and the constant bank. Accesses must be naturally aligned; a misaligned or
+  out-of-bounds access faults the kernel with the PTX line.
+- **Generic addresses** (`LD`/`ST`/`ATOM`, PTX's generic `ld`/`st`/`atom`): 64-bit addresses in which
+  shared, local and const memory appear through fixed 4 GiB windows, as on NVIDIA GPUs:
+{windows}
+  The shared window shows the executing thread's CTA's shared memory and the local window the
+  thread's own local memory; every other generic address is a global address. A window base has
+  zero low 32 bits, so `cvta.<space>` adds the base to the high word (`IADD3`) and `cvta.to.<space>`
+  subtracts it; `isspacep` compares the high word. An access through a window beyond the space's
+  size faults as an out-of-bounds access of that space (the xg1 backend maps no const memory:
+  its window faults).
 - **Hazards are the compiler's job** (as on NVIDIA GPUs since Maxwell): each instruction carries a
   control code with a stall count (cycles before the next instruction may issue), a yield hint,
   a write scoreboard (set when a variable-latency result is written), a read scoreboard, and a
@@ -88,7 +103,9 @@ def render() -> str:
                          for m in d.mods)
         rows.append(f"| `{d.mnemonic}` | {ops} | {mods} | {d.pipe} | {d.latency} | {d.sass} | "
                     f"{d.doc.replace('|', '&#124;')} |")
-    return MODEL.format(srs=", ".join(s[3:] for s in isa.SPECIAL_REGS), fields=fields, rows="\n".join(rows),
+    windows = "\n".join(f"  - {space}: `[{base:#x}, {base + WINDOW_BYTES:#x})`"
+                         for space, base in sorted(WINDOWS.items(), key=lambda kv: kv[1]))
+    return MODEL.format(windows=windows, srs=", ".join(s[3:] for s in isa.SPECIAL_REGS), fields=fields, rows="\n".join(rows),
                         fixed=", ".join(sorted(isa.FIXED_LATENCY_CLASSES)),
                         pipes="; ".join(f"{k} = {v}" for k, v in PIPES.items()))
 

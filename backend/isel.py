@@ -16,10 +16,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xcc.backend.isa import CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, PT, RZ, SR_INDEX
+from xcc.backend.isa import (
+    CBANK_GLOBALS,
+    CBANK_NCTAID,
+    CBANK_NTID,
+    CBANK_PARAMS,
+    MAX_GLOBALS,
+    PT,
+    RZ,
+    SR_INDEX,
+)
+from xcc.backend.memory import WINDOWS
 from xcc.backend.minst import CBank, Half, Imm, MInst, VReg, mi, new_vreg
 from xcc.diagnostics import UnsupportedError
-from xcc.ir.core import Block, Const, Function, Instruction, Value
+from xcc.ir.core import Block, Const, Function, Instruction, Value, Variable, layout_variables
 from xcc.ir.types import ScalarType, ptx_type
 
 LUT_AND, LUT_OR, LUT_XOR, LUT_NOT_A = 0xC0, 0xFC, 0x3C, 0x0F
@@ -38,6 +48,9 @@ SREG_NAMES = {"tid": "TID", "ctaid": "CTAID", "laneid": "LANEID", "warpid": "WAR
               "lanemask_gt": "LANEMASK_GT", "lanemask_ge": "LANEMASK_GE", "globaltimer": "GLOBALTIMER"}
 MUFU = {"rcp": "RCP", "sqrt": "SQRT", "rsqrt": "RSQ", "ex2": "EX2", "lg2": "LG2", "sin": "SIN", "cos": "COS",
         "tanh": "TANH"}
+
+
+_WINDOW_LO = min(WINDOWS.values())
 
 
 def width_of(t: ScalarType) -> int:
@@ -64,26 +77,38 @@ class SelectedFunction:
     blocks: list[MBlock]
     shared_offsets: dict[str, int]
     shared_bytes: int
+    local_offsets: dict[str, int] = field(default_factory=dict)
+    local_bytes: int = 0
+    globals: list[Variable] = field(default_factory=list)  # their addresses: c[0x0][CBANK_GLOBALS + 8*i]
 
 
 class InstructionSelector:
-    def __init__(self, fn: Function):
+    """``module_vars``: the module's variables (those the kernel names are laid out with its own);
+    shared and local variables are laid out as the IR interpreter lays them out
+    (:func:`xcc.ir.core.layout_variables`): module-level locals first, ``.extern .shared`` arrays at
+    the aligned end of the static shared variables, where the launch's dynamic shared memory starts."""
+
+    def __init__(self, fn: Function, module_vars: list[Variable] = ()):
         self.fn = fn
         self.vregs: dict[Value, VReg] = {}
         self.cbank: dict[Value, CBank] = {}  # values that are a constant-bank word
         self.out: list[MInst] = []
         self.inst: Instruction | None = None
-        self.shared_offsets: dict[str, int] = {}
-        off = 0
         for v in fn.variables:
-            if v.space == "shared":
-                off = (off + v.align - 1) // v.align * v.align
-                self.shared_offsets[v.name] = off
-                off += v.size
-            else:
+            if v.space not in ("shared", "local"):
                 raise UnsupportedError(f".{v.space} variable '{v.name}' is not supported by the backend yet",
                                        fn.loc)
-        self.shared_bytes = off
+        used = {i.attrs["symbol"] for i in fn.instructions() if i.op == "addr_of"}
+        mvars = [v for v in module_vars if v.name in used]
+        self.shared_offsets, self.shared_bytes = layout_variables(
+            [v for v in fn.variables if v.space == "shared"] + [v for v in mvars if v.space == "shared"])
+        self.local_offsets, self.local_bytes = layout_variables(
+            [v for v in mvars if v.space == "local"] + [v for v in fn.variables if v.space == "local"])
+        self.globals = [v for v in mvars if v.space == "global"]
+        if len(self.globals) > MAX_GLOBALS:
+            raise UnsupportedError(f"kernel '{fn.name}' uses {len(self.globals)} .global variables, more than "
+                                   f"the {MAX_GLOBALS} constant bank 0 has room for", fn.loc)
+        self.global_slots = {v.name: CBANK_GLOBALS + 8 * i for i, v in enumerate(self.globals)}
 
     # ----------------------------------------------------------------- operands
     def error(self, msg: str) -> UnsupportedError:
@@ -208,7 +233,8 @@ class InstructionSelector:
                     self.inst = inst
                 getattr(self, "op_" + inst.op, self._unsupported)(inst)
             blocks.append(MBlock(b.name, self.out, [s.name for s in b.succs]))
-        return SelectedFunction(self.fn.name, blocks, self.shared_offsets, self.shared_bytes)
+        return SelectedFunction(self.fn.name, blocks, self.shared_offsets, self.shared_bytes, self.local_offsets,
+                                self.local_bytes, self.globals)
 
     def _unsupported(self, inst: Instruction) -> None:
         t = f".{inst.type}" if inst.type else ""
@@ -281,20 +307,52 @@ class InstructionSelector:
             self.emit("S2R", d=d, b=SR_INDEX[sr])
 
     def op_addr_of(self, inst):
+        """A shared or local variable's address in its space: a constant offset; a .global variable's
+        address is read from constant bank 0, where the launch puts it."""
         sym, space = inst.attrs["symbol"], inst.attrs["space"]
-        if space != "shared" or sym not in self.shared_offsets:
-            raise self.error(f"the address of .{space} variable '{sym}' is not supported yet")
+        if space == "global" and sym in self.global_slots and width_of(inst.result.type) == 2:
+            cb = self.cbank[inst.result] = CBank(0, self.global_slots[sym])  # allocated by the launch
+            self.emit("LDC.64", d=self.vreg(inst.result), b=cb)
+            return
+        table = {"shared": self.shared_offsets, "local": self.local_offsets}.get(space, {})
+        if sym not in table:
+            raise self.error(f"the address of .{space} variable '{sym}' is not supported by the backend yet")
         d = self.vreg(inst.result)
         if d.width == 2:
-            self.emit("MOV", d=Half(d, 0), b=Imm(self.shared_offsets[sym]))
+            self.emit("MOV", d=Half(d, 0), b=Imm(table[sym]))
             self.emit("MOV", d=Half(d, 1), b=Imm(0))
         else:
-            self.emit("MOV", d=d, b=Imm(self.shared_offsets[sym]))
+            self.emit("MOV", d=d, b=Imm(table[sym]))
 
     def op_cvta(self, inst):
-        if inst.attrs.get("space") != "global":
-            raise self.error(f"cvta for the .{inst.attrs.get('space')} space is not supported yet")
-        self.alias(inst.result, inst.args[0])
+        """Global addresses are generic; shared and local windows are 4 GiB-aligned
+        (:data:`xcc.backend.memory.WINDOWS`), so cvta adds or subtracts the base's high word."""
+        space = inst.attrs.get("space")
+        if space == "global" or space in WINDOWS and width_of(inst.type) == 1:
+            self.alias(inst.result, inst.args[0])  # a 32-bit address: the base's low word is 0
+            return
+        if space not in ("shared", "local"):
+            raise self.error(f"cvta for the .{space} space is not supported by the backend yet")
+        hi = WINDOWS[space] >> 32
+        if not inst.attrs.get("to_generic", True):
+            hi = -hi & 0xFFFFFFFF
+        d = self.vreg(inst.result)
+        self.emit("MOV", d=Half(d, 0), b=self.half(inst.args[0], 0))
+        self.emit("IADD3", d=Half(d, 1), a=self.half_reg(inst.args[0], 1), b=Imm(hi), c=RZ)
+
+    def op_isspacep(self, inst):
+        """The high word of the address against the window bases (global: no window)."""
+        space = inst.attrs["space"]
+        if space != "global" and space not in WINDOWS:
+            raise self.error(f"isspacep.{space} is not supported by the backend yet")
+        hi = self.half_reg(inst.args[0], 1)
+        d = self.vreg(inst.result)
+        if space == "global":
+            t = new_vreg(1)
+            self.emit("IADD3", d=t, a=hi, b=Imm(-(_WINDOW_LO >> 32) & 0xFFFFFFFF), c=RZ)
+            self.emit("ISETP", pd=d, a=t, b=Imm(len(WINDOWS)), ps=(PT, False), mods={"cmp": "GE"})
+        else:
+            self.emit("ISETP", pd=d, a=hi, b=Imm(WINDOWS[space] >> 32), ps=(PT, False), mods={"cmp": "EQ"})
 
     def op_mov(self, inst):
         src, dst = inst.args[0], inst.result
@@ -958,15 +1016,12 @@ class InstructionSelector:
 
     def _mem(self, inst) -> tuple[str, object, int, dict]:
         space = inst.attrs["space"]
-        if space in ("global", "generic"):
-            prefix = "G"
-        elif space == "shared":
-            prefix = "S"
-        else:
+        prefix = {"global": "G", "generic": "", "shared": "S", "local": "L"}.get(space)
+        if prefix is None:
             raise self.error(f"memory accesses to the .{space} space are not supported yet")
         base = inst.args[0]
         off = inst.attrs["offset"]
-        if prefix == "G":
+        if prefix in ("G", ""):
             if width_of(base.type) != 2:
                 raise self.error("a global address must be 64 bits")
             a = self.reg(base)
@@ -1009,6 +1064,8 @@ class InstructionSelector:
         """atom/red on global or shared memory: ATOMG/ATOMS (32-bit), ATOMG.64/ATOMS.64 (64-bit); a red,
         or an atom whose result is unused, writes RZ."""
         prefix, a, off, _ = self._mem(inst)
+        if prefix == "L":
+            raise self.error("atomics on the .local space are not defined by PTX")
         t = inst.type
         if t.bits not in (32, 64):
             raise self.error(f"atom.{t} is not supported yet")

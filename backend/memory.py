@@ -39,6 +39,16 @@ address).
 Misaligned (``address % width != 0``) or out-of-range accesses raise
 :class:`MemoryFault`, which the interpreter turns into a located
 :class:`~xcc.diagnostics.KernelFault` naming the instruction.
+
+**The generic address space** (PTX ISA 9.0 section 6.4.1.x, "Generic addressing"): as on NVIDIA
+GPUs, shared, local and const memory appear in the 64-bit generic space through fixed 4 GiB
+windows (:data:`WINDOWS`), and every other generic address is a global address.  A window's base
+has zero low 32 bits, so ``cvta.<space>`` adds the base to the high word only and ``cvta.to.<space>``
+subtracts it.  The shared window shows the executing thread's CTA's shared memory and the local
+window the executing thread's own local memory (the same generic address means different memory
+in different CTAs or threads).  An access through a window past the space's size faults as an
+out-of-bounds access of that space.  :class:`GenericMemory` implements the map for both
+interpreters.
 """
 
 from __future__ import annotations
@@ -47,10 +57,27 @@ import bisect
 
 import numpy as np
 
-__all__ = ["FlatMemory", "GlobalMemory", "MemoryFault", "GLOBAL_BASE"]
+__all__ = ["FlatMemory", "GlobalMemory", "GenericMemory", "MemoryFault", "GLOBAL_BASE", "WINDOWS",
+           "WINDOW_BYTES", "window_space"]
 
 GLOBAL_BASE = 0x7F00_0000_0000
 """First global address: above 4 GiB so that 32-bit truncation faults."""
+
+WINDOW_BYTES = 1 << 32
+"""Size of each generic-space window (shared, local, const)."""
+WINDOWS = {"shared": 0x7FFD_0000_0000, "local": 0x7FFE_0000_0000, "const": 0x7FFF_0000_0000}
+"""Generic address of byte 0 of each state space's window (above the global heap's base, as NVIDIA
+places its shared and local windows high in the address space; low 32 bits zero)."""
+_WINDOW_LO = min(WINDOWS.values())
+_WINDOW_ORDER = sorted(WINDOWS, key=WINDOWS.get)
+
+
+def window_space(addresses) -> np.ndarray:
+    """Per generic address: 0 for global, else 1 + the index of its window in address order
+    (shared, local, const)."""
+    a = np.asarray(addresses, np.uint64)
+    k = (a - np.uint64(_WINDOW_LO)) >> np.uint64(32)
+    return np.where(k < np.uint64(len(WINDOWS)), k + np.uint64(1), np.uint64(0)).astype(np.int8)
 
 _UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 _SINT = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
@@ -594,3 +621,93 @@ class GlobalMemory(_ThreadAccess):
             raise MemoryFault(self._kind(addr, width), a[~ok], t, width=width,
                               detail=f"address is {self._describe(addr)}")
         return (a - np.uint64(self.base)).view(np.int64)
+
+
+class GenericMemory:
+    """Generic accesses of one wave: each address goes to global memory or, inside a window, to the
+    executing thread's CTA's shared memory, its local memory or const memory.
+
+    ``spaces`` maps a space name to ``(memory getter, window bytes getter, stride getter, frame_of)``:
+    the space's :class:`FlatMemory`, how many bytes of it each CTA or thread sees, how far apart the
+    frames are, and ``frame_of(idx)`` (the frame of wave slots ``idx``).  A window without an entry
+    maps nothing (every access through it faults).  Addresses come as ``(addresses, idx)`` pairs:
+    the generic addresses and the wave slots of the threads issuing them.
+    """
+
+    def __init__(self, gmem: GlobalMemory, spaces: dict):
+        self.gmem, self.spaces = gmem, spaces
+
+    def _parts(self, at, width: int):
+        """[(positions or None, memory, checked offsets)] of an access, global last."""
+        a, idx = at
+        a = _addresses(a)
+        code = window_space(a)
+        if not code.any():
+            return [(None, self.gmem, a)]
+        parts = []
+        for k, space in enumerate(_WINDOW_ORDER, start=1):
+            pos = np.flatnonzero(code == k)
+            if not pos.size:
+                continue
+            rel = (a[pos] - np.uint64(WINDOWS[space])).astype(np.int64)
+            entry = self.spaces.get(space)
+            mem_of, size_of, stride_of, frame_of = entry or (None, lambda: 0, lambda: 0, None)
+            size = size_of()
+            try:
+                check_window(rel, size, width, space, f"generic address {int(a[pos][0]):#x} is in the {space} "
+                             f"window, whose {space} memory is {size} bytes")
+            except MemoryFault as f:
+                f.thread = int(pos[f.thread])
+                raise
+            parts.append((pos, mem_of(), frame_of(np.asarray(idx)[pos]) * stride_of() + rel))
+        pos = np.flatnonzero(code == 0)
+        if pos.size:
+            parts.append((pos, self.gmem, a[pos]))
+        return parts
+
+    @staticmethod
+    def _take(values, pos, n: int):
+        v = np.asarray(values)
+        return v[pos] if v.ndim and v.shape[0] == n and pos is not None else v
+
+    def _each(self, at, width: int, fn):
+        n = np.asarray(at[0]).size
+        out = None
+        for pos, mem, off in self._parts(at, width):
+            try:
+                r = fn(mem, off, pos, n)
+            except MemoryFault as f:
+                if pos is not None and f.thread is not None:
+                    f.thread = int(pos[f.thread])
+                raise
+            if pos is None:
+                return r
+            if r is not None:
+                if out is None:
+                    out = np.zeros((n,) + r.shape[1:], r.dtype)
+                out[pos] = r
+        return out
+
+    def load(self, at, width: int) -> np.ndarray:
+        return self._each(at, width, lambda mem, off, pos, n: mem.load(off, width))
+
+    def store(self, at, values, width: int) -> None:
+        self._each(at, width, lambda mem, off, pos, n: mem.store(off, self._take(values, pos, n), width))
+
+    def atomic(self, op: str, at, values, width: int, kind: str, compare=None) -> np.ndarray:
+        def one(mem, off, pos, n):
+            c = None if compare is None else self._take(compare, pos, n)
+            return mem.atomic(op, off, self._take(values, pos, n), width, kind, c)
+
+        return self._each(at, width, one)
+
+    def read_bytes(self, address: int, slot: int, nbytes: int | None = None) -> bytes:
+        """Host-side read for one thread (``slot``): ``nbytes`` bytes at generic ``address``, or up to
+        and excluding a NUL byte when ``nbytes`` is None (a C string)."""
+        out = bytearray()
+        while nbytes is None or len(out) < nbytes:
+            b = int(self.load((np.array([address + len(out)], np.uint64), np.array([slot])), 1)[0])
+            if nbytes is None and b == 0:
+                break
+            out.append(b)
+        return bytes(out)

@@ -10,7 +10,8 @@ Layout (little-endian)::
     code    bytes            the instruction words of every kernel, concatenated
     sha256  32 bytes         over everything before it
 
-Per kernel: name, parameter layout, registers, shared/local bytes, barriers,
+Per kernel: name, parameter layout, registers, shared/local bytes, the module-level
+``.global`` variables it uses (size, alignment, initial bytes), barriers,
 max threads, the hash of the machine description it was scheduled for, and a
 line table (one PTX line, and optional ``.loc`` source position, per
 instruction).  No pickle, no code execution on load.
@@ -30,7 +31,8 @@ from xcc.diagnostics import ObjectFormatError
 MAGIC = b"XBIN"
 # The major version changes whenever old code would mean something else: 2.0 made FLO return
 # the bit position of the top set bit (as SASS FLO and PTX bfind do) and appended new opcodes.
-FORMAT_VERSION = (2, 0)
+# 2.1 added the kernels' module-level .global variables (``globals``).
+FORMAT_VERSION = (2, 1)
 _PREFIX = struct.Struct("<4sHHQ")
 
 
@@ -40,6 +42,17 @@ class ParamInfo:
     type: str
     offset: int
     size: int
+
+
+@dataclass(frozen=True)
+class GlobalVar:
+    """A module-level ``.global`` variable a kernel uses: the launch allocates ``size`` bytes aligned to
+    ``align``, initialised from ``init`` (hex; None: zeros), and puts the address in constant bank 0."""
+
+    name: str
+    size: int
+    align: int
+    init: str | None = None
 
 
 @dataclass
@@ -58,6 +71,7 @@ class KernelImage:
     lines: list[int] = field(default_factory=list)  # PTX line per instruction (0 = none)
     debug_lines: list[list[int] | None] = field(default_factory=list)  # [file, line, col] or None
     spill_bytes: int = 0
+    globals: list[GlobalVar] = field(default_factory=list)  # addresses at c[0x0][CBANK_GLOBALS + 8*i]
     reqntid: list[int] | None = None
 
     @property
@@ -123,6 +137,7 @@ class ObjectFile:
                 if off < 0 or size < 0 or off + size > len(code) or size % WORD_BYTES:
                     raise ObjectFormatError(f"{name}: kernel {meta.get('name')} code out of range")
                 meta["params"] = [ParamInfo(**p) for p in meta["params"]]
+                meta["globals"] = [GlobalVar(**g) for g in meta.get("globals", [])]
                 k = KernelImage(code=code[off:off + size], **meta)
                 try:
                     decode_all(k.code)  # every word must decode

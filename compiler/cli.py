@@ -85,13 +85,13 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
         for name, k in stats.items():
             click.echo(f"xcc info    : Compiling entry function '{name}' for '{arch}'", err=True)
             click.echo(f"xcc info    : Function properties for {name}", err=True)
-            click.echo(f"    0 bytes stack frame, {k.spill_bytes} bytes spill stores, {k.spill_bytes} bytes spill loads",
+            click.echo(f"    {k.local_bytes} bytes stack frame, {k.spill_bytes} bytes spill stores, {k.spill_bytes} bytes spill loads",
                        err=True)
             click.echo(f"xcc info    : Used {k.registers} registers, used {k.barriers} barriers, "
                        f"{k.shared_bytes} bytes smem, {k.instructions} instructions", err=True)
     if stats_json:
         data = {n: {"registers": k.registers, "instructions": k.instructions, "shared_bytes": k.shared_bytes,
-                    "spill_bytes": k.spill_bytes, "compile_ms": k.compile_ms} for n, k in stats.items()}
+                    "local_bytes": k.local_bytes, "spill_bytes": k.spill_bytes, "compile_ms": k.compile_ms} for n, k in stats.items()}
         _write_atomically(stats_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
 
 

@@ -58,6 +58,7 @@ class KernelStats:
     spill_bytes: int
     compile_ms: float
     barriers: int = 0
+    local_bytes: int = 0  # the .local frame of a thread (ptxas's "bytes stack frame")
 
 
 @dataclass
@@ -137,11 +138,11 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     backend = BackendOptions(max_registers=options.max_registers)
     for fn in module.functions:
         t0 = time.perf_counter()
-        k = compile_function(fn, machine, backend)
+        k = compile_function(fn, machine, backend, module.variables)
         images[k.name] = k
         if stats is not None:
             stats[k.name] = KernelStats(k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes,
-                                        round((time.perf_counter() - t0) * 1000, 3), k.barriers)
+                                        round((time.perf_counter() - t0) * 1000, 3), k.barriers, k.local_bytes)
     return ObjectFile(images, options.arch, sources[0].name if sources else "", dict(module.source_files))
 
 

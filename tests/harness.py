@@ -16,15 +16,15 @@ def run_case(case, arch: str, opt_level: int, seed: int = 0, device: rt.Device |
     mod = rt.load_module(ptx_path(case, arch), opt_level=opt_level, device=device)
     fn = mod.get_function(case.entry)
     dev_args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
-    stats = fn.launch(launch.grid, launch.block, dev_args)
+    stats = fn.launch(launch.grid, launch.block, dev_args, case.shared_mem)
     return stats, {i: dev_args[i].copy_to_host() for i in launch.outputs}, launch
 
 
 def check_case(case, arch: str, opt_level: int, seed: int = 0):
     stats, got, launch = run_case(case, arch, opt_level, seed)
     for i, want in launch.expected.items():
-        if case.rtol:
-            np.testing.assert_allclose(got[i], want, rtol=case.rtol, err_msg=f"{case.name} arg {i}")
+        if case.rtol or case.atol:
+            np.testing.assert_allclose(got[i], want, rtol=case.rtol, atol=case.atol, err_msg=f"{case.name} arg {i}")
         else:
             np.testing.assert_array_equal(got[i].view(np.uint8), np.ascontiguousarray(want).view(np.uint8),
                                           err_msg=f"{case.name} arg {i} differs bit for bit")

@@ -122,7 +122,7 @@ def test_stats_json(capsys, tmp_path):
     obj = ObjectFile.from_bytes(out.read_bytes())
     assert set(data) == set(obj.kernels)
     for name, s in data.items():
-        assert set(s) == {"registers", "instructions", "shared_bytes", "spill_bytes", "compile_ms"}
+        assert set(s) == {"registers", "instructions", "shared_bytes", "local_bytes", "spill_bytes", "compile_ms"}
         k = obj.kernels[name]
         assert (s["registers"], s["instructions"], s["shared_bytes"], s["spill_bytes"]) == \
             (k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes)

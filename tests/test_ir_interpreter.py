@@ -28,14 +28,15 @@ def run_case_ir(case, arch: str, opt_level: int, seed: int = 0, device: rt.Devic
     launch = case.make(np.random.default_rng(seed))
     mod = load_module_ir(ptx_path(case, arch), opt_level=opt_level, device=device)
     dev_args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
-    stats = mod.get_function(case.entry).launch(launch.grid, launch.block, dev_args)
+    stats = mod.get_function(case.entry).launch(launch.grid, launch.block, dev_args, case.shared_mem)
     return stats, {i: dev_args[i].copy_to_host() for i in launch.outputs}, launch
 
 
-def assert_same(case, got, want, what: str) -> None:
-    """The harness's rule: bit for bit, or within ``case.rtol`` where atomic order changes rounding."""
-    if case.rtol:
-        np.testing.assert_allclose(got, want, rtol=case.rtol, err_msg=what)
+def assert_same(case, got, want, what: str, reference: bool = False) -> None:
+    """The harness's rule: bit for bit, or within ``case.rtol`` where atomic order changes rounding (and,
+    against a numpy ``reference``, within ``case.atol`` for math-library results)."""
+    if case.rtol or reference and case.atol:
+        np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol if reference else 0, err_msg=what)
     else:
         np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
                                       np.ascontiguousarray(want).view(np.uint8), err_msg=what)
@@ -44,7 +45,7 @@ def assert_same(case, got, want, what: str) -> None:
 def check_reference(case, arch: str, level: int) -> None:
     _, got, launch = run_case_ir(case, arch, level)
     for i, want in launch.expected.items():
-        assert_same(case, got[i], want, f"{case.name} {arch} -O{level} arg {i} (IR interpreter)")
+        assert_same(case, got[i], want, f"{case.name} {arch} -O{level} arg {i} (IR interpreter)", reference=True)
 
 
 def check_differential(case, arch: str, level: int) -> None:

@@ -182,3 +182,22 @@ class Module:
             if f.name == name:
                 return f
         raise KeyError(name)
+
+
+def layout_variables(variables: list[Variable], dynamic: int = 0) -> tuple[dict[str, int], int]:
+    """Offsets of ``variables`` packed in order with their alignment; ``.extern`` (dynamic) arrays all
+    start at the aligned end of the others.  Returns (offsets, total size including ``dynamic``).
+    The one layout of a state space's variables, used by the IR interpreter and instruction selection."""
+    offsets, off = {}, 0
+    for v in variables:
+        if not v.extern:
+            off = (off + v.align - 1) // v.align * v.align
+            offsets[v.name] = off
+            off += v.size
+    ext = [v for v in variables if v.extern]
+    if ext:
+        align = max(v.align for v in ext)
+        off = (off + align - 1) // align * align
+        for v in ext:
+            offsets[v.name] = off
+    return offsets, off + dynamic

@@ -14,10 +14,13 @@ too.  Sources: PTX ISA 9.0 sections 9.7.9 (ld, st), 9.7.13 (atom, bar) and 10
 
 from __future__ import annotations
 
+import re
+import struct
 from collections.abc import Callable
 
 import numpy as np
 
+from xcc.backend.memory import WINDOWS, window_space
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Const, Instruction, Value
 from xcc.ir.evaluate import PURE_OPS, evaluate
@@ -153,11 +156,30 @@ def _addr_of(x: OpBinder):
 
 @impl("cvta")
 def _cvta(x: OpBinder):
-    """Global addresses are generic addresses (as on NVIDIA GPUs); other windows are not modelled."""
-    if x.attrs.get("space") != "global":
-        raise x.error(f"cvta for the .{x.attrs.get('space')} space is not supported by the IR interpreter yet")
+    """``cvta.<space>``: the space's window base added (to generic) or subtracted (from generic), in
+    the address's width; global addresses are generic addresses (:mod:`xcc.backend.memory`)."""
+    space = x.attrs.get("space")
     a, wr = x.arg(0), x.set()
-    return lambda sel, idx, n: wr(sel, a(sel, n))
+    if space == "global":
+        return lambda sel, idx, n: wr(sel, a(sel, n))
+    if space not in WINDOWS:
+        raise x.error(f"cvta for the .{space} space is not supported by the IR interpreter")
+    bits = x.inst.type.bits
+    base = WINDOWS[space] if x.attrs.get("to_generic", True) else -WINDOWS[space]
+    dt = UDTYPE[bits]
+    delta = dt(base % (1 << bits))
+    return lambda sel, idx, n: wr(sel, (np.asarray(a(sel, n), dt) + delta).astype(dt))
+
+
+@impl("isspacep")
+def _isspacep(x: OpBinder):
+    """``isspacep.<space>``: whether a generic address lies in the space's window (global: in none)."""
+    space = x.attrs["space"]
+    if space != "global" and space not in WINDOWS:
+        raise x.error(f"isspacep.{space} is not supported by the IR interpreter")
+    a, wr = x.arg(0), x.set()
+    code = 0 if space == "global" else 1 + sorted(WINDOWS, key=WINDOWS.get).index(space)
+    return lambda sel, idx, n: wr(sel, window_space(np.asarray(a(sel, n), U64)) == code)
 
 
 @impl("fence")
@@ -278,3 +300,55 @@ def _redux(x: OpBinder):
 def _activemask(x: OpBinder):
     wr = x.set()
     return lambda sel, idx, n: wr(sel, warp.activemask(idx))
+
+
+# ============================================================================= device printf
+_CONV = re.compile(rb"%([-+ #0]*)(\d+)?(?:\.(\d+))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfFgGaAcsp%])")
+
+
+def c_printf(fmt: bytes, read, args: int) -> tuple[str, int]:
+    """``fmt`` formatted as C's printf does, with CUDA's vprintf argument buffer at ``args`` (each argument
+    aligned to its size: int 4, long/pointer/double 8; floats arrive as doubles); ``read(address, n)`` reads
+    device bytes.  Returns (text, number of arguments)."""
+    out, pos, off, count = [], 0, 0, 0
+
+    def arg(size: int) -> int:
+        nonlocal off
+        off = (off + size - 1) // size * size
+        v = int.from_bytes(read(args + off, size), "little")
+        off += size
+        return v
+
+    for m in _CONV.finditer(fmt):
+        out.append(fmt[pos:m.start()].decode(errors="replace"))
+        pos = m.end()
+        flags, width, prec, length, conv = (g.decode() if g else "" for g in m.groups())
+        if conv == "%":
+            out.append("%")
+            continue
+        count += 1
+        spec = "%" + flags + width + ("." + prec if prec else "")
+        wide = length in ("l", "ll", "z", "j", "t")
+        if conv in "di":
+            v = arg(8 if wide else 4)
+            bits = 64 if wide else 32
+            out.append((spec + "d") % (v - (1 << bits) if v >> (bits - 1) else v))
+        elif conv in "ouxX":
+            out.append((spec + conv.replace("u", "d")) % arg(8 if wide else 4))
+        elif conv in "eEfFgGaA":
+            v = struct.unpack("<d", arg(8).to_bytes(8, "little"))[0]
+            out.append(float.hex(v) if conv in "aA" else (spec + conv) % v)
+        elif conv == "c":
+            out.append((spec + "c") % (arg(4) & 0xFF))
+        elif conv == "s":
+            a, chars = arg(8), bytearray()
+            while not (prec and len(chars) >= int(prec)):
+                b = read(a + len(chars), 1)[0]
+                if not b:
+                    break
+                chars.append(b)
+            out.append((spec + "s") % chars.decode(errors="replace"))
+        else:  # p
+            out.append((spec.replace(".", "") + "s") % f"0x{arg(8):x}")
+    out.append(fmt[pos:].decode(errors="replace"))
+    return "".join(out), count

@@ -29,7 +29,8 @@ Execution model (the same as the ISA interpreter's, :mod:`xcc.backend.emulator`,
   call.  A call that may re-enter its caller (recursion, found on the call graph) saves the
   caller's SSA values for those threads and ``ret`` restores them.  Deeper than
   :data:`MAX_CALL_DEPTH` frames, or out of ``.local`` stack, is a "call stack overflow" fault.
-* **Memory.**  Global (and generic) accesses go to the caller's :class:`GlobalMemory`; each CTA
+* **Memory.**  Global accesses go to the caller's :class:`GlobalMemory`; generic ones through the
+  windows of :class:`~xcc.backend.memory.GenericMemory` (shared, local, const; global elsewhere); each CTA
   has its static ``.shared`` variables (laid out as instruction selection lays them out) plus
   ``dynamic_shared`` bytes, zero-initialised; ``.local`` variables live in a per-thread frame;
   ``.const`` and ``.global`` module variables get their initialisers.  Every illegal access is a
@@ -42,16 +43,17 @@ from __future__ import annotations
 
 import heapq
 import re
+import sys
 from collections.abc import Callable
 
 import numpy as np
 
 from xcc.backend.emulator import LaunchStats
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import FlatMemory, GlobalMemory, MemoryFault, check_window
+from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, check_window
 from xcc.diagnostics import KernelFault, LaunchError, LinkError, PtxSemanticError, UnsupportedError, XccError
-from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable
-from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype
+from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
+from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, c_printf, storage_dtype
 from xcc.semantics.threads import fault_message, special_register, thread_at
 from xcc.semantics.warp import warp_runs
 
@@ -67,7 +69,9 @@ LOCAL_STACK_BYTES = 1024
 WAVE_THREADS_CALLS = 1 << 11
 """The wave bound of kernels that call functions (each thread then holds a call stack)."""
 BUILTINS = frozenset({"vprintf", "__assertfail"})
-"""Functions the CUDA runtime provides (declared ``.extern``, never defined in PTX)."""
+"""Functions the CUDA runtime provides (declared ``.extern``, never defined in PTX): device ``printf``
+(collected per thread, printed in thread order after the launch, ``LaunchStats.printf_output``) and
+``assert`` (a located :class:`KernelFault` with the message, file, line and function)."""
 
 NUM_BARRIERS = 16
 _RUN, _EXITED, _WAITING = 0, 1, 2
@@ -122,24 +126,6 @@ def reverse_postorder(fn: Function) -> list[Block]:
     return post[::-1]
 
 
-def _layout(variables: list[Variable], dynamic: int = 0) -> tuple[dict[str, int], int]:
-    """Offsets of ``variables`` packed in order with their alignment; ``.extern`` (dynamic) arrays all
-    start at the aligned end of the others.  Returns (offsets, total size including ``dynamic``)."""
-    offsets, off = {}, 0
-    for v in variables:
-        if not v.extern:
-            off = (off + v.align - 1) // v.align * v.align
-            offsets[v.name] = off
-            off += v.size
-    ext = [v for v in variables if v.extern]
-    if ext:
-        align = max(v.align for v in ext)
-        off = (off + align - 1) // align * align
-        for v in ext:
-            offsets[v.name] = off
-    return offsets, off + dynamic
-
-
 def _callees(fn: Function) -> list[tuple[str, Instruction]]:
     return [(i.attrs["callee"], i) for i in fn.instructions() if i.op == "call"]
 
@@ -171,15 +157,15 @@ class _Frame:
     def __init__(self, fn: Function, static_local: list[Variable]):
         self.fn = fn
         if fn.is_entry:
-            self.param_off, psize = _layout([v for v in fn.variables if v.space == "param"])
+            self.param_off, psize = layout_variables([v for v in fn.variables if v.space == "param"])
         else:
             self.param_off = {p.name: p.offset for p in fn.params + fn.ret_params}
             end = max((p.offset + p.size for p in fn.params + fn.ret_params), default=0)
             body = [Variable("", "param", end, 1)] + [v for v in fn.variables if v.space == "param"]
-            offs, psize = _layout(body)
+            offs, psize = layout_variables(body)
             self.param_off.update((k, o) for k, o in offs.items() if k)
         self.param_size = (psize + 15) & ~15
-        self.local_off, lsize = _layout(([] if not fn.is_entry else static_local)
+        self.local_off, lsize = layout_variables(([] if not fn.is_entry else static_local)
                                         + [v for v in fn.variables if v.space == "local"])
         self.local_size = (lsize + 15) & ~15
         self.static = {v.name for v in static_local}  # module-level .local: in the kernel's frame
@@ -213,7 +199,7 @@ class _Launch:
         mvars = [v for v in module.variables if v.name in used]
         space = lambda s: ([v for f in self.funcs for v in f.variables if v.space == s]  # noqa: E731
                            + [v for v in mvars if v.space == s])
-        self.shared_off, self.smem_size = _layout(space("shared"), dynamic_shared)
+        self.shared_off, self.smem_size = layout_variables(space("shared"), dynamic_shared)
         max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
         if self.smem_size > max_shared:
             raise LaunchError(f"kernel '{fn.name}': {self.smem_size} bytes of shared memory per CTA exceed "
@@ -225,10 +211,10 @@ class _Launch:
         self.local_size = kf.local_size + (LOCAL_STACK_BYTES if self.has_calls else 0)
         self.local_stride = (self.local_size + 15) & ~15
         if not self.has_calls:  # exact window: an overrun of a kernel's local array faults
-            self.local_size = _layout(space("local"))[1]
+            self.local_size = layout_variables(space("local"))[1]
         max_pframe = max((f.param_size for f in self.frames.values()), default=0)
         self.param_stride = kf.param_size + (MAX_CALL_DEPTH * max_pframe if self.has_calls else 0)
-        self.const_off, const_size = _layout(space("const"))
+        self.const_off, const_size = layout_variables(space("const"))
         self.cmem = FlatMemory(const_size, "const")
         for v in space("const"):
             if v.init:
@@ -236,6 +222,7 @@ class _Launch:
         self.global_vars = space("global")
         self.global_addr: dict[str, int] = {}
         self.step = 0
+        self.printf: list[tuple[int, int, int, str]] = []  # (CTA, thread, order, text) of device printf
         self.vals: list[np.ndarray] = []
         self._slots: dict[Value, int] = {}
 
@@ -270,17 +257,15 @@ class _Launch:
 
     def addresser(self, space: str, base, offset: int, width: int):
         """(memory getter, ``where(sel, idx, n)`` -> checked addresses) for an access of ``space``."""
-        if space in ("global", "generic"):
-            off = _U64(offset % (1 << 64))
+        off = _U64(offset % (1 << 64))
+        if space == "global":
             gmem = self.gmem
             return (lambda: gmem), lambda sel, idx, n: np.asarray(base(sel, n)).astype(_U64) + off
-        frames = {"shared": (lambda: self.smem_size, lambda: self.smem_stride, lambda idx: idx // self.P,
-                             lambda: self.smem),
-                  "local": (lambda: self.local_size, lambda: self.local_stride, lambda idx: idx,
-                            lambda: self.lmem),
-                  "param": (lambda: self.param_stride, lambda: self.param_stride, lambda idx: idx,
-                            lambda: self.pmem),
-                  "const": (lambda: len(self.cmem.buf), lambda: 0, lambda idx: 0, lambda: self.cmem)}
+        frames = self._frames()
+        if space == "generic":  # windows onto shared, local and const memory; global elsewhere
+            generic = GenericMemory(self.gmem, {k: (mem, size, stride, frame)
+                                                for k, (size, stride, frame, mem) in frames.items() if k != "param"})
+            return (lambda: generic), lambda sel, idx, n: (np.asarray(base(sel, n)).astype(_U64) + off, idx)
         if space not in frames:
             return None
         size_of, stride_of, frame_of, mem = frames[space]
@@ -292,6 +277,16 @@ class _Launch:
             return frame_of(idx) * stride_of() + rel
 
         return mem, where
+
+    def _frames(self) -> dict:
+        """space -> (window bytes, frame stride, frame of wave slots, memory) getters."""
+        return {"shared": (lambda: self.smem_size, lambda: self.smem_stride, lambda idx: idx // self.P,
+                           lambda: self.smem),
+                "local": (lambda: self.local_size, lambda: self.local_stride, lambda idx: idx,
+                          lambda: self.lmem),
+                "param": (lambda: self.param_stride, lambda: self.param_stride, lambda idx: idx,
+                          lambda: self.pmem),
+                "const": (lambda: len(self.cmem.buf), lambda: 0, lambda idx: 0 * idx, lambda: self.cmem)}
 
     # -- building --------------------------------------------------------------------------------
     def build(self):
@@ -319,11 +314,6 @@ class _Launch:
                 if inst.result is not None:
                     slots.append(self.slot_of(inst.result))
         reach = {f.name: {g.name for g in _reachable_from(self.funcs, f)} for f in self.funcs}
-        for inst in self.insts:  # refused before anything else of the kernel is
-            if inst.op == "call" and inst.attrs["callee"] in BUILTINS:
-                name = inst.attrs["callee"]
-                raise UnsupportedError(f"'{name}' (device-side {'printf' if name == 'vprintf' else 'assert'}) "
-                                       "is not supported by the IR interpreter yet", inst.loc)
         code = []
         for b in blocks:
             caller = self.fn_frame[id(b)]
@@ -353,6 +343,8 @@ class _Launch:
     def call_site(self, inst: Instruction, caller: _Frame, reach: dict[str, set[str]]):
         """(_CALL, (callee entry, callee frame, caller frame, argument copies, return copies, saved slots))."""
         name = inst.attrs["callee"]
+        if name in BUILTINS:
+            return _NORMAL, self.builtin(inst, caller)
         callee = self.frames[name]
         g = callee.fn
         params, rets = inst.attrs.get("params", []), inst.attrs.get("rets", [])
@@ -369,6 +361,39 @@ class _Launch:
                                        f"'{p.name}' {p.size}", inst.loc)
         saved = self.fn_slots.get(caller.fn.name, []) if caller.fn.name in reach[name] else []
         return _CALL, (self.base[self.fn_entry[name]], callee, caller, args, rcopies, saved)
+
+    def builtin(self, inst: Instruction, caller: _Frame):
+        """The executor of a call to the CUDA runtime's ``vprintf`` (format with C semantics, collected per
+        thread and printed after the launch) or ``__assertfail`` (a located fault with the message)."""
+        name, params, rets = inst.attrs["callee"], inst.attrs.get("params", []), inst.attrs.get("rets", [])
+        want = 2 if name == "vprintf" else 5
+        if len(params) != want:
+            raise LinkError(f"call to '{name}' passes {len(params)} argument(s); the CUDA runtime's takes {want}",
+                            inst.loc)
+        offs = [caller.param_off[p] for p in params]
+        ret = caller.param_off[rets[0]] if rets else None
+        frames = self._frames()
+        generic = GenericMemory(self.gmem, {k: (mem, size, stride, frame)
+                                            for k, (size, stride, frame, mem) in frames.items() if k != "param"})
+
+        def param(slot: int, k: int, nbytes: int = 8) -> int:
+            at = slot * self.param_stride + int(self.pbase[slot]) + offs[k]
+            return int.from_bytes(self.pmem.buf[at:at + nbytes].tobytes(), "little")
+
+        def run(sel, idx, n):
+            for i, slot in enumerate(idx.tolist()):
+                if name == "__assertfail":
+                    msg, file, func = (generic.read_bytes(param(slot, k), slot).decode(errors="replace")
+                                       for k in (0, 1, 3))
+                    raise Fault(f"assertion failed: {file}:{param(slot, 2, 4)}: {func}: Assertion `{msg}` failed.", i)
+                fmt = generic.read_bytes(param(slot, 0), slot)
+                text, count = c_printf(fmt, lambda a, size, s=slot: generic.read_bytes(a, s, size), param(slot, 1))
+                self.printf.append((self.cta0 + slot // self.P, slot % self.P, len(self.printf), text))
+                if ret is not None:
+                    at = slot * self.param_stride + int(self.pbase[slot]) + ret
+                    self.pmem.buf[at:at + 4] = np.frombuffer(np.int32(count).tobytes(), np.uint8)
+
+        return run
 
     def edge(self, src: Block, dst: Block):
         k = dst.preds.index(src)
@@ -426,13 +451,17 @@ class _Launch:
         finally:
             for addr in self.global_addr.values():
                 self.gmem.free(addr)
+        output = "".join(t for *_, t in sorted(self.printf))
+        if output:
+            sys.stdout.write(output)
+            sys.stdout.flush()
         by_op: dict[str, int] = {}
         for inst, w in zip(self.insts, self.wcounts):
             if w:
                 by_op[inst.op] = by_op.get(inst.op, 0) + w
         return LaunchStats(thread_instructions=sum(self.tcounts), warp_instructions=sum(self.wcounts),
                            cycles=None, instructions_executed=by_op, kernel=self.fn.name, grid=self.grid,
-                           block=self.block, steps=self.step)
+                           block=self.block, steps=self.step, printf_output=output)
 
     def run_wave(self, nslots: int, nctas: int) -> None:
         P, tpb = self.P, self.tpb

@@ -297,6 +297,14 @@ class InstLowering:
         v = self.emit("cvta", t, [self.read(inst.operands[1], t)], t, space=space, to_generic=to_generic)
         self.write(inst.operands[0], v.result)
 
+    def op_isspacep(self, inst) -> None:
+        """``isspacep.<space> p, a``: ``p = isspacep {space} a`` (a: a 64-bit generic address)."""
+        self._check(inst, 2)
+        space = next((m for m in inst.modifiers if m in SPACES), None)
+        pred = ptx_type("pred")
+        v = self.emit("isspacep", pred, [self.read(inst.operands[1], ptx_type("u64"))], pred, space=space)
+        self.write(inst.operands[0], v.result)
+
     # ----------------------------------------------------------------- memory
     def _space(self, inst) -> str:
         return next((m for m in inst.modifiers if m in SPACES), "generic")

@@ -71,7 +71,9 @@ _ROWS = [
     ("sreg", 0, "d = special register attrs.name (tid.x, ctaid.y, laneid, ...)"),
     ("addr_of", 0, "d = address of variable attrs.symbol in attrs.space"),
     ("ld_param", 0, "d = kernel parameter bytes at attrs.offset, of type"),
-    ("cvta", 1, "d = a converted between attrs.space and the generic space (attrs.to_generic)"),
+    ("cvta", 1, "d = a converted between attrs.space and the generic space (attrs.to_generic): the space's "
+                "generic window base added or subtracted (xcc.backend.memory.WINDOWS; identity for global)"),
+    ("isspacep", 1, "p = whether generic address a lies in attrs.space's window (global: in no window)"),
 ]
 
 OPS: dict[str, OpDef] = {name: OpDef(name, arity, doc) for name, arity, doc in _ROWS}
