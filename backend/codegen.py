@@ -1,7 +1,7 @@
 """The backend pipeline for one kernel: IR function -> :class:`KernelImage`.
 
-    isel -> convergence barriers -> dead-code elimination -> register allocation
-    (+ checker) -> copy cleanup and layout -> control codes -> encoding
+    isel -> convergence barriers -> dead-code elimination -> predicate spilling ->
+    register allocation (+ checker) -> copy cleanup and layout -> control codes -> encoding
 
 Each stage is a function of its own module; this module only sequences them
 and gathers the metadata that ``xcc compile -v`` and the object file report.
@@ -18,6 +18,7 @@ from xcc.backend.isel import InstructionSelector, MBlock
 from xcc.backend.machine import Machine
 from xcc.backend.minst import Imm, MInst
 from xcc.backend.objfile import GlobalVar, KernelImage, ParamInfo
+from xcc.backend.pred_spill import PredSpills, spill_predicates
 from xcc.backend.regalloc import allocate, check_allocation, inst_defs, inst_uses, rewrite
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Function, Variable
@@ -30,8 +31,9 @@ class BackendOptions:
 
 
 def compile_function(fn: Function, machine: Machine, options: BackendOptions | None = None,
-                     module_vars: list[Variable] = ()) -> KernelImage:
-    """``module_vars``: the module's variables, for the kernel's module-level ``.shared``/``.local`` ones."""
+                     module_vars: list[Variable] = (), report: dict | None = None) -> KernelImage:
+    """``module_vars``: the module's variables, for the kernel's module-level ``.shared``/``.local`` ones.
+    ``report``, when given, receives ``pred_spills`` (the :class:`PredSpills` of the kernel)."""
     options = options or BackendOptions()
     if not fn.is_entry:
         raise UnsupportedError(f"'{fn.name}' is not a kernel", fn.loc)
@@ -42,9 +44,12 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     blocks = sel.blocks
     insert_convergence_barriers(blocks)
     eliminate_dead_code(blocks)
+    spills: PredSpills = spill_predicates(blocks, fn.name)
+    if report is not None:
+        report["pred_spills"] = spills
     assign, nregs = allocate(blocks, max_regs, fn.name)
     if options.check:
-        check_allocation(blocks, assign)
+        check_allocation(blocks, assign, spills.origin)
     rewrite(blocks, assign)
     _remove_self_moves(blocks)
     _remove_fallthrough_branches(blocks)

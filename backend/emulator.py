@@ -51,6 +51,7 @@ from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAM
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault
 from xcc.backend.objfile import KernelImage
+from xcc.backend.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 from xcc.diagnostics import KernelFault, LaunchError, ObjectFormatError, XccError
 from xcc.semantics.threads import fault_message, thread_at
 
@@ -75,13 +76,26 @@ class LaunchStats:
 
     thread_instructions: int
     warp_instructions: int
-    cycles: int | None = None  # no timing model yet
+    cycles: int | None = None  # from the cycle model (xcc.backend.timing); None with timing=False
     instructions_executed: dict[str, int] = field(default_factory=dict)  # mnemonic -> warp-level count
     kernel: str = ""
     grid: tuple[int, int, int] = (1, 1, 1)
     block: tuple[int, int, int] = (1, 1, 1)
     steps: int = 0  # scheduler steps (one instruction for a group of threads at one pc)
     printf_output: str = ""  # device printf output of the launch, in thread order (engine="ir")
+    metrics: dict[str, float | int | str] = field(default_factory=dict)  # Nsight Compute names (timing.py)
+
+    @property
+    def ipc(self) -> float | None:
+        """Warp-instructions issued per active SM cycle (Nsight's ``sm__inst_executed.avg.per_cycle_active``)."""
+        return self.metrics.get("sm__inst_executed.avg.per_cycle_active")
+
+    @property
+    def stall_reasons(self) -> dict[str, int]:
+        """Warp-cycles per stall reason (``smsp__pcsamp_warps_issue_stalled_<reason>``), summing to the
+        launch's resident warp-cycles."""
+        pre = "smsp__pcsamp_warps_issue_stalled_"
+        return {k[len(pre):]: v for k, v in self.metrics.items() if k.startswith(pre)}
 
 
 class _Ctx:
@@ -132,21 +146,24 @@ def _merge(arrs: list[np.ndarray]) -> np.ndarray:
 
 def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemory,
                dynamic_shared: int = 0, machine: Machine | str | None = None, *,
-               max_steps: int | None = None) -> LaunchStats:
+               max_steps: int | None = None, timing: bool = True) -> LaunchStats:
     """Run ``kernel`` on a ``grid`` of CTAs of ``block`` threads with parameter bytes ``params``.
 
     Global memory is ``gmem`` (modified in place).  ``max_steps`` (optional) bounds the number of
     scheduler steps; exceeding it is a :class:`KernelFault` (a watchdog for runaway kernels).
+    ``timing`` records the trace that :mod:`xcc.backend.timing` replays for ``cycles`` and ``metrics``.
     Raises :class:`LaunchError` for an impossible launch, :class:`KernelFault` for any kernel error.
     """
     return _Launch(kernel, _dims(grid, "grid"), _dims(block, "block"), bytes(params), gmem,
-                   int(dynamic_shared), machine, max_steps).run()
+                   int(dynamic_shared), machine, max_steps, timing).run()
 
 
 class _Launch:
-    def __init__(self, kernel, grid, block, params, gmem, dynamic_shared, machine, max_steps):
+    def __init__(self, kernel, grid, block, params, gmem, dynamic_shared, machine, max_steps, timing=True):
         if machine is None or isinstance(machine, str):
             machine = load_machine(machine or "xg1")
+        self.machine, self.dynamic_shared = machine, dynamic_shared
+        self.rec = TraceRecorder() if timing else None
         self.kernel, self.grid, self.block, self.gmem, self.max_steps = kernel, grid, block, gmem, max_steps
         self.insts = _decode(bytes(kernel.code))
         self.lines = list(kernel.lines)
@@ -246,18 +263,30 @@ class _Launch:
                 if cta0:
                     for a in (ctx.regs, ctx.preds, ctx.bmask, ctx.smem.buf, ctx.lmem.buf):
                         a.fill(0)
-                self.run_wave(execs, cta0, per_wave, min(per_wave, self.nctas - cta0))
+                rec = self.rec
+                if rec is not None and (rec.stopped or rec.entries >= rec.cap):
+                    rec = None  # the cap: later waves run untimed (timing.py extrapolates)
+                n = min(per_wave, self.nctas - cta0)
+                if rec is not None:
+                    rec.begin_wave()
+                if self.run_wave(execs, cta0, per_wave, n, rec) and rec is not None:
+                    rec.end_wave(n)
+        cycles, metrics = None, {}
+        if self.rec is not None and self.rec.ctas:
+            cycles, metrics = time_launch(self.rec, self.insts, self.kernel, self.machine, self.tpb, self.nctas,
+                                          self.dynamic_shared)
         by_mn: dict[str, int] = {}
         for inst, w in zip(self.insts, self.warp_counts):
             if w:
                 by_mn[inst.mnemonic] = by_mn.get(inst.mnemonic, 0) + w
         return LaunchStats(thread_instructions=sum(self.thread_counts), warp_instructions=sum(self.warp_counts),
-                           cycles=None, instructions_executed=by_mn, kernel=self.kernel.name,
-                           grid=self.grid, block=self.block, steps=self.step)
+                           cycles=cycles, instructions_executed=by_mn, kernel=self.kernel.name,
+                           grid=self.grid, block=self.block, steps=self.step, metrics=metrics)
 
     def build(self):
         ctx = self.ctx
         out = []
+        self.memrec = [self._memrec(inst, pc) if self.rec is not None else None for pc, inst in enumerate(self.insts)]
         for pc, inst in enumerate(self.insts):
             try:
                 ex = IMPLS[inst.mnemonic](Binder(ctx, inst, pc))
@@ -269,9 +298,33 @@ class _Launch:
                 out.append((_K_NORMAL, ex))
         return out
 
-    def run_wave(self, execs, cta0: int, nslots: int, nctas: int) -> None:
-        """Run CTAs ``cta0 .. cta0+nctas-1`` in the first ``nctas`` of ``nslots`` CTA slots."""
+    def _memrec(self, inst, pc: int):
+        """The trace recorder of memory instruction ``pc`` (``rec(esel, eidx, m, rec, wbase)``), or None.
+        It reads the address registers before the instruction executes and never faults."""
+        space = mem_space(inst.mnemonic)
+        if space is None:
+            return None
+        b = Binder(self.ctx, inst, pc)
+        width = 8 if inst.mnemonic.endswith(".64") else (
+            exec_ops._SIZE[b.mod("size")][0] if any(m.name == "size" for m in inst.d.mods) else 4)
+        if space == "g":
+            addr = exec_ops._global_addr(b)
+            return lambda esel, eidx, m, rec, wb: rec.global_access((eidx >> 5) + wb, addr(esel, m), width)
+        if space == "s":
+            a, off = b.r("a"), int(inst.ops["b"])
+            sm = self.machine.data.get("shared_memory", {})
+            banks, bw = int(sm.get("banks", 32)), int(sm.get("bank_width_bytes", 4))
+            return lambda esel, eidx, m, rec, wb: rec.shared_access((eidx >> 5) + wb, a(esel, m).astype(np.int64)
+                                                                    + off, width, banks, bw)
+        return lambda esel, eidx, m, rec, wb: rec.local_access((eidx >> 5) + wb, width)
+
+    def run_wave(self, execs, cta0: int, nslots: int, nctas: int, rec: TraceRecorder | None = None) -> bool:
+        """Run CTAs ``cta0 .. cta0+nctas-1`` in the first ``nctas`` of ``nslots`` CTA slots, recording
+        the timing trace into ``rec`` if given; False if the recording was dropped (over the cap)."""
         tpb, P = self.tpb, self.tpb_pad
+        wbase = cta0 * P >> 5
+        memrec = self.memrec
+        hard_cap = 4 * TRACE_CAP
         T = nslots * P
         ctx = self.ctx
         ctx.cta0 = cta0
@@ -361,9 +414,13 @@ class _Launch:
                 tcounts[pc] += n
                 if contiguous:
                     wcounts[pc] += (hi >> 5) - (lo >> 5) + 1
+                    if rec is not None:
+                        rec.step_range(pc, wbase + (lo >> 5), wbase + (hi >> 5))
                 else:
                     w = idx >> 5
                     wcounts[pc] += int(np.count_nonzero(w[1:] != w[:-1])) + 1
+                    if rec is not None:
+                        rec.step_array(pc, wbase + _runs(w)[0])
                 kind, ex = execs[pc]
                 g = guards[pc]
                 if g is None:
@@ -382,6 +439,12 @@ class _Launch:
                         elo, ehi = int(eidx[0]), int(eidx[-1])
                         esel = slice(elo, ehi + 1) if ehi - elo + 1 == eidx.size else eidx
                 m = eidx.size
+                if rec is not None:
+                    if m and memrec[pc] is not None:
+                        memrec[pc](esel, eidx, m, rec, wbase)
+                    if rec.entries > hard_cap:
+                        rec.drop_wave()
+                        rec = None
 
                 if kind == _K_NORMAL:
                     if m:
@@ -446,6 +509,7 @@ class _Launch:
 
         if live["threads"]:
             raise self.deadlock(state, wait_k, pcw)
+        return rec is not None
 
     def deadlock(self, state, wait_k, pcw) -> KernelFault:
         waiting = np.flatnonzero((state == WAIT_BAR) | (state == WAIT_BSYNC))

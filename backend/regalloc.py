@@ -115,7 +115,7 @@ def allocate(blocks: list[MBlock], max_registers: int = 255, kernel: str = "") -
             r = next((i for i in range(NUM_PREDS) if free_p[i]), None)
             if r is None:
                 raise UnsupportedError(f"kernel '{kernel}' needs more than {NUM_PREDS} live predicates "
-                                       "(predicate spilling is not supported yet)")
+                                       "after predicate spilling (spill_predicates must run first)")
             free_p[r] = False
         else:
             step = 2 if v.width == 2 else 1
@@ -159,8 +159,10 @@ def rewrite(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
                 m.guard = (phys(m.guard[0]), m.guard[1])
 
 
-def check_allocation(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
-    """Prove that no two values whose intervals overlap share a physical register."""
+def check_allocation(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VReg, VReg] | None = None) -> None:
+    """Prove that no two values whose intervals overlap share a physical register, and that every
+    read finds its value (:func:`check_values`).  ``origin``: spill registers and temporaries ->
+    the value they carry (:attr:`xcc.backend.pred_spill.PredSpills.origin`)."""
     iv = intervals(blocks)
     for cls in (0, 1):
         owners: dict[int, list[tuple[int, int, VReg]]] = {}
@@ -175,6 +177,89 @@ def check_allocation(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
                 if s2 <= e1:
                     raise AssertionError(f"register allocation conflict: {v1} and {v2} share "
                                          f"{'P' if cls == 0 else 'R'}{r} over [{s2}, {e1}]")
+    check_values(blocks, assign, origin or {})
 
 
-__all__ = ["allocate", "check_allocation", "rewrite", "RZ", "PT"]
+_CONFLICT = "<different values on different paths>"
+
+
+def _locations(x, assign: dict[VReg, int], origin: dict[VReg, VReg]) -> list[tuple[tuple[str, int], tuple]]:
+    """(physical location, symbolic value) pairs an operand reads or writes."""
+    if isinstance(x, tuple):
+        x = x[0]
+    if isinstance(x, Half):
+        v = x.vreg
+        return [(("r", assign[v] + x.index), (origin.get(v, v), x.index))]
+    if not isinstance(x, VReg):
+        return []
+    val = origin.get(x, x)
+    if x.width == 0:
+        return [(("p", assign[x]), (val, 0))]
+    return [(("r", assign[x] + i), (val, i)) for i in range(x.width)]
+
+
+def _spill_move(m: MInst, origin: dict[VReg, VReg]) -> tuple[VReg, VReg] | None:
+    """(source, destination) when ``m`` is a predicate spill store (``P2R g, t``) or reload
+    (``ISETP.NE t, g, RZ``) between registers of the spill map, else None."""
+    if m.guard is not None:
+        return None
+    if m.mnemonic == "P2R":
+        src, dst = m.ops["ps"], m.ops["d"]
+        if src[1] or src[0] not in origin or dst not in origin:
+            return None
+        return src[0], dst
+    if m.mnemonic == "ISETP":
+        src, dst = m.ops["a"], m.ops["pd"]
+        if (src in origin and dst in origin and m.ops["b"] == RZ and m.ops["ps"] == (PT, False)
+                and m.mods.get("cmp") == "NE" and m.mods.get("bool", "AND") == "AND"):
+            return src, dst
+    return None
+
+
+def check_values(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VReg, VReg]) -> None:
+    """Symbolic execution of the allocated program: each physical register holds the value last
+    written to it (a spill register and the temporaries of a predicate hold that predicate's
+    value), merged over a block's predecessors (a register keeps a value only if every path that
+    wrote it agrees).  Spill stores and reloads copy what their source register holds, so a
+    reload from the wrong register is caught at the use of the reloaded value.  A read of a
+    register that holds another value raises AssertionError."""
+    preds: dict[str, list[str]] = {b.name: [] for b in blocks}
+    for b in blocks:
+        for s in b.succs:
+            preds[s].append(b.name)
+    out: dict[str, dict] = {}
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            seen = [out[p] for p in preds[b.name] if p in out]
+            state: dict = {}
+            for st in seen:
+                for loc, val in st.items():
+                    state[loc] = val if state.get(loc, val) == val else _CONFLICT
+            for m in b.insts:
+                move = _spill_move(m, origin)
+                if move is not None:  # the destination holds whatever the source holds
+                    (src, _), = _locations(move[0], assign, origin)
+                    (dst, _), = _locations(move[1], assign, origin)
+                    if src in state:
+                        state[dst] = state[src]
+                    else:
+                        state.pop(dst, None)
+                    continue
+                for x in m.uses():
+                    for loc, val in _locations(x, assign, origin):
+                        held = state.get(loc, val)  # never written on any path: an undefined read
+                        if held != val:
+                            raise AssertionError(
+                                f"register allocation checker: {m.mnemonic} in block {b.name} reads "
+                                f"{val[0]!r} from {loc[0].upper()}{loc[1]}, which holds "
+                                f"{held if held is _CONFLICT else repr(held[0])}")
+                for x in m.defs():
+                    for loc, val in _locations(x, assign, origin):
+                        state[loc] = val
+            if out.get(b.name) != state:
+                out[b.name], changed = state, True
+
+
+__all__ = ["allocate", "check_allocation", "check_values", "rewrite", "RZ", "PT"]

@@ -87,6 +87,8 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
             click.echo(f"xcc info    : Function properties for {name}", err=True)
             click.echo(f"    {k.local_bytes} bytes stack frame, {k.spill_bytes} bytes spill stores, {k.spill_bytes} bytes spill loads",
                        err=True)
+            if k.pred_spills:
+                click.echo(f"    {k.pred_spills} predicates spilled to registers", err=True)
             click.echo(f"xcc info    : Used {k.registers} registers, used {k.barriers} barriers, "
                        f"{k.shared_bytes} bytes smem, {k.instructions} instructions", err=True)
     if stats_json:
@@ -234,6 +236,9 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, sh
     if show_stats or not results:
         click.echo(f"thread_instructions={stats.thread_instructions} warp_instructions={stats.warp_instructions} "
                    f"cycles={stats.cycles}")
+        if show_stats:
+            for name, value in getattr(stats, "metrics", {}).items():
+                click.echo(f"  {name} = {value:.3f}" if isinstance(value, float) else f"  {name} = {value}")
 
 
 def main(argv: list[str] | None = None) -> int:

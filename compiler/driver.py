@@ -59,6 +59,7 @@ class KernelStats:
     compile_ms: float
     barriers: int = 0
     local_bytes: int = 0  # the .local frame of a thread (ptxas's "bytes stack frame")
+    pred_spills: int = 0  # predicates kept in general registers (P2R/ISETP, not memory: no spill bytes)
 
 
 @dataclass
@@ -138,11 +139,13 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     backend = BackendOptions(max_registers=options.max_registers)
     for fn in module.functions:
         t0 = time.perf_counter()
-        k = compile_function(fn, machine, backend, module.variables)
+        report: dict = {}
+        k = compile_function(fn, machine, backend, module.variables, report)
         images[k.name] = k
         if stats is not None:
             stats[k.name] = KernelStats(k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes,
-                                        round((time.perf_counter() - t0) * 1000, 3), k.barriers, k.local_bytes)
+                                        round((time.perf_counter() - t0) * 1000, 3), k.barriers, k.local_bytes,
+                                        report["pred_spills"].count)
     return ObjectFile(images, options.arch, sources[0].name if sources else "", dict(module.source_files))
 
 

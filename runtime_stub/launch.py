@@ -34,8 +34,9 @@ class Function:
         """Active CTAs per SM for ``block_size`` threads and the resource that limits them."""
         return occupancy(self.kernel, self.device.machine, block_size, shared_mem)
 
-    def launch(self, grid, block, args=(), shared_mem: int = 0) -> LaunchStats:
-        """Run the kernel to completion on the default stream and return its statistics."""
+    def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True) -> LaunchStats:
+        """Run the kernel to completion on the default stream and return its statistics; ``timing=False``
+        skips the cycle model (``cycles`` None, no ``metrics``), the results are the same."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         k = self.kernel
         limits = self.device.machine.limits
@@ -49,7 +50,7 @@ class Function:
             raise LaunchError(f"{k.shared_bytes + shared_mem} bytes of shared memory exceed the per-block "
                               f"limit of {limits['shared_memory_per_block']}")
         params = pack_params(k, list(args))
-        return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine)
+        return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine, timing=timing)
 
-    def __call__(self, grid, block, args=(), shared_mem: int = 0) -> LaunchStats:
-        return self.launch(grid, block, args, shared_mem)
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True) -> LaunchStats:
+        return self.launch(grid, block, args, shared_mem, timing)

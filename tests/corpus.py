@@ -1,17 +1,19 @@
 """The PTX corpus under ``examples/``: every file, and the ones the whole pipeline supports.
 
-``SUPPORTED`` are the files of the kernels with numpy references in ``kernel_cases`` (every
-file some case runs on, subfolders included); they must build, verify and compile. The rest
-(tensor cores, calls, f64, ...) must at least parse, check and round-trip, and every later
-stage must refuse them with a located :class:`~xcc.diagnostics.UnsupportedError` rather than
-fail in any other way.
+``SUPPORTED`` are the files of the kernels with numpy references in ``kernel_cases.CASES``
+(every file some backend case runs on, subfolders included); they must build, verify and
+compile. ``IR_SUPPORTED`` are the files only the IR interpreter runs cases on
+(``kernel_cases.IR_ONLY_CASES``: the backend refuses some kernel in them); they are among
+``OTHERS``. The rest (tensor cores, calls, f64, ...) must at least parse, check and round-trip,
+and every later stage must refuse them with a located :class:`~xcc.diagnostics.UnsupportedError`
+rather than fail in any other way.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_cases import CASES, ptx_path
+from kernel_cases import CASES, IR_ONLY_CASES, ptx_path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"
@@ -21,8 +23,10 @@ SUPPORTED = sorted({ptx_path(case, arch) for case in CASES for arch in case.arch
 # itself (``scan_sort.sm_80.debug.ptx`` has calls): test membership in SUPPORTED instead
 SUPPORTED_STEMS = frozenset(case.ptx_stem for case in CASES)
 OTHERS = [p for p in ALL_PTX if p not in SUPPORTED]
+IR_SUPPORTED = sorted({ptx_path(case, arch) for case in IR_ONLY_CASES for arch in case.archs})
 
 assert set(SUPPORTED) <= set(ALL_PTX), sorted(set(SUPPORTED) - set(ALL_PTX))
+assert set(IR_SUPPORTED) <= set(OTHERS), sorted(set(IR_SUPPORTED) & set(SUPPORTED))
 
 
 def corpus_id(path: Path) -> str:

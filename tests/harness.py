@@ -11,6 +11,8 @@ def run_case(case, arch: str, opt_level: int, seed: int = 0, device: rt.Device |
     """Compile and launch ``case`` on a fresh device; returns (stats, {arg index: host array})."""
     from kernel_cases import ptx_path
 
+    if "isa" not in case.engines:
+        raise ValueError(f"{case.name} runs on engines {case.engines}: the backend does not compile it")
     device = device or rt.Device()
     launch = case.make(np.random.default_rng(seed))
     mod = rt.load_module(ptx_path(case, arch), opt_level=opt_level, device=device)

@@ -197,7 +197,7 @@ def test_straight_line_arithmetic():
     ninst = len(alu_program())
     assert stats.thread_instructions == n * ninst
     assert stats.warp_instructions == 4 * 2 * ninst  # 50 threads per CTA = 2 warps
-    assert stats.instructions_executed["STG"] == 8 * K_OUT and stats.cycles is None
+    assert stats.instructions_executed["STG"] == 8 * K_OUT and stats.cycles > 0
     assert isinstance(stats, LaunchStats) and stats.kernel == "k" and stats.block == (50, 1, 1)
 
 

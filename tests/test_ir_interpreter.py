@@ -17,7 +17,7 @@ from xcc.ir.interpreter import run_function
 
 sys.path.insert(0, str(Path(__file__).parent))
 from harness import run_case  # noqa: E402
-from kernel_cases import CASES, case_params, ptx_path  # noqa: E402
+from kernel_cases import ALL_CASES, CASES, IR_ONLY_CASES, case_params, ptx_path  # noqa: E402
 
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -56,8 +56,10 @@ def check_differential(case, arch: str, level: int) -> None:
 
 
 # ----------------------------------------------------------------------------- the corpus
+# every case (``ALL_CASES``, IR-only ones included) against numpy; the IR-vs-ISA differential for the cases the
+# backend compiles (``CASES``, engines ("isa", "ir")).
 @pytest.mark.parametrize("level", [0, 3])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.name)
 def test_case_matches_numpy_reference(case, level):
     check_reference(case, case.default_arch, level)
 
@@ -73,6 +75,17 @@ def test_ir_and_isa_interpreters_agree(case):
 def test_matrix_reference_and_differential(case, arch, level):
     check_reference(case, arch, level)
     check_differential(case, arch, level)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+@pytest.mark.parametrize("case,arch", case_params(IR_ONLY_CASES))
+def test_matrix_ir_only_reference(case, arch, level):
+    """The IR-only cases (the backend refuses them) against numpy at every arch and level, two more seeds."""
+    for seed in (1, 2):
+        _, got, launch = run_case_ir(case, arch, level, seed)
+        for i, want in launch.expected.items():
+            assert_same(case, got[i], want, f"{case.name} {arch} -O{level} seed {seed} arg {i}", reference=True)
 
 
 def test_stats_count_threads_and_warps():

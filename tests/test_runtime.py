@@ -36,7 +36,7 @@ def test_every_source_form_loads_and_runs(form):
     assert mod.function_names == ["saxpy"]
     stats, y = saxpy(mod, device=device)
     np.testing.assert_array_equal(y, np.arange(300, dtype=np.float32) * 2 + 1)
-    assert stats.cycles is None and stats.warp_instructions > 0
+    assert stats.cycles > 0 and stats.warp_instructions > 0
 
 
 def test_second_load_is_a_cache_hit_and_same_binary():

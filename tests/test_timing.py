@@ -1,0 +1,202 @@
+"""The cycle model (xcc.backend.timing): properties that any sound model of the machine description must have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kernel_cases import CASES, case_params, ptx_path
+
+from xcc import runtime as rt
+from xcc.backend.machine import MACHINES_DIR
+from xcc.backend.timing import STALL_PREFIX, STALL_REASONS
+
+# the cases the backend compiles (kernel_cases marks the IR-only ones with engines=("ir",))
+ISA_CASES = [c for c in CASES if "isa" in getattr(c, "engines", ("isa",))]
+
+SMEM_STRIDE = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry smem_stride(.param .u64 out, .param .u32 stride)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b32 buf[1024];
+  mov.u32 %r1, %tid.x;
+  ld.param.u32 %r2, [stride];
+  mul.lo.u32 %r3, %r1, %r2;
+  and.b32 %r3, %r3, 1023;
+  shl.b32 %r4, %r3, 2;
+  mov.u32 %r5, buf;
+  add.u32 %r6, %r5, %r4;
+  st.shared.u32 [%r6], %r1;
+  bar.sync 0;
+  ld.shared.u32 %r7, [%r6];
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd2, %rd1;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd2, %rd2, %rd3;
+  st.global.u32 [%rd2], %r7;
+  ret;
+}
+"""
+
+GLOBAL_STRIDE = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry gload(.param .u64 src, .param .u64 dst, .param .u32 stride)
+{
+  .reg .b32 %r<6>;
+  .reg .f32 %f<2>;
+  .reg .b64 %rd<8>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r4, %ctaid.x;
+  mov.u32 %r5, %ntid.x;
+  mad.lo.u32 %r1, %r4, %r5, %r1;
+  ld.param.u32 %r2, [stride];
+  mul.lo.u32 %r3, %r1, %r2;
+  ld.param.u64 %rd1, [src];
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r3, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.global.f32 %f1, [%rd3];
+  ld.param.u64 %rd4, [dst];
+  cvta.to.global.u64 %rd4, %rd4;
+  mul.wide.u32 %rd5, %r1, 4;
+  add.u64 %rd6, %rd4, %rd5;
+  st.global.f32 [%rd6], %f1;
+  ret;
+}
+"""
+
+
+def ffma_chain(n: int) -> str:
+    body = "\n".join("  fma.rn.f32 %f1, %f1, %f2, %f3;" for _ in range(n))
+    return f"""
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry chain(.param .u64 dst, .param .f32 a, .param .f32 b)
+{{
+  .reg .b32 %r<2>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  cvt.rn.f32.u32 %f1, %r1;
+  ld.param.f32 %f2, [a];
+  ld.param.f32 %f3, [b];
+{body}
+  ld.param.u64 %rd1, [dst];
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.f32 [%rd3], %f1;
+  ret;
+}}
+"""
+
+
+def launch(src: str, name: str, grid, block, args, device=None):
+    device = device or rt.Device()
+    fn = rt.load_module(src, device=device).get_function(name)
+    dev = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in args]
+    return fn.launch(grid, block, dev)
+
+
+def smem(stride: int):
+    return launch(SMEM_STRIDE, "smem_stride", 1, 32, [np.zeros(32, np.uint32), np.uint32(stride)]).metrics
+
+
+@pytest.mark.parametrize("stride,ways", [(1, 1), (2, 2), (4, 4), (32, 32), (33, 1)])
+def test_shared_bank_conflicts(stride, ways):
+    m = smem(stride)
+    for op in ("ld", "st"):
+        assert m[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] == ways
+        assert m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] == ways - 1  # extra wavefronts
+
+
+def test_bank_conflicts_cost_cycles():
+    fast = launch(SMEM_STRIDE, "smem_stride", 1, 32, [np.zeros(32, np.uint32), np.uint32(1)])
+    slow = launch(SMEM_STRIDE, "smem_stride", 1, 32, [np.zeros(32, np.uint32), np.uint32(32)])
+    assert slow.cycles >= fast.cycles + 31  # at least the 31 extra wavefronts of the load
+
+
+def gload(stride: int, device=None, grid=1):
+    n = 32 * grid
+    src = np.arange(n * stride, dtype=np.float32)
+    return launch(GLOBAL_STRIDE, "gload", grid, 32, [src, np.zeros(n, np.float32), np.uint32(stride)], device)
+
+
+@pytest.mark.parametrize("stride,sectors", [(1, 4), (2, 8), (8, 32), (32, 32)])
+def test_sectors_per_request(stride, sectors):
+    m = gload(stride).metrics
+    assert m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] == 1
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == sectors
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.ratio"] == sectors
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.ratio"] == 4
+
+
+def test_dependent_ffma_chain_takes_n_times_latency():
+    lat = rt.Device().machine.latency("fma")
+    out = np.zeros(32, np.float32)
+    c64 = launch(ffma_chain(64), "chain", 1, 32, [out, np.float32(1.0), np.float32(0.5)]).cycles
+    c192 = launch(ffma_chain(192), "chain", 1, 32, [out, np.float32(1.0), np.float32(0.5)]).cycles
+    assert abs((c192 - c64) - 128 * lat) <= 0.05 * 128 * lat
+
+
+def test_more_warps_hide_latency():
+    subs = int(rt.Device().machine.data["sm"]["subpartitions"])
+    cycles = {}
+    for warps in (1, subs, 2 * subs):
+        out = np.zeros(32 * warps, np.float32)
+        cycles[warps] = launch(ffma_chain(128), "chain", 1, 32 * warps,
+                               [out, np.float32(1.0), np.float32(0.5)]).cycles
+    assert cycles[subs] < 1.1 * cycles[1]  # one warp per scheduler: all in parallel
+    assert cycles[2 * subs] < 1.5 * cycles[1]  # two per scheduler: the FFMA latency is hidden
+
+
+def test_cycles_are_deterministic():
+    a, b = gload(4, grid=8), gload(4, grid=8)
+    assert a.cycles == b.cycles and a.metrics == b.metrics
+
+
+def test_bigger_dram_latency_costs_cycles(tmp_path: Path):
+    text = (MACHINES_DIR / "xg1.toml").read_text()
+    assert "dram = 650" in text
+    slow = tmp_path / "slow.toml"
+    slow.write_text(text.replace("dram = 650", "dram = 2000"))
+    base = gload(32, grid=4).cycles
+    more = gload(32, device=rt.Device(machine=str(slow)), grid=4).cycles
+    assert more >= base + 2000 - 650
+
+
+def test_timing_off_gives_same_results_and_no_cycles():
+    device = rt.Device()
+    fn = rt.load_module(GLOBAL_STRIDE, device=device).get_function("gload")
+    src = rt.to_device(np.arange(64 * 3, dtype=np.float32), device)
+    outs = []
+    for timing in (True, False):
+        dst = rt.to_device(np.zeros(64, np.float32), device)
+        st = fn.launch(2, 32, [src, dst, np.uint32(3)], timing=timing)
+        outs.append((dst.copy_to_host(), st))
+    assert np.array_equal(outs[0][0], outs[1][0])
+    assert outs[0][1].warp_instructions == outs[1][1].warp_instructions
+    assert outs[1][1].cycles is None and not outs[1][1].metrics
+
+
+@pytest.mark.parametrize("case", case_params(ISA_CASES, "default"))
+def test_every_kernel_case_has_cycles_and_a_full_stall_breakdown(case):
+    launch_ = case.make(np.random.default_rng(0))
+    device = rt.Device()
+    fn = rt.load_module(ptx_path(case, case.default_arch), device=device).get_function(case.entry)
+    args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch_.args]
+    stats = fn.launch(launch_.grid, launch_.block, args, case.shared_mem)
+    m = stats.metrics
+    assert stats.cycles > 0
+    assert sum(m[STALL_PREFIX + r] for r in STALL_REASONS) == m["smsp__warp_cycles.sum"]
+    assert m[STALL_PREFIX + "selected"] == stats.warp_instructions  # every instruction timed (no sampling here)
+    assert 0 < stats.ipc <= int(device.machine.data["sm"]["subpartitions"])
+    assert 0 < m["sm__warps_active.avg.pct_of_peak_sustained_active"] <= 100
