@@ -3,8 +3,10 @@
 For each conditional branch in block B, the threads of a warp reconverge at the
 immediate post-dominator J of B: ``BSSY Bk, J`` before the branch records the
 warp's active threads in convergence barrier k, ``BSYNC Bk`` at the head of J
-waits for them.  Branches that share J share a barrier; barriers whose regions
-(in layout order) do not overlap reuse the same number (interval colouring).
+waits for them.  Branches that share J share a barrier.  A region is every block a
+thread can run between its BSSY and its BSYNC (back edges included: the region of a
+loop's exit branch is the whole loop); regions that can be live at once get different
+barriers (greedy colouring of their interference graph), others reuse a number.
 Post-dominators come from the iterative data-flow algorithm on the reverse CFG
 (Cooper, Harvey and Kennedy 2001) with a virtual exit.
 """
@@ -44,29 +46,49 @@ def immediate_post_dominator(pdom: dict[str, set[str]], n: str) -> str:
     return EXIT
 
 
+def region_interior(blocks: dict[str, MBlock], branches: list[MBlock], join: str) -> set[str]:
+    """Blocks a thread can execute between a BSSY in ``branches`` and the BSYNC at the head of ``join``:
+    those reachable from the branches' successors without passing ``join`` (back edges included, so a
+    region whose BSSY sits at a loop's latch covers the whole loop)."""
+    seen: set[str] = set()
+    work = [s for b in branches for s in b.succs if s != join]
+    while work:
+        n = work.pop()
+        if n not in seen:
+            seen.add(n)
+            work.extend(s for s in blocks[n].succs if s != join)
+    return seen
+
+
 def insert_convergence_barriers(blocks: list[MBlock]) -> int:
     """Insert BSSY/BSYNC pairs; returns the number of convergence barriers used."""
     pdom = post_dominators(blocks)
     index = {b.name: i for i, b in enumerate(blocks)}
+    by_name = {b.name: b for b in blocks}
     regions: dict[str, list[MBlock]] = {}
     for b in blocks:
         if any(m.mnemonic == "BRA" and m.guard is not None for m in b.insts):
             j = immediate_post_dominator(pdom, b.name)
             if j != EXIT:
                 regions.setdefault(j, []).append(b)
-    intervals = sorted((min(index[b.name] for b in bs + [blocks[index[j]]]), max(index[j], *(index[b.name] for b in bs)), j)
-                       for j, bs in regions.items())
-    free_at: list[int] = []  # per barrier: the last block index of its current region
+    # A region is live inside its interior, at the tail of its branch blocks (from the BSSY) and at the
+    # head of its join (the BSYNC).  Two regions interfere, and need different barriers, when one is live
+    # throughout a block where the other is live at all, or both BSSY in one block: a thread of one
+    # would otherwise execute the other's BSSY or wait at its BSYNC while still a member of the barrier.
+    interior = {j: region_interior(by_name, bs, j) for j, bs in regions.items()}
+    full = {j: interior[j] | {b.name for b in bs} | {j} for j, bs in regions.items()}
+    heads = {j: {b.name for b in bs} for j, bs in regions.items()}
+
+    def interfere(a: str, b: str) -> bool:
+        return bool(interior[a] & full[b] or interior[b] & full[a] or heads[a] & heads[b])
+
+    order = sorted(regions, key=lambda j: (min(index[n] for n in full[j]), index[j]))
     barrier_of: dict[str, int] = {}
-    for start, end, j in intervals:
-        k = next((i for i, e in enumerate(free_at) if e < start), None)
-        if k is None:
-            k = len(free_at)
-            if k >= NUM_CONV_BARRIERS:
-                raise UnsupportedError(f"more than {NUM_CONV_BARRIERS} overlapping divergent regions")
-            free_at.append(end)
-        else:
-            free_at[k] = end
+    for j in order:  # greedy colouring in layout order of the regions' first blocks
+        taken = {barrier_of[o] for o in barrier_of if interfere(j, o)}
+        k = next(i for i in range(len(taken) + 1) if i not in taken)
+        if k >= NUM_CONV_BARRIERS:
+            raise UnsupportedError(f"more than {NUM_CONV_BARRIERS} overlapping divergent regions")
         barrier_of[j] = k
     for j, bs in regions.items():
         k = barrier_of[j]
@@ -76,4 +98,4 @@ def insert_convergence_barriers(blocks: list[MBlock]) -> int:
             b.insts.insert(pos, mi("BSSY", c=k, b=j, line=line))
         jb = blocks[index[j]]
         jb.insts.insert(0, mi("BSYNC", c=k, line=jb.insts[0].line if jb.insts else 0))
-    return len(free_at)
+    return max(barrier_of.values(), default=-1) + 1

@@ -1312,12 +1312,6 @@ def _make_triton_layernorm(rng: np.random.Generator) -> Launch:
     return Launch((rows, 1, 1), (128, 1, 1), args, [1], {1: exp})
 
 
-# the IR interpreter matches numpy bit for bit; the compiled kernel deadlocks on the ISA interpreter (every -O
-# level, sm_80 and sm_90) once the padding's `continue`s diverge inside the ky/kx loops (pad=1; pad=0 runs)
-CONV2D_DEADLOCK = ("backend bug: conv2d_nchw with pad=1 deadlocks on the ISA interpreter, threads parked at "
-                   "different BSYNC barriers (B0 / B3 / B4 at the nested-loop joins, PTX lines 204/253/271) "
-                   "after divergent `continue`s in the kx/ky loops")
-
 OP_CASES = [
     KernelCase("softmax_rows", "transformer_ops", "_Z12softmax_rowsiiPKfPf", _make_softmax_rows, atol=1.2e-7),
     KernelCase("layernorm_rows", "transformer_ops", "_Z14layernorm_rowsiifPKfS0_S0_Pf", _make_layernorm_rows,
@@ -1326,10 +1320,8 @@ OP_CASES = [
     KernelCase("gelu_erf", "transformer_ops", "gelu_erf", _make_gelu_erf, atol=1.5e-6),
     KernelCase("gelu_tanh", "transformer_ops", "_Z9gelu_tanhiPKfPf", _make_gelu_tanh, atol=1.5e-6),
     KernelCase("silu", "transformer_ops", "_Z4siluiPKfPf", _make_silu, atol=4e-6),
-    KernelCase("conv2d_nchw", "diffusion_ops", "_Z11conv2d_nchwiiiiiiiiPKfS0_S0_Pf", _make_conv2d,
-               xfail=CONV2D_DEADLOCK),
-    KernelCase("conv2d_nchw_nobias", "diffusion_ops", "_Z11conv2d_nchwiiiiiiiiPKfS0_S0_Pf", _make_conv2d_nobias,
-               xfail=CONV2D_DEADLOCK),
+    KernelCase("conv2d_nchw", "diffusion_ops", "_Z11conv2d_nchwiiiiiiiiPKfS0_S0_Pf", _make_conv2d),
+    KernelCase("conv2d_nchw_nobias", "diffusion_ops", "_Z11conv2d_nchwiiiiiiiiPKfS0_S0_Pf", _make_conv2d_nobias),
     KernelCase("group_norm_nchw", "diffusion_ops", "_Z15group_norm_nchwiiiifPKfS0_S0_Pf", _make_group_norm,
                atol=1e-6),
     KernelCase("upsample_nearest2x", "diffusion_ops", "_Z18upsample_nearest2xiiiPKfPf", _make_upsample),
