@@ -44,6 +44,7 @@ from xcc.frontend.instructions import (
     requirements,
 )
 from xcc.frontend.targets import NEWEST_PTX, Target, min_ptx_version, parse_target, parse_version
+from xcc.semantics.compare import FLOAT_CMPS, INT_CMPS
 
 PTX_OPCODES = frozenset(FORMS)
 BRANCH_OPCODES = frozenset({"bra"})
@@ -588,12 +589,12 @@ def _mad_rule(ms: set[str], types: list[str]) -> str | None:
 
 def _compare_rule(ms: set[str], types: list[str]) -> str | None:
     t = types[-1]
-    cmps = ms & (_CMP_ALL)
+    cmps = ms & (INT_CMPS | FLOAT_CMPS)
     if len(cmps) != 1:
         return "exactly one comparison (.eq, .lt, ...) is required" if not cmps else "more than one comparison"
     cmp = next(iter(cmps))
     cat = category(t)
-    if cat in "bus" and cmp not in {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}:
+    if cat in "bus" and cmp not in INT_CMPS:
         return f"comparison '.{cmp}' is for floating-point types, not .{t}"
     if cmp in ("lo", "ls", "hi", "hs") and cat not in "bu":
         return f"comparison '.{cmp}' is for unsigned types, not .{t}"
@@ -604,7 +605,6 @@ def _compare_rule(ms: set[str], types: list[str]) -> str | None:
     return None
 
 
-_CMP_ALL = frozenset("eq ne lt le gt ge equ neu ltu leu gtu geu num nan lo ls hi hs".split())
 _BASIC = frozenset("u8 u16 u32 u64 s8 s16 s32 s64 b8 b16 b32 b64 f16 bf16 f32 f64".split())
 
 

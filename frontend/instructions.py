@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from xcc.semantics.compare import FLOAT_CMPS, INT_CMPS
+
 # --------------------------------------------------------------------------- types
 
 TYPE_WIDTH = {
@@ -56,14 +58,6 @@ def category(t: str) -> str:
     return t[0] if t[0] in "bus" else "f"
 
 
-def is_int(t: str) -> bool:
-    return category(t) in ("u", "s")
-
-
-def is_float(t: str) -> bool:
-    return category(t) == "f"
-
-
 # --------------------------------------------------------------------------- modifier vocabularies
 
 ROUND_F = frozenset("rn rz rm rp".split())
@@ -74,8 +68,8 @@ SPACES = "global shared shared::cta shared::cluster local const param param::ent
 EVICT = ("L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last L1::no_allocate "
          "L2::evict_normal L2::evict_first L2::evict_last L2::cache_hint L2::64B L2::128B L2::256B "
          "L2::evict_unchanged")
-CMP_INT = frozenset("eq ne lt le gt ge lo ls hi hs".split())
-CMP_FLOAT = frozenset("eq ne lt le gt ge equ neu ltu leu gtu geu num nan".split())
+# The comparisons themselves are defined once, with their meaning, in xcc.semantics.compare.
+COMPARISONS = " ".join(sorted(INT_CMPS | FLOAT_CMPS))
 BOOL_OPS = "and or xor"
 # Shape-like modifiers of the matrix and bulk-copy families: m16n8k16, m8n8, x4, 2d, 16x256b, ...
 SHAPE = re.compile(r"m\d+(?:n\d+)?(?:k\d+)?|x\d+|[1-5]d|\d+x\d+b?|\d+x\d+x\d+b?")
@@ -157,9 +151,9 @@ FORMS: dict[str, Form] = {
     "ex2": _f("approx ftz", f"f32 {HALF}", "ds"),
     "tanh": _f("approx", f"f32 {HALF}", "ds"),
     # comparison and selection
-    "set": _f(f"{' '.join(CMP_FLOAT)} {BOOL_OPS} ftz", f"{INT} {FLT} u32 s32 f32 {HALF}", ("daa", "daap"),
+    "set": _f(f"{COMPARISONS} {BOOL_OPS} ftz", f"{INT} {FLT} u32 s32 f32 {HALF}", ("daa", "daap"),
               ntypes=(2, 2)),
-    "setp": _f(f"{' '.join(CMP_FLOAT)} {BOOL_OPS} ftz", f"{INT} {FLT} {HALF}", ("qss", "qssp")),
+    "setp": _f(f"{COMPARISONS} {BOOL_OPS} ftz", f"{INT} {FLT} {HALF}", ("qss", "qssp")),
     "selp": _f("", f"{INT} {FLT}", "dssp"),
     "slct": _f("ftz", f"{INT} {FLT}", "dssa", ntypes=(2, 2)),
     # logic and shift
