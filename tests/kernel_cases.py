@@ -43,6 +43,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+if __name__ == "__main__":  # the case modules below import this one by name: give them this very module
+    import sys
+
+    sys.modules.setdefault("kernel_cases", sys.modules["__main__"])
+
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 ARCHS = ("sm_80", "sm_90")
 
@@ -1420,6 +1425,12 @@ CASES: list[KernelCase] = [
                ptx_file="numba/poly_clip.sm_80.ptx"),
 ]
 
+# the matrix, async-copy and half-precision cases live in their own modules (they import this one)
+from kernel_cases_async import ASYNC_CASES  # noqa: E402
+from kernel_cases_half import HALF_CASES  # noqa: E402
+from kernel_cases_matrix import MATRIX_CASES  # noqa: E402
+
+OP_CASES += MATRIX_CASES + ASYNC_CASES + HALF_CASES
 CASES += MEMORY_SPACE_CASES
 CASES += [c for c in OP_CASES if "isa" in c.engines]
 

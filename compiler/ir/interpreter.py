@@ -52,6 +52,7 @@ from xcc.backend.emulator import LaunchStats
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, check_window
 from xcc.diagnostics import KernelFault, LaunchError, LinkError, PtxSemanticError, UnsupportedError, XccError
+from xcc.ir import interp_async, interp_matrix  # noqa: F401  (they register their ops' executors)
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
 from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, c_printf, storage_dtype
 from xcc.semantics.threads import fault_message, special_register, thread_at

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from xcc.diagnostics import PtxSemanticError, UnsupportedError
 from xcc.frontend import ast
 from xcc.ir.core import Const, Instruction, Value
+from xcc.ir.lower_async import AsyncLowering
+from xcc.ir.lower_matrix import MatrixLowering
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ScalarType, is_type_name, ptx_type
 from xcc.semantics.integer import PRMT_MODES
@@ -37,7 +39,7 @@ def types_of(mods) -> list[str]:
     return [m for m in mods if is_type_name(m)]
 
 
-class InstLowering:
+class InstLowering(MatrixLowering, AsyncLowering):
     def __init__(self, builder: FunctionBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None

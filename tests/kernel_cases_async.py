@@ -1,0 +1,10 @@
+"""Kernel cases for the async examples (see :mod:`kernel_cases` for the format).
+
+Imported only by ``kernel_cases`` (which adds ``ASYNC_CASES`` to its lists): import that module, not this one.
+"""
+
+from __future__ import annotations
+
+from kernel_cases import KernelCase, Launch  # noqa: F401
+
+ASYNC_CASES: list[KernelCase] = []
