@@ -1288,6 +1288,18 @@ def _make_triton_vector_add(rng: np.random.Generator) -> Launch:
     return Launch((grid, 1, 1), (128, 1, 1), [x, y, out, np.int32(n), *_TRITON_SCRATCH], [2], {2: exp})
 
 
+def _make_dyn_smem_reverse(rng: np.random.Generator) -> Launch:
+    """dyn_smem_reverse: each block reverses its chunk of blockDim.x ints through extern __shared__ memory;
+    n = 1000 with blocks of 96, so the tail block reverses a 40-element chunk."""
+    n, block = 1000, 96
+    grid = _ceil_div(n, block)
+    data = rng.integers(-(2**31), 2**31, n + 5, dtype=np.int64).astype(np.int32)
+    exp = data.copy()
+    for base in range(0, n, block):
+        exp[base:min(base + block, n)] = data[base:min(base + block, n)][::-1]
+    return Launch((grid, 1, 1), (block, 1, 1), [np.int32(n), data], [1], {1: exp})
+
+
 def _make_triton_softmax_row(rng: np.random.Generator) -> Launch:
     """softmax_row: one program per row of n_cols = 700 (BLOCK_SIZE 1024, masked), row strides 710 / 720."""
     rows, cols, in_stride, out_stride = 4, 700, 710, 720
@@ -1349,6 +1361,10 @@ OP_CASES = [
                engines=("ir",)),
     KernelCase("triton_vector_add", "vector_add", "vector_add", _make_triton_vector_add,
                ptx_file="triton/vector_add.sm_80.ptx"),
+    KernelCase("triton_vector_add_sm90", "vector_add", "vector_add", _make_triton_vector_add,
+               ptx_file="triton/vector_add.sm_90.ptx"),
+    KernelCase("dyn_smem_reverse", "device_functions", "_Z16dyn_smem_reverseiPi", _make_dyn_smem_reverse,
+               shared_mem=96 * 4),
     KernelCase("triton_softmax_row", "softmax_row", "softmax_row", _make_triton_softmax_row, atol=2e-8, shared_mem=16,
                ptx_file="triton/softmax_row.sm_80.ptx"),
     KernelCase("triton_layernorm", "layernorm", "layernorm", _make_triton_layernorm, atol=1e-6, shared_mem=16,
