@@ -49,7 +49,7 @@ from xcc.backend.encoding import decode_all, format_inst
 from xcc.backend.exec_ops import IMPLS, Binder, Control, ExecFault
 from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, NUM_CONV_BARRIERS, PT
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault
+from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, ModuleGlobals
 from xcc.backend.objfile import KernelImage
 from xcc.backend.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 from xcc.diagnostics import KernelFault, LaunchError, ObjectFormatError, XccError
@@ -146,25 +146,30 @@ def _merge(arrs: list[np.ndarray]) -> np.ndarray:
 
 def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemory,
                dynamic_shared: int = 0, machine: Machine | str | None = None, *,
-               max_steps: int | None = None, timing: bool = True) -> LaunchStats:
+               max_steps: int | None = None, timing: bool = True,
+               module_globals: ModuleGlobals | None = None) -> LaunchStats:
     """Run ``kernel`` on a ``grid`` of CTAs of ``block`` threads with parameter bytes ``params``.
 
     Global memory is ``gmem`` (modified in place).  ``max_steps`` (optional) bounds the number of
     scheduler steps; exceeding it is a :class:`KernelFault` (a watchdog for runaway kernels).
     ``timing`` records the trace that :mod:`xcc.backend.timing` replays for ``cycles`` and ``metrics``.
+    ``module_globals`` holds the module's ``.global`` variables, which persist across launches; without
+    it the launch allocates the kernel's own and frees them at its end.
     Raises :class:`LaunchError` for an impossible launch, :class:`KernelFault` for any kernel error.
     """
     return _Launch(kernel, _dims(grid, "grid"), _dims(block, "block"), bytes(params), gmem,
-                   int(dynamic_shared), machine, max_steps, timing).run()
+                   int(dynamic_shared), machine, max_steps, timing, module_globals).run()
 
 
 class _Launch:
-    def __init__(self, kernel, grid, block, params, gmem, dynamic_shared, machine, max_steps, timing=True):
+    def __init__(self, kernel, grid, block, params, gmem, dynamic_shared, machine, max_steps, timing=True,
+                 module_globals=None):
         if machine is None or isinstance(machine, str):
             machine = load_machine(machine or "xg1")
         self.machine, self.dynamic_shared = machine, dynamic_shared
         self.rec = TraceRecorder() if timing else None
         self.kernel, self.grid, self.block, self.gmem, self.max_steps = kernel, grid, block, gmem, max_steps
+        self.module_globals = module_globals
         self.insts = _decode(bytes(kernel.code))
         self.lines = list(kernel.lines)
         lim = machine.limits
@@ -236,21 +241,21 @@ class _Launch:
         ctx.preds = np.zeros((8, T), bool)
         ctx.bmask = np.zeros((NUM_CONV_BARRIERS, T), bool)
         ctx.smem = FlatMemory(per_wave * ctx.smem_stride, "shared")
-        addrs = [self.gmem.alloc(max(g.size, 1)) for g in self.kernel.globals]
+        own = self.module_globals is None
+        globs = ModuleGlobals(self.gmem) if own else self.module_globals
         try:
+            addrs = [globs.address(g.name, g.size, bytes.fromhex(g.init) if g.init else None)
+                     for g in self.kernel.globals]
             return self._run(per_wave, T, addrs)
         finally:
-            for a in addrs:
-                self.gmem.free(a)
+            if own:
+                globs.free()
 
     def _run(self, per_wave: int, T: int, addrs: list[int]) -> LaunchStats:
-        """The launch with the kernel's .global variables allocated at ``addrs`` (their addresses in
-        constant bank 0, their initial bytes written)."""
+        """The launch with the kernel's .global variables at ``addrs`` (their addresses in constant bank 0)."""
         P, ctx = self.tpb_pad, self.ctx
         cb = bytearray(ctx.cbank)
-        for i, (g, a) in enumerate(zip(self.kernel.globals, addrs)):
-            if g.init:
-                self.gmem.write(a, bytes.fromhex(g.init))
+        for i, a in enumerate(addrs):
             struct.pack_into("<Q", cb, CBANK_GLOBALS + 8 * i, a)
         ctx.cbank = bytes(cb)
         ctx.lmem = FlatMemory(T * ctx.local_stride, "local")

@@ -711,3 +711,35 @@ class GenericMemory:
                 break
             out.append(b)
         return bytes(out)
+
+
+class ModuleGlobals:
+    """The module-scope ``.global`` variables of one loaded module, in one :class:`GlobalMemory`.
+
+    As with CUDA's ``__device__`` variables, each is allocated and initialised once, at its first use
+    (a launch of a kernel that names it, or a host query such as ``cuModuleGetGlobal``), and keeps its
+    contents across launches until :meth:`free` (module unload).  A launch without a module (the
+    low-level ``run_kernel`` / ``run_function``) gets a fresh set that it frees when it ends.
+    """
+
+    def __init__(self, gmem: GlobalMemory):
+        self.gmem = gmem
+        self.vars: dict[str, tuple[int, int]] = {}  # name -> (address, size)
+
+    def address(self, name: str, size: int, init: bytes | None = None) -> int:
+        """The address of variable ``name`` of ``size`` bytes, allocated and initialised at the first call."""
+        got = self.vars.get(name)
+        if got is not None:
+            if got[1] != size:
+                raise ValueError(f".global variable '{name}' is {got[1]} bytes in this module, not {size}")
+            return got[0]
+        addr = self.gmem.alloc(max(size, 1))
+        if init:
+            self.gmem.write(addr, init)
+        self.vars[name] = (addr, size)
+        return addr
+
+    def free(self) -> None:
+        for addr, _ in self.vars.values():
+            self.gmem.free(addr)
+        self.vars.clear()

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from xcc.backend.occupancy import occupancy
-from xcc.diagnostics import XccError
+from xcc.diagnostics import LaunchError, XccError
 from xcc.runtime.device import Device
 from xcc.runtime.driver_core import (
     Context,
@@ -121,7 +121,7 @@ __all__ = [
     "cuEventRecord", "cuEventSynchronize", "cuFuncGetAttribute", "cuGetErrorName", "cuGetErrorString", "cuInit",
     "cuLaunchKernel", "cuMemAlloc", "cuMemFree", "cuMemcpyDtoD", "cuMemcpyDtoDAsync", "cuMemcpyDtoH",
     "cuMemcpyDtoHAsync", "cuMemcpyHtoD", "cuMemcpyHtoDAsync", "cuMemsetD16", "cuMemsetD16Async", "cuMemsetD32",
-    "cuMemsetD32Async", "cuMemsetD8", "cuMemsetD8Async", "cuModuleGetFunction", "cuModuleLoad", "cuModuleLoadData",
+    "cuMemsetD32Async", "cuMemsetD8", "cuMemsetD8Async", "cuModuleGetFunction", "cuModuleGetGlobal", "cuModuleLoad", "cuModuleLoadData",
     "cuModuleLoadDataEx", "cuModuleUnload", "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuStreamCreate",
     "cuStreamDestroy", "cuStreamGetFlags", "cuStreamQuery", "cuStreamSynchronize", "cuStreamWaitEvent",
     "last_error_message",
@@ -444,12 +444,28 @@ def cuModuleGetFunction(hmod, name) -> CUfunction:
     return m.function(key).handle
 
 
+@api(2)
+def cuModuleGetGlobal(hmod, name) -> tuple[CUdeviceptr, int]:
+    """``(CUdeviceptr, bytes)`` of the module's ``.global`` variable ``name`` (a ``__device__`` variable):
+    the memory its kernels use, which keeps its contents across launches until the module is unloaded."""
+    m = _module(hmod)
+    key = name.decode() if isinstance(name, bytes | bytearray) else name
+    if not isinstance(key, str):
+        raise TypeError(f"Argument 'name' is not bytes or str: {type(name).__name__}")
+    try:
+        arr = m.module.get_global(key)
+    except LaunchError as e:
+        raise CudaError(R.CUDA_ERROR_NOT_FOUND, str(e)) from None
+    return CUdeviceptr(arr.ptr), arr.nbytes
+
+
 @api()
 def cuModuleUnload(hmod) -> None:
     m = _module(hmod)
     for obj in [*m.functions.values(), m]:
         unregister(obj)
     m.ctx.modules.remove(m)
+    m.module.unload()
 
 
 @api(1)

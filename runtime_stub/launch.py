@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from xcc.backend.emulator import LaunchStats, run_kernel
+from xcc.backend.memory import ModuleGlobals
 from xcc.backend.objfile import KernelImage
 from xcc.backend.occupancy import Occupancy, occupancy
 from xcc.diagnostics import LaunchError
@@ -18,9 +19,10 @@ def dim3(v, what: str) -> tuple[int, int, int]:
 
 
 class Function:
-    def __init__(self, kernel: KernelImage, device: Device):
+    def __init__(self, kernel: KernelImage, device: Device, module_globals: ModuleGlobals | None = None):
         self.kernel = kernel
         self.device = device
+        self.module_globals = module_globals  # the module's .global variables (None: fresh per launch)
 
     @property
     def name(self) -> str:
@@ -50,7 +52,8 @@ class Function:
             raise LaunchError(f"{k.shared_bytes + shared_mem} bytes of shared memory exceed the per-block "
                               f"limit of {limits['shared_memory_per_block']}")
         params = pack_params(k, list(args))
-        return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine, timing=timing)
+        return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine, timing=timing,
+                          module_globals=self.module_globals)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True) -> LaunchStats:
         return self.launch(grid, block, args, shared_mem, timing)

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from xcc.backend.memory import ModuleGlobals
 from xcc.backend.objfile import KernelImage, ObjectFile
 from xcc.cache import JitCache, cache_key
 from xcc.diagnostics import LaunchError, XccError
 from xcc.driver import CompileOptions, Source, compile_module, kernel_names, read_source
-from xcc.runtime.device import Device, default_device
+from xcc.runtime.device import Device, DeviceArray, default_device
 from xcc.runtime.launch import Function
 
 _cache: JitCache | None = None
@@ -46,6 +49,8 @@ class Module:
         self._ir = None  # the IR module (engine "ir"), built at the first get_function
         self._functions: dict[str, Function] = {}
         self._names: list[str] | None = list(image.kernels) if image is not None else None
+        # the module's .global variables: allocated at first use, kept across launches until unload()
+        self.globals = ModuleGlobals(device.memory)
 
     @property
     def function_names(self) -> list[str]:
@@ -58,7 +63,8 @@ class Module:
         both launched with ``launch(grid, block, args, shared_mem)``."""
         fn = self._functions.get(name)
         if fn is None:
-            fn = self._ir_function(name) if self.engine == "ir" else Function(self._kernel(name), self.device)
+            fn = (self._ir_function(name) if self.engine == "ir"
+                  else Function(self._kernel(name), self.device, self.globals))
             self._functions[name] = fn
         return fn
 
@@ -67,7 +73,35 @@ class Module:
 
         if self._ir is None:
             self._ir = ir_of_sources(self.sources, self.options.opt_level, self.options.verify)
-        return IRFunction(self._ir, name, self.device)
+        return IRFunction(self._ir, name, self.device, self.globals)
+
+    def get_global(self, name: str, dtype=np.uint8) -> DeviceArray:
+        """The module-scope ``.global`` variable ``name`` as a device array of ``dtype`` (CUDA's
+        ``cuModuleGetGlobal``, CuPy's ``RawModule.get_global``): the same memory every kernel of the
+        module reads and writes, allocated and initialised now if no launch has used it yet.  The
+        array is a view: it stays valid until :meth:`unload`; do not ``free`` it."""
+        size, init = self._global_variables().get(name, (None, None))
+        if size is None:
+            known = ", ".join(sorted(self._global_variables())) or "none"
+            raise LaunchError(f"no .global variable named '{name}' in the module (it has: {known})")
+        itemsize = np.dtype(dtype).itemsize
+        if size % itemsize:
+            raise LaunchError(f".global variable '{name}' is {size} bytes, not a whole number of {np.dtype(dtype)}")
+        return DeviceArray(self.device, (size // itemsize,), dtype, self.globals.address(name, size, init))
+
+    def _global_variables(self) -> dict[str, tuple[int, bytes | None]]:
+        """name -> (size, initial bytes) of the module's defined .global variables."""
+        if self.image is not None:
+            return {g.name: (g.size, bytes.fromhex(g.init) if g.init else None)
+                    for k in self.image.kernels.values() for g in k.globals}
+        from xcc.driver import frontend
+
+        mod = self._ir if self._ir is not None else frontend(self.sources)
+        return {v.name: (v.size, v.init) for v in mod.variables if v.space == "global" and not v.extern}
+
+    def unload(self) -> None:
+        """Free the module's .global variables (``cuModuleUnload``); its functions must not run again."""
+        self.globals.free()
 
     def _kernel(self, name: str) -> KernelImage:
         if self.image is not None:

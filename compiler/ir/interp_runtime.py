@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xcc.backend.emulator import LaunchStats
+from xcc.backend.memory import ModuleGlobals
 from xcc.diagnostics import LaunchError
 from xcc.driver import Source, frontend, read_source
 from xcc.ir.core import Module
@@ -47,13 +48,14 @@ def ir_of_sources(sources: list[Source | bytes], opt_level: int = 0, verify: boo
 class IRFunction:
     """One kernel of an IR module, launched on the IR interpreter."""
 
-    def __init__(self, module: Module, name: str, device: Device):
+    def __init__(self, module: Module, name: str, device: Device, module_globals: ModuleGlobals | None = None):
         fn = next((f for f in module.functions if f.name == name and f.is_entry), None)
         if fn is None:
             names = ", ".join(sorted(f.name for f in module.functions if f.is_entry)) or "none"
             raise LaunchError(f"no kernel named '{name}' in the module (it has: {names})")
         self.fn = fn
         self.module, self.device = module, device
+        self.module_globals = module_globals  # the module's .global variables (None: fresh per launch)
 
     @property
     def name(self) -> str:
@@ -63,7 +65,7 @@ class IRFunction:
         """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does."""
         params = pack_params(self.fn, list(args))
         return run_function(self.module, self.fn.name, dim3(grid, "grid"), dim3(block, "block"), params,
-                            self.device.memory, shared_mem, max_steps, self.device.machine)
+                            self.device.memory, shared_mem, max_steps, self.device.machine, self.module_globals)
 
     __call__ = launch
 
@@ -73,13 +75,14 @@ class IRModule:
 
     def __init__(self, module: Module, device: Device):
         self.module, self.device = module, device
+        self.globals = ModuleGlobals(device.memory)  # .global variables persist across launches
 
     @property
     def function_names(self) -> list[str]:
         return [f.name for f in self.module.functions if f.is_entry]
 
     def get_function(self, name: str) -> IRFunction:
-        return IRFunction(self.module, name, self.device)
+        return IRFunction(self.module, name, self.device, self.globals)
 
 
 def load_module_ir(src: str | Path | bytes | list, opt_level: int = 0, device: Device | None = None) -> IRModule:

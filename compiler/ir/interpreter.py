@@ -50,7 +50,14 @@ import numpy as np
 
 from xcc.backend.emulator import LaunchStats
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, check_window
+from xcc.backend.memory import (
+    FlatMemory,
+    GenericMemory,
+    GlobalMemory,
+    MemoryFault,
+    ModuleGlobals,
+    check_window,
+)
 from xcc.diagnostics import KernelFault, LaunchError, LinkError, PtxSemanticError, UnsupportedError, XccError
 from xcc.ir import interp_async, interp_matrix  # noqa: F401  (they register their ops' executors)
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
@@ -83,12 +90,14 @@ _LANES = np.arange(32, dtype=np.int64)
 
 def run_function(module: Module, fn_name: str, grid, block, params: bytes | list, gmem: GlobalMemory,
                  dynamic_shared: int = 0, max_steps: int | None = None,
-                 machine: Machine | str | None = None) -> LaunchStats:
+                 machine: Machine | str | None = None, module_globals: ModuleGlobals | None = None) -> LaunchStats:
     """Run kernel ``fn_name`` of IR ``module`` on ``grid`` x ``block`` threads; ``gmem`` is modified in place.
 
     ``params`` is the packed parameter buffer (bytes) or the launch arguments (numpy scalars, device
     arrays, addresses, bytes), packed as the runtime packs them.  ``max_steps`` bounds the scheduler
     steps (one instruction for one group of threads); exceeding it is a :class:`KernelFault`.
+    ``module_globals`` holds the module's ``.global`` variables across launches (without it the
+    launch allocates its own and frees them at its end).
     Raises :class:`LaunchError` for an impossible launch, :class:`UnsupportedError` for an operation
     without semantics and :class:`KernelFault` for any error of the kernel itself.
     """
@@ -98,7 +107,7 @@ def run_function(module: Module, fn_name: str, grid, block, params: bytes | list
 
         params = pack_params(fn, list(params))
     return _Launch(module, fn, _dims(grid, "grid"), _dims(block, "block"), bytes(params), gmem,
-                   int(dynamic_shared), machine, max_steps).run()
+                   int(dynamic_shared), machine, max_steps, module_globals).run()
 
 
 def _dims(v, what: str) -> tuple[int, int, int]:
@@ -173,7 +182,8 @@ class _Frame:
 
 
 class _Launch:
-    def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps):
+    def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps,
+                 module_globals=None):
         if machine is None or isinstance(machine, str):
             machine = load_machine(machine or "xg1")
         lim = machine.limits
@@ -222,6 +232,7 @@ class _Launch:
                 self.cmem.write(self.const_off[v.name], v.init)
         self.global_vars = space("global")
         self.global_addr: dict[str, int] = {}
+        self.module_globals = module_globals
         self.step = 0
         self.printf: list[tuple[int, int, int, str]] = []  # (CTA, thread, order, text) of device printf
         self.vals: list[np.ndarray] = []
@@ -428,11 +439,11 @@ class _Launch:
         per_wave = min(self.nctas, max(1, wave // self.P))
         T = per_wave * self.P
         self.cta0 = 0
+        own = self.module_globals is None
+        globs = ModuleGlobals(self.gmem) if own else self.module_globals
         try:
             for v in self.global_vars:  # executors bind these addresses: allocate before building
-                self.global_addr[v.name] = addr = self.gmem.alloc(max(v.size, 1))
-                if v.init:
-                    self.gmem.write(addr, v.init)
+                self.global_addr[v.name] = globs.address(v.name, v.size, v.init)
             self.build()
             self.vals.extend(np.zeros(T, storage_dtype(v.type)) for v in self._slots)
             self.smem = FlatMemory(per_wave * self.smem_stride, "shared")
@@ -450,8 +461,8 @@ class _Launch:
                     self.cta0 = cta0
                     self.run_wave(per_wave, min(per_wave, self.nctas - cta0))
         finally:
-            for addr in self.global_addr.values():
-                self.gmem.free(addr)
+            if own:
+                globs.free()
         output = "".join(t for *_, t in sorted(self.printf))
         if output:
             sys.stdout.write(output)
