@@ -19,6 +19,7 @@ from xcc.diagnostics import UnsupportedError, XccError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
 from xcc.ir.core import Function, Module
+from xcc.ir.funcptr import resolve_function_pointers
 from xcc.ir.link import link_modules
 from xcc.passes import PassManager, pipeline_for_level
 
@@ -101,8 +102,9 @@ def _decode(data: bytes, name: str) -> str:
 def frontend(sources: list[Source]) -> Module:
     """Parse and build IR for every source and link them (:func:`xcc.ir.link.link_modules`): one
     module whose ``.extern`` functions and variables are resolved; a kernel defined twice, or a used
-    symbol that is unresolved or defined twice, is a :class:`LinkError`."""
-    return link_modules([build_module(parse(s.text, s.name)) for s in sources])
+    symbol that is unresolved or defined twice, is a :class:`LinkError`.  Function pointers then get
+    addresses and indirect calls become direct ones (:mod:`xcc.ir.funcptr`)."""
+    return resolve_function_pointers(link_modules([build_module(parse(s.text, s.name)) for s in sources]))
 
 
 def _refuse_calls(fn: Function) -> None:

@@ -1300,6 +1300,34 @@ def _make_dyn_smem_reverse(rng: np.random.Generator) -> Launch:
     return Launch((grid, 1, 1), (block, 1, 1), [np.int32(n), data], [1], {1: exp})
 
 
+AFFINE = np.dtype([("n", "<i4"), ("scale", "<f4"), ("offset", "<f4"), ("stride", "<i4"), ("clamp_hi", "<f8")],
+                  align=True)  # struct Affine of examples/fnptr_struct.cu: 24 bytes, aligned to 8
+
+
+def _make_affine_struct(rng: np.random.Generator) -> Launch:
+    """affine_struct(Affine p, x, y): the struct by value, as a numpy structured scalar."""
+    n, stride = 300, 3
+    p = np.array((n, 1.75, -0.25, stride, 1.5), AFFINE)[()]
+    x = rng.standard_normal(n * stride).astype(np.float32)
+    y = np.full(n + 4, SENTINEL_F32, np.float32)
+    exp = y.copy()
+    v = fma_f32(np.float32(1.75), x[::stride][:n], np.float32(-0.25)).astype(np.float64)  # nvcc fuses to fma
+    exp[:n] = np.minimum(v, 1.5).astype(np.float32)
+    return Launch((_ceil_div(n, 128), 1, 1), (128, 1, 1), [p, x, y], [2], {2: exp})
+
+
+def _make_apply_fnptr(rng: np.random.Generator) -> Launch:
+    """apply_fnptr: y[i] = fn_table[sel[i] % 3](x[i]) through function pointers."""
+    n = 500
+    sel = rng.integers(0, 1000, n).astype(np.int32)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = np.full(n + 4, SENTINEL_F32, np.float32)
+    k = sel % 3
+    exp = y.copy()
+    exp[:n] = np.where(k == 0, x * x, np.where(k == 1, np.float32(-0.5) * x, np.abs(x) + np.float32(1)))
+    return Launch((_ceil_div(n, 64), 1, 1), (64, 1, 1), [np.int32(n), sel, x, y], [3], {3: exp})
+
+
 def _make_triton_softmax_row(rng: np.random.Generator) -> Launch:
     """softmax_row: one program per row of n_cols = 700 (BLOCK_SIZE 1024, masked), row strides 710 / 720."""
     rows, cols, in_stride, out_stride = 4, 700, 710, 720
@@ -1365,6 +1393,8 @@ OP_CASES = [
                ptx_file="triton/vector_add.sm_90.ptx"),
     KernelCase("dyn_smem_reverse", "device_functions", "_Z16dyn_smem_reverseiPi", _make_dyn_smem_reverse,
                shared_mem=96 * 4),
+    KernelCase("affine_struct", "fnptr_struct", "_Z13affine_struct6AffinePKfPf", _make_affine_struct),
+    KernelCase("apply_fnptr", "fnptr_struct", "_Z11apply_fnptriPKiPKfPf", _make_apply_fnptr, engines=("ir",)),
     KernelCase("triton_softmax_row", "softmax_row", "softmax_row", _make_triton_softmax_row, atol=2e-8, shared_mem=16,
                ptx_file="triton/softmax_row.sm_80.ptx"),
     KernelCase("triton_layernorm", "layernorm", "layernorm", _make_triton_layernorm, atol=1e-6, shared_mem=16,

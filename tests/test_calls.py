@@ -421,3 +421,67 @@ def test_reg_parameters_are_refused_with_a_location():
     with pytest.raises(UnsupportedError, match="'.reg' parameter") as e:
         frontend([Source(src, "r.ptx")])
     assert e.value.loc is not None
+
+
+FNPTR_PTX = HEADER + """
+.func (.param .b32 r) twice(.param .b32 a)
+{
+  .reg .b32 %r<3>;
+  ld.param.b32 %r1, [a];
+  add.s32 %r2, %r1, %r1;
+  st.param.b32 [r], %r2;
+  ret;
+}
+.func (.param .b32 r) negate(.param .b32 a)
+{
+  .reg .b32 %r<3>;
+  ld.param.b32 %r1, [a];
+  neg.s32 %r2, %r1;
+  st.param.b32 [r], %r2;
+  ret;
+}
+.visible .entry pick(.param .u64 out, .param .u64 fp)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [fp];
+  mov.u64 %rd3, twice;
+  mov.u32 %r1, %tid.x;
+  { .param .b32 a; .param .b32 rv;
+    proto : .callprototype (.param .b32 _) _ (.param .b32 _);
+    st.param.b32 [a], %r1;
+    call (rv), %rd2, (a), proto;
+    ld.param.b32 %r2, [rv]; }
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd3, %rd1, %rd3;
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+.visible .entry addresses(.param .u64 out)
+{
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u64 %rd2, negate;
+  mov.u64 %rd3, twice;
+  st.global.v2.u64 [%rd1], {%rd2, %rd3};
+  ret;
+}
+"""
+
+
+def test_indirect_call_through_a_pointer_the_kernel_is_given():
+    """Function addresses are values (taken with mov); a call through one runs that function, and a
+    pointer to no function of the call's signature is a located fault naming the call."""
+    dev = rt.Device()
+    mod = rt.load_module(FNPTR_PTX, engine="ir", device=dev)
+    addrs = rt.to_device(np.zeros(2, np.uint64), dev)
+    mod.get_function("addresses").launch(1, 1, [addrs])
+    neg, twice = (int(a) for a in addrs.copy_to_host())
+    assert neg != twice and neg and twice
+    out = rt.to_device(np.zeros(32, np.int32), dev)
+    for fp, want in ((twice, 2 * np.arange(32)), (neg, -np.arange(32))):
+        mod.get_function("pick").launch(1, 32, [out, np.uint64(fp)])
+        np.testing.assert_array_equal(out.copy_to_host(), want)
+    with pytest.raises(KernelFault, match=r"indirect call at .*:\d+ through a pointer that is no function"):
+        mod.get_function("pick").launch(1, 32, [out, np.uint64(out.ptr)])

@@ -41,7 +41,8 @@ class _ProtoBlock:
 def build_module(mod: ast.Module) -> Module:
     """The IR module for a parsed PTX module: kernels and device functions; functions without a
     body are declarations (``Module.declarations``), resolved by :mod:`xcc.ir.link`."""
-    variables = [_variable(v) for v in mod.variables]
+    function_names = frozenset(fn.name for fn in mod.functions)
+    variables = [_variable(v, functions=function_names) for v in mod.variables]
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}
     for fn in mod.functions:
@@ -50,7 +51,7 @@ def build_module(mod: ast.Module) -> Module:
                 declarations.setdefault(fn.name, fn.loc)
             continue
         _reject_jump_tables(fn.body)
-        functions.append(FunctionBuilder(fn, variables).build())
+        functions.append(FunctionBuilder(fn, variables, function_names).build())
     return Module(functions, variables, dict(mod.files), mod.filename, declarations)
 
 
@@ -63,7 +64,9 @@ def _reject_jump_tables(body: list) -> None:
             _reject_jump_tables(st.body)
 
 
-def _variable(decl: ast.VarDecl, key: str | None = None) -> Variable:
+def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[str] = frozenset()) -> Variable:
+    """The IR variable of ``decl``; an initialiser element naming one of ``functions`` (a 64-bit function
+    pointer) is a relocation that :mod:`xcc.ir.funcptr` resolves after linking."""
     t = ptx_type(decl.type)
     count = 1
     for d in decl.dims:
@@ -73,15 +76,20 @@ def _variable(decl: ast.VarDecl, key: str | None = None) -> Variable:
     if decl.init:
         if t.kind == "pred":
             raise UnsupportedError(f"initialiser of variable '{decl.name}' is not supported yet", decl.loc)
-        data = bytearray()
+        data, relocs = bytearray(), []
         for e in decl.init:
+            if isinstance(e, ast.Symbol) and e.name in functions and t.bytes == 8:
+                relocs.append((len(data), e.name))
+                data += bytes(8)
+                continue
             if not isinstance(e, ast.Imm):
                 raise UnsupportedError(f"initialiser of variable '{decl.name}' (an address) is not supported yet",
                                        decl.loc)
             data += _imm_bits(e, t).to_bytes(t.bytes, "little")
         init = bytes(data.ljust(size, b"\0"))
     extern = decl.linkage == "extern"
-    return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern, decl.linkage)
+    return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern, decl.linkage,
+                    tuple(relocs) if decl.init else ())
 
 
 def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int = 0) -> list[Param]:
@@ -105,8 +113,9 @@ def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int 
 
 
 class FunctionBuilder:
-    def __init__(self, fn: ast.Function, module_vars: list[Variable]):
+    def __init__(self, fn: ast.Function, module_vars: list[Variable], function_names: frozenset[str] = frozenset()):
         self.ast_fn = fn
+        self.function_names = function_names  # the module's functions (their addresses are function pointers)
         self.params = _params(fn)
         self.ret_params: list[Param] = []
         self.module_vars = {v.name: v for v in module_vars}

@@ -132,6 +132,9 @@ class Variable:
     init: bytes | None = None
     extern: bool = False
     linkage: str | None = None  # 'visible', 'extern', 'weak', 'common' or None (internal to the module)
+    # function addresses in the initialiser: (byte offset, function name), 8 bytes each, patched in by
+    # xcc.ir.funcptr once the linked module's functions have addresses (init holds zeros there until then)
+    relocs: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(eq=False)

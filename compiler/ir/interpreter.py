@@ -345,7 +345,7 @@ class _Launch:
                 elif op in ("ret", "exit"):
                     code.append((_EXIT, None))
                 elif op == "trap":
-                    code.append((_TRAP, None))
+                    code.append((_TRAP, inst.attrs.get("reason", "trap: the kernel aborted")))
                 else:
                     code.append((_BAR, [x.arg(i) for i in range(len(inst.args))]))
             if b.terminator is None:
@@ -564,7 +564,7 @@ class _Launch:
                         if waiting[0]:
                             check_bar(ctas)
                     elif kind == _TRAP:
-                        raise Fault("trap: the kernel aborted", 0, n)
+                        raise Fault(ex, 0, n)
                     else:  # _BAR
                         bid = np.asarray(ex[0](sel, n)).astype(np.int64)
                         if bool((bid >= NUM_BARRIERS).any()):

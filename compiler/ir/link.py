@@ -27,6 +27,9 @@ def _is_symbol(v: Variable) -> bool:
 def _references(m: Module) -> dict[str, object]:
     """Names the module's code uses (called functions, variables whose address it takes) -> a location."""
     refs: dict[str, object] = {}
+    for v in m.variables:  # function pointers in initialisers
+        for _, name in v.relocs:
+            refs.setdefault(name, None)
     for f in m.functions:
         for i in f.instructions():
             name = i.attrs.get("callee") if i.op == "call" else i.attrs.get("symbol") if i.op == "addr_of" else None
@@ -43,7 +46,8 @@ def _rename(m: Module, names: dict[str, str]) -> None:
             for key in ("callee", "symbol"):
                 if i.attrs.get(key) in names and (key == "callee" or i.attrs.get("space") not in ("local", "param")):
                     i.attrs[key] = names[i.attrs[key]]
-    m.variables = [replace(v, name=names.get(v.name, v.name)) for v in m.variables]
+    m.variables = [replace(v, name=names.get(v.name, v.name), relocs=tuple((o, names.get(n, n)) for o, n in v.relocs))
+                   for v in m.variables]
 
 
 def link_modules(modules: list[Module]) -> Module:

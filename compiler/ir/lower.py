@@ -75,6 +75,9 @@ class InstLowering(MatrixLowering, AsyncLowering):
 
     def address_of(self, name: str) -> Value:
         var = self.b.local_vars.get(name) or self.b.module_vars.get(name)
+        if var is None and name in self.b.function_names:  # a function pointer (xcc.ir.funcptr gives its value)
+            u64 = ptx_type("u64")
+            return self.emit("addr_of", u64, [], u64, symbol=name, space="code").result
         if var is None:
             if name in self.b.param_by_name:
                 raise self.error(f"taking the address of kernel parameter '{name}' is not supported yet")
@@ -457,13 +460,15 @@ class InstLowering(MatrixLowering, AsyncLowering):
             raise self.error(f"'{_full(inst)}' names no function", PtxSemanticError)
         target = ops.pop(0)
         args = ops.pop(0).elements if ops and isinstance(ops[0], ast.Vector) else ()
+        params, rets = self._call_vars(args, "argument"), self._call_vars(rets, "return value")
+        if isinstance(target, RegVar):  # call through a function pointer: xcc.ir.funcptr expands it
+            self.emit("call", None, [self.read(target, ptx_type("u64"))], callee=None, params=params, rets=rets)
+            return
         if not isinstance(target, ast.Symbol):
-            raise self.error(f"indirect call through a register ('{_full(inst)}' with a .callprototype) "
-                             "is not supported yet")
+            raise self.error(f"'{_full(inst)}' calls neither a function nor a register", PtxSemanticError)
         if target.name in self.b.local_vars or target.name in self.b.module_vars:
             raise self.error(f"'{target.name}' is a variable, not a function", PtxSemanticError)
-        self.emit("call", None, [], callee=target.name, params=self._call_vars(args, "argument"),
-                  rets=self._call_vars(rets, "return value"))
+        self.emit("call", None, [], callee=target.name, params=params, rets=rets)
 
     def _call_vars(self, ops, what: str) -> list[str]:
         names = []

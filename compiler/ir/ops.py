@@ -95,9 +95,10 @@ OPS.update({
     "redux": OpDef("redux", 2, "d = attrs.redop (add|min|max|and|or|xor) of a over the lanes of member mask b",
                    effects=True),
     "activemask": OpDef("activemask", 0, "d = mask of the lanes executing this together", effects=True),
-    "call": OpDef("call", 0, "call attrs.callee: copy the caller's .param variables attrs.params into its parameters, "
-                  "run it, copy its return parameters into attrs.rets", has_result=False, effects=True,
-                  reads_memory=True),
+    "call": OpDef("call", None, "call attrs.callee: copy the caller's .param variables attrs.params into its "
+                  "parameters, run it, copy its return parameters into attrs.rets; an indirect call (callee None) "
+                  "takes the function pointer as its one operand until xcc.ir.funcptr turns it into direct calls",
+                  has_result=False, effects=True, reads_memory=True),
     "br": OpDef("br", 0, "jump to targets[0]", has_result=False, effects=True, terminator=True),
     "cbr": OpDef("cbr", 1, "jump to targets[0] if a else targets[1]", has_result=False, effects=True,
                  terminator=True),
