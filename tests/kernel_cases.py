@@ -1328,6 +1328,32 @@ def _make_apply_fnptr(rng: np.random.Generator) -> Launch:
     return Launch((_ceil_div(n, 64), 1, 1), (64, 1, 1), [np.int32(n), sel, x, y], [3], {3: exp})
 
 
+def _make_block_vote_counts(rng: np.random.Generator) -> Launch:
+    """block_vote_counts: __syncthreads_count / _and / _or (bar.red) per block; the tail block is partial
+    and one block is all non-zero, so _and is 1 somewhere."""
+    n, block = 700, 128
+    grid = _ceil_div(n, block)
+    x = rng.integers(-50, 150, n).astype(np.int32)
+    x[128:256] = rng.integers(1, 50, 128)  # block 1: all non-zero, none above 100
+    out = np.full(3 * grid + 2, SENTINEL_I32, np.int32)
+    exp = out.copy()
+    v = np.zeros(grid * block, np.int64)
+    v[:n] = x
+    v = v.reshape(grid, block)
+    exp[:3 * grid] = np.stack([(v > 0).sum(1), (v != 0).all(1), (v > 100).any(1)], 1).reshape(-1)
+    return Launch((grid, 1, 1), (block, 1, 1), [np.int32(n), x, out], [2], {2: exp})
+
+
+def _make_producer_consumer(rng: np.random.Generator) -> Launch:
+    """producer_consumer: named barrier 1 with bar.arrive (producers) and bar.sync 1, 128 (consumers)."""
+    grid = 5
+    x = rng.standard_normal(64 * grid).astype(np.float32)
+    out = np.full(64 * grid + 3, SENTINEL_F32, np.float32)
+    exp = out.copy()
+    exp[:64 * grid] = (x.reshape(grid, 64)[:, ::-1] * np.float32(2) + np.float32(1)).reshape(-1)
+    return Launch((grid, 1, 1), (128, 1, 1), [x, out], [1], {1: exp})
+
+
 def _make_triton_softmax_row(rng: np.random.Generator) -> Launch:
     """softmax_row: one program per row of n_cols = 700 (BLOCK_SIZE 1024, masked), row strides 710 / 720."""
     rows, cols, in_stride, out_stride = 4, 700, 710, 720
@@ -1395,6 +1421,10 @@ OP_CASES = [
                shared_mem=96 * 4),
     KernelCase("affine_struct", "fnptr_struct", "_Z13affine_struct6AffinePKfPf", _make_affine_struct),
     KernelCase("apply_fnptr", "fnptr_struct", "_Z11apply_fnptriPKiPKfPf", _make_apply_fnptr, engines=("ir",)),
+    KernelCase("block_vote_counts", "barrier_ops", "_Z17block_vote_countsiPKiPi", _make_block_vote_counts,
+               engines=("ir",)),
+    KernelCase("producer_consumer", "barrier_ops", "_Z17producer_consumerPKfPf", _make_producer_consumer,
+               engines=("ir",)),
     KernelCase("triton_softmax_row", "softmax_row", "softmax_row", _make_triton_softmax_row, atol=2e-8, shared_mem=16,
                ptx_file="triton/softmax_row.sm_80.ptx"),
     KernelCase("triton_layernorm", "layernorm", "layernorm", _make_triton_layernorm, atol=1e-6, shared_mem=16,

@@ -32,7 +32,7 @@ from xcc.semantics.convert import convert
 U32, U64 = np.uint32, np.uint64
 IMPLS: dict[str, Callable[[OpBinder], Callable]] = {}
 # Ops the scheduler carries out itself (control flow and barriers).
-CONTROL = frozenset({"br", "cbr", "ret", "exit", "trap", "bar_sync"})
+CONTROL = frozenset({"br", "cbr", "ret", "exit", "trap", "bar_sync", "bar_arrive", "bar_red"})
 
 
 class Fault(Exception):

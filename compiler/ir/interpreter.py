@@ -20,6 +20,8 @@ Execution model (the same as the ISA interpreter's, :mod:`xcc.backend.emulator`,
 * **Barriers.**  ``bar_sync a[, b]`` waits until every non-exited thread of the CTA (or ``b``
   threads) waits at barrier ``a``; exited threads never block anyone.  If no thread can run but
   some wait, the launch is a deadlock: a :class:`KernelFault` naming the barriers' PTX lines.
+  ``bar_arrive a, b`` counts toward barrier ``a`` and goes on; ``bar_red`` waits like ``bar_sync``
+  and gives every waiting thread the popc/and/or of the predicates of all that took part.
 * **Calls.**  Every function reachable from the kernel gets its own range of positions, so a group
   of threads runs through a callee like any other code (threads that call at different times, or
   diverge inside the callee, are just groups at different positions).  Each thread has a call
@@ -346,8 +348,11 @@ class _Launch:
                     code.append((_EXIT, None))
                 elif op == "trap":
                     code.append((_TRAP, inst.attrs.get("reason", "trap: the kernel aborted")))
-                else:
-                    code.append((_BAR, [x.arg(i) for i in range(len(inst.args))]))
+                else:  # bar_sync a[, b] / bar_arrive a, b / bar_red p, a[, b]
+                    rd = [x.arg(i) for i in range(len(inst.args))]
+                    pred = rd.pop(0) if op == "bar_red" else None
+                    code.append((_BAR, (op, rd, pred, self.slot_of(inst.result) if op == "bar_red" else None,
+                                        inst.attrs.get("redop"))))
             if b.terminator is None:
                 raise UnsupportedError(f"block {b.name} of '{caller.fn.name}' has no terminator", caller.fn.loc)
         self.code = code
@@ -485,6 +490,8 @@ class _Launch:
         alive = np.where(np.arange(nslots) < nctas, tpb, 0)
         bar_count = np.zeros((nslots, NUM_BARRIERS), np.int64)
         bar_need = np.zeros((nslots, NUM_BARRIERS), np.int64)
+        red_sum = np.zeros((nslots, NUM_BARRIERS), np.int64)  # bar.red: predicates set, and threads, so far
+        red_n = np.zeros((nslots, NUM_BARRIERS), np.int64)
         groups: dict[int, list[np.ndarray]] = {}
         heap: list[int] = []
         waiting = [0]
@@ -506,11 +513,17 @@ class _Launch:
                 c = int(ctas[ci])
                 tt = c * P + np.arange(P)
                 r = tt[(state[tt] == _WAITING) & (wait_k[tt] == k)]
-                bar_count[c, k] = bar_need[c, k] = 0
+                total, nred = int(red_sum[c, k]), int(red_n[c, k])
+                bar_count[c, k] = bar_need[c, k] = red_sum[c, k] = red_n[c, k] = 0
                 state[r] = _RUN
                 waiting[0] -= r.size
                 for q in np.unique(wait_pos[r]):
-                    push(int(q) + 1, r[wait_pos[r] == q])
+                    rq = r[wait_pos[r] == q]
+                    op, _, _, slot, redop = code[q][1]
+                    if op == "bar_red":  # every waiting thread gets the reduction over all that took part
+                        vals[slot][rq] = (total if redop == "popc" else total == nred if redop == "and"
+                                          else total > 0)
+                    push(int(q) + 1, rq)
 
         wait_k = np.zeros(T, np.int64)
         self.depth = np.zeros(T, np.int64)
@@ -566,13 +579,22 @@ class _Launch:
                     elif kind == _TRAP:
                         raise Fault(ex, 0, n)
                     else:  # _BAR
-                        bid = np.asarray(ex[0](sel, n)).astype(np.int64)
+                        op, rd, pred, _, _ = ex
+                        bid = np.asarray(rd[0](sel, n)).astype(np.int64)
                         if bool((bid >= NUM_BARRIERS).any()):
                             t = int(np.argmax(bid >= NUM_BARRIERS))
                             raise Fault(f"barrier number {int(bid[t])} out of range (0..{NUM_BARRIERS - 1})", t)
                         ctas = idx // P
-                        if len(ex) > 1:
-                            bar_need[ctas, bid] = np.asarray(ex[1](sel, n)).astype(np.int64)
+                        if len(rd) > 1:
+                            bar_need[ctas, bid] = np.asarray(rd[1](sel, n)).astype(np.int64)
+                        if op == "bar_arrive":  # counts toward the barrier; the thread goes on
+                            np.add.at(bar_count, (ctas, bid), 1)
+                            check_bar(np.unique(ctas))
+                            pos += 1
+                            continue
+                        if pred is not None:
+                            np.add.at(red_sum, (ctas, bid), np.asarray(pred(sel, n), bool).astype(np.int64))
+                            np.add.at(red_n, (ctas, bid), 1)
                         state[idx], wait_pos[idx], wait_k[idx] = _WAITING, pos, bid
                         np.add.at(bar_count, (ctas, bid), 1)
                         waiting[0] += n

@@ -383,12 +383,28 @@ class InstLowering(MatrixLowering, AsyncLowering):
 
     # ----------------------------------------------------------------- synchronisation and warps
     def op_bar(self, inst) -> None:
-        mode = next((m for m in inst.modifiers if m in ("sync", "arrive", "red")), "sync")
-        if mode != "sync":
-            raise self.error(f"'{_full(inst)}' is not supported yet")
+        """``bar{.cta}.sync|arrive|red a{, b}`` and ``barrier{.cta}...`` (PTX ISA 9.7.13.1); ``bar.warp.sync
+        mask`` (9.7.13.2) only orders the warp's lanes, which execute together here: a warp-scope fence."""
         u32 = ptx_type("u32")
+        if "warp" in inst.modifiers:
+            self._check(inst, 1)
+            self.read(inst.operands[0], u32)
+            self.emit("fence", None, [], scope="warp")
+            return
+        mode = next((m for m in inst.modifiers if m in ("sync", "arrive", "red")), "sync")
+        if mode == "red":  # bar.red.popc.u32 d, a{, b}, {!}c  /  bar.red.and|or.pred p, a{, b}, {!}c
+            redop = self._mode(inst, ("popc", "and", "or"))
+            if len(inst.operands) not in (3, 4):
+                raise self.error(f"'{_full(inst)}' takes 3 or 4 operands", PtxSemanticError)
+            d, *ids, c = inst.operands
+            rt = u32 if redop == "popc" else PRED
+            v = self.emit("bar_red", rt, [self.read(c, PRED), *(self.read(o, u32) for o in ids)], rt, redop=redop)
+            self.write(d, v.result)
+            return
+        if mode == "arrive" and len(inst.operands) != 2:
+            raise self.error(f"'{_full(inst)}' needs a barrier and a thread count", PtxSemanticError)
         args = [self.read(o, u32) for o in inst.operands] or [Const(u32, 0)]
-        self.emit("bar_sync", None, args)
+        self.emit("bar_sync" if mode == "sync" else "bar_arrive", None, args)
 
     op_barrier = op_bar
 

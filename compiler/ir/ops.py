@@ -85,6 +85,10 @@ OPS.update({
                   effects=True, reads_memory=True),
     "bar_sync": OpDef("bar_sync", None, "wait until all threads of the CTA (or b threads) arrive at barrier a",
                       has_result=False, effects=True),
+    "bar_arrive": OpDef("bar_arrive", 2, "count an arrival at barrier a (which b threads complete) without waiting",
+                        has_result=False, effects=True),
+    "bar_red": OpDef("bar_red", None, "bar_sync on barrier b[, c threads], then d = attrs.redop (popc: u32 count; "
+                     "and, or: pred) of predicate a over the threads that took part", effects=True),
     "fence": OpDef("fence", 0, "order memory accesses (attrs.scope)", has_result=False, effects=True),
     "shfl": OpDef("shfl", 4, "d = a of lane(b) by attrs.mode, clamp c, member mask",
                   effects=True),
