@@ -6,7 +6,8 @@ from xcc.backend.emulator import LaunchStats, run_kernel
 from xcc.backend.memory import ModuleGlobals
 from xcc.backend.objfile import KernelImage
 from xcc.backend.occupancy import Occupancy, occupancy
-from xcc.diagnostics import LaunchError
+from xcc.diagnostics import KernelFault, LaunchError, SourceLoc
+from xcc.driver import Source
 from xcc.runtime.device import Device
 from xcc.runtime.params import pack_params
 
@@ -19,10 +20,12 @@ def dim3(v, what: str) -> tuple[int, int, int]:
 
 
 class Function:
-    def __init__(self, kernel: KernelImage, device: Device, module_globals: ModuleGlobals | None = None):
+    def __init__(self, kernel: KernelImage, device: Device, module_globals: ModuleGlobals | None = None,
+                 source: Source | None = None):
         self.kernel = kernel
         self.device = device
         self.module_globals = module_globals  # the module's .global variables (None: fresh per launch)
+        self.source = source  # the PTX that defines the kernel: a fault names its file, line and text
 
     @property
     def name(self) -> str:
@@ -52,8 +55,21 @@ class Function:
             raise LaunchError(f"{k.shared_bytes + shared_mem} bytes of shared memory exceed the per-block "
                               f"limit of {limits['shared_memory_per_block']}")
         params = pack_params(k, list(args))
-        return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine, timing=timing,
-                          module_globals=self.module_globals)
+        try:
+            return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
+                              timing=timing, module_globals=self.module_globals)
+        except KernelFault as e:
+            if e.loc is None and self.source is not None and getattr(e, "line", 0):
+                e.loc = source_loc(self.source, e.line)
+            raise
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True) -> LaunchStats:
         return self.launch(grid, block, args, shared_mem, timing)
+
+
+def source_loc(source: Source, line: int) -> SourceLoc:
+    """The place of PTX line ``line`` of ``source``: its first non-blank column and its text."""
+    lines = source.text.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else None
+    col = len(text) - len(text.lstrip()) + 1 if text is not None else 1
+    return SourceLoc(source.name, line, col, text)

@@ -15,6 +15,7 @@ arguments in the same device memory and return the same :class:`LaunchStats`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -64,9 +65,16 @@ class Module:
         fn = self._functions.get(name)
         if fn is None:
             fn = (self._ir_function(name) if self.engine == "ir"
-                  else Function(self._kernel(name), self.device, self.globals))
+                  else Function(self._kernel(name), self.device, self.globals, self._source_of(name)))
             self._functions[name] = fn
         return fn
+
+    def _source_of(self, kernel: str) -> Source | None:
+        """The PTX source that defines ``kernel`` (None for an .xbin image)."""
+        if self.sources is None:
+            return None
+        return next((s for s in self.sources if re.search(rf"\.entry\s+{re.escape(kernel)}\s*\(", s.text)),
+                    self.sources[0] if len(self.sources) == 1 else None)
 
     def _ir_function(self, name: str):
         from xcc.ir.interp_runtime import IRFunction, ir_of_sources

@@ -70,8 +70,12 @@ def test_argument_checks_name_the_parameter():
 def test_out_of_bounds_access_is_a_located_kernel_fault():
     fn = rt.load_module(SAXPY).get_function("saxpy")
     small = rt.zeros(10, np.float32)
-    with pytest.raises(KernelFault, match=r"line \d+.*out-of-bounds"):
+    with pytest.raises(KernelFault, match=r"line \d+.*out-of-bounds") as e:
         fn.launch(1, 64, (np.int32(64), np.float32(2), small, small))
+    # the compiled kernel's fault points into the PTX file, as the IR interpreter's does
+    loc = e.value.loc
+    assert loc is not None and loc.file.endswith("saxpy.sm_80.ptx") and loc.line == e.value.line
+    assert loc.source_line.strip().startswith("ld.global.f32") and str(e.value).startswith(f"{loc.file}:{loc.line}:")
 
 
 def test_corrupt_xbin_is_rejected():
