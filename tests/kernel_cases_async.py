@@ -1,10 +1,103 @@
 """Kernel cases for the async examples (see :mod:`kernel_cases` for the format).
 
 Imported only by ``kernel_cases`` (which adds ``ASYNC_CASES`` to its lists): import that module, not this one.
+
+All of them run on the IR interpreter only (``engines=("ir",)``): the xg1 backend does not compile
+``cp.async`` or ``wgmma`` yet.
 """
 
 from __future__ import annotations
 
-from kernel_cases import KernelCase, Launch  # noqa: F401
+import numpy as np
+from kernel_cases import SENTINEL_F32, KernelCase, Launch, _ceil_div
 
-ASYNC_CASES: list[KernelCase] = []
+_TILE = 128
+_TRITON_SCRATCH = [np.uint64(0), np.uint64(0)]  # Triton's global / profile scratch pointers: never touched
+
+
+def _make_cp_async_pipeline(rng: np.random.Generator) -> Launch:
+    """cp_async_pipeline: out[i] = in[i] * scale through a two-stage cp.async pipeline, tiles of 128 floats;
+    n = 1000 (8 tiles, the last ragged) on 3 blocks, so each block loops over 2 or 3 tiles."""
+    n, scale, grid = 1000, np.float32(1.75), 3
+    x = rng.standard_normal(n + 9).astype(np.float32)
+    out = np.full(n + 9, SENTINEL_F32, np.float32)
+    exp = out.copy()
+    exp[:n] = x[:n] * scale
+    return Launch((grid, 1, 1), (_TILE, 1, 1), [np.int32(n), scale, x, out], [3], {3: exp})
+
+
+def _make_cp_async_asm(rng: np.random.Generator) -> Launch:
+    """cp_async_asm: the same with 16-byte cp.async.cg copies (tiles of 512 floats) and 4-byte cp.async.ca
+    copies for the ragged tail: n = 2046 (4 tiles, the last 2 floats short of a 16-byte copy) on 3 blocks."""
+    n, scale, grid = 2046, np.float32(-0.625), 3
+    x = rng.standard_normal(n + 6).astype(np.float32)
+    out = np.full(n + 6, SENTINEL_F32, np.float32)
+    exp = out.copy()
+    exp[:n] = x[:n] * scale
+    return Launch((grid, 1, 1), (_TILE, 1, 1), [np.int32(n), scale, x, out], [3], {3: exp})
+
+
+def _wgmma_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C = A @ B as the Triton kernel computes it with wgmma (xcc.semantics.wgmma's arithmetic): over K tiles
+    of 32 padded with zeros, one m64n64k16 per 16 k, each adding its 16 products in k order in f64 to the f32
+    accumulator and rounding once to f32."""
+    m, k = a.shape
+    kp = _ceil_div(k, 32) * 32
+    a64, b64 = np.zeros((m, kp)), np.zeros((kp, b.shape[1]))
+    a64[:, :k], b64[:k] = a, b
+    acc = np.zeros((m, b.shape[1]), np.float32)
+    for k0 in range(0, kp, 16):
+        s = acc.astype(np.float64)
+        for kk in range(k0, k0 + 16):
+            s = s + a64[:, kk, None] * b64[None, kk, :]
+        acc = s.astype(np.float32)
+    return acc
+
+
+def _triton_matmul(rng, m: int, n: int, k: int, exact: bool, a_col_major: bool, ldc: int) -> Launch:
+    """matmul (examples/triton/matmul.sm_90.ptx): fp32 C[M, N] = fp16 A[M, K] @ fp16 B[K, N], one 64x64 tile
+    of C per program (grid cdiv(M, 64) x cdiv(N, 64)), K loop in tiles of 32, masked tails; C rows ``ldc``
+    floats apart (the gap and the tail keep the sentinel).  ``exact``: A and B are multiples of 1/8 in
+    [-2, 2], so every sum is exact in f32 and the result is A @ B whatever the tensor core's summation order;
+    otherwise normal samples, checked bit for bit against xcc's documented wgmma arithmetic."""
+    if exact:
+        a = (rng.integers(-16, 17, (m, k)) / 8).astype(np.float16)
+        b = (rng.integers(-16, 17, (k, n)) / 8).astype(np.float16)
+        want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+        assert np.array_equal(want, _wgmma_reference(a, b))
+    else:
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        want = _wgmma_reference(a, b)
+    if a_col_major:  # A stored K x M: stride_am = 1, stride_ak = M
+        a_buf, sam, sak = np.ascontiguousarray(a.T).reshape(-1), 1, m
+    else:
+        a_buf, sam, sak = a.reshape(-1), k, 1
+    c = np.full(m * ldc + 5, SENTINEL_F32, np.float32)
+    exp = c.copy()
+    exp[:m * ldc].reshape(m, ldc)[:, :n] = want
+    args = [a_buf, b.reshape(-1).copy(), c, np.int32(m), np.int32(n), np.int32(k), np.int32(sam), np.int32(sak),
+            np.int32(n), np.int32(1), np.int32(ldc), np.int32(1), *_TRITON_SCRATCH]
+    return Launch((_ceil_div(m, 64), _ceil_div(n, 64), 1), (128, 1, 1), args, [2], {2: exp})
+
+
+def _make_triton_matmul_wgmma(rng: np.random.Generator) -> Launch:
+    return _triton_matmul(rng, 100, 80, 72, exact=True, a_col_major=False, ldc=80)
+
+
+def _make_triton_matmul_wgmma_random(rng: np.random.Generator) -> Launch:
+    return _triton_matmul(rng, 64, 70, 45, exact=False, a_col_major=True, ldc=73)
+
+
+_TRITON_SMEM = 16384  # the kernel's dynamic shared memory: the 64x64 f32 C tile of its epilogue
+
+ASYNC_CASES: list[KernelCase] = [
+    *(KernelCase(name + suffix, "async_copy", entry, make, ptx_file=f"async_copy.{arch}.ptx", engines=("ir",))
+      for suffix, arch in (("", "sm_80"), ("_sm90", "sm_90"))
+      for name, entry, make in (("cp_async_pipeline", "_Z17cp_async_pipelineifPKfPf", _make_cp_async_pipeline),
+                                ("cp_async_asm", "cp_async_asm", _make_cp_async_asm))),
+    KernelCase("triton_matmul_wgmma", "matmul", "matmul", _make_triton_matmul_wgmma,
+               ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM, engines=("ir",)),
+    KernelCase("triton_matmul_wgmma_random", "matmul", "matmul", _make_triton_matmul_wgmma_random,
+               ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM, engines=("ir",)),
+]

@@ -1,4 +1,209 @@
 """What the asynchronous copy and warpgroup ops do when interpreted (registered with
-:func:`xcc.ir.interp_ops.impl`)."""
+:func:`xcc.ir.interp_ops.impl`).
+
+* ``cp_async``, ``cp_async_commit``, ``cp_async_wait``: PTX ISA 9.7.9.25, with the model of
+  :mod:`xcc.semantics.async_copy` (the source is read when ``cp.async`` executes, the destination written at
+  the issuing thread's ``wait_group``/``wait_all`` that covers the copy's group).  Each wave's pending copies
+  and group counters live in ``launch.ext["cp.async"]``; addresses go through the launch's addresser and the
+  memories of :mod:`xcc.backend.memory`, so faults are located :class:`KernelFault` s as for ``ld``/``st``.
+* ``wgmma`` (one per accumulator register, ``attrs.part``), ``wgmma_sync`` (fence, commit_group,
+  wait_group): PTX ISA 9.7.15, with the layouts and arithmetic of :mod:`xcc.semantics.wgmma`.  Every
+  warpgroup that executes one must do so with all its 128 threads together; the matrix descriptors and
+  ``scale-d`` must be the same in all of them.  The multiplication is performed when ``wgmma.mma_async``
+  executes (its shared-memory operands are read then, so the accumulators are complete at once and
+  ``wgmma.wait_group`` has nothing left to wait for); the operands are read once per execution and shared by
+  the instruction's parts.
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from xcc.backend.memory import MemoryFault
+from xcc.ir.interp_ops import Fault, OpBinder, impl
+from xcc.semantics import wgmma
+from xcc.semantics.async_copy import CopyGroups, source_accesses
+
+_U64 = np.uint64
+
+
+# ============================================================================= cp.async
+def _groups(launch) -> CopyGroups:
+    """The cp.async state of the launch's current wave (a new wave starts with none pending)."""
+    state = launch.ext.get("cp.async")
+    if state is None or state[0] != launch.cta0:
+        state = launch.ext["cp.async"] = (launch.cta0, CopyGroups(launch.T))
+    return state[1]
+
+
+def _read_source(mem, src: np.ndarray, cp_size: int, src_size: np.ndarray) -> np.ndarray:
+    """(n, cp_size) bytes: ``src_size`` bytes of each copy read from ``mem`` at ``src``, then zeros."""
+    out = np.zeros((src.size, cp_size), np.uint8)
+    for rows, width, offset in source_accesses(src_size, cp_size):
+        a = src[rows]
+        try:
+            if width == cp_size:
+                out[rows] = np.ascontiguousarray(mem.load(a, cp_size)).view(np.uint8).reshape(rows.size, cp_size)
+                continue
+            bad = (a % _U64(cp_size)) != 0
+            if bad.any():
+                raise MemoryFault("misaligned", a[bad], int(np.argmax(bad)), width=cp_size,
+                                  detail=f"the source of a {cp_size}-byte cp.async must be aligned to {cp_size} bytes")
+            out[rows, offset] = mem.load(a + _U64(offset), 1)
+        except MemoryFault as f:
+            if f.thread is not None:
+                f.thread = int(rows[f.thread])
+            raise
+    return out
+
+
+@impl("cp_async")
+def _cp_async(x: OpBinder):
+    """cp.async: check and map both addresses, read the source now, queue the write in the open group."""
+    cp = int(x.attrs["cp_size"])
+    dmem, dst_at = x.launch.addresser("shared", x.arg(0), int(x.attrs.get("dst_offset", 0)), cp)
+    gmem, src_at = x.launch.addresser("global", x.arg(1), int(x.attrs.get("src_offset", 0)), cp)
+    size, launch = x.arg(2), x.launch
+
+    def store(dst, words, width):
+        dmem().store(dst, words, width)
+
+    def run(sel, idx, n):
+        dst = dst_at(sel, idx, n)
+        src = np.asarray(src_at(sel, idx, n), _U64)
+        src_size = np.asarray(size(sel, n)).astype(np.int64)
+        over = src_size > cp
+        if over.any():
+            t = int(np.argmax(over))
+            raise Fault(f"cp.async src-size {int(src_size[t])} is larger than its cp-size {cp} (undefined "
+                        "behaviour)", t, int(over.sum()))
+        _groups(launch).issue(idx, dst, _read_source(gmem(), src, cp, src_size), cp, store)
+
+    return run
+
+
+@impl("cp_async_commit")
+def _cp_async_commit(x: OpBinder):
+    launch = x.launch
+    return lambda sel, idx, n: _groups(launch).commit(idx)
+
+
+@impl("cp_async_wait")
+def _cp_async_wait(x: OpBinder):
+    """cp.async.wait_group N (``attrs.n``) or wait_all (``attrs.all``: commit, then wait_group 0)."""
+    launch, keep, wait_all = x.launch, int(x.attrs.get("n", 0)), bool(x.attrs.get("all"))
+
+    def run(sel, idx, n):
+        groups = _groups(launch)
+        if wait_all:
+            groups.commit(idx)
+        groups.wait(idx, keep)
+
+    return run
+
+
+# ============================================================================= wgmma
+def _warpgroups(launch, idx: np.ndarray, what: str) -> int:
+    """The number of warpgroups executing ``idx`` (sorted slots), each of which must be complete: all 128
+    threads of 4 consecutive warps of a CTA (warpgroup ``t // 128`` of CTA thread ``t``)."""
+    P, tpb = launch.P, launch.tpb
+    local = idx % P
+    key = (idx // P) * 8 + local // 128
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    counts = np.diff(np.r_[starts, idx.size])
+    bad = counts != 128
+    if bad.any():
+        g = int(np.argmax(bad))
+        first = int(local[starts[g]]) // 128 * 128
+        have = min(128, tpb - first)
+        why = (f"the block's warpgroup of threads {first}..{first + 127} has only {have} threads" if have < 128
+               else f"only {int(counts[g])} of the 128 threads of its warpgroup (threads {first}..{first + 127}) "
+               "execute it together")
+        raise Fault(f"{what} must be executed by all 128 threads of a warpgroup together (.sync.aligned): {why}",
+                    int(starts[g]), int(counts[g]))
+    return starts.size
+
+
+def _uniform(values: np.ndarray, g: int, what: str, inst: str) -> np.ndarray:
+    """The one value of each of ``g`` warpgroups (``values`` per thread); a differing one is a fault."""
+    v = np.asarray(values).reshape(g, 128)
+    bad = (v != v[:, :1]).any(axis=1)
+    if bad.any():
+        w = int(np.argmax(bad))
+        t = int(np.argmax(v[w] != v[w, 0]))
+        raise Fault(f"{inst}: {what} differs between the threads of a warpgroup (it must be the same in all)",
+                    w * 128 + t)
+    return v[:, 0]
+
+
+class _Operands:
+    """The A and B operands (f64, scaled; B transposed to N x K) of one wgmma execution, read once from
+    shared memory by the first part that runs and reused by the later parts of the same execution."""
+
+    def __init__(self, x: OpBinder):
+        at = x.attrs
+        self.launch, self.key = x.launch, at["wgmma_id"]
+        self.pos = x.inst.block.instructions.index(x.inst) if x.inst.block is not None else 0
+        self.n, self.atype, self.btype = int(at["n"]), at["atype"], at["btype"]
+        self.trans_a, self.trans_b = bool(at["trans_a"]), bool(at["trans_b"])
+        self.scale_a, self.scale_b = float(at["scale_a"]), float(at["scale_b"])
+        self.ebytes = wgmma.ELEMENT_BYTES[self.atype]
+        self.da, self.db = x.arg(1), x.arg(2)
+        self.addresses = np.zeros(0, np.int64)
+        src = lambda sel, n: self.addresses  # noqa: E731
+        self.mem, self.where = x.launch.addresser("shared", src, 0, self.ebytes)
+
+    def get(self, sel, idx: np.ndarray, g: int):
+        launch = self.launch
+        hit = launch.ext.get("wgmma")
+        if (hit is not None and hit[0] == self.key and launch.step - hit[1] == self.pos - hit[2]
+                and np.array_equal(hit[3], idx)):
+            return hit[4]
+        inst = "wgmma.mma_async"
+        lead = idx.reshape(g, 128)[:, 0]
+        a = self._load(_uniform(self.da(sel, idx.size), g, "matrix descriptor a", inst), lead, wgmma.M,
+                       not self.trans_a, self.atype) * self.scale_a
+        b = self._load(_uniform(self.db(sel, idx.size), g, "matrix descriptor b", inst), lead, self.n,
+                       not self.trans_b, self.btype) * self.scale_b
+        launch.ext["wgmma"] = (self.key, launch.step, self.pos, idx.copy(), (a, b))
+        return a, b
+
+    def _load(self, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: bool, etype: str) -> np.ndarray:
+        d = wgmma.decode_descriptor(desc)
+        if (d.base_offset != 0).any():
+            w = int(np.argmax(d.base_offset != 0))
+            raise Fault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
+                        f"{int(d.base_offset[w])}; only 0 is supported", w * 128)
+        addr = wgmma.matrix_addresses(d, rows, self.ebytes, k_major)
+        per = rows * wgmma.K
+        self.addresses = addr.reshape(-1)
+        slots = np.repeat(lead, per)
+        try:
+            bits = self.mem().load(self.where(None, slots, slots.size), self.ebytes)
+        except MemoryFault as f:  # name the warpgroup's first thread
+            f.thread = None if f.thread is None else int(f.thread) // per * 128
+            raise
+        return wgmma.to_f64(bits, etype).reshape(lead.size, rows, wgmma.K)
+
+
+@impl("wgmma")
+def _wgmma(x: OpBinder):
+    """Accumulator register ``attrs.part`` of ``wgmma.mma_async``: D = A*B + (scale-d ? C : 0)."""
+    part, ops = int(x.attrs["part"]), _Operands(x)
+    c, scale_d, wr = x.arg(0), x.arg(3), x.set()
+
+    def run(sel, idx, n):
+        g = _warpgroups(ops.launch, idx, "wgmma.mma_async")
+        a, b = ops.get(sel, idx, g)
+        sd = _uniform(scale_d(sel, n), g, "scale-d", "wgmma.mma_async")
+        wr(sel, wgmma.mma_part(a, b, part, np.asarray(c(sel, n)).reshape(g, 128), sd).reshape(-1))
+
+    return run
+
+
+@impl("wgmma_sync")
+def _wgmma_sync(x: OpBinder):
+    """wgmma.fence / commit_group / wait_group: warpgroup-collective; with every wgmma.mma_async complete when
+    it executes, there is nothing to order or wait for."""
+    launch, what = x.launch, f"wgmma.{x.attrs['kind']}"
+    return lambda sel, idx, n: _warpgroups(launch, idx, what) and None

@@ -236,6 +236,7 @@ class _Launch:
         self.global_addr: dict[str, int] = {}
         self.module_globals = module_globals
         self.step = 0
+        self.ext: dict = {}  # per-launch state of op families, by name (xcc.ir.interp_async: cp.async groups)
         self.printf: list[tuple[int, int, int, str]] = []  # (CTA, thread, order, text) of device printf
         self.vals: list[np.ndarray] = []
         self._slots: dict[Value, int] = {}

@@ -1,10 +1,153 @@
 """Lowering of the asynchronous copy and warpgroup instructions (``cp.async``, ``wgmma``) into IR.
 
 A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PTX opcode.
+
+* ``cp.async.{ca,cg}.shared{::cta}.global [d], [s], cp-size{, src-size | ignore-src}{, cache-policy}`` ->
+  ``cp_async(d, s, src-size)`` (``ignore-src`` becomes ``src-size = ignore-src ? 0 : cp-size``);
+  ``cp.async.commit_group`` -> ``cp_async_commit``; ``cp.async.wait_group N`` / ``wait_all`` ->
+  ``cp_async_wait {n, all}`` (PTX ISA 9.7.9.25).  A guarded ``cp.async`` is branched around (it is
+  effectful, :data:`xcc.ir.build.EFFECTFUL`).
+* ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} {d...}, a-desc, b-desc, scale-d,
+  imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b`` -> one ``wgmma`` per accumulator register (``part``),
+  each reading its own register of C (all are read before any is written); ``wgmma.fence``,
+  ``commit_group``, ``wait_group N`` -> ``wgmma_sync {kind, n}`` (PTX ISA 9.7.15).
+* ``fence.proxy.async`` needs nothing here: :meth:`op_fence` (= ``op_membar``) makes it a ``fence``, and in
+  the interpreter's model generic-proxy writes are already visible to the async proxy (``wgmma`` reads
+  shared memory when it executes), so it orders nothing more than any fence.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.core import Const
+from xcc.ir.scopes import RegVar
+from xcc.ir.types import PRED, ptx_type
+
+CP_SIZES = (4, 8, 16)
+_CP_COPY_MODS = frozenset({"async", "ca", "cg", "shared", "shared::cta", "global", "L2::cache_hint", "L2::64B",
+                           "L2::128B", "L2::256B"})
+_WGMMA_SHAPE = re.compile(r"m64n(\d+)k16$")
+_WGMMA_TYPES = ("f16", "bf16")
+_wgmma_ids = itertools.count(1)
+
+
+def _text(inst: ast.Instruction) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
 
 class AsyncLowering:
-    pass
+    # ----------------------------------------------------------------- cp.async
+    def op_cp(self, inst) -> None:
+        ms = inst.modifiers
+        if "async" not in ms or any(m in ms for m in ("bulk", "tensor", "mbarrier", "reduce", "arrive")):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet")
+        if "commit_group" in ms or "wait_all" in ms:
+            self._cp_operands(inst, 0)
+            if "commit_group" in ms:
+                self.emit("cp_async_commit", None, [])
+            else:
+                self.emit("cp_async_wait", None, [], n=0, all=True)
+            return
+        if "wait_group" in ms:
+            self._cp_operands(inst, 1)
+            self.emit("cp_async_wait", None, [], n=self._imm(inst.operands[0], "N", 0))
+            return
+        self._cp_copy(inst)
+
+    def _cp_operands(self, inst, n: int) -> None:
+        if len(inst.operands) != n:
+            raise self.error(f"'{_text(inst)}' takes {n} operand(s), got {len(inst.operands)}", PtxSemanticError)
+
+    def _imm(self, op, what: str, lo: int) -> int:
+        if not isinstance(op, ast.Imm) or op.kind != "int" or op.value < lo:
+            raise self.error(f"'{_text(self.inst)}': {what} must be an integer constant >= {lo}", PtxSemanticError)
+        return op.value
+
+    def _cp_copy(self, inst) -> None:
+        ms = inst.modifiers
+        extra = [m for m in ms if m not in _CP_COPY_MODS]
+        if extra or "shared" not in ms and "shared::cta" not in ms or "global" not in ms:
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (cp.async copies global to "
+                             ".shared::cta memory)")
+        ops = list(inst.operands)
+        if "L2::cache_hint" in ms:  # the trailing 64-bit cache-policy operand: only a hint
+            ops = ops[:-1]
+        if not 3 <= len(ops) <= 4:
+            raise self.error(f"'{_text(inst)}' takes [dst], [src], cp-size and an optional src-size or "
+                             "ignore-src", PtxSemanticError)
+        cp = self._imm(ops[2], "cp-size", 0)
+        if cp not in CP_SIZES or "cg" in ms and cp != 16:
+            raise self.error(f"'{_text(inst)}': cp-size must be {'16' if 'cg' in ms else '4, 8 or 16'}, not {cp}",
+                             PtxSemanticError)
+        dst, doff, dparam = self._address(ops[0])
+        src, soff, sparam = self._address(ops[1])
+        if dparam is not None or sparam is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared or global address",
+                             PtxSemanticError)
+        u32 = ptx_type("u32")
+        size = Const(u32, cp)
+        if len(ops) == 4:
+            last = ops[3]
+            if isinstance(last, ast.Negated) or isinstance(last, RegVar) and last.type.kind == "pred":
+                ignore = self.read(last, PRED)  # ignore-src: src-size = ignore-src ? 0 : cp-size
+                size = self.emit("selp", u32, [Const(u32, 0), Const(u32, cp), ignore], u32).result
+            else:
+                size = self.read(last, u32)
+        self.emit("cp_async", None, [dst, src, size], cp_size=cp, dst_offset=doff, src_offset=soff,
+                  cache="cg" if "cg" in ms else "ca")
+
+    # ----------------------------------------------------------------- wgmma
+    def op_wgmma(self, inst) -> None:
+        ms = inst.modifiers
+        if inst.guard is not None:
+            raise self.error(f"a guarded '{_text(inst)}' is not supported (wgmma is executed by the whole "
+                             "warpgroup)")
+        kind = next((m for m in ms if m in ("fence", "commit_group", "wait_group", "mma_async")), None)
+        if kind is None or "sp" in ms:
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet")
+        if kind == "mma_async":
+            return self._wgmma_mma(inst)
+        self._cp_operands(inst, 1 if kind == "wait_group" else 0)
+        n = self._imm(inst.operands[0], "N", 0) if kind == "wait_group" else 0
+        self.emit("wgmma_sync", None, [], kind=kind, n=n)
+
+    def _wgmma_mma(self, inst) -> None:
+        ms = inst.modifiers
+        shape = next((m for m in ms if m.startswith("m64n")), "")
+        m = _WGMMA_SHAPE.match(shape)
+        types = [x for x in ms if x in ("f32", "f16", "bf16", "tf32", "e4m3", "e5m2", "s32", "u8", "s8", "b1")]
+        n = int(m.group(1)) if m else 0
+        if not m or not (8 <= n <= 256 and n % 8 == 0) or len(types) != 3 or types[0] != "f32" \
+                or types[1] != types[2] or types[1] not in _WGMMA_TYPES or "satfinite" in ms:
+            raise self.error(f"'{_text(inst)}' is not supported yet (supported: m64nNk16 with an f32 "
+                             "accumulator and f16 or bf16 A and B)")
+        ops = inst.operands
+        if len(ops) != 8:
+            raise self.error(f"'{_text(inst)}' takes d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, "
+                             f"imm-trans-a and imm-trans-b, got {len(ops)} operands", PtxSemanticError)
+        if isinstance(ops[1], ast.Vector):
+            raise self.error(f"'{_text(inst)}' with A in registers is not supported yet (only shared-memory "
+                             "descriptors)")
+        d = ops[0]
+        if not isinstance(d, ast.Vector) or len(d.elements) != n // 2:
+            raise self.error(f"'{_text(inst)}' needs {{}} with {n // 2} f32 accumulator registers",
+                             PtxSemanticError)
+        imms = []
+        for op, what, allowed in ((ops[4], "imm-scale-a", (1, -1)), (ops[5], "imm-scale-b", (1, -1)),
+                                  (ops[6], "imm-trans-a", (0, 1)), (ops[7], "imm-trans-b", (0, 1))):
+            if not isinstance(op, ast.Imm) or op.kind != "int" or op.value not in allowed:
+                raise self.error(f"'{_text(inst)}': {what} must be {' or '.join(map(str, allowed))}",
+                                 PtxSemanticError)
+            imms.append(op.value)
+        f32, u64 = ptx_type("f32"), ptx_type("u64")
+        cs = [self.read(r, f32) for r in d.elements]  # every C register before any D is written
+        da, db, scale_d = self.read(ops[1], u64), self.read(ops[2], u64), self.read(ops[3], PRED)
+        attrs = dict(n=n, atype=types[1], btype=types[2], scale_a=imms[0], scale_b=imms[1], trans_a=imms[2],
+                     trans_b=imms[3], wgmma_id=next(_wgmma_ids))
+        parts = [self.emit("wgmma", f32, [c, da, db, scale_d], f32, part=k, **attrs).result for k, c in enumerate(cs)]
+        for reg, v in zip(d.elements, parts):
+            self.write(reg, v)

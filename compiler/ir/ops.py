@@ -112,6 +112,26 @@ OPS.update({
     "trap": OpDef("trap", 0, "abort the kernel with an error", has_result=False, effects=True, terminator=True),
 })
 
+# -- asynchronous copies and warpgroup MMA (xcc.ir.lower_async, xcc.ir.interp_async; meaning in
+#    xcc.semantics.async_copy and xcc.semantics.wgmma)
+OPS.update({
+    "cp_async": OpDef("cp_async", 3, "cp.async: copy attrs.cp_size bytes to shared a + attrs.dst_offset, the first "
+                      "c of them from global b + attrs.src_offset and the rest zeros, in the thread's open group; "
+                      "performed at the wait that covers the group", has_result=False, effects=True,
+                      reads_memory=True),
+    "cp_async_commit": OpDef("cp_async_commit", 0, "cp.async.commit_group: close the thread's open copy group",
+                             has_result=False, effects=True),
+    "cp_async_wait": OpDef("cp_async_wait", 0, "cp.async.wait_group attrs.n: perform the thread's copies in all but "
+                           "its attrs.n most recent groups (attrs.all: wait_all, commit first)", has_result=False,
+                           effects=True),
+    "wgmma": OpDef("wgmma", 4, "d = accumulator register attrs.part of D = A*B + (scale-d ? C : 0), "
+                   "wgmma.mma_async.m64n{attrs.n}k16 over the warpgroup; args: this part's f32 register of C, "
+                   "the u64 shared matrix descriptors of A and B, the scale-d predicate; attrs.atype, btype, "
+                   "scale_a, scale_b, trans_a, trans_b, wgmma_id (one per PTX instruction)", reads_memory=True),
+    "wgmma_sync": OpDef("wgmma_sync", 0, "wgmma.attrs.kind (fence|commit_group|wait_group, attrs.n) over the "
+                        "warpgroup", has_result=False, effects=True),
+})
+
 
 def opdef(name: str) -> OpDef:
     return OPS[name]

@@ -1,0 +1,121 @@
+"""Warpgroup matrix multiply-accumulate ``wgmma.mma_async`` (PTX ISA 9.0 section 9.7.15, "Asynchronous
+Warpgroup Level Matrix Multiply-Accumulate Instructions").
+
+``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc, b-desc, scale-d, imm-scale-a,
+imm-scale-b, imm-trans-a, imm-trans-b`` computes ``D = A*B + (scale-d ? D : 0)`` for A 64x16, B 16xN and D
+64xN over one *warpgroup* (four consecutive warps of a CTA, 128 threads, executing it together).
+
+* **Matrix descriptors** (9.7.15.5.1.1, "Matrix Descriptor Format"): a 64-bit value; bits 0-13 the start
+  address, 16-29 the leading dimension byte offset (LBO), 32-45 the stride dimension byte offset (SBO),
+  each stored as ``(x & 0x3FFFF) >> 4``; bits 49-51 the matrix base offset; bits 62-63 the swizzle mode
+  (0 none, 1 128-byte, 2 64-byte, 3 32-byte).  xcc supports base offset 0 only (the swizzle pattern
+  repeats from address 0, which is where the pattern of every aligned layout starts).
+* **Shared memory layouts** (9.7.15.5.1.2, "Shared Memory Matrix Layout"): ``imm-trans-a``/``-b`` 0 means
+  K-major (the K index runs along contiguous memory), 1 MN-major.  With ``e``-byte elements, ``T = 16/e``
+  elements per 16-byte chunk and swizzle width ``W`` bytes, the canonical layouts (as CUTLASS's
+  ``make_gmma_desc`` writes them) place element (``r``, ``k``) -- ``r`` the M row of A or the N column of
+  B -- at start plus
+
+  ======================  ====================================================================
+  K-major, no swizzle     ``(r%8)*16 + (r/8)*SBO + (k%T)*e + (k/T)*LBO`` (8x16-byte core matrices)
+  K-major, W swizzle      ``(r%8)*W + (r/8)*SBO + k*e`` (rows of W bytes; LBO unused)
+  MN-major, no swizzle    ``(r%T)*e + (r/T)*SBO + (k%8)*16 + (k/8)*LBO``
+  MN-major, W swizzle     ``(r%(W/e))*e + (r/(W/e))*LBO + (k%8)*W + (k/8)*SBO``
+  ======================  ====================================================================
+
+  and then swizzles the address: the 16-byte chunk number (address bits 4 and up) is XORed with address
+  bits 7 and up, ``log2(W/16)`` bits of each (CUTLASS's ``Swizzle<3,4,3>``, ``<2,4,3>``, ``<1,4,3>``).
+* **Accumulator fragments** (9.7.15.5.1, "Register Fragments", the D matrix of ``.m64nNk16``): thread ``t``
+  of the warpgroup (warp ``w = t/32``, lane ``l = t%32``) holds ``N/2`` f32 registers; register ``i`` is
+  element (``16w + l/4 + 8*((i/2)%2)``, ``8*(i/4) + 2*(l%4) + i%2``) of D.
+
+Arithmetic (PTX leaves the order and the intermediate precision of the tensor core's sums open): every
+product of two f16/bf16 values is exact in f64; starting from the f32 accumulator (or 0 when ``scale-d`` is
+false) the 16 products are added in k order in f64 and the result is rounded once to f32 (nearest even).
+``imm-scale-a``/``-b`` = -1 negate A/B.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+M, K = 64, 16
+SWIZZLE_BYTES = (0, 128, 64, 32)
+"""Swizzle width in bytes of descriptor bits 62-63 (0: no swizzling)."""
+ELEMENT_BYTES = {"f16": 2, "bf16": 2}
+
+
+class Descriptor(NamedTuple):
+    """The decoded fields of matrix descriptors (arrays, one per descriptor); addresses and offsets in bytes."""
+
+    start: np.ndarray
+    lbo: np.ndarray
+    sbo: np.ndarray
+    base_offset: np.ndarray
+    swizzle: np.ndarray  # bytes: 0, 32, 64 or 128
+
+
+def decode_descriptor(desc) -> Descriptor:
+    d = np.asarray(desc).astype(np.uint64).astype(np.int64, casting="unsafe")
+    field = lambda lo: ((d >> lo) & 0x3FFF) << 4  # noqa: E731
+    sw = np.asarray(SWIZZLE_BYTES, np.int64)[(d >> 62) & 3]
+    return Descriptor(field(0), field(16), field(32), (d >> 49) & 7, sw)
+
+
+def swizzle(addr: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """``addr`` with its 16-byte chunk bits XORed with bits 7.. (``log2(width/16)`` bits; width 0: unchanged)."""
+    mask = np.where(width > 0, width // 16 - 1, 0)
+    return addr ^ (((addr >> 7) & mask) << 4)
+
+
+def matrix_addresses(desc: Descriptor, rows: int, elem_bytes: int, k_major: bool, k: int = K) -> np.ndarray:
+    """Shared-memory byte addresses, shape ``(G, rows, k)``, of element (r, k) of each of the ``G``
+    descriptors' matrices (r: the M row of A or the N column of B)."""
+    start, lbo, sbo, sw = (np.asarray(f, np.int64).reshape(-1, 1, 1) for f in
+                           (desc.start, desc.lbo, desc.sbo, desc.swizzle))
+    r = np.arange(rows, dtype=np.int64).reshape(1, -1, 1)
+    kk = np.arange(k, dtype=np.int64).reshape(1, 1, -1)
+    e, t = elem_bytes, 16 // elem_bytes
+    w = np.maximum(sw, 16)  # a swizzled row's bytes (16 where unswizzled: unused there)
+    if k_major:
+        plain = (r % 8) * 16 + (r // 8) * sbo + (kk % t) * e + (kk // t) * lbo
+        swz = (r % 8) * w + (r // 8) * sbo + kk * e
+    else:
+        per_row = w // e
+        plain = (r % t) * e + (r // t) * sbo + (kk % 8) * 16 + (kk // 8) * lbo
+        swz = (r % per_row) * e + (r // per_row) * lbo + (kk % 8) * w + (kk // 8) * sbo
+    return swizzle(start + np.where(sw > 0, swz, plain), sw)
+
+
+def to_f64(bits: np.ndarray, etype: str) -> np.ndarray:
+    """f16/bf16 bit patterns (uint16) as f64 values."""
+    bits = np.asarray(bits, np.uint16)
+    if etype == "f16":
+        return bits.view(np.float16).astype(np.float64)
+    if etype == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    raise ValueError(f"wgmma element type {etype}")
+
+
+def accumulator_coords(part: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of D that accumulator register ``part`` holds in each of the 128 threads of a warpgroup."""
+    t = np.arange(128)
+    w, lane = t // 32, t % 32
+    row = 16 * w + lane // 4 + 8 * ((part // 2) % 2)
+    col = 8 * (part // 4) + 2 * (lane % 4) + part % 2
+    return row, col
+
+
+def mma_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_d: np.ndarray) -> np.ndarray:
+    """Accumulator register ``part`` of D = A*B (+ C) for ``G`` warpgroups, as f32 bits, shape ``(G, 128)``.
+
+    ``a``: (G, 64, K) f64 (already scaled by imm-scale-a), ``b``: (G, N, K) f64 (B transposed, scaled),
+    ``c_bits``: (G, 128) the threads' f32 accumulator bits, ``scale_d``: (G,) bool."""
+    row, col = accumulator_coords(part)
+    acc = np.where(np.asarray(scale_d, bool)[:, None],
+                   np.asarray(c_bits, np.uint32).view(np.float32).astype(np.float64), 0.0)
+    for kk in range(a.shape[2]):
+        acc = acc + a[:, row, kk] * b[:, col, kk]
+    return acc.astype(np.float32).view(np.uint32)
