@@ -1,7 +1,8 @@
 """The backend pipeline for one kernel: IR function -> :class:`KernelImage`.
 
     isel -> convergence barriers -> dead-code elimination -> predicate spilling ->
-    register allocation (+ checker) -> copy cleanup and layout -> control codes -> encoding
+    register allocation (+ checker) -> copy cleanup -> list scheduling -> layout -> control codes ->
+    encoding
 
 Each stage is a function of its own module; this module only sequences them
 and gathers the metadata that ``xcc compile -v`` and the object file report.
@@ -20,6 +21,7 @@ from xcc.backend.minst import Imm, MInst
 from xcc.backend.objfile import GlobalVar, KernelImage, ParamInfo
 from xcc.backend.pred_spill import PredSpills, spill_predicates
 from xcc.backend.regalloc import allocate, check_allocation, inst_defs, inst_uses, rewrite
+from xcc.backend.schedule import schedule_blocks
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Function, Variable
 
@@ -28,6 +30,7 @@ from xcc.ir.core import Function, Variable
 class BackendOptions:
     max_registers: int = 255
     check: bool = True  # run the register-allocation checker
+    schedule: bool = True  # post-RA list scheduling (xcc.backend.schedule); off at -O0
 
 
 def compile_function(fn: Function, machine: Machine, options: BackendOptions | None = None,
@@ -53,6 +56,8 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     rewrite(blocks, assign)
     _remove_self_moves(blocks)
     _remove_fallthrough_branches(blocks)
+    if options.schedule:
+        schedule_blocks(blocks, machine)
     assign_control_codes(blocks, machine)
     insts = _layout(blocks)
     code = encode_all(insts)

@@ -4,7 +4,8 @@ The compiler is responsible for hazards (as on NVIDIA GPUs since Maxwell):
 a fixed-latency result is protected by stalling the issuing instructions long
 enough; a variable-latency result (memory, SFU, S2R, LDC, SHFL) sets one of six
 scoreboards and its first reader waits on it.  At block boundaries every
-outstanding scoreboard is waited for and fixed latencies are drained, which is
+outstanding scoreboard is waited for and fixed latencies are drained (at the
+block's end and at every branch, which may leave it early), which is
 conservative but always safe.  Runs after register allocation, on physical
 registers (Mesa NAK's ``calc_instr_deps`` does the same job).
 """
@@ -80,6 +81,9 @@ def assign_control_codes(blocks: list[MBlock], machine: Machine) -> None:
                     pending[r] = next_sb
                 next_sb = (next_sb + 1) % NUM_SCOREBOARDS
             m.ctrl.stall = max(m.ctrl.stall, 1)
+            if m.mnemonic == "BRA":  # a taken branch leaves the block here: drain fixed latencies first
+                outstanding = max((c - t for c in ready.values()), default=0)
+                m.ctrl.stall = min(MAX_STALL, max(m.ctrl.stall, outstanding))
             t += m.ctrl.stall
             prev = m
         # Drain fixed latencies before leaving the block.

@@ -47,6 +47,7 @@ import numpy as np
 from xcc.backend import exec_ops
 from xcc.backend.encoding import decode_all, format_inst
 from xcc.backend.exec_ops import IMPLS, Binder, Control, ExecFault
+from xcc.backend.hazards import HazardChecker, strict_default
 from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, NUM_CONV_BARRIERS, PT
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, ModuleGlobals
@@ -147,29 +148,32 @@ def _merge(arrs: list[np.ndarray]) -> np.ndarray:
 def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemory,
                dynamic_shared: int = 0, machine: Machine | str | None = None, *,
                max_steps: int | None = None, timing: bool = True,
-               module_globals: ModuleGlobals | None = None) -> LaunchStats:
+               module_globals: ModuleGlobals | None = None, strict: bool | None = None) -> LaunchStats:
     """Run ``kernel`` on a ``grid`` of CTAs of ``block`` threads with parameter bytes ``params``.
 
     Global memory is ``gmem`` (modified in place).  ``max_steps`` (optional) bounds the number of
     scheduler steps; exceeding it is a :class:`KernelFault` (a watchdog for runaway kernels).
     ``timing`` records the trace that :mod:`xcc.backend.timing` replays for ``cycles`` and ``metrics``.
     ``module_globals`` holds the module's ``.global`` variables, which persist across launches; without
-    it the launch allocates the kernel's own and frees them at its end.
+    it the launch allocates the kernel's own and frees them at its end.  ``strict`` checks every
+    register read against the control codes (:mod:`xcc.backend.hazards`); None: ``XCC_STRICT_HAZARDS``.
     Raises :class:`LaunchError` for an impossible launch, :class:`KernelFault` for any kernel error.
     """
     return _Launch(kernel, _dims(grid, "grid"), _dims(block, "block"), bytes(params), gmem,
-                   int(dynamic_shared), machine, max_steps, timing, module_globals).run()
+                   int(dynamic_shared), machine, max_steps, timing, module_globals,
+                   strict_default() if strict is None else strict).run()
 
 
 class _Launch:
     def __init__(self, kernel, grid, block, params, gmem, dynamic_shared, machine, max_steps, timing=True,
-                 module_globals=None):
+                 module_globals=None, strict=False):
         if machine is None or isinstance(machine, str):
             machine = load_machine(machine or "xg1")
         self.machine, self.dynamic_shared = machine, dynamic_shared
         self.rec = TraceRecorder() if timing else None
         self.kernel, self.grid, self.block, self.gmem, self.max_steps = kernel, grid, block, gmem, max_steps
         self.module_globals = module_globals
+        self.strict = strict
         self.insts = _decode(bytes(kernel.code))
         self.lines = list(kernel.lines)
         lim = machine.limits
@@ -241,6 +245,7 @@ class _Launch:
         ctx.preds = np.zeros((8, T), bool)
         ctx.bmask = np.zeros((NUM_CONV_BARRIERS, T), bool)
         ctx.smem = FlatMemory(per_wave * ctx.smem_stride, "shared")
+        self.hazards = HazardChecker(self.insts, self.machine, T, self.lines) if self.strict else None
         own = self.module_globals is None
         globs = ModuleGlobals(self.gmem) if own else self.module_globals
         try:
@@ -268,6 +273,8 @@ class _Launch:
                 if cta0:
                     for a in (ctx.regs, ctx.preds, ctx.bmask, ctx.smem.buf, ctx.lmem.buf):
                         a.fill(0)
+                    if self.hazards is not None:
+                        self.hazards.reset()
                 rec = self.rec
                 if rec is not None and (rec.stopped or rec.entries >= rec.cap):
                     rec = None  # the cap: later waves run untimed (timing.py extrapolates)
@@ -337,6 +344,7 @@ class _Launch:
         preds[PT] = True
         ninst = len(execs)
         guards = [inst.guard for inst in self.insts]
+        hz = self.hazards
 
         exists = np.tile(np.arange(P) < tpb, nslots)
         exists[nctas * P:] = False
@@ -444,6 +452,8 @@ class _Launch:
                         elo, ehi = int(eidx[0]), int(eidx[-1])
                         esel = slice(elo, ehi + 1) if ehi - elo + 1 == eidx.size else eidx
                 m = eidx.size
+                if hz is not None:
+                    hz.step(pc, slice(lo, hi + 1) if contiguous else idx, idx, esel if m else eidx, eidx)
                 if rec is not None:
                     if m and memrec[pc] is not None:
                         memrec[pc](esel, eidx, m, rec, wbase)

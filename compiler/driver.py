@@ -138,7 +138,7 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     module.functions = chosen
     optimise(module, options, print_after, out)
     images = {}
-    backend = BackendOptions(max_registers=options.max_registers)
+    backend = BackendOptions(max_registers=options.max_registers, schedule=options.opt_level > 0)
     for fn in module.functions:
         t0 = time.perf_counter()
         report: dict = {}

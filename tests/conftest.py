@@ -1,8 +1,14 @@
-"""Shared pytest configuration: keep every test away from the user's JIT cache."""
+"""Shared pytest configuration: keep every test away from the user's JIT cache, and run the ISA
+interpreter in its strict mode (every register read checked against the control codes,
+:mod:`xcc.backend.hazards`) throughout, subprocesses included."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+os.environ.setdefault("XCC_STRICT_HAZARDS", "1")
 
 
 @pytest.fixture(autouse=True)

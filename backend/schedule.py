@@ -1,0 +1,137 @@
+"""Post-RA list scheduling: reorder each basic block to hide latency.
+
+Classic cycle-driven list scheduling over the block's dependence DAG (Gibbons and Muchnick,
+"Efficient Instruction Scheduling for a Pipelined Architecture", SIGPLAN '86; the priority is the
+latency-weighted longest path to the end of the block, as in most production schedulers):
+
+* **Dependences.**  Register and predicate true dependences (RAW) carry the producer's latency from
+  the machine description (a variable-latency producer its class's typical latency); anti (WAR)
+  and output (WAW) dependences only order.  Memory: loads may pass loads; any store, atomic or
+  generic access is ordered with every other memory access.  Control and synchronisation
+  (branches, EXIT, convergence barriers, BAR, MEMBAR) and warp-collective instructions (SHFL,
+  VOTE, MATCH, REDUX) are fences: nothing moves across them, so the active mask each instruction
+  runs with is unchanged.
+* **Selection.**  Each cycle, of the instructions whose dependences are met, the one with the
+  longest path to the block's end issues (ties: original order, so the result is deterministic);
+  when none is ready the clock advances to the earliest.
+
+Runs on physical registers after allocation, before :mod:`xcc.backend.control` computes stall
+counts and scoreboards for the new order.  Only the order changes; the instructions, their
+operands and their line-table entries are the same.
+"""
+
+from __future__ import annotations
+
+from xcc.backend.control import _regs
+from xcc.backend.isel import MBlock
+from xcc.backend.machine import Machine
+from xcc.backend.minst import MInst
+
+# Instructions nothing may move across (control flow, synchronisation, warp-collective).
+FENCES = frozenset({"EXIT", "BRA", "BSSY", "BSYNC", "BAR", "MEMBAR", "SHFL", "VOTE", "MATCH", "MATCH.64",
+                    "REDUX", "NOP"})
+# Memory instructions that only read (may pass each other).
+LOADS = frozenset({"LDG", "LDG.64", "LDS", "LDS.64", "LDL", "LDL.64", "LD", "LD.64"})
+# Typical latency of a variable-latency class when it is not in the machine description.
+_DEFAULT_VARIABLE = 20
+
+
+def schedule_blocks(blocks: list[MBlock], machine: Machine) -> None:
+    """Reorder each block of ``blocks`` in place (see the module docstring)."""
+    for b in blocks:
+        if len(b.insts) > 2:
+            b.insts = schedule_block(b.insts, machine)
+
+
+def latency(m: MInst, machine: Machine) -> int:
+    """Cycles from ``m``'s issue until a dependent instruction can use its result (an estimate for a
+    variable-latency class; global loads count as L1 hits)."""
+    if m.mnemonic in ("LDG", "LDG.64", "LD", "LD.64"):
+        return int(machine.data["latency"].get("l1_hit", _DEFAULT_VARIABLE))
+    return int(machine.data["latency"].get(m.d.latency, _DEFAULT_VARIABLE))
+
+
+def _memory_kind(m: MInst) -> str | None:
+    if not m.d.memory_operand:
+        return None
+    return "load" if m.mnemonic in LOADS else "store"
+
+
+def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
+    """The instructions of one block in their new order."""
+    n = len(insts)
+    succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    npred = [0] * n
+    last_def: dict = {}
+    readers: dict = {}
+    last_store, loads_since = None, []
+    last_fence, since_fence = None, []
+
+    def edge(i: int, j: int, lat: int) -> None:
+        succs[i].append((j, lat))
+        npred[j] += 1
+
+    for j, m in enumerate(insts):
+        uses, defs = _regs(m, False), _regs(m, True)
+        deps: dict[int, int] = {}  # predecessor -> latency
+
+        def dep(i, lat, deps=deps):
+            if i is not None and i != j:
+                deps[i] = max(deps.get(i, 0), lat)
+
+        for r in uses:
+            i = last_def.get(r)
+            dep(i, latency(insts[i], machine) if i is not None else 0)
+        for r in defs:
+            dep(last_def.get(r), 1)
+            for i in readers.get(r, ()):
+                dep(i, 0)
+        kind = _memory_kind(m)
+        if kind is not None:
+            dep(last_store, 0)
+            if kind == "store":
+                for i in loads_since:
+                    dep(i, 0)
+        if m.mnemonic in FENCES:
+            for i in since_fence:
+                dep(i, 0)
+        dep(last_fence, 0)
+        for i, lat in deps.items():
+            edge(i, j, lat)
+        for r in uses:
+            readers.setdefault(r, []).append(j)
+        for r in defs:
+            last_def[r] = j
+            readers[r] = []
+        if kind == "store":
+            last_store, loads_since = j, []
+        elif kind == "load":
+            loads_since.append(j)
+        if m.mnemonic in FENCES:
+            last_fence, since_fence = j, []
+        else:
+            since_fence.append(j)
+
+    prio = [0] * n  # latency-weighted longest path to the end of the block
+    for i in range(n - 1, -1, -1):
+        prio[i] = max((lat + prio[j] for j, lat in succs[i]), default=0) + 1
+    earliest = [0] * n
+    ready = [i for i in range(n) if npred[i] == 0]
+    order: list[int] = []
+    cycle = 0
+    while ready:
+        now = [i for i in ready if earliest[i] <= cycle]
+        if not now:
+            cycle = min(earliest[i] for i in ready)
+            continue
+        pick = max(now, key=lambda i: (prio[i], -i))
+        ready.remove(pick)
+        order.append(pick)
+        for j, lat in succs[pick]:
+            earliest[j] = max(earliest[j], cycle + lat)
+            npred[j] -= 1
+            if npred[j] == 0:
+                ready.append(j)
+        cycle += 1
+    assert len(order) == n, "dependence cycle in a basic block"
+    return [insts[i] for i in order]
