@@ -1,10 +1,196 @@
 """Lowering of the warp-level matrix instructions (``mma``, ``ldmatrix``, ``wmma``) into IR.
 
-A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PTX opcode.
+A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PTX opcode.  IR values
+have one result, so an instruction with ``r`` destination registers becomes ``r`` IR instructions,
+``part = 0 .. r-1``, each with every source register as an argument (its executor recomputes what
+it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.semantics.matrix`.
+
+* ``mma.sync.aligned.{m16n8k8,m16n8k16}.row.col.dtype.{f16,bf16}.{f16,bf16}.ctype d, a, b, c``
+  (.dtype/.ctype .f32 or .f16; .bf16 with .f32 only) and
+  ``mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32`` (PTX ISA 9.7.14.5.14)
+  -> ``mma {shape, types=d.a.b.c, na, nb, part}`` with args A, B, C registers.
+* ``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 r, [p]`` (9.7.14.5.15)
+  -> ``ldmatrix {num, trans, space, offset, part}`` with arg p.
+* ``wmma.load.{a,b,c}.sync.aligned.{row,col}.m16n16k16{.global,.shared}.type r, [p]{, stride}``,
+  ``wmma.mma.sync.aligned.alayout.blayout.m16n16k16.dtype.ctype d, a, b, c`` (f16 inputs) and
+  ``wmma.store.d.sync.aligned.layout.m16n16k16{.ss}.type [p], r{, stride}`` (9.7.14.4) ->
+  ``wmma_load {frag, layout, space, offset, part}`` (args p, stride), ``mma {shape=m16n16k16}``,
+  ``wmma_store`` (args p, stride, D registers).
+
+Anything else in these families is an :class:`UnsupportedError` at the instruction.
 """
 
 from __future__ import annotations
 
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.core import Const
+from xcc.ir.scopes import RegVar
+from xcc.ir.types import is_type_name, ptx_type
+from xcc.semantics.matrix import ELEM_BITS, MMA_SHAPES
+
+_B32 = "b32"
+
+
+def _full(inst) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
+
+def _space(mods) -> str:
+    for m in mods:
+        if m.startswith("shared"):
+            return "shared"
+        if m == "global":
+            return "global"
+        if m in ("local", "const", "param"):
+            return m
+    return "generic"
+
 
 class MatrixLowering:
-    pass
+    # ----------------------------------------------------------------- helpers
+    def _mx_check(self, inst, known: set[str]) -> None:
+        """.sync and .aligned are required; every modifier must be in ``known`` or be a type."""
+        for req in ("sync", "aligned"):
+            if req not in inst.modifiers:
+                raise self.error(f"'{_full(inst)}' without .{req} is not supported")
+        extra = [m for m in inst.modifiers if m not in known and not is_type_name(m)]
+        if extra:
+            raise self.error(f"'{_full(inst)}': {', '.join('.' + m for m in extra)} is not supported")
+
+    def _mx_unguarded(self, inst) -> None:
+        if inst.guard is not None:
+            raise self.error(f"a predicated (@p) '{_full(inst)}' is not supported: a warp-level matrix "
+                             "memory access must be executed by the whole warp")
+
+    def _mx_vector(self, op, n: int, what: str) -> tuple:
+        els = op.elements if isinstance(op, ast.Vector) else None
+        if els is None or len(els) != n:
+            got = len(els) if els is not None else "no vector"
+            raise self.error(f"'{_full(self.inst)}': {what} must be a vector of {n} registers, got {got}",
+                             PtxSemanticError)
+        return els
+
+    def _mx_dests(self, op, n: int, what: str) -> list:
+        els = self._mx_vector(op, n, what)
+        for d in els:
+            if isinstance(d, RegVar) and d.type.bits != 32:
+                raise self.error(f"'{_full(self.inst)}': {what} register '{d.name}' is {d.type}, "
+                                 "not a 32-bit register", PtxSemanticError)
+        return list(els)
+
+    def _mx_emit_parts(self, op: str, dests, args, t, **attrs) -> None:
+        """One ``op`` per destination register (``part`` = its position); sinks are skipped."""
+        for k, d in enumerate(dests):
+            if isinstance(d, ast.Sink):
+                continue
+            self.write(d, self.emit(op, t, args, d.type, part=k, **attrs).result)
+
+    def _mx_regs(self, ops) -> list:
+        b32 = ptx_type(_B32)
+        return [self.read(o, b32) for o in ops]
+
+    # ----------------------------------------------------------------- mma.sync
+    def op_mma(self, inst) -> None:
+        shapes = {"m16n8k8", "m16n8k16", "m16n8k32"}
+        self._mx_check(inst, {"sync", "aligned", "row", "col", "satfinite"} | shapes)
+        shape = next((m for m in inst.modifiers if m in shapes), None)
+        if shape is None:
+            raise self.error(f"'{_full(inst)}': only the shapes .m16n8k8, .m16n8k16 and .m16n8k32 are supported")
+        lays = [m for m in inst.modifiers if m in ("row", "col")]
+        if lays != ["row", "col"]:
+            raise self.error(f"'{_full(inst)}': .{shape} takes the layouts .row.col", PtxSemanticError)
+        types = [m for m in inst.modifiers if is_type_name(m)]
+        if len(types) != 4:
+            raise self.error(f"'{_full(inst)}' needs .dtype.atype.btype.ctype", PtxSemanticError)
+        self._mma(inst, shape, tuple(types), "satfinite" in inst.modifiers)
+
+    def _mma(self, inst, shape: str, types: tuple[str, str, str, str], satfinite: bool) -> None:
+        spec = MMA_SHAPES[shape]
+        dtype, atype, btype, ctype = types
+        name = "wmma.mma" if spec.wmma else "mma"
+        if atype not in spec.inputs or btype not in spec.inputs or dtype not in spec.accums \
+                or ctype not in spec.accums or (atype != btype and atype not in ("s8", "u8")) \
+                or (atype == "bf16" and (dtype, ctype) != ("f32", "f32")):
+            raise self.error(f"{name}.{shape} with .{dtype}.{atype}.{btype}.{ctype} is not supported "
+                             f"(inputs {'/'.join(spec.inputs)}, accumulators {'/'.join(spec.accums)})")
+        if satfinite and atype not in ("s8", "u8"):
+            raise self.error(f"'{_full(inst)}': .satfinite is supported for integer mma only")
+        if len(inst.operands) != 4:
+            raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
+        d, a, b, c = inst.operands
+        na, nb = spec.regs("a", atype), spec.regs("b", btype)
+        nc, nd = spec.regs("c", ctype), spec.regs("d", dtype)
+        args = (self._mx_regs(self._mx_vector(a, na, "A")) + self._mx_regs(self._mx_vector(b, nb, "B"))
+                + self._mx_regs(self._mx_vector(c, nc, "C")))
+        dests = self._mx_dests(d, nd, "D")
+        t = ptx_type(dtype if ELEM_BITS[dtype] == 32 else _B32)
+        self._mx_emit_parts("mma", dests, args, t, shape=shape, types=".".join(types), na=na, nb=nb,
+                            **({"satfinite": True} if satfinite else {}))
+
+    # ----------------------------------------------------------------- ldmatrix
+    def op_ldmatrix(self, inst) -> None:
+        nums = {"x1": 1, "x2": 2, "x4": 4}
+        self._mx_check(inst, {"sync", "aligned", "m8n8", "trans", "shared", "shared::cta"} | set(nums))
+        self._mx_unguarded(inst)
+        if "m8n8" not in inst.modifiers or "b16" not in inst.modifiers:
+            raise self.error(f"'{_full(inst)}': only ldmatrix.m8n8 with .b16 elements is supported")
+        num = next((nums[m] for m in inst.modifiers if m in nums), None)
+        if num is None:
+            raise self.error(f"'{_full(inst)}' needs .x1, .x2 or .x4", PtxSemanticError)
+        if len(inst.operands) != 2:
+            raise self.error(f"'{_full(inst)}' takes 2 operands (r, [p])", PtxSemanticError)
+        dests = self._mx_dests(inst.operands[0], num, "the destination")
+        base, off, param = self._address(inst.operands[1])
+        if param is not None:
+            raise self.error(f"'{_full(inst)}' from a kernel parameter is not supported", PtxSemanticError)
+        self._mx_emit_parts("ldmatrix", dests, [base], ptx_type("b16"), num=num, trans="trans" in inst.modifiers,
+                            space=_space(inst.modifiers), offset=off)
+
+    # ----------------------------------------------------------------- wmma
+    def op_wmma(self, inst) -> None:
+        verb = inst.modifiers[0] if inst.modifiers else ""
+        if verb == "mma":
+            self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", "m16n16k16"})
+            lays = [m for m in inst.modifiers if m in ("row", "col")]
+            types = [m for m in inst.modifiers if is_type_name(m)]
+            if "m16n16k16" not in inst.modifiers or len(lays) != 2:
+                raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.m16n16k16 is supported")
+            if len(types) != 2:
+                raise self.error(f"'{_full(inst)}': only .f16 inputs (wmma.mma...dtype.ctype) are supported")
+            return self._mma(inst, "m16n16k16", (types[0], "f16", "f16", types[1]), False)
+        if verb not in ("load", "store"):
+            raise self.error(f"'{_full(inst)}' is not supported")
+        frags = ("a", "b", "c") if verb == "load" else ("d",)
+        self._mx_check(inst, {verb, *frags, "sync", "aligned", "row", "col", "m16n16k16", "global", "shared",
+                              "shared::cta"})
+        self._mx_unguarded(inst)
+        frag = inst.modifiers[1] if len(inst.modifiers) > 1 else ""
+        lay = next((m for m in inst.modifiers if m in ("row", "col")), None)
+        types = [m for m in inst.modifiers if is_type_name(m)]
+        if frag not in frags or lay is None or "m16n16k16" not in inst.modifiers or len(types) != 1:
+            raise self.error(f"'{_full(inst)}': only wmma.{verb}.{'/'.join(frags)}.layout.m16n16k16.type "
+                             "is supported")
+        etype = types[0]
+        allowed = ("f16",) if frag in "ab" else ("f16", "f32")
+        if etype not in allowed:
+            raise self.error(f"'{_full(inst)}': .{etype} {('A/B' if frag in 'ab' else 'accumulator')} fragments "
+                             f"are not supported (only {'/'.join('.' + a for a in allowed)})")
+        ops = inst.operands
+        if len(ops) not in (2, 3):
+            raise self.error(f"'{_full(inst)}' takes 2 or 3 operands", PtxSemanticError)
+        u32 = ptx_type("u32")
+        stride = self.read(ops[2], u32) if len(ops) == 3 else Const(u32, 16)
+        addr = ops[1] if verb == "load" else ops[0]
+        base, off, param = self._address(addr)
+        if param is not None:
+            raise self.error(f"'{_full(inst)}' on a kernel parameter is not supported", PtxSemanticError)
+        spec = MMA_SHAPES["m16n16k16"]
+        nregs = spec.regs(frag, etype)
+        attrs = dict(frag=frag, layout=lay, space=_space(inst.modifiers), offset=off)
+        if verb == "load":
+            dests = self._mx_dests(ops[0], nregs, f"the {frag.upper()} fragment")
+            self._mx_emit_parts("wmma_load", dests, [base, stride], ptx_type(etype), **attrs)
+        else:
+            regs = self._mx_regs(self._mx_vector(ops[1], nregs, "the D fragment"))
+            self.emit("wmma_store", ptx_type(etype), [base, stride, *regs], None, **attrs)

@@ -110,6 +110,20 @@ OPS.update({
                  effects=True, terminator=True),
     "exit": OpDef("exit", 0, "end the thread", has_result=False, effects=True, terminator=True),
     "trap": OpDef("trap", 0, "abort the kernel with an error", has_result=False, effects=True, terminator=True),
+    # -- warp-level matrix ops (xcc.semantics.matrix; one IR instruction per destination register,
+    #    attrs.part = which one; every lane of the warp executes them together)
+    "mma": OpDef("mma", None, "d = register attrs.part of the D fragment of A B + C (mma.sync / wmma.mma); args: "
+                 "attrs.na A, attrs.nb B, then C fragment registers; attrs.shape, attrs.types = d, a, b, c, "
+                 "attrs.satfinite"),
+    "ldmatrix": OpDef("ldmatrix", 1, "d = register attrs.part (matrix attrs.part) of ldmatrix.m8n8.x{attrs.num}"
+                      "[.trans] from the row addresses a + attrs.offset of the warp's lanes in attrs.space",
+                      reads_memory=True),
+    "wmma_load": OpDef("wmma_load", 2, "d = register attrs.part of the m16n16k16 fragment attrs.frag (a|b|c) "
+                       "loaded from a + attrs.offset with stride b elements, attrs.layout (row|col), "
+                       "attrs.space, element type", reads_memory=True),
+    "wmma_store": OpDef("wmma_store", None, "store the m16n16k16 D fragment (args 2..) at a + attrs.offset "
+                        "with stride b elements, attrs.layout, attrs.space, element type", has_result=False,
+                        effects=True),
 })
 
 # -- asynchronous copies and warpgroup MMA (xcc.ir.lower_async, xcc.ir.interp_async; meaning in
