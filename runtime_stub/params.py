@@ -4,7 +4,11 @@ Scalars must be numpy scalars whose size matches the parameter (integers for
 integer parameters, floats for float ones; nvcc declares C ``int`` as
 ``.u32``, so signedness is not checked); pointers are device arrays or plain
 integer addresses; byte-array parameters take ``bytes`` or a numpy structured
-scalar of the exact size.
+scalar of the exact size (or any numpy scalar of that size: ``np.float16`` for a
+``__half`` passed as ``.align 2 .b8 [2]``, ``np.uint32`` for a ``__half2``).
+Half-precision parameters (``.f16``, ``.bf16``, ``.f16x2``, ``.bf16x2``) also take
+their bit patterns as unsigned integers, and ``.bf16`` an ``ml_dtypes.bfloat16``
+(numpy has no bfloat16).
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import numpy as np
 
 from xcc.backend.objfile import KernelImage
 from xcc.diagnostics import LaunchError
+
+_HALF = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
 
 
 def pack_params(kernel: KernelImage, args) -> bytes:
@@ -46,7 +52,10 @@ def _bytes_of(kernel: str, i: int, p, a) -> bytes:
         raise LaunchError(f"{where}: expected a numpy scalar, a device array or bytes, got {type(a).__name__}")
     if a.dtype.itemsize != p.size:
         raise LaunchError(f"{where}: {a.dtype} has {a.dtype.itemsize} bytes, the parameter {p.size}")
-    is_float = p.type.startswith("f")
-    if is_float != (a.dtype.kind == "f") and not p.type.startswith("b"):
+    if p.type in _HALF and (a.dtype.kind == "u" or a.dtype.name == "bfloat16" and p.type == "bf16"):
+        return a.tobytes()
+    is_float = p.type.startswith(("f", "bf"))
+    untyped = p.type.startswith("b") and not p.type.startswith("bf")
+    if is_float != (a.dtype.kind == "f") and not untyped:
         raise LaunchError(f"{where}: {a.dtype} given for a .{p.type} parameter")
     return a.tobytes()

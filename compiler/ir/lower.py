@@ -15,15 +15,20 @@ from xcc.frontend import ast
 from xcc.ir.core import Const, Instruction, Value
 from xcc.ir.lower_async import AsyncLowering
 from xcc.ir.lower_matrix import MatrixLowering
-from xcc.ir.scopes import RegVar
-from xcc.ir.types import PRED, ScalarType, is_type_name, ptx_type
+from xcc.ir.scopes import CC_REG, RegVar
+from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
 from xcc.semantics.integer import PRMT_MODES
 
 if TYPE_CHECKING:
     from xcc.ir.build import FunctionBuilder
 
 ROUNDING = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")
-FLOAT_FLAGS = ("ftz", "sat", "approx", "full")
+FLOAT_FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite")
+HALF = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
+# Modifiers with a meaning xcc implements only where listed: (opcode, modifier) -> the types allowed.
+_LIMITED = {("min", "NaN"): HALF | {"f32"}, ("max", "NaN"): HALF | {"f32"},
+            ("min", "relu"): HALF | {"s32"}, ("max", "relu"): HALF | {"s32"}, ("fma", "relu"): HALF}
+_UNSUPPORTED_MODS = frozenset({"xorsign", "abs", "oob", "rs", "rna", "relu", "NaN"})
 SPACES = ("global", "shared", "local", "param", "const")
 # Hints that change nothing about the result: cache operators, eviction priorities, alignment.
 HINTS = frozenset({"nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "aligned", "sync", "relaxed", "sys",
@@ -133,9 +138,19 @@ class InstLowering(MatrixLowering, AsyncLowering):
         if "cc" in inst.modifiers:
             raise self.error(f"'{_full(inst)}' (carry chain) is not supported yet")
 
+    def _flags_ok(self, inst, t: ScalarType) -> None:
+        """A semantic modifier xcc does not implement for this opcode and type is an error, never ignored."""
+        for m in inst.modifiers:
+            allowed = _LIMITED.get((inst.opcode, m))
+            if allowed is not None and t.name in allowed:
+                continue
+            if m in _UNSUPPORTED_MODS:
+                raise self.error(f"'{_full(inst)}': .{m} is not supported yet")
+
     def binary(self, inst) -> None:
         self._check(inst, 3)
         t = self._type(inst)
+        self._flags_ok(inst, t)
         d, a, b = inst.operands
         bt = ptx_type("u32") if inst.opcode in ("shl", "shr") else t
         v = self.emit(inst.opcode, t, [self.read(a, t), self.read(b, bt)], t, **self._attrs(inst.modifiers))
@@ -144,6 +159,7 @@ class InstLowering(MatrixLowering, AsyncLowering):
     def unary(self, inst) -> None:
         self._check(inst, 2)
         t = self._type(inst)
+        self._flags_ok(inst, t)
         d, a = inst.operands
         rt = ptx_type("u32") if inst.opcode in ("popc", "clz") else t
         self.write(d, self.emit(inst.opcode, t, [self.read(a, t)], rt, **self._attrs(inst.modifiers)).result)
@@ -152,13 +168,16 @@ class InstLowering(MatrixLowering, AsyncLowering):
         self._mul(inst, "mul", 3)
 
     def op_mad(self, inst) -> None:
+        if "cc" in inst.modifiers:
+            return self._carry(inst, "madc", carry_in=False)
         self._mul(inst, "mad", 4)
 
     def _mul(self, inst, op, n) -> None:
         self._check(inst, n)
         t = self._type(inst)
+        self._flags_ok(inst, t)
         mode = next((m for m in inst.modifiers if m in ("lo", "hi", "wide")), None)
-        if not t.is_float and mode is None:
+        if not (t.is_float or t.name in HALF) and mode is None:
             raise self.error(f"'{_full(inst)}' needs .lo, .hi or .wide", PtxSemanticError)
         wide = ptx_type(f"{t.kind}{t.bits * 2}") if mode == "wide" else t
         args = [self.read(inst.operands[1], t), self.read(inst.operands[2], t)]
@@ -242,6 +261,7 @@ class InstLowering(MatrixLowering, AsyncLowering):
     def op_fma(self, inst) -> None:
         self._check(inst, 4)
         t = self._type(inst)
+        self._flags_ok(inst, t)
         args = [self.read(o, t) for o in inst.operands[1:]]
         self.write(inst.operands[0], self.emit("fma", t, args, t, **self._attrs(inst.modifiers)).result)
 
@@ -260,6 +280,12 @@ class InstLowering(MatrixLowering, AsyncLowering):
             args.append(self.read(ops[3], PRED))
             attrs["bool"] = boolop
         dest = ops[0]
+        if t.name in ("f16x2", "bf16x2"):  # p|q: the comparisons of elements 0 and 1 (PTX ISA 9.7.4.x)
+            if not isinstance(dest, ast.Vector) or len(dest.elements) != 2:
+                raise self.error(f"'{_full(inst)}' needs two destination predicates p|q", PtxSemanticError)
+            for k, e in enumerate(dest.elements):
+                self.write(e, self.emit("setp", t, args, PRED, half=k, **attrs).result)
+            return
         if isinstance(dest, ast.Vector):  # p|q: q is the complement comparison
             p = self.emit("setp", t, args, PRED, **attrs).result
             attrs_q = dict(attrs, negate=True)
@@ -269,6 +295,38 @@ class InstLowering(MatrixLowering, AsyncLowering):
             return
         self.write(dest, self.emit("setp", t, args, PRED, **attrs).result)
 
+    def op_set(self, inst) -> None:
+        """``set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}`` (PTX ISA 9.7.6.1, 9.7.4.x): each result
+        element is "true" (all ones for integer dtypes, 1.0 for float ones) or 0, from ``setp`` and
+        ``selp``; for an x2 source, element k of d comes from element k of a and b (packed)."""
+        ts = types_of(inst.modifiers)
+        if len(ts) != 2:
+            raise self.error(f"'{_full(inst)}' needs a destination and a source type", PtxSemanticError)
+        dt, st = ptx_type(ts[0]), ptx_type(ts[1])
+        cmps = [m for m in inst.modifiers if m in FLOAT_CMP]
+        boolop = next((m for m in inst.modifiers if m in ("and", "or", "xor")), None)
+        ops = inst.operands
+        if not cmps or len(ops) != (4 if boolop else 3):
+            raise self.error(f"'{_full(inst)}' needs a comparison and {4 if boolop else 3} operands",
+                             PtxSemanticError)
+        args = [self.read(ops[1], st), self.read(ops[2], st)]
+        attrs = {"cmp": cmps[0], **self._attrs(inst.modifiers)}
+        if boolop:
+            args.append(self.read(ops[3], PRED))
+            attrs["bool"] = boolop
+        lanes = 2 if st.name in ("f16x2", "bf16x2") else 1
+        if lanes == 2 and dt.name not in ("f16x2", "bf16x2", "u32", "s32"):
+            raise self.error(f"'{_full(inst)}': an x2 source needs an x2, .u32 or .s32 destination",
+                             PtxSemanticError)
+        et = bits_type(dt.bits // lanes)
+        true = _true_bits(dt.name, dt.bits // lanes)
+        elems = []
+        for k in range(lanes):
+            p = self.emit("setp", st, args, PRED, **({"half": k} if lanes == 2 else {}), **attrs).result
+            elems.append(self.emit("selp", et, [Const(et, true), Const(et, 0), p], et).result)
+        v = elems[0] if lanes == 1 else self.emit("pack", dt, elems, dt).result
+        self.write(ops[0], v)
+
     def op_selp(self, inst) -> None:
         self._check(inst, 4)
         t = self._type(inst)
@@ -277,22 +335,108 @@ class InstLowering(MatrixLowering, AsyncLowering):
         self.write(d, v.result)
 
     def op_cvt(self, inst) -> None:
-        self._check(inst, 2)
+        """``cvt``; ``cvt.frnd.{f16x2,bf16x2}.f32 d, a, b`` packs cvt(a) into bits 31:16 and cvt(b) into
+        bits 15:0 (PTX ISA 9.7.9.21)."""
         ts = types_of(inst.modifiers)
         if len(ts) != 2:
             raise self.error(f"'{_full(inst)}' needs a destination and a source type", PtxSemanticError)
         dt, st = ptx_type(ts[0]), ptx_type(ts[1])
-        v = self.emit("cvt", dt, [self.read(inst.operands[1], st)], dt, src=st.name,
-                      **self._attrs(inst.modifiers))
+        for m in ("rs", "rna", "pack"):
+            if m in inst.modifiers:
+                raise self.error(f"'{_full(inst)}': .{m} is not supported yet")
+        attrs = self._attrs(inst.modifiers)
+        if (attrs.get("relu") or attrs.get("satfinite")) and dt.name not in HALF:
+            raise self.error(f"'{_full(inst)}': .relu and .satfinite are supported for f16/bf16 destinations only")
+        if dt.name in ("f16x2", "bf16x2"):
+            self._check(inst, 3)
+            if st.name != "f32":
+                raise self.error(f"'{_full(inst)}': the packing form converts from .f32", PtxSemanticError)
+            et = ptx_type(dt.name[:-2])
+            hi, lo = (self.emit("cvt", et, [self.read(o, st)], et, src=st.name, **attrs).result
+                      for o in inst.operands[1:])
+            self.write(inst.operands[0], self.emit("pack", dt, [lo, hi], dt).result)
+            return
+        self._check(inst, 2)
+        v = self.emit("cvt", dt, [self.read(inst.operands[1], st)], dt, src=st.name, **attrs)
         self.write(inst.operands[0], v.result)
 
     def op_mov(self, inst) -> None:
+        """``mov``; with a vector operand it packs (``mov.b32 d, {a, b}``) or unpacks (``mov.b32 {a, b}, d``,
+        ``_`` for an element not wanted): element 0 is the least significant (PTX ISA 9.7.9.10)."""
         self._check(inst, 2)
         t = self._type(inst)
         d, a = inst.operands
-        if isinstance(d, ast.Vector) or isinstance(a, ast.Vector):
-            raise self.error(f"'{_full(inst)}' with vector operands (pack/unpack) is not supported yet")
-        self.write(d, self.read(a, t))
+        if isinstance(d, ast.Vector) and isinstance(a, ast.Vector):
+            raise self.error(f"'{_full(inst)}': both operands are vectors", PtxSemanticError)
+        vec = a if isinstance(a, ast.Vector) else d if isinstance(d, ast.Vector) else None
+        if vec is None:
+            self.write(d, self.read(a, t))
+            return
+        n = len(vec.elements)
+        if n < 2 or t.bits % n or t.bits // n < 8 or t.kind == "pred":
+            raise self.error(f"'{_full(inst)}': {n} elements do not split .{t}", PtxSemanticError)
+        if t.bits > 64:
+            raise self.error(f"'{_full(inst)}': {t.bits}-bit packing is not supported yet")
+        et = bits_type(t.bits // n)
+        if vec is a:  # pack
+            elems = []
+            for e in a.elements:
+                if isinstance(e, ast.Sink):
+                    raise self.error(f"'{_full(inst)}': '_' is not a source", PtxSemanticError)
+                v = self.read(e, et)
+                elems.append(v if v.type.bits == et.bits else self.emit("mov", et, [v], et).result)
+            self.write(d, self.emit("pack", t, elems, t).result)
+            return
+        src = self.read(a, t)  # unpack
+        for k, e in enumerate(d.elements):
+            if not isinstance(e, ast.Sink):
+                self.write(e, self.emit("unpack", t, [src], et, index=k).result)
+
+    # ----------------------------------------------------------------- extended precision (carry chains)
+    def op_add(self, inst) -> None:
+        if "cc" in inst.modifiers:
+            return self._carry(inst, "addc", carry_in=False)
+        self.binary(inst)
+
+    def op_sub(self, inst) -> None:
+        if "cc" in inst.modifiers:
+            return self._carry(inst, "subc", carry_in=False)
+        self.binary(inst)
+
+    def op_addc(self, inst) -> None:
+        self._carry(inst, "addc", carry_in=True)
+
+    def op_subc(self, inst) -> None:
+        self._carry(inst, "subc", carry_in=True)
+
+    def op_madc(self, inst) -> None:
+        self._carry(inst, "madc", carry_in=True)
+
+    def _carry(self, inst, op: str, carry_in: bool) -> None:
+        """``add.cc``, ``addc{.cc}``, ``sub.cc``, ``subc{.cc}``, ``mad{.lo,.hi}.cc``, ``madc{.lo,.hi}{.cc}``
+        (PTX ISA 9.7.1.x): d = op(a, b[, c], CF) and, with ``.cc``, CF = its carry (borrow) out.  The
+        carry flag is the hidden predicate register :data:`~xcc.ir.scopes.CC_REG`, an SSA value like
+        any register (phis where control flow joins; false before any write)."""
+        n = 4 if op == "madc" else 3
+        if len(inst.operands) != n:
+            raise self.error(f"'{_full(inst)}' takes {n} operands, got {len(inst.operands)}", PtxSemanticError)
+        t = self._type(inst)
+        if t.name not in ("u32", "s32", "u64", "s64"):
+            raise self.error(f"'{_full(inst)}': extended-precision arithmetic is defined for .u32, .s32, .u64 "
+                             "and .s64", PtxSemanticError)
+        for m in inst.modifiers:
+            if m not in ("cc", "lo", "hi", t.name):
+                raise self.error(f"'{_full(inst)}': .{m} is not supported here", PtxSemanticError)
+        attrs = {}
+        if op == "madc":
+            attrs["mode"] = self._mode(inst, ("lo", "hi"))
+        args = [self.read(o, t) for o in inst.operands[1:]]
+        args.append(self.b.read(CC_REG, self.b.block) if carry_in else Const(PRED, 0))
+        d = self.emit(op, t, args, t, **attrs).result
+        cf = self.emit(op, t, args, PRED, carry=True, **attrs).result if "cc" in inst.modifiers else None
+        self.write(inst.operands[0], d)
+        if cf is not None:
+            self.write(CC_REG, cf)
 
     def op_cvta(self, inst) -> None:
         self._check(inst, 2)
@@ -497,6 +641,13 @@ class InstLowering(MatrixLowering, AsyncLowering):
         return names
 
 
+def _true_bits(dtype: str, bits: int) -> int:
+    """What ``set`` writes for true into an element of ``bits`` of ``dtype``: 1.0 for float types, all ones
+    for integer ones."""
+    one = {"f16": 0x3C00, "f16x2": 0x3C00, "bf16": 0x3F80, "bf16x2": 0x3F80, "f32": 0x3F800000}
+    return one.get(dtype, (1 << bits) - 1)
+
+
 def _operand_text(op) -> str:
     name = getattr(op, "name", None) or getattr(op, "key", None)
     return f"'{name}'" if name else type_name(op)
@@ -514,19 +665,24 @@ def _imm_bits(imm: ast.Imm, t: ScalarType) -> int:
     """The bit pattern of immediate ``imm`` as an operand of type ``t``."""
     if imm.kind == "int":
         if t.is_float:  # an integer literal where a float is expected: its value
-            return _float_bits(float(imm.value), t.bits)
+            return _float_bits(float(imm.value), t.bits, t.name)
         return imm.value & ((1 << t.bits) - 1) if t.bits > 1 else int(bool(imm.value))
     if not t.is_float and not (t.kind == "b" and t.bits in (32, 64)):  # mov.b32 %r, 0f3F800000 is valid
         raise PtxSemanticError(f"float literal used as a {t} operand", imm.loc)
-    if imm.bits == t.bits:
+    if imm.bits == t.bits and t.name != "bf16":
         return imm.value
     value = struct.unpack("<f" if imm.bits == 32 else "<d", imm.value.to_bytes(imm.bits // 8, "little"))[0]
-    return _float_bits(value, t.bits)
+    return _float_bits(value, t.bits, t.name)
 
 
-def _float_bits(value: float, bits: int) -> int:
+def _float_bits(value: float, bits: int, name: str | None = None) -> int:
+    """The bit pattern of ``value`` in the float type of ``bits`` (``name`` 'bf16' for bfloat16), rounded to
+    nearest."""
     import numpy as np
 
     from xcc.semantics import from_float
+    from xcc.semantics.rounding import FORMATS, round_f64
 
+    if bits == 16:
+        return int(round_f64(np.array([value]), FORMATS["bf16" if name == "bf16" else "f16"])[0])
     return int(from_float(np.array([value]), bits)[0])

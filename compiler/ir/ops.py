@@ -74,6 +74,13 @@ _ROWS = [
     ("cvta", 1, "d = a converted between attrs.space and the generic space (attrs.to_generic): the space's "
                 "generic window base added or subtracted (xcc.backend.memory.WINDOWS; identity for global)"),
     ("isspacep", 1, "p = whether generic address a lies in attrs.space's window (global: in no window)"),
+    # --- packing and extended precision (mov with vector operands; add.cc/addc/sub.cc/subc/mad.cc/madc)
+    ("pack", None, "d = the args concatenated, element k (width type.bits / n) in bits [k*w, (k+1)*w)"),
+    ("unpack", 1, "d = element attrs.index of a (type: a's type; width: the result's; element 0 = low bits)"),
+    ("addc", 3, "d = a + b + c (c: the carry-in predicate); with attrs.carry, p = its carry-out"),
+    ("subc", 3, "d = a - b - c (c: the borrow-in predicate); with attrs.carry, p = its borrow-out"),
+    ("madc", 4, "d = (a * b).attrs.mode + c + cin (mode lo|hi, cin a predicate); with attrs.carry, p = the "
+                "carry-out of the addition"),
 ]
 
 OPS: dict[str, OpDef] = {name: OpDef(name, arity, doc) for name, arity, doc in _ROWS}
@@ -99,17 +106,6 @@ OPS.update({
     "redux": OpDef("redux", 2, "d = attrs.redop (add|min|max|and|or|xor) of a over the lanes of member mask b",
                    effects=True),
     "activemask": OpDef("activemask", 0, "d = mask of the lanes executing this together", effects=True),
-    "call": OpDef("call", None, "call attrs.callee: copy the caller's .param variables attrs.params into its "
-                  "parameters, run it, copy its return parameters into attrs.rets; an indirect call (callee None) "
-                  "takes the function pointer as its one operand until xcc.ir.funcptr turns it into direct calls",
-                  has_result=False, effects=True, reads_memory=True),
-    "br": OpDef("br", 0, "jump to targets[0]", has_result=False, effects=True, terminator=True),
-    "cbr": OpDef("cbr", 1, "jump to targets[0] if a else targets[1]", has_result=False, effects=True,
-                 terminator=True),
-    "ret": OpDef("ret", 0, "return from the function (ends the thread in a kernel)", has_result=False,
-                 effects=True, terminator=True),
-    "exit": OpDef("exit", 0, "end the thread", has_result=False, effects=True, terminator=True),
-    "trap": OpDef("trap", 0, "abort the kernel with an error", has_result=False, effects=True, terminator=True),
     # -- warp-level matrix ops (xcc.semantics.matrix; one IR instruction per destination register,
     #    attrs.part = which one; every lane of the warp executes them together)
     "mma": OpDef("mma", None, "d = register attrs.part of the D fragment of A B + C (mma.sync / wmma.mma); args: "
@@ -124,6 +120,17 @@ OPS.update({
     "wmma_store": OpDef("wmma_store", None, "store the m16n16k16 D fragment (args 2..) at a + attrs.offset "
                         "with stride b elements, attrs.layout, attrs.space, element type", has_result=False,
                         effects=True),
+    "call": OpDef("call", None, "call attrs.callee: copy the caller's .param variables attrs.params into its "
+                  "parameters, run it, copy its return parameters into attrs.rets; an indirect call (callee None) "
+                  "takes the function pointer as its one operand until xcc.ir.funcptr turns it into direct calls",
+                  has_result=False, effects=True, reads_memory=True),
+    "br": OpDef("br", 0, "jump to targets[0]", has_result=False, effects=True, terminator=True),
+    "cbr": OpDef("cbr", 1, "jump to targets[0] if a else targets[1]", has_result=False, effects=True,
+                 terminator=True),
+    "ret": OpDef("ret", 0, "return from the function (ends the thread in a kernel)", has_result=False,
+                 effects=True, terminator=True),
+    "exit": OpDef("exit", 0, "end the thread", has_result=False, effects=True, terminator=True),
+    "trap": OpDef("trap", 0, "abort the kernel with an error", has_result=False, effects=True, terminator=True),
 })
 
 # -- asynchronous copies and warpgroup MMA (xcc.ir.lower_async, xcc.ir.interp_async; meaning in

@@ -26,6 +26,12 @@ class RegVar:
     vector: int | None = None
 
 
+# The carry flag CC.CF of extended-precision arithmetic (PTX ISA 9.7.1.x: add.cc, addc, ...): implicit per-thread
+# state, modelled as a predicate register that no PTX name can denote ('.' is not an identifier character), so
+# the SSA builder threads it through control flow like any register.
+CC_REG = RegVar("%cc.cf", ptx_type("pred"))
+
+
 @dataclass
 class FlatLabel:
     key: str

@@ -3,12 +3,18 @@
 - int -> int: truncate or sign/zero-extend by the source type; ``.sat`` clamps
   to the destination's range.
 - int -> float: exact when representable, else rounded in the given mode
-  (default .rn).
+  (default .rn; .rz .rm .rp exact too, by :func:`xcc.semantics.rounding.round_int`).
 - float -> int: ``rni rzi rmi rpi`` round to an integral value first; the result
   saturates to the destination range and NaN converts to 0 (PTX: float-to-int
   conversions always saturate).
-- float -> float: f32 <-> f64 (narrowing rounds, .rn by default; ``.ftz``
-  flushes subnormal f32); f16 via numpy's IEEE half.
+- float -> float, among f16, bf16 (kind ``"bf"``), f32 and f64: widening is exact;
+  narrowing rounds in the given mode (.rn by default) with
+  :func:`xcc.semantics.rounding.round_f64` (f64 -> f32 .rn is numpy's IEEE cast);
+  ``.ftz`` flushes subnormal f32 inputs and results; a NaN narrowed to f32 keeps its
+  leading payload bits (quiet), a NaN result in f16/bf16 is the canonical NaN 0x7FFF.
+- Flags on a float result: ``.sat`` clamps to [0, 1] (NaN -> +0); ``.relu`` (f16/bf16)
+  clamps negative results to +0 and keeps NaN; ``.satfinite`` gives the largest finite
+  value of the sign for results beyond it (infinities included) and keeps NaN.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import numpy as np
 
 from xcc.diagnostics import UnsupportedError
 from xcc.semantics.bits import FDTYPE, SDTYPE, UDTYPE, as_float, as_signed, as_unsigned, from_float
+from xcc.semantics.rounding import FORMATS, round_f64, round_int
 
 _INT_ROUND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
 
@@ -27,10 +34,25 @@ def _int_range(bits: int, kind: str):
     return 0, (1 << bits) - 1
 
 
+def float_format(bits: int, kind: str):
+    """The :class:`~xcc.semantics.rounding.Format` of a float type given as (bits, kind 'f' or 'bf')."""
+    return FORMATS["bf16" if kind == "bf" else f"f{bits}"]
+
+
+def decode(a, bits: int, kind: str) -> np.ndarray:
+    """The exact float64 values of float bit patterns (f16, bf16 with kind 'bf', f32, f64)."""
+    if kind == "bf":
+        return (as_unsigned(a, 16).astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    return as_float(a, bits).astype(np.float64)
+
+
 def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
-            rnd: str | None = None, sat: bool = False, ftz: bool = False) -> np.ndarray:
-    """cvt.rnd.sat.dst.src: the bit pattern of ``a`` (of the source type) in the destination type."""
-    if src_kind != "f" and dst_kind != "f":
+            rnd: str | None = None, sat: bool = False, ftz: bool = False,
+            relu: bool = False, satfinite: bool = False) -> np.ndarray:
+    """cvt.rnd.sat.dst.src: the bit pattern of ``a`` (of the source type) in the destination type.
+    Kinds: 'u', 's', 'b' integers, 'f' IEEE floats, 'bf' bfloat16."""
+    src_float, dst_float = src_kind in ("f", "bf"), dst_kind in ("f", "bf")
+    if not src_float and not dst_float:
         if src_kind == "s":
             v = as_signed(a, src_bits).astype(np.int64)
         else:
@@ -42,17 +64,22 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
             else:
                 v = np.minimum(v, np.uint64(min(hi, (1 << 64) - 1)))
         return v.astype(SDTYPE[64] if src_kind == "s" else UDTYPE[64]).astype(UDTYPE[dst_bits])
-    if src_kind != "f":  # int -> float
-        v = as_signed(a, src_bits) if src_kind == "s" else as_unsigned(a, src_bits)
-        if rnd not in (None, "rn"):
-            raise UnsupportedError(f"cvt.{rnd} from integer to float is not supported yet")
-        r = v.astype(np.float64).astype(FDTYPE[dst_bits]) if src_bits < 64 else v.astype(FDTYPE[dst_bits])
-        return from_float(r, dst_bits)
-    x = as_float(a, src_bits)
+    if not src_float:  # int -> float
+        mode = rnd or "rn"
+        if mode in _INT_ROUND:
+            raise UnsupportedError(f"cvt.{mode} from integer to float: an integer rounding mode needs a float source")
+        fmt = float_format(dst_bits, dst_kind)
+        if mode == "rn" and src_bits <= 32 and dst_kind == "f" and dst_bits >= 32:  # exact in f64, one rounding
+            v = as_signed(a, src_bits) if src_kind == "s" else as_unsigned(a, src_bits)
+            r = from_float(v.astype(np.float64).astype(FDTYPE[dst_bits]), dst_bits)
+        else:
+            r = round_int(a, src_bits, src_kind == "s", fmt, mode)
+        return _float_flags(r, fmt, ftz, sat, relu, satfinite)
+    x = decode(a, src_bits, src_kind)
     if ftz and src_bits == 32:
-        x = np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), x), x)
-    if dst_kind != "f":  # float -> int, saturating; NaN -> 0
-        f = _INT_ROUND.get(rnd or "rzi", np.trunc)(x.astype(np.float64))
+        x = np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(0.0, x), x)
+    if not dst_float:  # float -> int, saturating; NaN -> 0
+        f = _INT_ROUND.get(rnd or "rzi", np.trunc)(x)
         f = np.where(np.isnan(f), 0.0, f)
         lo, hi = _int_range(dst_bits, dst_kind)
         # Compare in f64 against the exact powers of two: lo is one, hi + 1 is one.
@@ -67,14 +94,37 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
         out = np.where(too_low, np.uint64(lo & (2**64 - 1)), out)
         out = np.where(too_high, np.uint64(hi), out)
         return out.astype(np.uint64).astype(UDTYPE[dst_bits])
-    if rnd in _INT_ROUND:  # float -> float, round to integral
-        return from_float(_INT_ROUND[rnd](x).astype(FDTYPE[dst_bits]), dst_bits)
-    if dst_bits < src_bits and rnd not in (None, "rn"):
-        raise UnsupportedError(f"cvt.{rnd} narrowing float conversion is not supported yet")
-    with np.errstate(over="ignore"):
-        r = x.astype(FDTYPE[dst_bits])
-    if ftz and dst_bits == 32:
-        r = np.where(np.abs(r) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), r), r)
-    if sat:
-        r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
-    return from_float(r, dst_bits)
+    fmt, src_fmt = float_format(dst_bits, dst_kind), float_format(src_bits, src_kind)
+    mode = rnd or "rn"
+    if mode in _INT_ROUND:  # round to an integral value (exact in f64), then to the destination
+        x, mode = _INT_ROUND[mode](x), "rn"
+    if fmt.bits == 16:
+        r = round_f64(x, fmt, mode, canonical_nan=True)
+    elif fmt.bits >= src_fmt.bits or mode == "rn":  # widening (exact) or IEEE narrowing to nearest
+        src = x if src_fmt.bits == 16 else as_float(a, src_bits)
+        if ftz and src_bits == 32 or rnd in _INT_ROUND:
+            src = x
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = from_float(np.asarray(src).astype(FDTYPE[dst_bits]), dst_bits)
+    else:  # f64 -> f32 in .rz .rm .rp
+        r = round_f64(x, fmt, mode)
+    return _float_flags(r, fmt, ftz, sat, relu, satfinite)
+
+
+def _float_flags(r, fmt, ftz: bool, sat: bool, relu: bool, satfinite: bool) -> np.ndarray:
+    """.ftz (f32 results), .sat, .relu and .satfinite applied to the float result bits ``r``."""
+    dt = UDTYPE[fmt.bits]
+    sign = dt(1 << (fmt.bits - 1))
+    mag = r & ~sign
+    nan = mag > dt(fmt.inf)
+    if ftz and fmt.name == "f32":
+        r = np.where(mag < dt(1 << fmt.mbits), r & sign, r)
+    if sat:  # [0, 1], NaN -> +0
+        one = dt(fmt.bias << fmt.mbits)
+        neg = (r & sign) != 0
+        r = np.where(nan | neg & (mag != 0), dt(0), np.where(~neg & (mag > one), one, r))
+    if relu:
+        r = np.where(((r & sign) != 0) & ~nan, dt(0), r)
+    if satfinite:
+        r = np.where((r & ~sign) == dt(fmt.inf), (r & sign) | dt(fmt.max_finite), r)
+    return np.asarray(r).astype(dt)

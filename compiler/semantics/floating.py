@@ -71,8 +71,9 @@ def ffma(a, b, c, bits, rnd="rn", ftz=False, sat=False):
     return _finish(native.fma(x, y, z, rnd), bits, ftz, sat)
 
 
-def _minmax(a, b, bits, ftz, pick_min: bool):
-    """PTX min/max: a NaN operand yields the other; two NaNs give the canonical NaN; -0 < +0."""
+def _minmax(a, b, bits, ftz, pick_min: bool, nan: bool = False):
+    """PTX min/max: a NaN operand yields the other; two NaNs give the canonical NaN; -0 < +0.
+    ``nan`` (``min.NaN``/``max.NaN``, PTX ISA 9.7.3.10-11): one NaN operand gives the canonical NaN."""
     x, y = _inputs((a, b), bits, ftz)
     ux, uy = from_float(x, bits), from_float(y, bits)
     neg_x = np.signbit(x)
@@ -83,16 +84,17 @@ def _minmax(a, b, bits, ftz, pick_min: bool):
     r = np.where(take_x, ux, uy)
     r = np.where(np.isnan(y), ux, r)
     r = np.where(np.isnan(x), uy, r)
-    r = np.where(np.isnan(x) & np.isnan(y), CANONICAL_NAN[bits], r)
+    either = np.isnan(x) | np.isnan(y) if nan else np.isnan(x) & np.isnan(y)
+    r = np.where(either, CANONICAL_NAN[bits], r)
     return from_float(_ftz(as_float(r, bits)), bits) if ftz and bits == 32 else r
 
 
-def fmin(a, b, bits, ftz=False):
-    return _minmax(a, b, bits, ftz, True)
+def fmin(a, b, bits, ftz=False, nan=False):
+    return _minmax(a, b, bits, ftz, True, nan)
 
 
-def fmax(a, b, bits, ftz=False):
-    return _minmax(a, b, bits, ftz, False)
+def fmax(a, b, bits, ftz=False, nan=False):
+    return _minmax(a, b, bits, ftz, False, nan)
 
 
 def _rcp(x):

@@ -408,3 +408,37 @@ INT_BINARY = {
     "add": add, "sub": sub, "div": div, "rem": rem, "min": imin, "max": imax,
     "and": band, "or": bor, "xor": bxor, "shl": shl, "shr": shr,
 }
+
+
+def relu(a, bits):
+    """``min.relu``/``max.relu`` (PTX ISA 9.7.1.10-11, s32): a negative result becomes 0."""
+    return np.where(as_signed(a, bits) < 0, UDTYPE[bits](0), _u(a, bits))
+
+
+# ----------------------------------------------------------------------------- extended precision
+# PTX ISA 9.0 section 9.7.1.x "Extended-Precision Integer Arithmetic": add.cc, addc, sub.cc, subc,
+# mad.cc, madc.  The carry flag CC.CF is one bit; every sum is of the operands' bit patterns (signed
+# types alike), and the carry-out is whether the exact unsigned sum reaches 2**bits.  For subtraction
+# CC.CF is the borrow: subc computes d = a - (b + CC.CF) and the borrow-out is whether a < b + CC.CF.
+def add_carry(a, b, cin, bits):
+    """(a + b + cin mod 2**bits, carry-out) for ``add.cc``/``addc{.cc}``; ``cin`` is a bool array."""
+    x, y = _u(a, bits), _u(b, bits)
+    c = np.asarray(cin, bool).astype(UDTYPE[bits])
+    s1 = x + y
+    s2 = s1 + c
+    return s2, (s1 < x) | (s2 < s1)
+
+
+def sub_borrow(a, b, bin_, bits):
+    """(a - b - bin mod 2**bits, borrow-out) for ``sub.cc``/``subc{.cc}``."""
+    x, y = _u(a, bits), _u(b, bits)
+    c = np.asarray(bin_, bool)
+    d = x - y - c.astype(UDTYPE[bits])
+    return d, (x < y) | ((x == y) & c)
+
+
+def mad_carry(a, b, c, cin, bits, hi=False, signed=False):
+    """(lo or hi half of a * b, plus c + cin, mod 2**bits; carry-out of that addition) for
+    ``mad{.lo,.hi}.cc`` and ``madc{.lo,.hi}{.cc}``."""
+    ph, pl = _wide(a, b, bits, signed)
+    return add_carry(ph if hi else pl, c, cin, bits)
