@@ -82,6 +82,10 @@ class SelectedFunction:
     globals: list[Variable] = field(default_factory=list)  # their addresses: c[0x0][CBANK_GLOBALS + 8*i]
 
 
+# IR attributes (PTX modifiers) that no selector rule implements yet: an instruction carrying one is
+# refused rather than compiled as if the modifier were absent.
+_UNIMPLEMENTED_FLAGS = ("relu", "NaN", "satfinite")
+
 class InstructionSelector:
     """``module_vars``: the module's variables (those the kernel names are laid out with its own);
     shared and local variables are laid out as the IR interpreter lays them out
@@ -231,6 +235,10 @@ class InstructionSelector:
                 if inst.op in ("br", "cbr", "ret", "exit", "trap"):
                     self._phi_copies(b)
                     self.inst = inst
+                ignored = [a for a in _UNIMPLEMENTED_FLAGS if inst.attrs.get(a)]
+                if ignored:  # never compile a modifier away: refuse what the selector does not look at
+                    raise self.error(f"'{inst.op}' with .{', .'.join(ignored)} is not supported by the xg1 "
+                                     "backend yet (run it with engine='ir')")
                 getattr(self, "op_" + inst.op, self._unsupported)(inst)
             blocks.append(MBlock(b.name, self.out, [s.name for s in b.succs]))
         return SelectedFunction(self.fn.name, blocks, self.shared_offsets, self.shared_bytes, self.local_offsets,

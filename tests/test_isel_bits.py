@@ -182,3 +182,34 @@ def check_instruction(name: str, body: str, ref, cols: list[np.ndarray], opt_lev
     assert bad.size == 0, (f"{name}: {bad.size} threads differ; first: inputs "
                            f"{[hex(int(c[bad[0]])) for c in cols]} -> {int(got[bad[0]]):#x}, "
                            f"want {int(want[bad[0]]):#x}")
+
+
+@pytest.mark.parametrize("inst", ["max.relu.s32 %r3, %r1, %r2;", "min.NaN.f32 %r3, %f1, %f2;"])
+def test_modifiers_the_backend_does_not_implement_are_refused_not_dropped(inst):
+    """The IR keeps .relu and .NaN (the IR interpreter runs them); the xg1 selector has no rule for
+    them, so it refuses the instruction at its line instead of compiling plain min/max."""
+    from xcc.diagnostics import UnsupportedError
+    from xcc.driver import CompileOptions, Source, compile_module
+
+    ptx = f""".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  ld.global.u32 %r1, [%rd1];
+  ld.global.u32 %r2, [%rd1+4];
+  mov.b32 %f1, %r1;
+  mov.b32 %f2, %r2;
+  {inst.replace("%r3, %f1", "%f3, %f1")}
+  {"mov.b32 %r3, %f3;" if ".f32" in inst else ""}
+  st.global.u32 [%rd1], %r3;
+  ret;
+}}
+"""
+    with pytest.raises(UnsupportedError, match=r"with \.(relu|NaN) is not supported by the xg1 backend") as e:
+        compile_module([Source(ptx, "k.ptx")], CompileOptions())
+    assert e.value.loc is not None and e.value.loc.line == 14

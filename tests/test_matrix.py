@@ -288,15 +288,37 @@ def test_unsupported_forms_are_located_errors(inst, msg):
         i for i, line in enumerate(ptx.splitlines(), 1) if inst[:20] in line)
 
 
-def test_predicated_ldmatrix_is_refused():
+def test_predicated_ldmatrix_runs_under_a_uniform_guard_and_faults_under_a_divergent_one():
+    """A guarded ldmatrix is branched around (build.EFFECTFUL): a warp-uniform guard runs it, a guard
+    that splits the warp leaves it to part of the warp, a located fault."""
     body = """
     .reg .b32 %r<10>;
+    .reg .b64 %rd<4>;
     .reg .pred %p<2>;
-    setp.eq.u32 %p1, %r1, 0;
+    .shared .align 16 .b8 buf[512];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r4, buf;
+    shl.b32 %r3, %r1, 4;
+    add.u32 %r3, %r4, %r3;
+    st.shared.u32 [%r3], %r1;
+    setp.lt.u32 %p1, %r1, LIMIT;
+    mov.u32 %r2, 7;
     @%p1 ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r2}, [%r3];
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd1, %rd1, %rd2;
+    st.global.u32 [%rd1], %r2;
     ret;"""
-    with pytest.raises(UnsupportedError, match=r"predicated \(@p\)"):
-        launch_ptx(_kernel(body), "k", 1, 32, [rt.zeros(1, np.float32)], rt.Device())
+    dev = rt.Device()
+    out = rt.zeros(32, np.uint32, dev)
+    launch_ptx(_kernel(body.replace("LIMIT", "32")), "k", 1, 32, [out], dev)
+    got = out.copy_to_host()
+    # thread t holds row t // 4, elements 2 (t % 4) and 2 (t % 4) + 1: row r starts with the u32 r (lane r's
+    # store), so elements 0-1 are (r, 0) and the rest zeros
+    want = np.where(np.arange(32) % 4 == 0, np.arange(32) // 4, 0).astype(np.uint32)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(KernelFault, match="must be executed by all 32 lanes of the warp together"):
+        launch_ptx(_kernel(body.replace("LIMIT", "20")), "k", 1, 32, [out], dev)
 
 
 def test_misaligned_ldmatrix_row_faults():

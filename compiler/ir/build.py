@@ -24,7 +24,7 @@ from xcc.ir.types import ptx_type
 # Instructions that may be executed under a false guard only by branching around them.
 EFFECTFUL = frozenset({"ld", "ldu", "st", "atom", "red", "bar", "barrier", "membar", "fence", "shfl",
                        "vote", "call", "trap", "exit", "ret", "prefetch", "cp", "mbarrier", "activemask",
-                       "match", "redux", "div", "rem"})
+                       "match", "redux", "div", "rem", "ldmatrix", "wmma"})
 
 
 @dataclass(eq=False)

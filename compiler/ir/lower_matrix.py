@@ -58,11 +58,6 @@ class MatrixLowering:
         if extra:
             raise self.error(f"'{_full(inst)}': {', '.join('.' + m for m in extra)} is not supported")
 
-    def _mx_unguarded(self, inst) -> None:
-        if inst.guard is not None:
-            raise self.error(f"a predicated (@p) '{_full(inst)}' is not supported: a warp-level matrix "
-                             "memory access must be executed by the whole warp")
-
     def _mx_vector(self, op, n: int, what: str) -> tuple:
         els = op.elements if isinstance(op, ast.Vector) else None
         if els is None or len(els) != n:
@@ -132,7 +127,6 @@ class MatrixLowering:
     def op_ldmatrix(self, inst) -> None:
         nums = {"x1": 1, "x2": 2, "x4": 4}
         self._mx_check(inst, {"sync", "aligned", "m8n8", "trans", "shared", "shared::cta"} | set(nums))
-        self._mx_unguarded(inst)
         if "m8n8" not in inst.modifiers or "b16" not in inst.modifiers:
             raise self.error(f"'{_full(inst)}': only ldmatrix.m8n8 with .b16 elements is supported")
         num = next((nums[m] for m in inst.modifiers if m in nums), None)
@@ -164,7 +158,6 @@ class MatrixLowering:
         frags = ("a", "b", "c") if verb == "load" else ("d",)
         self._mx_check(inst, {verb, *frags, "sync", "aligned", "row", "col", "m16n16k16", "global", "shared",
                               "shared::cta"})
-        self._mx_unguarded(inst)
         frag = inst.modifiers[1] if len(inst.modifiers) > 1 else ""
         lay = next((m for m in inst.modifiers if m in ("row", "col")), None)
         types = [m for m in inst.modifiers if is_type_name(m)]

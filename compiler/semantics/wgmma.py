@@ -30,8 +30,9 @@ imm-scale-b, imm-trans-a, imm-trans-b`` computes ``D = A*B + (scale-d ? D : 0)``
   element (``16w + l/4 + 8*((i/2)%2)``, ``8*(i/4) + 2*(l%4) + i%2``) of D.
 
 Arithmetic (PTX leaves the order and the intermediate precision of the tensor core's sums open): every
-product of two f16/bf16 values is exact in f64; starting from the f32 accumulator (or 0 when ``scale-d`` is
-false) the 16 products are added in k order in f64 and the result is rounded once to f32 (nearest even).
+product of two f16/bf16 values is exact in f64; the exact sum of the 16 products and the f32 accumulator (or
+0 when ``scale-d`` is false) is rounded once to f32 (nearest even): :func:`xcc.semantics.matrix.float_mma`,
+the rule mma.sync uses.
 ``imm-scale-a``/``-b`` = -1 negate A/B.
 """
 
@@ -40,6 +41,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
+from xcc.semantics.matrix import float_mma
 
 M, K = 64, 16
 SWIZZLE_BYTES = (0, 128, 64, 32)
@@ -116,6 +119,7 @@ def mma_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_
     row, col = accumulator_coords(part)
     acc = np.where(np.asarray(scale_d, bool)[:, None],
                    np.asarray(c_bits, np.uint32).view(np.float32).astype(np.float64), 0.0)
-    for kk in range(a.shape[2]):
-        acc = acc + a[:, row, kk] * b[:, col, kk]
-    return acc.astype(np.float32).view(np.uint32)
+    g, k = a.shape[0], a.shape[2]
+    n = g * row.size  # one 1x1 product per (warpgroup, thread): the same exactly rounded rule as mma.sync
+    d = float_mma(a[:, row, :].reshape(n, 1, k), b[:, col, :].reshape(n, k, 1), acc.reshape(n, 1, 1), "f32")
+    return d.reshape(g, row.size)
