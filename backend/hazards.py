@@ -29,6 +29,8 @@ from xcc.backend.exec_ops import ExecFault
 from xcc.backend.isa import NUM_SCOREBOARDS
 from xcc.backend.machine import Machine
 
+NO_SCOREBOARD = -2  # reg_sb of a variable-latency result written without a scoreboard
+
 
 def strict_default() -> bool:
     """Whether launches check hazards unless told otherwise (``XCC_STRICT_HAZARDS=1``)."""
@@ -83,6 +85,8 @@ class HazardChecker:
                 if lat is not None:
                     self.ready[r, esel] = clock + lat
                     self.reg_sb[r, esel] = -1
+                elif wsb >= NUM_SCOREBOARDS:  # a variable-latency result no wait can ever cover
+                    self.reg_sb[r, esel] = NO_SCOREBOARD
                 else:
                     self.issued[wsb, esel] += 1
                     self.reg_sb[r, esel] = wsb
@@ -92,11 +96,11 @@ class HazardChecker:
     def _check(self, pc: int, r: int, esel, eidx: np.ndarray, clock: np.ndarray, what: str) -> None:
         early = self.ready[r, esel] > clock
         sb = self.reg_sb[r, esel]
-        pending = sb >= 0
+        pending = sb != -1
         if pending.any():
             tids = eidx if not isinstance(esel, slice) else np.arange(esel.start, esel.stop)
             s = np.maximum(sb, 0).astype(np.int64)
-            pending &= self.reg_epoch[r, esel] > self.done[s, tids]
+            pending &= (sb == NO_SCOREBOARD) | (self.reg_epoch[r, esel] > self.done[s, tids])
         bad = early | pending
         if not bad.any():
             return
@@ -104,7 +108,9 @@ class HazardChecker:
         src = int(self.writer[r, esel][t])
         producer = f"{self.insts[src].mnemonic} at pc {src} (PTX line {self.lines[src] if src < len(self.lines) else 0})"
         reg = _name(self.keys[r])
-        if pending[t]:
+        if pending[t] and sb[t] == NO_SCOREBOARD:
+            why = f"{reg} is {what} but the {producer}, a variable-latency instruction, set no scoreboard"
+        elif pending[t]:
             why = (f"{reg} is {what} before any instruction waited on scoreboard SB{int(sb[t])}, which the "
                    f"{producer} set")
         else:

@@ -21,6 +21,13 @@ from xcc.diagnostics import KernelFault, LaunchError
 U32 = np.uint32
 
 
+@pytest.fixture(autouse=True)
+def _no_strict_hazards(monkeypatch):
+    """These programs are assembled by hand without control codes: the strict hazard mode
+    (xcc.backend.hazards), which checks compiled code, is off here."""
+    monkeypatch.setenv("XCC_STRICT_HAZARDS", "0")
+
+
 # -- a tiny assembler ------------------------------------------------------------------------------
 
 
