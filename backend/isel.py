@@ -26,6 +26,8 @@ from xcc.backend.isa import (
     RZ,
     SR_INDEX,
 )
+from xcc.backend.isel_half import HalfSelection
+from xcc.backend.isel_matrix import MatrixSelection
 from xcc.backend.memory import WINDOWS
 from xcc.backend.minst import CBank, Half, Imm, MInst, VReg, mi, new_vreg
 from xcc.diagnostics import UnsupportedError
@@ -86,7 +88,8 @@ class SelectedFunction:
 # refused rather than compiled as if the modifier were absent.
 _UNIMPLEMENTED_FLAGS = ("relu", "NaN", "satfinite")
 
-class InstructionSelector:
+
+class InstructionSelector(MatrixSelection, HalfSelection):
     """``module_vars``: the module's variables (those the kernel names are laid out with its own);
     shared and local variables are laid out as the IR interpreter lays them out
     (:func:`xcc.ir.core.layout_variables`): module-level locals first, ``.extern .shared`` arrays at
