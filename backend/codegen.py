@@ -1,8 +1,8 @@
 """The backend pipeline for one kernel: IR function -> :class:`KernelImage`.
 
     isel -> convergence barriers -> dead-code elimination -> predicate spilling ->
-    register allocation (+ checker) -> copy cleanup -> list scheduling -> layout -> control codes ->
-    encoding
+    register allocation with spilling to local memory (+ checker) -> copy cleanup -> list scheduling ->
+    layout -> control codes -> encoding
 
 Each stage is a function of its own module; this module only sequences them
 and gathers the metadata that ``xcc compile -v`` and the object file report.
@@ -20,8 +20,9 @@ from xcc.backend.machine import Machine
 from xcc.backend.minst import Imm, MInst
 from xcc.backend.objfile import GlobalVar, KernelImage, ParamInfo
 from xcc.backend.pred_spill import PredSpills, spill_predicates
-from xcc.backend.regalloc import allocate, check_allocation, inst_defs, inst_uses, rewrite
+from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, rewrite
 from xcc.backend.schedule import schedule_blocks
+from xcc.backend.spill import MIN_REGISTERS, allocate_with_spilling
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Function, Variable
 
@@ -36,13 +37,16 @@ class BackendOptions:
 def compile_function(fn: Function, machine: Machine, options: BackendOptions | None = None,
                      module_vars: list[Variable] = (), report: dict | None = None) -> KernelImage:
     """``module_vars``: the module's variables, for the kernel's module-level ``.shared``/``.local`` ones.
-    ``report``, when given, receives ``pred_spills`` (the :class:`PredSpills` of the kernel)."""
+    ``report``, when given, receives ``pred_spills`` (the :class:`PredSpills` of the kernel) and
+    ``spills`` (its :class:`xcc.backend.spill.Spills`: general registers spilled to local memory).
+    A register limit below :data:`MIN_REGISTERS` is raised to it, as ptxas raises one below its ABI
+    minimum."""
     options = options or BackendOptions()
     if not fn.is_entry:
         raise UnsupportedError(f"'{fn.name}' is not a kernel", fn.loc)
     maxnreg = fn.directives.get("maxnreg")
-    max_regs = min(options.max_registers, maxnreg[0] if maxnreg else 255,
-                   int(machine.limits.get("max_registers_per_thread", 255)))
+    max_regs = max(MIN_REGISTERS, min(options.max_registers, maxnreg[0] if maxnreg else 255,
+                                      int(machine.limits.get("max_registers_per_thread", 255))))
     sel = InstructionSelector(fn, module_vars).select()
     blocks = sel.blocks
     insert_convergence_barriers(blocks)
@@ -50,9 +54,12 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     spills: PredSpills = spill_predicates(blocks, fn.name)
     if report is not None:
         report["pred_spills"] = spills
-    assign, nregs = allocate(blocks, max_regs, fn.name)
+    frame = (sel.local_bytes + 7) & ~7  # spill slots follow the kernel's own .local variables
+    assign, nregs, gspills = allocate_with_spilling(blocks, max_regs, fn.name, frame, spills.origin)
+    if report is not None:
+        report["spills"] = gspills
     if options.check:
-        check_allocation(blocks, assign, spills.origin)
+        check_allocation(blocks, assign, gspills.origin, gspills.accesses)
     rewrite(blocks, assign)
     _remove_self_moves(blocks)
     _remove_fallthrough_branches(blocks)
@@ -70,7 +77,9 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     return KernelImage(
         name=fn.name, code=code,
         params=[ParamInfo(p.name, p.type, p.offset, p.size) for p in fn.params],
-        registers=max(nregs, 1), shared_bytes=sel.shared_bytes, local_bytes=sel.local_bytes,
+        registers=max(nregs, 1), shared_bytes=sel.shared_bytes,
+        local_bytes=frame + gspills.frame_bytes if gspills.frame_bytes else sel.local_bytes,
+        spill_bytes=gspills.frame_bytes, spill_stores=gspills.store_bytes, spill_loads=gspills.load_bytes,
         barriers=len(bars), max_threads=max_threads, machine_hash=machine.hash,
         lines=[m.line for m in insts],
         debug_lines=[list(m.debug_loc) if m.debug_loc else None for m in insts],

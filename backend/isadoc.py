@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from xcc.backend import isa
 from xcc.backend.memory import WINDOW_BYTES, WINDOWS
+from xcc.backend.spill import MIN_REGISTERS
 
 PIPES = {"alu": "integer/logic ALU", "fma": "FP32 and integer multiply-add", "sfu": "special functions",
          "lsu": "load/store, constant, shuffle", "cbu": "convergence and branch unit", "adu": "address/special",
@@ -55,6 +56,19 @@ that it is current. Edit the table, not this file.
   mask of scoreboards to wait on before issue. Fixed-latency classes are covered by stalls; the
   others by scoreboards. Latencies per class live in the machine description
   (`backend/machines/xg1.toml`).
+- **Register spilling**: a kernel gets at most `--maxrregcount` / `.maxnreg` / `max_registers`
+  registers (R0 upward; a limit below {min_regs} is raised to {min_regs}, as ptxas raises one below
+  its ABI minimum, 24 on sm_80). When the linear-scan allocator finds no free register it evicts the
+  value read furthest ahead (a value defined by a constant `MOV`, `LDC` or launch-constant `S2R` is
+  preferred and simply recomputed before each read). An evicted value gets one slot in the thread's
+  local memory after the kernel's own `.local` variables (8-byte aligned): `STL`/`STL.64 [RZ+slot]`
+  after every definition (one half of a pair is stored alone), `LDL`/`LDL.64` into a short-lived
+  register before every read, and a reload before a guarded definition, so the slot is right on
+  every path through loops and divergent branches. Reloads are variable-latency and scoreboarded
+  like any load. The slots count in `local_bytes` (the stack frame); the object file reports
+  `spill_bytes` (the slots), `spill_stores` and `spill_loads` (bytes the spill code stores and
+  loads, counted statically, as ptxas's `-v` does). The allocation checker follows every value
+  through registers, predicate spill registers and spill slots to each read.
 - **Calls** (`.func`): not yet implemented; the planned convention passes arguments in R4 upward
   with a stack in local memory.
 
@@ -105,7 +119,7 @@ def render() -> str:
                     f"{d.doc.replace('|', '&#124;')} |")
     windows = "\n".join(f"  - {space}: `[{base:#x}, {base + WINDOW_BYTES:#x})`"
                          for space, base in sorted(WINDOWS.items(), key=lambda kv: kv[1]))
-    return MODEL.format(windows=windows, srs=", ".join(s[3:] for s in isa.SPECIAL_REGS), fields=fields, rows="\n".join(rows),
+    return MODEL.format(windows=windows, min_regs=MIN_REGISTERS, srs=", ".join(s[3:] for s in isa.SPECIAL_REGS), fields=fields, rows="\n".join(rows),
                         fixed=", ".join(sorted(isa.FIXED_LATENCY_CLASSES)),
                         pipes="; ".join(f"{k} = {v}" for k, v in PIPES.items()))
 

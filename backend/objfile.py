@@ -10,7 +10,10 @@ Layout (little-endian)::
     code    bytes            the instruction words of every kernel, concatenated
     sha256  32 bytes         over everything before it
 
-Per kernel: name, parameter layout, registers, shared/local bytes, the module-level
+Per kernel: name, parameter layout, registers, shared/local bytes, register spills
+(``spill_bytes`` of spill slots in the local frame; ``spill_stores``/``spill_loads``, the bytes
+the spill code stores and loads, as ptxas reports them: keys written only when not zero, so an
+image without spills is byte-for-byte what xcc wrote before spilling existed), the module-level
 ``.global`` variables it uses (size, alignment, initial bytes), barriers,
 max threads, the hash of the machine description it was scheduled for, and a
 line table (one PTX line, and optional ``.loc`` source position, per
@@ -34,6 +37,9 @@ MAGIC = b"XBIN"
 # 2.1 added the kernels' module-level .global variables (``globals``).
 FORMAT_VERSION = (2, 1)
 _PREFIX = struct.Struct("<4sHHQ")
+# Kernel metadata keys written only when non-zero (added in 2.1 without a version bump: a reader
+# defaults them to 0, and images without spills keep their exact bytes).
+_OPTIONAL_ZERO = ("spill_stores", "spill_loads")
 
 
 @dataclass(frozen=True)
@@ -70,9 +76,11 @@ class KernelImage:
     machine_hash: str = ""
     lines: list[int] = field(default_factory=list)  # PTX line per instruction (0 = none)
     debug_lines: list[list[int] | None] = field(default_factory=list)  # [file, line, col] or None
-    spill_bytes: int = 0
+    spill_bytes: int = 0  # bytes of register spill slots, part of local_bytes
     globals: list[GlobalVar] = field(default_factory=list)  # addresses at c[0x0][CBANK_GLOBALS + 8*i]
     reqntid: list[int] | None = None
+    spill_stores: int = 0  # bytes written by spill stores (STL of spilled registers), static count
+    spill_loads: int = 0  # bytes read by spill reloads, static count
 
     @property
     def instructions(self) -> list[MInst]:
@@ -101,6 +109,9 @@ class ObjectFile:
             k = self.kernels[name]
             meta = asdict(k)
             meta.pop("code")
+            for key in _OPTIONAL_ZERO:
+                if not meta[key]:
+                    del meta[key]
             meta["code_offset"], meta["code_size"] = len(code), len(k.code)
             code += k.code
             kernels.append(meta)

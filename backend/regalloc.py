@@ -5,14 +5,20 @@ separate pool of predicate registers.
 Liveness is the classic backward data-flow over the machine CFG; each virtual
 register's interval runs from its first to its last live position in layout
 order (loops extend it over the whole loop).  Registers go lowest-first, so
-the count reported is what occupancy depends on.  There is no spilling yet:
-more pressure than ``max_registers`` is an error naming the kernel.
+the count reported is what occupancy depends on.  When the register file is
+full, :func:`linear_scan` asks a spiller which value to evict
+(:mod:`xcc.backend.spill` spills it to local memory and scans again); without
+one, more pressure than ``max_registers`` is an error naming the kernel.
 
 :func:`check_allocation` is the checker beside the algorithm: it re-derives
-liveness and proves that no two simultaneously live values share a register.
+liveness and proves that no two simultaneously live values share a register,
+and follows every value through predicate spill registers and local-memory
+spill slots to each of its reads.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from xcc.backend.isa import NUM_PREDS, PT, RZ
 from xcc.backend.isel import MBlock
@@ -94,14 +100,41 @@ def intervals(blocks: list[MBlock]) -> dict[VReg, list[int]]:
 
 
 def allocate(blocks: list[MBlock], max_registers: int = 255, kernel: str = "") -> tuple[dict[VReg, int], int]:
-    """Assign physical registers; returns (assignment, registers used)."""
+    """Assign physical registers; returns (assignment, registers used).  More pressure than
+    ``max_registers`` is an error here: :func:`xcc.backend.spill.allocate_with_spilling` spills."""
+    assign, used, _ = linear_scan(blocks, max_registers, kernel)
+    return assign, used
+
+
+class Spiller(Protocol):
+    """What :func:`linear_scan` asks when no register is free (:mod:`xcc.backend.spill`)."""
+
+    pinned: set[VReg]  # never spilled: the short-lived reload and store temporaries
+
+    def choose(self, candidates: list[VReg], position: int) -> VReg: ...
+
+
+def linear_scan(blocks: list[MBlock], max_registers: int = 255, kernel: str = "",
+                spiller: Spiller | None = None) -> tuple[dict[VReg, int], int, list[VReg]]:
+    """The scan itself: (assignment, registers used, values to spill).  Without a ``spiller`` a
+    full register file is an error; with one, values are evicted (the spiller picks which, among
+    the unpinned active intervals and the new one, as in Poletto and Sarkar's section 2.2) until
+    the new interval fits, and the evicted ones are returned: the assignment is then incomplete
+    and the caller rewrites the code and scans again.  Whatever the spiller, a scan that evicts
+    nothing makes exactly the choices of a scan without one."""
     iv = intervals(blocks)
     order = sorted(iv, key=lambda v: (iv[v][0], v.id))
     free_r = [True] * max_registers
     free_p = [True] * NUM_PREDS
     active: list[tuple[int, VReg]] = []
     assign: dict[VReg, int] = {}
+    victims: list[VReg] = []
     used = 0
+
+    def fit(v: VReg) -> int | None:
+        step = 2 if v.width == 2 else 1
+        return next((i for i in range(0, max_registers - v.width + 1, step) if all(free_r[i:i + v.width])), None)
+
     for v in order:
         start, end = iv[v]
         still = []
@@ -118,18 +151,32 @@ def allocate(blocks: list[MBlock], max_registers: int = 255, kernel: str = "") -
                                        "after predicate spilling (spill_predicates must run first)")
             free_p[r] = False
         else:
-            step = 2 if v.width == 2 else 1
-            r = next((i for i in range(0, max_registers - v.width + 1, step)
-                      if all(free_r[i:i + v.width])), None)
+            r = fit(v)
+            while r is None:
+                if spiller is None:
+                    raise UnsupportedError(f"kernel '{kernel}' needs more than {max_registers} registers "
+                                           "(spilling is not enabled for this allocation)")
+                candidates = [a for _, a in active if a.width and a not in spiller.pinned]
+                if v not in spiller.pinned:
+                    candidates.append(v)
+                if not candidates:
+                    raise UnsupportedError(f"kernel '{kernel}' needs more than {max_registers} registers at one "
+                                           "instruction, even with every other value spilled")
+                victim = spiller.choose(candidates, start)
+                victims.append(victim)
+                if victim is v:
+                    break
+                active = [(e, a) for e, a in active if a is not victim]
+                _release(victim, assign.pop(victim), free_r, free_p)
+                r = fit(v)
             if r is None:
-                raise UnsupportedError(f"kernel '{kernel}' needs more than {max_registers} registers "
-                                       "(spilling is not supported yet)")
+                continue  # v itself is spilled
             for i in range(r, r + v.width):
                 free_r[i] = False
             used = max(used, r + v.width)
         assign[v] = r
         active.append((end, v))
-    return assign, used
+    return assign, used, victims
 
 
 def _release(v: VReg, r: int, free_r, free_p) -> None:
@@ -159,10 +206,14 @@ def rewrite(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
                 m.guard = (phys(m.guard[0]), m.guard[1])
 
 
-def check_allocation(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VReg, VReg] | None = None) -> None:
+def check_allocation(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VReg, VReg | Half] | None = None,
+                     slots: dict[MInst, int] | None = None) -> None:
     """Prove that no two values whose intervals overlap share a physical register, and that every
     read finds its value (:func:`check_values`).  ``origin``: spill registers and temporaries ->
-    the value they carry (:attr:`xcc.backend.pred_spill.PredSpills.origin`)."""
+    the value they carry (:attr:`xcc.backend.pred_spill.PredSpills.origin`, and
+    :attr:`xcc.backend.spill.Spills.origin`, where a 32-bit temporary may carry one half of a
+    64-bit value); ``slots``: the spill stores and reloads -> the local-memory offset they access
+    (:attr:`xcc.backend.spill.Spills.accesses`)."""
     iv = intervals(blocks)
     for cls in (0, 1):
         owners: dict[int, list[tuple[int, int, VReg]]] = {}
@@ -177,13 +228,13 @@ def check_allocation(blocks: list[MBlock], assign: dict[VReg, int], origin: dict
                 if s2 <= e1:
                     raise AssertionError(f"register allocation conflict: {v1} and {v2} share "
                                          f"{'P' if cls == 0 else 'R'}{r} over [{s2}, {e1}]")
-    check_values(blocks, assign, origin or {})
+    check_values(blocks, assign, origin or {}, slots or {})
 
 
 _CONFLICT = "<different values on different paths>"
 
 
-def _locations(x, assign: dict[VReg, int], origin: dict[VReg, VReg]) -> list[tuple[tuple[str, int], tuple]]:
+def _locations(x, assign: dict[VReg, int], origin: dict) -> list[tuple[tuple[str, int], tuple]]:
     """(physical location, symbolic value) pairs an operand reads or writes."""
     if isinstance(x, tuple):
         x = x[0]
@@ -193,6 +244,8 @@ def _locations(x, assign: dict[VReg, int], origin: dict[VReg, VReg]) -> list[tup
     if not isinstance(x, VReg):
         return []
     val = origin.get(x, x)
+    if isinstance(val, Half):  # a 32-bit temporary that carries one half of a spilled 64-bit value
+        return [(("r", assign[x]), (val.vreg, val.index))]
     if x.width == 0:
         return [(("p", assign[x]), (val, 0))]
     return [(("r", assign[x] + i), (val, i)) for i in range(x.width)]
@@ -216,13 +269,19 @@ def _spill_move(m: MInst, origin: dict[VReg, VReg]) -> tuple[VReg, VReg] | None:
     return None
 
 
-def check_values(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VReg, VReg]) -> None:
+def check_values(blocks: list[MBlock], assign: dict[VReg, int], origin: dict,
+                 slots: dict[MInst, int] | None = None) -> None:
     """Symbolic execution of the allocated program: each physical register holds the value last
     written to it (a spill register and the temporaries of a predicate hold that predicate's
     value), merged over a block's predecessors (a register keeps a value only if every path that
     wrote it agrees).  Spill stores and reloads copy what their source register holds, so a
-    reload from the wrong register is caught at the use of the reloaded value.  A read of a
-    register that holds another value raises AssertionError."""
+    reload from the wrong register is caught at the use of the reloaded value.  Spill slots in
+    local memory (``slots``: spill store or reload -> byte offset) are locations too, one per
+    32-bit word: a store copies its registers' values into the slot's words, a reload copies the
+    words back, so a reload from the wrong slot, or from a slot that another value overwrote on
+    some path, is caught at the use of the reloaded value.  A read of a register that holds
+    another value raises AssertionError."""
+    slots = slots or {}
     preds: dict[str, list[str]] = {b.name: [] for b in blocks}
     for b in blocks:
         for s in b.succs:
@@ -238,6 +297,9 @@ def check_values(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VRe
                 for loc, val in st.items():
                     state[loc] = val if state.get(loc, val) == val else _CONFLICT
             for m in b.insts:
+                if m in slots:
+                    _slot_access(m, slots[m], assign, state)
+                    continue
                 move = _spill_move(m, origin)
                 if move is not None:  # the destination holds whatever the source holds
                     (src, _), = _locations(move[0], assign, origin)
@@ -260,6 +322,20 @@ def check_values(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VRe
                         state[loc] = val
             if out.get(b.name) != state:
                 out[b.name], changed = state, True
+
+
+def _slot_access(m: MInst, offset: int, assign: dict[VReg, int], state: dict) -> None:
+    """A spill store copies registers into slot words, a reload slot words into registers."""
+    store = m.mnemonic.startswith("STL")
+    reg = m.ops["c" if store else "d"]
+    width = 2 if m.mnemonic.endswith(".64") else 1
+    for i in range(width):
+        r, word = ("r", assign[reg] + i), ("l", offset + 4 * i)
+        src, dst = (r, word) if store else (word, r)
+        if src in state:
+            state[dst] = state[src]
+        else:
+            state.pop(dst, None)
 
 
 __all__ = ["allocate", "check_allocation", "check_values", "rewrite", "RZ", "PT"]

@@ -81,12 +81,15 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
     obj = compile_module(sources, options, print_after=print_after, out=sys.stderr, stats=stats)
     out = output or inputs[0].with_suffix(".xbin")
     _write_atomically(out, obj.to_bytes())
+    if maxrregcount < options.max_registers:  # raised to the floor (xcc.backend.spill.MIN_REGISTERS)
+        click.echo(f"xcc warning : adjusting per thread register count of {maxrregcount} to lower bound of "
+                   f"{options.max_registers}", err=True)
     if verbose:
         for name, k in stats.items():
             click.echo(f"xcc info    : Compiling entry function '{name}' for '{arch}'", err=True)
             click.echo(f"xcc info    : Function properties for {name}", err=True)
-            click.echo(f"    {k.local_bytes} bytes stack frame, {k.spill_bytes} bytes spill stores, {k.spill_bytes} bytes spill loads",
-                       err=True)
+            click.echo(f"    {k.local_bytes} bytes stack frame, {k.spill_stores} bytes spill stores, "
+                       f"{k.spill_loads} bytes spill loads", err=True)
             if k.pred_spills:
                 click.echo(f"    {k.pred_spills} predicates spilled to registers", err=True)
             click.echo(f"xcc info    : Used {k.registers} registers, used {k.barriers} barriers, "

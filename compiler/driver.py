@@ -15,6 +15,7 @@ from typing import TextIO
 from xcc.backend.codegen import BackendOptions, compile_function
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.objfile import ObjectFile
+from xcc.backend.spill import MIN_REGISTERS
 from xcc.diagnostics import UnsupportedError, XccError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
@@ -41,8 +42,10 @@ class CompileOptions:
             raise XccError(f"unknown architecture '{self.arch}' (known: {', '.join(ARCHS)})")
         if self.opt_level not in (0, 1, 2, 3):
             raise XccError(f"optimisation level must be 0-3, got {self.opt_level}")
-        if not 16 <= self.max_registers <= 255:
-            raise XccError(f"--maxrregcount must be between 16 and 255, got {self.max_registers}")
+        if not 1 <= self.max_registers <= 255:
+            raise XccError(f"--maxrregcount must be between 1 and 255, got {self.max_registers}")
+        if self.max_registers < MIN_REGISTERS:  # raised to the floor, as ptxas does below its ABI minimum
+            object.__setattr__(self, "max_registers", MIN_REGISTERS)
 
     def key(self) -> dict:
         d = asdict(self)
@@ -61,6 +64,8 @@ class KernelStats:
     barriers: int = 0
     local_bytes: int = 0  # the .local frame of a thread (ptxas's "bytes stack frame")
     pred_spills: int = 0  # predicates kept in general registers (P2R/ISETP, not memory: no spill bytes)
+    spill_stores: int = 0  # bytes stored by register spill code (ptxas's "bytes spill stores")
+    spill_loads: int = 0  # bytes loaded by register reloads (ptxas's "bytes spill loads")
 
 
 @dataclass
@@ -147,7 +152,7 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
         if stats is not None:
             stats[k.name] = KernelStats(k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes,
                                         round((time.perf_counter() - t0) * 1000, 3), k.barriers, k.local_bytes,
-                                        report["pred_spills"].count)
+                                        report["pred_spills"].count, k.spill_stores, k.spill_loads)
     return ObjectFile(images, options.arch, sources[0].name if sources else "", dict(module.source_files))
 
 
