@@ -40,8 +40,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from xcc.backend.occupancy import occupancy
 from xcc.diagnostics import LaunchError, XccError
 from xcc.runtime.device import Device
@@ -72,13 +70,34 @@ from xcc.runtime.driver_types import (
     CUevent_flags,
     CUfunction,
     CUfunction_attribute,
+    CUgraph,
+    CUgraphExec,
+    CUgraphNode,
+    CUgraphNodeType,
     CUjit_option,
+    CUjitInputType,
+    CUlinkState,
     CUmodule,
     CUresult,
     CUstream,
     CUstream_flags,
+    CUstreamCaptureMode,
+    CUstreamCaptureStatus,
 )
-from xcc.runtime.host_args import host_view, image_bytes, kernel_args
+from xcc.runtime.graphs import (
+    cuGraphDestroy,
+    cuGraphExecDestroy,
+    cuGraphGetNodes,
+    cuGraphInstantiate,
+    cuGraphLaunch,
+    cuGraphNodeGetType,
+    cuStreamBeginCapture,
+    cuStreamEndCapture,
+    cuStreamIsCapturing,
+)
+from xcc.runtime.host_args import image_bytes, kernel_args
+from xcc.runtime.jit_options import parse_jit_options
+from xcc.runtime.linker import cuLinkAddData, cuLinkAddFile, cuLinkComplete, cuLinkCreate, cuLinkDestroy
 from xcc.runtime.memory_api import (
     cuMemAlloc,
     cuMemcpyDtoD,
@@ -114,7 +133,11 @@ from xcc.runtime.streams import (
 __all__ = [
     "CU_STREAM_LEGACY", "CU_STREAM_PER_THREAD", "CUcontext", "CUctx_flags", "CUdevice", "CUdevice_attribute",
     "CUdeviceptr", "CUevent", "CUevent_flags", "CUfunction", "CUfunction_attribute", "CUjit_option", "CUmodule",
-    "CUresult", "CUstream", "CUstream_flags",
+    "CUresult", "CUstream", "CUstream_flags", "CUgraph", "CUgraphExec", "CUgraphNode", "CUgraphNodeType",
+    "CUstreamCaptureMode", "CUstreamCaptureStatus", "CUjitInputType", "CUlinkState",
+    "cuLinkAddData", "cuLinkAddFile", "cuLinkComplete", "cuLinkCreate", "cuLinkDestroy",
+    "cuGraphDestroy", "cuGraphExecDestroy", "cuGraphGetNodes", "cuGraphInstantiate", "cuGraphLaunch",
+    "cuGraphNodeGetType", "cuStreamBeginCapture", "cuStreamEndCapture", "cuStreamIsCapturing",
     "cuCtxCreate", "cuCtxDestroy", "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxPopCurrent", "cuCtxPushCurrent",
     "cuCtxSetCurrent", "cuCtxSynchronize", "cuDeviceGet", "cuDeviceGetAttribute", "cuDeviceGetCount",
     "cuDeviceGetName", "cuDriverGetVersion", "cuEventCreate", "cuEventDestroy", "cuEventElapsedTime", "cuEventQuery",
@@ -384,41 +407,17 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues) -> CUmodule:
     or an address with its ..._SIZE_BYTES; they receive xcc's diagnostic, and the module's kernel names);
     the other options are accepted and ignored.  An immutable ``bytes`` log buffer is not written:
     read :func:`last_error_message` instead."""
-    n = as_int(numOptions, "numOptions")
-    options, values = list(options or []), list(optionValues or [])
-    if len(options) != n or len(values) != n:
-        raise CudaError(_INVALID, f"numOptions is {n}, but {len(options)} options and {len(values)} values given")
-    opts = {}
-    for o, v in zip(options, values):
-        try:
-            opts[CUjit_option(as_int(o, "options"))] = v
-        except ValueError:
-            raise CudaError(_INVALID, f"unknown JIT option {o!r}") from None
-    J = CUjit_option
-    level = min(as_int(opts.get(J.CU_JIT_OPTIMIZATION_LEVEL, 4), "CU_JIT_OPTIMIZATION_LEVEL"), 3)
-    regs = as_int(opts.get(J.CU_JIT_MAX_REGISTERS, 255), "CU_JIT_MAX_REGISTERS")
-    err_log = (opts.get(J.CU_JIT_ERROR_LOG_BUFFER), opts.get(J.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES))
-    info_log = (opts.get(J.CU_JIT_INFO_LOG_BUFFER), opts.get(J.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES))
+    jit = parse_jit_options(numOptions, options, optionValues)
     try:
-        h = _load(image, level, regs)
+        h = _load(image, jit.opt_level, jit.max_registers)
     except (CudaError, XccError) as e:
-        _write_log(*err_log, str(e))
+        jit.write_error(str(e))
         raise
     m = lookup(h, CUmodule, _Module, "module")
-    _write_log(*info_log, f"xcc: kernels {', '.join(m.names)}; each is compiled (or found in the JIT cache) "
-                          "at its cuModuleGetFunction")
-    _write_log(*err_log, "")
+    jit.write_info(f"xcc: kernels {', '.join(m.names)}; each is compiled (or found in the JIT cache) "
+                   "at its cuModuleGetFunction")
+    jit.write_error("")
     return h
-
-
-def _write_log(buf, size, text: str) -> None:
-    if buf is None or isinstance(buf, bytes):
-        return
-    n = as_int(size, "log buffer size") if size is not None else len(memoryview(buf).cast("B"))
-    if n <= 0:
-        return
-    raw = text.encode()[:n - 1] + b"\0"
-    host_view(buf, len(raw), "log buffer", writable=True)[:] = np.frombuffer(raw, np.uint8)
 
 
 def _module(h) -> _Module:

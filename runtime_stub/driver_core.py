@@ -141,6 +141,7 @@ class Stream:
         self.ctx, self.flags, self.kind = ctx, flags, kind  # kind: 'legacy', 'per-thread' or 'user'
         self.ready = 0.0  # when its work enqueued so far finishes (ms on the timeline)
         self.handle = CUstream(0)
+        self.capture = None  # the Graph its work goes into while it is capturing (xcc.runtime.graphs)
 
     @property
     def blocking(self) -> bool:
@@ -178,10 +179,21 @@ class Context:
             t = max(t, self.legacy.ready)
         return t
 
-    def run(self, stream: Stream, op, modelled_ms=None):
+    def run(self, stream: Stream, op, modelled_ms=None, kind: str = "kernel"):
         """Execute ``op()`` now and place it on the timeline after ``stream``'s prior work; it lasts
         ``modelled_ms(result)`` milliseconds where that is not None, else its measured wall time.
-        A kernel fault makes the context's error sticky."""
+        A kernel fault makes the context's error sticky.  On a capturing stream the work is recorded
+        into its graph instead (``kind`` names the node) and runs at each launch of the graph."""
+        if stream.capture is not None:
+            stream.capture.add(kind, op, modelled_ms)
+            return None
+        if stream.kind == "legacy":
+            capturing = [s for s in self.streams + [self.per_thread] if s.capture is not None and s.blocking]
+            if capturing:
+                for s in capturing:
+                    s.capture.invalidated = True
+                raise CudaError(R.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "work on the legacy default stream would "
+                                "wait for a blocking stream that is capturing (its capture is now invalidated)")
         start = self.start_time(stream)
         t0 = time.perf_counter()
         try:

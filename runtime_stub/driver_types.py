@@ -35,6 +35,10 @@ class CUresult(IntEnum):
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
     CUDA_ERROR_LAUNCH_FAILED = 719
     CUDA_ERROR_NOT_SUPPORTED = 801
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901
+    CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
     CUDA_ERROR_UNKNOWN = 999
 
 
@@ -57,6 +61,11 @@ ERROR_STRINGS = {  # cuGetErrorString's texts, as the CUDA driver words them
     CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: "too many resources requested for launch",
     CUresult.CUDA_ERROR_LAUNCH_FAILED: "unspecified launch failure",
     CUresult.CUDA_ERROR_NOT_SUPPORTED: "operation not supported",
+    CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: "operation not permitted when stream is capturing",
+    CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: "operation failed due to a previous error during capture",
+    CUresult.CUDA_ERROR_STREAM_CAPTURE_UNJOINED: "capture was not joined with the origin stream",
+    CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: "operation would make the legacy stream depend on a capturing "
+                                                 "blocking stream",
     CUresult.CUDA_ERROR_UNKNOWN: "unknown error",
 }
 
@@ -114,6 +123,14 @@ class CUjit_option(IntEnum):
     CU_JIT_CACHE_MODE = 14
 
 
+class CUjitInputType(IntEnum):
+    CU_JIT_INPUT_CUBIN = 0
+    CU_JIT_INPUT_PTX = 1
+    CU_JIT_INPUT_FATBINARY = 2
+    CU_JIT_INPUT_OBJECT = 3
+    CU_JIT_INPUT_LIBRARY = 4
+
+
 class CUctx_flags(IntEnum):
     CU_CTX_SCHED_AUTO = 0
     CU_CTX_SCHED_SPIN = 1
@@ -126,6 +143,26 @@ class CUctx_flags(IntEnum):
 class CUstream_flags(IntEnum):
     CU_STREAM_DEFAULT = 0
     CU_STREAM_NON_BLOCKING = 1
+
+
+class CUstreamCaptureStatus(IntEnum):
+    CU_STREAM_CAPTURE_STATUS_NONE = 0
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
+    CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+
+
+class CUstreamCaptureMode(IntEnum):
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+
+
+class CUgraphNodeType(IntEnum):
+    CU_GRAPH_NODE_TYPE_KERNEL = 0
+    CU_GRAPH_NODE_TYPE_MEMCPY = 1
+    CU_GRAPH_NODE_TYPE_MEMSET = 2
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
+    CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6
 
 
 class CUevent_flags(IntEnum):
@@ -189,6 +226,22 @@ class CUstream(_Handle):
 
 
 class CUevent(_Handle):
+    pass
+
+
+class CUlinkState(_Handle):
+    pass
+
+
+class CUgraph(_Handle):
+    pass
+
+
+class CUgraphExec(_Handle):
+    pass
+
+
+class CUgraphNode(_Handle):
     pass
 
 

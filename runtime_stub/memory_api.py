@@ -25,14 +25,14 @@ def _dptr(v, what: str) -> int:
     raise TypeError(f"Argument '{what}' is not instance of type (expected CUdeviceptr or int, found {type(v).__name__})")
 
 
-def _memop(ctx: Context, stream, op, *args) -> None:
+def _memop(ctx: Context, stream, op, *args, kind: str = "memcpy") -> None:
     def run():
         try:
             op(*args)
         except MemoryFault as e:
             raise CudaError(_INVALID, str(e)) from None
 
-    ctx.run(stream, run)
+    ctx.run(stream, run, kind=kind)
 
 
 @api(1)
@@ -93,7 +93,7 @@ def _memset(stream, dstDevice, value, N, width: int) -> None:
         raise CudaError(_INVALID, f"cuMemsetD{8 * width}: address {dst:#x} is not {width}-byte aligned")
     if n:
         pattern = np.full(n, v, {1: np.uint8, 2: np.uint16, 4: np.uint32}[width])
-        _memop(ctx, st, ctx.memory.write, dst, pattern)
+        _memop(ctx, st, ctx.memory.write, dst, pattern, kind="memset")
 
 
 @api()

@@ -20,8 +20,8 @@ What is modelled (see :mod:`xcc.runtime.driver_core` for the timeline):
 Not modelled: work still running when a call returns (``cuStreamQuery`` and
 ``cuEventQuery`` never answer ``CUDA_ERROR_NOT_READY``), so races between
 unsynchronised streams cannot show; contention between concurrent streams
-(the timeline lets them overlap without slowing each other); priorities,
-host callbacks and stream capture.
+(the timeline lets them overlap without slowing each other); priorities and
+host callbacks.  Stream capture and graphs: :mod:`xcc.runtime.graphs`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,13 @@ class Event:
     def __init__(self, ctx, flags: int):
         self.ctx, self.flags = ctx, flags
         self.time: float | None = None  # timestamp on the context's timeline (ms), once recorded
+        self.graph = None  # the capture it was last recorded in (xcc.runtime.graphs), and on which stream
+        self.stream: Stream | None = None
+
+    def record(self, stream: Stream) -> None:
+        """Take the time at which the work enqueued so far on ``stream`` finishes."""
+        self.time = stream.ctx.start_time(stream)
+        stream.ready = self.time  # recording is a zero-length operation on the stream
 
 
 def _stream(h) -> Stream:
@@ -71,8 +78,10 @@ def cuStreamGetFlags(hStream) -> int:
 
 @api()
 def cuStreamSynchronize(hStream) -> None:
-    """Wait for the stream's work: already done (work runs when it is enqueued)."""
-    _stream(hStream)
+    """Wait for the stream's work: already done (work runs when it is enqueued); illegal while capturing."""
+    from xcc.runtime.graphs import refuse_if_capturing
+
+    refuse_if_capturing(_stream(hStream), "cuStreamSynchronize")
 
 
 @api()
@@ -89,6 +98,12 @@ def cuStreamWaitEvent(hStream, hEvent, Flags=0) -> None:
         raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "hEvent and hStream belong to different contexts")
     if as_int(Flags, "Flags") != 0:
         raise CudaError(R.CUDA_ERROR_INVALID_VALUE, "cuStreamWaitEvent flags must be 0")
+    from xcc.runtime.graphs import join_capture
+
+    if join_capture(s, e.graph, e.stream):
+        return
+    if s.capture is not None:  # an event from outside the capture: already complete when the graph runs
+        return
     if e.time is not None:
         s.ready = max(s.ready, e.time)
 
@@ -120,8 +135,12 @@ def cuEventRecord(hEvent, hStream) -> None:
     e, s = _event(hEvent), _stream(hStream)
     if e.ctx is not s.ctx:
         raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "hEvent and hStream belong to different contexts")
-    e.time = s.ctx.start_time(s)
-    s.ready = e.time  # recording is a zero-length operation on the stream
+    if s.capture is not None:  # a node of the graph: the event is taken each time the graph runs
+        e.graph, e.stream = s.capture, s
+        s.capture.add("event", e.record)
+        return
+    e.graph, e.stream = None, s
+    e.record(s)
 
 
 @api()
