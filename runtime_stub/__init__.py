@@ -8,11 +8,13 @@
     y = d_y.copy_to_host()
 
 ``rt.load_module(src, engine="ir")`` runs the same launches on the IR interpreter, the PTX semantics oracle.
+``fn.launch(..., stream=rt.Stream())`` enqueues instead and returns at once (:mod:`xcc.runtime.queues`).
 """
 
 from xcc.runtime.device import Device, DeviceArray, default_device, empty, set_device, to_device, zeros
 from xcc.runtime.launch import Function
 from xcc.runtime.module import Module, load_module
+from xcc.runtime.queues import Event, PendingLaunch, Stream
 
-__all__ = ["Device", "DeviceArray", "Function", "Module", "default_device", "empty", "load_module",
-           "set_device", "to_device", "zeros"]
+__all__ = ["Device", "DeviceArray", "Event", "Function", "Module", "PendingLaunch", "Stream", "default_device",
+           "empty", "load_module", "set_device", "to_device", "zeros"]

@@ -6,17 +6,30 @@ host<->device copies go through numpy.  One default device per process.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import GlobalMemory, MemoryFault
 from xcc.diagnostics import LaunchError
+from xcc.runtime.queues import sync_blocking
 
 
 class Device:
     def __init__(self, machine: str | Machine = "xg1"):
         self.machine = machine if isinstance(machine, Machine) else load_machine(machine)
         self.memory = GlobalMemory()
+        self._streams: list[weakref.ref] = []  # the device's streams (xcc.runtime.queues), weakly
+
+    @property
+    def streams(self) -> _StreamList:
+        return _StreamList(self._streams)
+
+    def synchronize(self) -> None:
+        """Run all work enqueued on the device's streams (cudaDeviceSynchronize)."""
+        for s in self.streams:
+            s.synchronize()
 
     @property
     def name(self) -> str:
@@ -24,6 +37,20 @@ class Device:
 
     def alloc(self, nbytes: int) -> int:
         return self.memory.alloc(max(int(nbytes), 1))
+
+
+class _StreamList:
+    """The live streams of a device, in creation order; ``append`` keeps a weak reference."""
+
+    def __init__(self, refs: list):
+        refs[:] = [r for r in refs if r() is not None]
+        self._refs = refs
+
+    def append(self, stream) -> None:
+        self._refs.append(weakref.ref(stream))
+
+    def __iter__(self):
+        return iter([s for s in (r() for r in list(self._refs)) if s is not None])
 
 
 class DeviceArray:
@@ -44,6 +71,8 @@ class DeviceArray:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def copy_from_host(self, a: np.ndarray) -> DeviceArray:
+        """A copy on the default stream: after the work of every blocking stream."""
+        sync_blocking(self.device)
         a = np.ascontiguousarray(a)
         if a.nbytes != self.nbytes:
             raise LaunchError(f"copy of {a.nbytes} bytes into a device array of {self.nbytes} bytes")
@@ -51,6 +80,8 @@ class DeviceArray:
         return self
 
     def copy_to_host(self) -> np.ndarray:
+        """A copy on the default stream: after the work of every blocking stream."""
+        sync_blocking(self.device)
         raw = self.device.memory.read(self.ptr, self.nbytes)
         return np.frombuffer(raw.tobytes(), dtype=self.dtype).reshape(self.shape).copy()
 
@@ -90,5 +121,6 @@ def empty(shape, dtype=np.float32, device: Device | None = None) -> DeviceArray:
 
 def zeros(shape, dtype=np.float32, device: Device | None = None) -> DeviceArray:
     arr = empty(shape, dtype, device)
+    sync_blocking(arr.device)
     arr.device.memory.memset(arr.ptr, 0, arr.nbytes)
     return arr

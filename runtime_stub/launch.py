@@ -10,6 +10,7 @@ from xcc.diagnostics import KernelFault, LaunchError, SourceLoc
 from xcc.driver import Source
 from xcc.runtime.device import Device
 from xcc.runtime.params import pack_params
+from xcc.runtime.queues import PendingLaunch, Stream, run_on
 
 
 def dim3(v, what: str) -> tuple[int, int, int]:
@@ -39,9 +40,12 @@ class Function:
         """Active CTAs per SM for ``block_size`` threads and the resource that limits them."""
         return occupancy(self.kernel, self.device.machine, block_size, shared_mem)
 
-    def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True) -> LaunchStats:
+    def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
+               stream: Stream | None = None) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion on the default stream and return its statistics; ``timing=False``
-        skips the cycle model (``cycles`` None, no ``metrics``), the results are the same."""
+        skips the cycle model (``cycles`` None, no ``metrics``), the results are the same.  With a
+        ``stream`` (:class:`xcc.runtime.queues.Stream`) the launch is checked and enqueued, and returns at
+        once a :class:`~xcc.runtime.queues.PendingLaunch` whose ``stats`` exist after synchronisation."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         k = self.kernel
         limits = self.device.machine.limits
@@ -55,16 +59,21 @@ class Function:
             raise LaunchError(f"{k.shared_bytes + shared_mem} bytes of shared memory exceed the per-block "
                               f"limit of {limits['shared_memory_per_block']}")
         params = pack_params(k, list(args))
-        try:
-            return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
-                              timing=timing, module_globals=self.module_globals)
-        except KernelFault as e:
-            if e.loc is None and self.source is not None and getattr(e, "line", 0):
-                e.loc = source_loc(self.source, e.line)
-            raise
 
-    def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True) -> LaunchStats:
-        return self.launch(grid, block, args, shared_mem, timing)
+        def run() -> LaunchStats:
+            try:
+                return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
+                                  timing=timing, module_globals=self.module_globals)
+            except KernelFault as e:
+                if e.loc is None and self.source is not None and getattr(e, "line", 0):
+                    e.loc = source_loc(self.source, e.line)
+                raise
+
+        return run_on(stream, self.device, run, f"the launch of '{k.name}'")
+
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
+                 stream: Stream | None = None) -> LaunchStats | PendingLaunch:
+        return self.launch(grid, block, args, shared_mem, timing, stream)
 
 
 def source_loc(source: Source, line: int) -> SourceLoc:

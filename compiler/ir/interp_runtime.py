@@ -29,6 +29,7 @@ from xcc.passes import PassManager, pipeline_for_level
 from xcc.runtime.device import Device, default_device
 from xcc.runtime.launch import dim3
 from xcc.runtime.params import pack_params
+from xcc.runtime.queues import PendingLaunch, Stream, run_on
 
 
 def build_ir(src, opt_level: int = 0, verify: bool = False) -> Module:
@@ -61,11 +62,15 @@ class IRFunction:
     def name(self) -> str:
         return self.fn.name
 
-    def launch(self, grid, block, args=(), shared_mem: int = 0, max_steps: int | None = None) -> LaunchStats:
-        """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does."""
+    def launch(self, grid, block, args=(), shared_mem: int = 0, max_steps: int | None = None,
+               stream: Stream | None = None) -> LaunchStats | PendingLaunch:
+        """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does (on ``stream``: enqueued)."""
         params = pack_params(self.fn, list(args))
-        return run_function(self.module, self.fn.name, dim3(grid, "grid"), dim3(block, "block"), params,
-                            self.device.memory, shared_mem, max_steps, self.device.machine, self.module_globals)
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        return run_on(stream, self.device,
+                      lambda: run_function(self.module, self.fn.name, grid, block, params, self.device.memory,
+                                           shared_mem, max_steps, self.device.machine, self.module_globals),
+                      f"the launch of '{self.fn.name}'")
 
     __call__ = launch
 
