@@ -2,7 +2,8 @@
 
 A pass is a frozen dataclass with a ``name`` and a ``run(module)`` method; its
 fields are its options (as in xDSL and MLIR).  ``-O0`` runs no optimisation,
-``-O1`` folds constants and removes dead code, ``-O2``/``-O3`` iterate them.
+``-O1`` folds constants and removes dead code, ``-O2``/``-O3`` also if-convert short branches over
+pure code (:mod:`xcc.passes.ifconvert`) and fold and clean up again.
 With ``verify=True`` (debug mode) the IR verifier runs after every pass.
 """
 
@@ -35,13 +36,14 @@ class FunctionPass:
 _REGISTRY: dict[str, str] = {
     "constfold": "xcc.passes.constfold:ConstantFold",
     "dce": "xcc.passes.dce:DeadCodeElimination",
+    "ifconvert": "xcc.passes.ifconvert:IfConversion",
 }
 
 PIPELINES: dict[int, list[str]] = {
     0: [],
     1: ["constfold", "dce"],
-    2: ["constfold", "dce", "constfold", "dce"],
-    3: ["constfold", "dce", "constfold", "dce"],
+    2: ["constfold", "dce", "ifconvert", "constfold", "dce"],
+    3: ["constfold", "dce", "ifconvert", "constfold", "dce"],
 }
 
 
