@@ -14,8 +14,9 @@ the functional results.  The model, in order of what it covers:
   ready warp chosen greedy-then-oldest (``gto``) or loose round-robin (``lrr``).
 * **Dependencies come from the control codes only**, as on the hardware: the next instruction of
   a warp waits ``stall`` cycles and for the scoreboards in its wait mask.  A scoreboard set by a
-  variable-latency instruction is released after that instruction's latency: its class's
-  ``[latency]`` for SFU/S2R/LDC/SHFL/division; ``lsu + wavefronts - 1`` for shared memory;
+  variable-latency instruction is released after that instruction's latency (a scoreboard counts
+  its pending writes: with several outstanding, after the last to complete).  The latency: its
+  class's ``[latency]`` for SFU/S2R/LDC/SHFL/division; ``lsu + wavefronts - 1`` for shared memory;
   ``l1_hit`` for local memory; ``l2_hit`` or ``dram`` plus ``ceil(sectors / l1_sectors_per_cycle) - 1``
   for global and generic memory.
 * **Memory hit model (simple, stated):** a 32-byte sector's first access in the launch (in the
@@ -24,7 +25,8 @@ the functional results.  The model, in order of what it covers:
   global.  Local memory is interleaved per thread (coalesced) and always hits in L1.
 * **Throughput.**  Each pipe of a sub-partition accepts an instruction every ``1 / [issue] pipe``
   cycles (math_pipe_throttle); per SM, the shared-memory unit is busy one cycle per wavefront
-  (mio_throttle) and the L1 one cycle per ``l1_sectors_per_cycle`` sectors (lg_throttle).
+  (mio_throttle) and the L1 one cycle per ``l1_sectors_per_cycle`` sectors (lg_throttle).  The
+  SM's sub-partitions get these shared units round-robin (each cycle a different one first).
 * **Barriers.**  A warp that issues BAR waits until every unfinished warp of its CTA has
   arrived; a warp is finished after its last instruction.
 
@@ -262,14 +264,18 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     thr_until = [0.0] * nwarps
     thr_why = ["math_pipe_throttle"] * nwarps
     warp_cycles = 0
-    heap: list[tuple[int, int]] = []
+    heap: list[tuple[int, int, int]] = []  # (time, arbitration rank, sub-partition)
     next_cta = 0
     t_end = 0
 
     def schedule(sp: int, t: int) -> None:
         if sp_sched[sp] < 0 or t < sp_sched[sp]:
             sp_sched[sp] = t
-            heapq.heappush(heap, (t, sp))
+            # the SM's shared units (MIO, LG) are arbitrated round-robin: in cycle t the SM's
+            # sub-partition t % nsub is served first, then the next ones (a fixed order would let the
+            # first sub-partitions starve the others and finish their warps early, leaving the units
+            # idle at the end of a memory-bound phase)
+            heapq.heappush(heap, (t, (sp - t) % nsub, sp))
 
     def dispatch(sm: int, t: int, most: int = 1 << 30) -> None:
         nonlocal next_cta
@@ -338,7 +344,7 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
                 dispatch(sm, 0, 1)
 
     while heap:
-        t, sp = heapq.heappop(heap)
+        t, _, sp = heapq.heappop(heap)
         if sp_sched[sp] != t:
             continue
         sp_sched[sp] = -1
@@ -415,8 +421,12 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
                 g2[0] += 1
                 g2[1] += sectors
         if st.wsb >= 0:
-            sbs[w][st.wsb] = t + latency
-            sbl[w][st.wsb] = st.long
+            # a scoreboard counts its outstanding writes (the contract backend/hazards.py checks): a wait
+            # on it lasts until the last of them completes, not the last one issued (an L2 hit issued
+            # after a DRAM miss, or an S2R after an LDG, on the same scoreboard)
+            if t + latency >= sbs[w][st.wsb]:
+                sbs[w][st.wsb] = t + latency
+                sbl[w][st.wsb] = st.long
         if st.rsb >= 0:
             sbs[w][st.rsb] = max(sbs[w][st.rsb], t + 2)
         pos[w] = i + 1

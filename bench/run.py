@@ -1,4 +1,5 @@
-"""Benchmarks: compile time against ptxas, interpreter throughput, JIT cache-hit latency.
+"""Benchmarks: compile time against ptxas, interpreter throughput, JIT cache-hit latency, and the
+cycle model's microbenchmarks (bench/microbench.py).
 
     python bench/run.py            (or: make bench)
 
@@ -147,6 +148,11 @@ def main() -> None:
               f"`rt.load_module(ptx_text).get_function(name)` on a warm cache: {hit * 1e3:.3f} ms "
               "(no PTX parsing on the hit path: SHA-256 of the text and options, a diskcache read, "
               "and container validation).", ""]
+    import microbench  # bench/microbench.py: the cycle model against the machine description
+
+    t0 = time.perf_counter()
+    figs = microbench.measure()
+    lines += microbench.markdown_section(figs, seconds=time.perf_counter() - t0) + [""]
     out = ROOT / "docs" / "BENCHMARKS.md"
     out.write_text("\n".join(lines))
     print("\n".join(lines))

@@ -39,7 +39,7 @@ def test_a_launch_on_a_stream_returns_at_once_and_runs_at_synchronisation(engine
     p2 = fn.launch((n + 127) // 128, 128, _args(n, 3.0, d_x, d_y), stream=s)
     assert not p1.done and not s.query()
     with pytest.raises(LaunchError, match="has not run yet"):
-        p1.stats
+        _ = p1.stats
     assert dev.memory.read(d_y.ptr, 4 * n).view(np.float32).tolist() == y.tolist()  # nothing ran
     p1.synchronize()  # runs the stream up to p1 only
     assert p1.done and not p2.done

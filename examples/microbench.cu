@@ -1,0 +1,224 @@
+// Microbenchmarks for xcc's cycle model (backend/timing.py), in the style of Wong et al.,
+// "Demystifying GPU Microarchitecture through Microbenchmarking" (ISPASS 2010) and Jia et al.,
+// "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (2018). bench/microbench.py
+// runs them and derives latencies, issue rates, bank-conflict wavefronts and sectors per request;
+// tests/test_microbench.py checks them against the machine description (backend/machines/xg1.toml).
+//
+// Every measurement is a slope: the same kernel at two sizes (a template instance per size for the
+// straight-line chains, a trip count for the memory chases), so launch and drain costs cancel.
+// The chains are inline `asm volatile` so that nvcc keeps every instruction, in order.
+
+template <int N>
+__device__ __forceinline__ float ffma_chain(float a, float b, float c) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(a) : "f"(b), "f"(c));
+  return a;
+}
+
+template <int N>
+__device__ __forceinline__ unsigned alu_chain(unsigned a, unsigned b) {
+#pragma unroll
+  for (int i = 0; i < N; i += 2) {  // IADD3, LOP3, IADD3, ...
+    asm volatile("add.s32 %0, %0, %1;" : "+r"(a) : "r"(b));
+    asm volatile("xor.b32 %0, %0, %1;" : "+r"(a) : "r"(b));
+  }
+  return a;
+}
+
+template <int N>
+__device__ __forceinline__ float mufu_chain(float a) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("sin.approx.f32 %0, %0;" : "+f"(a));  // MUFU.SIN, bounded
+  return a;
+}
+
+template <int N>
+__device__ __forceinline__ double dfma_chain(double a, double b, double c) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("fma.rn.f64 %0, %0, %1, %2;" : "+d"(a) : "d"(b), "d"(c));
+  return a;
+}
+
+// Dependent chains, one warp: cycles per instruction = the class's latency.
+#define LATENCY_KERNELS(N)                                                                  \
+  extern "C" __global__ void ffma_chain_##N(float *out, float b, float c) {                 \
+    out[threadIdx.x] = ffma_chain<N>((float)threadIdx.x, b, c);                             \
+  }                                                                                         \
+  extern "C" __global__ void alu_chain_##N(unsigned *out, unsigned b) {                     \
+    out[threadIdx.x] = alu_chain<N>(threadIdx.x, b);                                        \
+  }                                                                                         \
+  extern "C" __global__ void mufu_chain_##N(float *out, float x) {                          \
+    out[threadIdx.x] = mufu_chain<N>(x + (float)threadIdx.x);                               \
+  }                                                                                         \
+  extern "C" __global__ void dfma_chain_##N(double *out, double b, double c) {              \
+    out[threadIdx.x] = dfma_chain<N>((double)threadIdx.x, b, c);                            \
+  }
+
+LATENCY_KERNELS(64)
+LATENCY_KERNELS(128)
+
+// Independent streams, many warps (launch one CTA of 1024 threads = 8 warps per scheduler):
+// instructions per cycle per SM = subpartitions * the pipe's issue rate. The set-up uses no other
+// pipe (no int -> float conversion), so it cannot overlap the streams differently at each size.
+template <int R>
+__device__ __forceinline__ void ffma_streams(float (&a)[8], float b, float c) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(a[k]) : "f"(b), "f"(c));
+}
+
+template <int R>
+__device__ __forceinline__ void alu_streams(unsigned (&a)[8], unsigned b) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) asm volatile("add.s32 %0, %0, %1;" : "+r"(a[k]) : "r"(b));
+}
+
+template <int R>
+__device__ __forceinline__ void mufu_streams(float (&a)[4]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) asm volatile("sin.approx.f32 %0, %0;" : "+f"(a[k]));
+}
+
+template <int R>
+__device__ __forceinline__ void dfma_streams(double (&a)[4], double b, double c) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) asm volatile("fma.rn.f64 %0, %0, %1, %2;" : "+d"(a[k]) : "d"(b), "d"(c));
+}
+
+#define THROUGHPUT_KERNELS(R)                                                               \
+  extern "C" __global__ void ffma_streams_##R(float *out, float b, float c) {               \
+    float a[8];                                                                             \
+    for (int k = 0; k < 8; ++k) a[k] = c + (float)k;                                        \
+    ffma_streams<R>(a, b, c);                                                               \
+    float s = 0.0f;                                                                         \
+    for (int k = 0; k < 8; ++k) s += a[k];                                                  \
+    out[threadIdx.x] = s;                                                                   \
+  }                                                                                         \
+  extern "C" __global__ void alu_streams_##R(unsigned *out, unsigned b) {                   \
+    unsigned a[8];                                                                          \
+    for (int k = 0; k < 8; ++k) a[k] = b ^ k;                                               \
+    alu_streams<R>(a, b);                                                                   \
+    out[threadIdx.x] = ((a[0] ^ a[1]) ^ (a[2] ^ a[3])) ^ ((a[4] ^ a[5]) ^ (a[6] ^ a[7]));   \
+  }                                                                                         \
+  extern "C" __global__ void mufu_streams_##R(float *out, float x) {                        \
+    float a[4];                                                                             \
+    for (int k = 0; k < 4; ++k) a[k] = x + (float)k;                                        \
+    mufu_streams<R>(a);                                                                     \
+    out[threadIdx.x] = (a[0] + a[1]) + (a[2] + a[3]);                                       \
+  }                                                                                         \
+  extern "C" __global__ void dfma_streams_##R(double *out, double b, double c) {            \
+    double a[4];                                                                            \
+    for (int k = 0; k < 4; ++k) a[k] = c + (double)k;                                       \
+    dfma_streams<R>(a, b, c);                                                               \
+    out[threadIdx.x] = (a[0] + a[1]) + (a[2] + a[3]);                                       \
+  }
+
+THROUGHPUT_KERNELS(16)
+THROUGHPUT_KERNELS(32)
+
+// Memory throughput: one CTA of 16 or 32 warps (the slope is over the CTA size, so that every
+// warp's own prologue and epilogue stay the same), K independent loads per thread, issued back to
+// back, one instruction each (the offsets are immediates), then summed by a balanced tree.
+// Global: thread t's k-th load reads in[t * stride + k * 32768]: 32-byte sectors per cycle per SM =
+// [memory] l1_sectors_per_cycle. Shared: lane l's k-th load reads word (l * stride) % 1024 + k:
+// shared wavefronts per cycle per SM (the model's shared-memory unit takes one per cycle).
+template <int K, int k = 0>  // v[k] = the float at p + k * 128 KiB, ... (immediate offsets)
+__device__ __forceinline__ void gloads(float (&v)[K], const float *p) {
+  if constexpr (k < K) {
+    asm volatile("ld.global.f32 %0, [%1+%2];" : "=f"(v[k]) : "l"(p), "n"(k * 131072));
+    gloads<K, k + 1>(v, p);
+  }
+}
+
+template <int K, int k = 0>  // v[k] = the float at shared address a + 4 k, ...
+__device__ __forceinline__ void sloads(float (&v)[K], unsigned a) {
+  if constexpr (k < K) {
+    asm volatile("ld.shared.f32 %0, [%1+%2];" : "=f"(v[k]) : "r"(a), "n"(4 * k));
+    sloads<K, k + 1>(v, a);
+  }
+}
+
+template <int N>  // v[0] + ... + v[N-1] as a balanced tree (nvcc keeps the association of floats)
+__device__ __forceinline__ float tree_sum(const float *v) {
+  if constexpr (N == 1) return v[0];
+  else return tree_sum<N / 2>(v) + tree_sum<N - N / 2>(v + N / 2);
+}
+
+template <int K>
+__device__ __forceinline__ float gload_streams(const float *in, int stride) {
+  float v[K];
+  gloads<K>(v, in + threadIdx.x * stride);
+  return tree_sum<K>(v);
+}
+
+template <int K>
+__device__ __forceinline__ float sload_streams(int stride) {
+  __shared__ float buf[1024 + K];
+  float v[K];
+  sloads<K>(v, (unsigned)__cvta_generic_to_shared(&buf[(threadIdx.x * stride) % 1024]));
+  return tree_sum<K>(v);
+}
+
+#define MEMORY_THROUGHPUT_KERNELS(K)                                                        \
+  extern "C" __global__ void gload_streams_##K(const float *in, float *out, int stride) {   \
+    out[threadIdx.x] = gload_streams<K>(in, stride);                                        \
+  }                                                                                         \
+  extern "C" __global__ void sload_streams_##K(float *out, int stride) {                    \
+    out[threadIdx.x] = sload_streams<K>(stride);                                            \
+  }
+
+MEMORY_THROUGHPUT_KERNELS(32)
+
+// Pointer chase in global memory, one thread: `p` is the address of the first element of a cycle
+// of 64-bit pointers (each in its own 32-byte sector); 16 * iters dependent loads. A sector's first
+// touch in a launch goes to DRAM, later ones hit in L2.
+extern "C" __global__ void chase_global(unsigned long long p, int iters, unsigned long long *out) {
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) asm volatile("ld.global.u64 %0, [%0];" : "+l"(p));
+  }
+  *out = p;
+}
+
+// Pointer chase in shared memory, one thread: a cycle of `n` shared addresses `stride` words apart,
+// built by the thread itself, then 16 * iters dependent loads.
+extern "C" __global__ void chase_shared(unsigned *out, int n, int stride, int iters) {
+  __shared__ unsigned buf[4096];
+  for (int i = 0; i < n; ++i)
+    buf[i * stride] = (unsigned)__cvta_generic_to_shared(&buf[((i + 1) % n) * stride]);
+  unsigned a = (unsigned)__cvta_generic_to_shared(&buf[0]);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(a));
+  }
+  *out = a;
+}
+
+// Bank conflicts, one warp: lane l reads word l * stride (each word holds its own address, so the
+// loads form a chain), 16 * iters times. Wavefronts per request = the most distinct words that
+// fall in one bank: gcd(stride, 32) for 32 banks.
+extern "C" __global__ void smem_stride(unsigned *out, int stride, int iters) {
+  __shared__ unsigned buf[32 * 33];
+  unsigned a = (unsigned)__cvta_generic_to_shared(&buf[threadIdx.x * stride]);
+  buf[threadIdx.x * stride] = a;
+  __syncwarp();
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(a));
+  }
+  out[threadIdx.x] = a;
+}
+
+// Coalescing: thread i of the grid loads in[i * stride] and stores it to out[i]; 32-byte sectors
+// per warp request: 4 for stride 1 (128 contiguous bytes), 32 from stride 8 floats on.
+extern "C" __global__ void gload_stride(const float *in, float *out, int stride) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = in[(size_t)i * stride];
+}
