@@ -148,6 +148,9 @@ def main() -> None:
               f"`rt.load_module(ptx_text).get_function(name)` on a warm cache: {hit * 1e3:.3f} ms "
               "(no PTX parsing on the hit path: SHA-256 of the text and options, a diskcache read, "
               "and container validation).", ""]
+    import throughput  # bench/throughput.py: the emulator issue's headline workloads
+
+    lines += throughput.section(throughput.headline_throughput())
     import microbench  # bench/microbench.py: the cycle model against the machine description
 
     t0 = time.perf_counter()
