@@ -63,6 +63,7 @@ TRACE_CAP = 1 << 21
 STALL_REASONS = ("selected", "not_selected", "wait", "long_scoreboard", "short_scoreboard", "barrier",
                  "mio_throttle", "lg_throttle", "math_pipe_throttle")
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+_REASON_INDEX = {r: i for i, r in enumerate(STALL_REASONS)}
 
 # memory space of a memory instruction, by mnemonic (without .64)
 _SPACE = {"LDG": "g", "STG": "g", "ATOMG": "g", "LD": "g", "ST": "g", "ATOM": "g",
@@ -227,6 +228,7 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     bounds = np.searchsorted(W, np.arange(nwarps + 1))
     PCl, Vl, Ml = PC.tolist(), V.tolist(), M.tolist()
     stall = dict.fromkeys(STALL_REASONS, 0)
+    pc_samples = [[0] * len(STALL_REASONS) for _ in insts]  # per pc: warp-cycles by reason (Nsight's source view)
     pipe_insts: dict[str, int] = {}
     conf = {"ld": [0, 0], "st": [0, 0]}  # shared: [requests, wavefronts]
     glob = {"ld": [0, 0], "st": [0, 0]}  # global: [requests, sectors]
@@ -387,15 +389,19 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
         st = static[pc]
         # attribute [since, t) then the issue cycle
         cur = since[w]
+        row = pc_samples[pc]
         for until, why in ((w_wait[w], "wait"), (w_sb[w], "long_scoreboard" if w_sbl[w] else "short_scoreboard"),
                            (w_bar[w], "barrier"), (thr_until[w], thr_why[w])):
             u = min(math.ceil(until), t)
             if u > cur:
                 stall[why] += u - cur
+                row[_REASON_INDEX[why]] += u - cur
                 cur = u
         if t > cur:
             stall["not_selected"] += t - cur
+            row[1] += t - cur
         stall["selected"] += 1
+        row[0] += 1
         warp_cycles += t + 1 - since[w]
         since[w] = t + 1
         thr_until[w] = 0.0
@@ -493,6 +499,9 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
         metrics[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.ratio"] = sec / req if req else 0.0
     for p in sorted(pipe_insts):
         metrics[f"sm__inst_executed_pipe_{p}.sum"] = pipe_insts[p]
+    # the stall samples of each instruction (the pc a waiting warp will issue next), for hot-spot views:
+    # rows [pc, selected, not_selected, wait, ...] in STALL_REASONS order, for every pc that issued
+    metrics["xcc__pc_samples"] = [[pc, *row] for pc, row in enumerate(pc_samples) if row[0]]
     metrics["xcc__sampled_ctas"] = nctas
     metrics["xcc__total_ctas"] = total_ctas
     return int(metrics["gpc__cycles_elapsed.max"]), metrics

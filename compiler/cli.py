@@ -206,8 +206,10 @@ def parse_run_arg(text: str):
               help="isa: compiled code on the ISA interpreter; ir: the IR interpreter (PTX semantics).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Save every buffer (.npz).")
 @click.option("--stats", "show_stats", is_flag=True, help="Print the launch statistics.")
+@click.option("--hotspots", type=click.IntRange(1), default=None, metavar="N",
+              help="Print the N PTX lines the cycle model attributes the most warp-cycles to (engine isa).")
 @click.argument("args", nargs=-1)
-def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, show_stats, args):
+def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, show_stats, hotspots, args):
     """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
     from xcc import runtime as rt
 
@@ -241,7 +243,16 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, sh
                    f"cycles={stats.cycles}")
         if show_stats:
             for name, value in getattr(stats, "metrics", {}).items():
+                if isinstance(value, list):  # per-instruction samples: see --hotspots
+                    continue
                 click.echo(f"  {name} = {value:.3f}" if isinstance(value, float) else f"  {name} = {value}")
+    if hotspots:
+        if engine != "isa":
+            raise click.BadParameter("--hotspots needs the cycle model: --engine isa")
+        from xcc.backend.hotspots import format_hotspots
+        from xcc.backend.hotspots import hotspots as rank
+
+        click.echo(format_hotspots(rank(stats, fn.kernel, hotspots), source.read_text().splitlines()))
 
 
 def main(argv: list[str] | None = None) -> int:
