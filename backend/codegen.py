@@ -4,6 +4,11 @@
     register allocation with spilling to local memory (+ checker) -> copy cleanup -> list scheduling ->
     layout -> control codes -> encoding
 
+A kernel that calls device functions is compiled with every function it reaches into one image: each
+function runs the pipeline up to control codes on its own (values live across a call spilled first:
+the calling convention of :mod:`xcc.backend.isel_calls`), then the frame sizes are patched into the
+call sequences, the functions are laid out after the kernel and the CALL targets resolved.
+
 Each stage is a function of its own module; this module only sequences them
 and gathers the metadata that ``xcc compile -v`` and the object file report.
 """
@@ -15,16 +20,18 @@ from dataclasses import dataclass
 from xcc.backend.control import assign_control_codes
 from xcc.backend.convergence import insert_convergence_barriers
 from xcc.backend.encoding import disassemble, encode_all
+from xcc.backend.isa import CBANK_GLOBALS, MAX_GLOBALS, PT, RZ
 from xcc.backend.isel import InstructionSelector, MBlock
+from xcc.backend.isel_calls import RESERVED
 from xcc.backend.machine import Machine
-from xcc.backend.minst import Imm, MInst
+from xcc.backend.minst import Imm, MInst, VReg
 from xcc.backend.objfile import GlobalVar, KernelImage, ParamInfo
 from xcc.backend.pred_spill import PredSpills, spill_predicates
-from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, rewrite
+from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, liveness, rewrite
 from xcc.backend.schedule import schedule_blocks
-from xcc.backend.spill import MIN_REGISTERS, allocate_with_spilling
+from xcc.backend.spill import MIN_REGISTERS, Spills, allocate_with_spilling
 from xcc.diagnostics import UnsupportedError
-from xcc.ir.core import Function, Variable
+from xcc.ir.core import Function, Variable, layout_variables
 
 
 @dataclass
@@ -35,8 +42,11 @@ class BackendOptions:
 
 
 def compile_function(fn: Function, machine: Machine, options: BackendOptions | None = None,
-                     module_vars: list[Variable] = (), report: dict | None = None) -> KernelImage:
+                     module_vars: list[Variable] = (), report: dict | None = None,
+                     functions: dict[str, Function] | None = None) -> KernelImage:
     """``module_vars``: the module's variables, for the kernel's module-level ``.shared``/``.local`` ones.
+    ``functions``: the module's functions by name, for the device functions the kernel calls (compiled
+    into the kernel's image after it, :mod:`xcc.backend.isel_calls`).
     ``report``, when given, receives ``pred_spills`` (the :class:`PredSpills` of the kernel) and
     ``spills`` (its :class:`xcc.backend.spill.Spills`: general registers spilled to local memory).
     A register limit below :data:`MIN_REGISTERS` is raised to it, as ptxas raises one below its ABI
@@ -47,26 +57,36 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     maxnreg = fn.directives.get("maxnreg")
     max_regs = max(MIN_REGISTERS, min(options.max_registers, maxnreg[0] if maxnreg else 255,
                                       int(machine.limits.get("max_registers_per_thread", 255))))
-    sel = InstructionSelector(fn, module_vars).select()
-    blocks = sel.blocks
-    insert_convergence_barriers(blocks)
-    eliminate_dead_code(blocks)
-    spills: PredSpills = spill_predicates(blocks, fn.name)
+    funcs = reachable_functions(fn, functions or {})
+    has_calls = any(i.op == "call" for f in funcs for i in f.instructions())
+    messages: list[str] = []
+    sels = [InstructionSelector(f, module_vars) for f in funcs]
+    if len(funcs) > 1:
+        _share_module_layout(funcs, sels, module_vars)
+    bodies = [_compile_body(sel, machine, options, max_regs, functions or {}, messages, has_calls)
+              for sel in sels]
+    kbody = bodies[0]
     if report is not None:
-        report["pred_spills"] = spills
-    frame = (sel.local_bytes + 7) & ~7  # spill slots follow the kernel's own .local variables
-    assign, nregs, gspills = allocate_with_spilling(blocks, max_regs, fn.name, frame, spills.origin)
-    if report is not None:
-        report["spills"] = gspills
-    if options.check:
-        check_allocation(blocks, assign, gspills.origin, gspills.accesses)
-    rewrite(blocks, assign)
-    _remove_self_moves(blocks)
-    _remove_fallthrough_branches(blocks)
-    if options.schedule:
-        schedule_blocks(blocks, machine)
-    assign_control_codes(blocks, machine)
-    insts = _layout(blocks)
+        report["pred_spills"] = kbody.pred_spills
+        report["spills"] = kbody.spills
+    sel = kbody.sel
+    stack = 0
+    if has_calls:
+        frames = {b.fn.name: b.frame_bytes for b in bodies}
+        for b in bodies:
+            for m, fld, sign, callee in b.sel.frame_fixups:
+                size = sign * frames[callee or b.fn.name]
+                v = m.ops[fld]
+                m.ops[fld] = Imm((v.value + size) & 0xFFFFFFFF) if isinstance(v, Imm) else v + size
+        stack = call_stack_bytes(funcs, frames, {b.fn.name: b.sel.out_bytes for b in bodies})
+    insts: list[MInst] = []
+    starts: dict[str, int] = {}
+    for b in bodies:
+        starts[b.fn.name] = len(insts)
+        insts += b.insts
+    for i, m in enumerate(insts):
+        if m.mnemonic == "CALL":
+            m.ops["b"] = starts[m.ops["b"]] - (i + 1)
     code = encode_all(insts)
     bars = {m.ops["b"].value for m in insts if m.mnemonic == "BAR" and isinstance(m.ops.get("b"), Imm)}
     reqntid = fn.directives.get("reqntid")
@@ -74,18 +94,198 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     max_threads = 1
     for d in (reqntid or maxntid or [int(machine.limits["max_threads_per_block"])]):
         max_threads *= d
+    gspills = kbody.spills
+    if has_calls:
+        local_bytes = kbody.frame_bytes + stack
+    else:
+        local_bytes = kbody.frame + gspills.frame_bytes if gspills.frame_bytes else sel.local_bytes
+    shared = max(b.sel.shared_bytes for b in bodies)
     return KernelImage(
         name=fn.name, code=code,
         params=[ParamInfo(p.name, p.type, p.offset, p.size) for p in fn.params],
-        registers=max(nregs, 1), shared_bytes=sel.shared_bytes,
-        local_bytes=frame + gspills.frame_bytes if gspills.frame_bytes else sel.local_bytes,
-        spill_bytes=gspills.frame_bytes, spill_stores=gspills.store_bytes, spill_loads=gspills.load_bytes,
+        registers=max(max(b.nregs for b in bodies), 1), shared_bytes=shared,
+        local_bytes=local_bytes,
+        spill_bytes=sum(b.spills.frame_bytes for b in bodies), spill_stores=sum(b.spills.store_bytes for b in bodies),
+        spill_loads=sum(b.spills.load_bytes for b in bodies),
         barriers=len(bars), max_threads=max_threads, machine_hash=machine.hash,
         lines=[m.line for m in insts],
         debug_lines=[list(m.debug_loc) if m.debug_loc else None for m in insts],
         reqntid=list(reqntid) if reqntid else None,
-        globals=[GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None) for v in sel.globals],
+        globals=[GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None) for v in _image_globals(bodies)],
+        stack_bytes=stack, functions=[[b.fn.name, starts[b.fn.name]] for b in bodies[1:]], messages=messages,
     )
+
+
+RECURSIVE_STACK_BYTES = 8192
+"""The call stack of a kernel whose call graph is recursive (its depth is not known statically).  CUDA's
+default (``cudaLimitStackSize``) is 1 KiB; xg1's frames are larger (arguments in memory, every live value
+saved around a call), so 8 KiB per thread."""
+
+
+@dataclass
+class _Body:
+    """One function of an image, compiled up to control codes and laid out on its own."""
+
+    fn: Function
+    sel: object
+    insts: list[MInst]
+    nregs: int
+    frame: int  # 8-aligned end of the function's own variables: where spill slots start
+    spills: Spills
+    pred_spills: PredSpills
+
+    @property
+    def frame_bytes(self) -> int:
+        """The function's frame: its variables and spill slots, 16-byte aligned, then its outgoing-argument
+        area."""
+        return ((self.frame + self.spills.frame_bytes + 15) & ~15) + self.sel.out_bytes
+
+
+def reachable_functions(fn: Function, functions: dict[str, Function]) -> list[Function]:
+    """``fn`` and the device functions it calls, transitively, in discovery order (calls to the CUDA
+    runtime's builtins and to functions no module defines are left to selection to refuse)."""
+    order, seen, work = [fn], {fn.name}, [fn]
+    while work:
+        for i in work.pop(0).instructions():
+            if i.op != "call":
+                continue
+            name = i.attrs["callee"]
+            if name not in seen and name in functions and not functions[name].is_entry:
+                seen.add(name)
+                order.append(functions[name])
+                work.append(functions[name])
+    return order
+
+
+def call_stack_bytes(funcs: list[Function], frames: dict[str, int], out: dict[str, int]) -> int:
+    """Bytes of call stack past the kernel ``funcs[0]``'s frame: the deepest chain of callee frames (each
+    starts at its caller's outgoing-argument area, ``out``), or :data:`RECURSIVE_STACK_BYTES` for a
+    recursive call graph."""
+    calls = {f.name: [i.attrs["callee"] for i in f.instructions() if i.op == "call"] for f in funcs}
+    need: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def deepest(name: str) -> int | None:  # the stack below ``name``'s frame, None if recursive
+        if name in need:
+            return need[name]
+        if name in visiting:
+            return None
+        visiting.add(name)
+        best = 0
+        for c in calls.get(name, []):
+            if c in frames:
+                below = deepest(c)
+                if below is None:
+                    return None
+                best = max(best, frames[c] - out[name] + below)
+        visiting.discard(name)
+        need[name] = best
+        return best
+
+    below = deepest(funcs[0].name)
+    return RECURSIVE_STACK_BYTES if below is None else below
+
+
+def _image_globals(bodies: list[_Body]) -> list[Variable]:
+    out, seen = [], set()
+    for b in bodies:
+        for v in b.sel.globals:
+            if v.name not in seen:
+                seen.add(v.name)
+                out.append(v)
+    return out
+
+
+def _share_module_layout(funcs: list[Function], sels: list, module_vars) -> None:
+    """One layout of shared memory and one table of ``.global`` addresses for every function of an image,
+    as the IR interpreter lays them out: the functions' ``.shared`` variables, then the module's that any
+    of them uses; the kernel's ``.global`` variables first, then those only its callees use."""
+    used = {i.attrs["symbol"] for f in funcs for i in f.instructions() if i.op == "addr_of"}
+    shared = ([v for f in funcs for v in f.variables if v.space == "shared"]
+              + [v for v in module_vars if v.space == "shared" and v.name in used])
+    offsets, size = layout_variables(shared)
+    globs, seen = [], set()
+    for sel in sels:
+        for v in sel.globals:
+            if v.name not in seen:
+                seen.add(v.name)
+                globs.append(v)
+    if len(globs) > MAX_GLOBALS:
+        raise UnsupportedError(f"kernel '{funcs[0].name}' and the functions it calls use {len(globs)} .global "
+                               f"variables, more than the {MAX_GLOBALS} constant bank 0 has room for", funcs[0].loc)
+    for sel in sels:
+        sel.shared_offsets, sel.shared_bytes = offsets, size
+        sel.globals = globs
+        sel.global_slots = {v.name: CBANK_GLOBALS + 8 * i for i, v in enumerate(globs)}
+
+
+def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
+                  functions: dict[str, Function], messages: list[str], has_calls: bool) -> _Body:
+    fn = sel.fn
+    sel.messages = messages
+    sel.set_callees(functions)
+    blocks = _split_at_calls(sel.select().blocks)
+    insert_convergence_barriers(blocks)
+    eliminate_dead_code(blocks)
+    spills: PredSpills = spill_predicates(blocks, fn.name)
+    frame = (sel.local_bytes + 7) & ~7  # spill slots follow the function's own variables
+    force = live_across_calls(blocks) if has_calls else []
+    assign, nregs, gspills = allocate_with_spilling(
+        blocks, max_regs, fn.name, frame, spills.origin, base_reg=sel.frame_base,
+        reserved=RESERVED if has_calls else frozenset(), force=force, pinned=sel.call_probes)
+    if options.check:
+        check_allocation(blocks, assign, gspills.origin, gspills.accesses)
+    rewrite(blocks, assign)
+    _remove_self_moves(blocks)
+    _remove_fallthrough_branches(blocks)
+    if options.schedule:
+        tails = {}
+        for b in blocks:  # a call or return ends its block and stays last
+            if b.insts and b.insts[-1].mnemonic in ("CALL", "SYSCALL", "RET"):
+                tails[b.name] = b.insts.pop()
+        schedule_blocks(blocks, machine)
+        for b in blocks:
+            if b.name in tails:
+                b.insts.append(tails[b.name])
+    assign_control_codes(blocks, machine)
+    if has_calls:
+        nregs = max(nregs, max(RESERVED) + 1)
+    return _Body(fn, sel, _layout(blocks), nregs, frame, gspills, spills)
+
+
+_CALLS = ("CALL", "SYSCALL")
+
+
+def _split_at_calls(blocks: list[MBlock]) -> list[MBlock]:
+    """End a block after every CALL and SYSCALL: the code after it is a new block, so control codes treat
+    the call as a block boundary (every scoreboard waited, fixed latencies drained) and the scheduler
+    moves nothing across it."""
+    out = []
+    for b in blocks:
+        cur = MBlock(b.name)
+        k = 0
+        for m in b.insts:
+            cur.insts.append(m)
+            if m.mnemonic in _CALLS:
+                k += 1
+                nxt = MBlock(f"{b.name}.after_call{k}")
+                cur.succs = [nxt.name]
+                out.append(cur)
+                cur = nxt
+        cur.succs = list(b.succs)
+        out.append(cur)
+    return out
+
+
+def live_across_calls(blocks: list[MBlock]) -> list[VReg]:
+    """The general-register values live across a CALL (each ends its block): every register is
+    caller-saved, so they are spilled around the calls (predicates are saved by CALL itself)."""
+    _, live_out = liveness(blocks)
+    out: set[VReg] = set()
+    for b in blocks:
+        if b.insts and b.insts[-1].mnemonic == "CALL":
+            out |= {v for v in live_out[b.name] if v.width}
+    return sorted(out, key=lambda v: v.id)
 
 
 def eliminate_dead_code(blocks: list[MBlock]) -> None:
@@ -99,13 +299,25 @@ def eliminate_dead_code(blocks: list[MBlock]) -> None:
         for b in blocks:
             keep = []
             for m in b.insts:
-                if not m.d.has_effects and not any(v in used for v in inst_defs(m)):
+                if not _has_effects(m) and not any(v in used for v in inst_defs(m)):
                     removed = True
                     continue
                 keep.append(m)
             b.insts = keep
         if not removed:
             return
+
+
+def _has_effects(m: MInst) -> bool:
+    """Effects beyond the virtual registers it defines: memory, control, calls, or a physical register
+    written before allocation (the calling convention's stack pointer)."""
+    if m.d.has_effects or m.mnemonic in ("CALL", "RET", "SYSCALL"):
+        return True
+    for op in m.d.operands:
+        if op.is_def and isinstance(m.ops.get(op.field), int):
+            if m.ops[op.field] != (PT if op.kind == "P" else RZ):
+                return True
+    return False
 
 
 def _remove_self_moves(blocks: list[MBlock]) -> None:

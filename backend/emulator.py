@@ -39,6 +39,7 @@ from __future__ import annotations
 import heapq
 import re
 import struct
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -46,6 +47,7 @@ import numpy as np
 
 from xcc.backend import exec_ops
 from xcc.backend.encoding import decode_all, format_inst
+from xcc.backend.exec_calls import check_stack, restore_state, save_state
 from xcc.backend.exec_ops import IMPLS, Binder, Control, ExecFault
 from xcc.backend.hazards import HazardChecker, strict_default
 from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, NUM_CONV_BARRIERS, PT
@@ -63,8 +65,10 @@ WAVE_THREADS = 1 << 16
 
 NUM_CTA_BARRIERS = 16
 RUN, EXITED, WAIT_BAR, WAIT_BSYNC = 0, 1, 2, 3
-_K_NORMAL, _K_BRA, _K_EXIT, _K_BAR, _K_BSYNC = range(5)
-_KIND = {"BRA": _K_BRA, "EXIT": _K_EXIT, "BAR": _K_BAR, "BSYNC": _K_BSYNC}
+_K_NORMAL, _K_BRA, _K_EXIT, _K_BAR, _K_BSYNC, _K_CALL, _K_RET = range(7)
+_KIND = {"BRA": _K_BRA, "EXIT": _K_EXIT, "BAR": _K_BAR, "BSYNC": _K_BSYNC, "CALL": _K_CALL, "RET": _K_RET}
+WAVE_LOCAL_BYTES = 64 << 20
+"""Upper bound on the local memory of one wave (kernels with a call stack run in smaller waves)."""
 _LANES = np.arange(32, dtype=np.int64)
 _EMPTY = np.empty(0, np.int64)
 
@@ -83,7 +87,7 @@ class LaunchStats:
     grid: tuple[int, int, int] = (1, 1, 1)
     block: tuple[int, int, int] = (1, 1, 1)
     steps: int = 0  # scheduler steps (one instruction for a group of threads at one pc)
-    printf_output: str = ""  # device printf output of the launch, in thread order (engine="ir")
+    printf_output: str = ""  # device printf output of the launch, in thread order (both engines)
     metrics: dict[str, float | int | str] = field(default_factory=dict)  # Nsight Compute names (timing.py)
 
     @property
@@ -212,6 +216,8 @@ class _Launch:
         ctx.smem_stride = (shared + 15) & ~15
         ctx.local_size = int(kernel.local_bytes)
         ctx.local_stride = (ctx.local_size + 15) & ~15
+        ctx.printf = []  # (CTA, thread, order, text) of device printf (SYSCALL.VPRINTF)
+        ctx.messages = list(getattr(kernel, "messages", None) or [])  # SYSCALL.TRAP messages
         ninst = len(self.insts)
         self.thread_counts = [0] * ninst
         self.warp_counts = [0] * ninst
@@ -239,6 +245,8 @@ class _Launch:
     def run(self) -> LaunchStats:
         P = self.tpb_pad
         per_wave = min(self.nctas, max(1, WAVE_THREADS // P))
+        if self.ctx.local_stride * per_wave * P > WAVE_LOCAL_BYTES:  # a call stack per thread: smaller waves
+            per_wave = max(1, WAVE_LOCAL_BYTES // (self.ctx.local_stride * P))
         T = per_wave * P
         ctx = self.ctx  # one set of wave-sized arrays, reset per wave; the executors are bound to them
         ctx.regs = np.zeros((max(1, int(self.kernel.registers)), T), np.uint32)
@@ -291,9 +299,14 @@ class _Launch:
         for inst, w in zip(self.insts, self.warp_counts):
             if w:
                 by_mn[inst.mnemonic] = by_mn.get(inst.mnemonic, 0) + w
+        output = "".join(t for *_, t in sorted(ctx.printf))
+        if output:
+            sys.stdout.write(output)
+            sys.stdout.flush()
         return LaunchStats(thread_instructions=sum(self.thread_counts), warp_instructions=sum(self.warp_counts),
                            cycles=cycles, instructions_executed=by_mn, kernel=self.kernel.name,
-                           grid=self.grid, block=self.block, steps=self.step, metrics=metrics)
+                           grid=self.grid, block=self.block, steps=self.step, metrics=metrics,
+                           printf_output=output)
 
     def build(self):
         ctx = self.ctx
@@ -500,6 +513,34 @@ class _Launch:
                         live["bar"] += m
                         check_bar(uc)
                     push(pc + 1, skip)
+                elif kind == _K_CALL:
+                    if m:
+                        probe, set_ra = ex.barrier
+                        check_stack(probe(esel, m), ctx.local_size, self.callee_name(ex.target))
+                        hi = save_state(bmask, preds, esel)
+                        set_ra(esel, np.uint64(pc + 1) | (hi << np.uint64(32)))
+                        bmask[:, esel] = False  # the callee starts outside every convergence barrier
+                        ks = [k for k in range(NUM_CONV_BARRIERS) if bs_count[k]]
+                        if ks:
+                            check_bsync(_runs(eidx >> 5)[0], ks)
+                        push(ex.target, eidx)
+                    push(pc + 1, skip)
+                elif kind == _K_RET:
+                    if m:
+                        ra = np.broadcast_to(np.asarray(ex.barrier(esel, m), np.uint64), (m,))
+                        restore_state(bmask, preds, esel, ra >> np.uint64(32))
+                        preds[PT] = True
+                        ks = [k for k in range(NUM_CONV_BARRIERS) if bs_count[k]]
+                        if ks:
+                            check_bsync(_runs(eidx >> 5)[0], ks)
+                        tgt = (ra & np.uint64(0xFFFFFFFF)).astype(np.int64)
+                        t0 = int(tgt[0])
+                        if bool((tgt == t0).all()):
+                            push(t0, eidx)
+                        else:
+                            for q in np.unique(tgt):
+                                push(int(q), eidx[tgt == q])
+                    push(pc + 1, skip)
                 else:  # BSYNC
                     if m:
                         k = ex.barrier
@@ -525,6 +566,12 @@ class _Launch:
         if live["threads"]:
             raise self.deadlock(state, wait_k, pcw)
         return rec is not None
+
+    def callee_name(self, target: int) -> str:
+        for name, start in getattr(self.kernel, "functions", None) or []:
+            if start == target:
+                return f" '{name}'"
+        return ""
 
     def deadlock(self, state, wait_k, pcw) -> KernelFault:
         waiting = np.flatnonzero((state == WAIT_BAR) | (state == WAIT_BSYNC))

@@ -1,4 +1,234 @@
 """What the matrix ISA instructions do when interpreted (executors registered with
-:func:`xcc.backend.exec_ops.impl`; imported by exec_ops before its completeness check)."""
+:func:`xcc.backend.exec_ops.impl`; imported by exec_ops before its completeness check).
+
+* ``HMMA.16816.F32/.F16``, ``HMMA.1688.F32/.F16``, ``IMMA.16832``: one 8-row half of a PTX
+  ``mma.sync`` D fragment.  The half's operands are placed in the registers of a whole
+  ``m16n8k16`` / ``m16n8k8`` / ``m16n8k32`` fragment (the other half's registers zero) and
+  :func:`xcc.semantics.matrix.mma` - the function the IR interpreter calls - computes it; every element
+  of D depends only on its own row of A and C, so the half is exactly those rows of the PTX result.
+* ``LDSM``: one 8x8 b16 matrix of ``ldmatrix`` (:func:`xcc.semantics.matrix.ldmatrix`), its rows at the
+  shared addresses of lanes ``8*mat .. 8*mat+7``.
+* ``LDGSTS``, ``LDGDEPBAR``, ``DEPBAR``: ``cp.async``, ``commit_group``, ``wait_group`` with the model of
+  :mod:`xcc.semantics.async_copy` (:class:`~xcc.semantics.async_copy.CopyGroups`, as the IR interpreter):
+  the source is read when LDGSTS executes, the destination written at the thread's DEPBAR that covers the
+  copy's group.  The groups of a wave live on the wave's context (``ctx.cp_async``).
+
+HMMA, IMMA and LDSM are warp-collective: all 32 lanes of the warp must execute them together, otherwise the
+kernel faults (as :mod:`xcc.ir.interp_matrix` does).
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from xcc.backend.exec_ops import Binder, ExecFault, _shared_addr, impl
+from xcc.backend.memory import MemoryFault, check_window
+from xcc.semantics import matrix
+from xcc.semantics.async_copy import CopyGroups, source_accesses
+
+U32, U64 = np.uint32, np.uint64
+_LO = U64(0xFFFFFFFF)
+_32 = U64(32)
+
+
+def full_warps(idx: np.ndarray, what: str) -> int:
+    """The number of warps in ``idx`` when each executes with all 32 lanes; else an :class:`ExecFault`."""
+    n = idx.size
+    whole = n % 32 == 0
+    if whole:
+        lanes = idx.reshape(-1, 32)
+        whole = bool((lanes[:, 0] % 32 == 0).all() and (lanes[:, 31] - lanes[:, 0] == 31).all())
+    if whole:
+        return n // 32
+    warp = idx >> 5
+    first = int(np.flatnonzero(np.bincount(warp - warp[0])[warp - warp[0]] < 32)[0])
+    present = (idx[warp == warp[first]] & 31).tolist()
+    raise ExecFault(f"{what} must be executed by all 32 lanes of the warp together, but only lane(s) "
+                    f"{_ranges(present)} of this thread's warp reached it (the others diverged, exited or do "
+                    "not exist)", first)
+
+
+def _ranges(lanes: list[int]) -> str:
+    out, start = [], None
+    for i, v in enumerate(lanes):
+        if start is None:
+            start = v
+        if i + 1 == len(lanes) or lanes[i + 1] != v + 1:
+            out.append(f"{start}" if start == v else f"{start}-{v}")
+            start = None
+    return ",".join(out)
+
+
+# ============================================================================= HMMA / IMMA
+def _pair(rd, sel, n: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """A W operand as (low, high) uint32 ``[w, 32]``."""
+    v = np.broadcast_to(np.asarray(rd(sel, n), U64), (n,))
+    return (v & _LO).astype(U32).reshape(w, 32), (v >> _32).astype(U32).reshape(w, 32)
+
+
+def _one(rd, sel, n: int, w: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(rd(sel, n)), (n,)).astype(U32).reshape(w, 32)
+
+
+# mnemonic -> (PTX shape, registers of A, B, C in the whole fragment, which A/C registers the half's operands
+# fill: A pair -> (0, 2) [rows groupID], C pair -> (0, 1); an R operand fills register 0)
+_MMA = {
+    "HMMA.16816.F32": ("m16n8k16", 4, 2, 4, True, True),
+    "HMMA.16816.F16": ("m16n8k16", 4, 2, 2, True, False),
+    "HMMA.1688.F32": ("m16n8k8", 2, 1, 4, False, True),
+    "HMMA.1688.F16": ("m16n8k8", 2, 1, 2, False, False),
+    "IMMA.16832": ("m16n8k32", 4, 2, 4, True, True),
+}
+
+
+def mma_half(mnemonic: str, types: tuple[str, str, str, str], a: np.ndarray, b: np.ndarray, c: np.ndarray,
+             satfinite: bool = False) -> np.ndarray:
+    """The half instruction ``mnemonic`` on whole warps: its A, B, C operand registers ``[W, 32, k]`` (k = 2 for
+    a pair, 1 for a single register) -> its D registers ``[W, 32, k]``, via :func:`xcc.semantics.matrix.mma`."""
+    shape, na, nb, nc, a_pair, c_pair = _MMA[mnemonic]
+    w = a.shape[0]
+    fa = np.zeros((w, 32, na), U32)
+    fa[..., [0, 2] if a_pair else [0]] = a
+    fc = np.zeros((w, 32, nc), U32)
+    fc[..., [0, 1] if c_pair else [0]] = c
+    d = matrix.mma(shape, types, fa, np.asarray(b, U32).reshape(w, 32, nb), fc, satfinite)
+    return d[..., :2] if c_pair else d[..., :1]
+
+
+def _mma_types(x: Binder) -> tuple[str, str, str, str]:
+    mn = x.inst.mnemonic
+    if mn == "IMMA.16832":
+        return ("s32", x.mod("atype").lower(), x.mod("btype").lower(), "s32")
+    if mn.endswith(".F16"):
+        return ("f16", "f16", "f16", "f16")
+    at = x.mod("atype").lower()
+    return ("f32", at, at, "f32")
+
+
+@impl(*_MMA)
+def _mma(x: Binder):
+    mn = x.inst.mnemonic
+    _, _, nb, _, a_pair, c_pair = _MMA[mn]
+    types, sat = _mma_types(x), x.flag("SAT")
+    ra = x.w("a") if a_pair else x.r("a")
+    rb = x.w("b") if nb == 2 else x.r("b")
+    rc = x.w("c") if c_pair else x.r("c")
+    wd = x.set_w() if c_pair else x.set_r()
+
+    def ops(rd, pair, sel, n, w):
+        return np.stack(_pair(rd, sel, n, w), axis=-1) if pair else _one(rd, sel, n, w)[..., None]
+
+    def run(sel, idx, n):
+        w = full_warps(idx, mn)
+        d = mma_half(mn, types, ops(ra, a_pair, sel, n, w), ops(rb, nb == 2, sel, n, w),
+                     ops(rc, c_pair, sel, n, w), sat)
+        if c_pair:
+            wd(sel, (d[..., 0].astype(U64) | (d[..., 1].astype(U64) << _32)).reshape(n))
+        else:
+            wd(sel, d[..., 0].reshape(n))
+
+    return run
+
+
+# ============================================================================= LDSM
+@impl("LDSM")
+def _ldsm(x: Binder):
+    """One matrix: rows from the shared addresses of lanes 8*mat .. 8*mat+7 of each warp."""
+    mat, trans = int(x.mod("mat")[1]), x.flag("T")
+    a, off, ctx, d = x.r("a"), int(x.ops["b"]), x.ctx, x.set_r()
+
+    def run(sel, idx, n):
+        w = full_warps(idx, "LDSM")
+        rel = (np.broadcast_to(a(sel, n), (n,)).astype(np.int64) + off).reshape(w, 32)[:, 8 * mat:8 * mat + 8]
+        bad = (rel & 15) != 0
+        if bad.any():
+            k = np.argwhere(bad)[0]
+            raise ExecFault(f"misaligned ldmatrix row address {int(rel[k[0], k[1]]) & 0xFFFFFFFF:#x}: each row of "
+                            "an 8x8 .b16 matrix is 16 bytes and must be 16-byte aligned",
+                            int(k[0]) * 32 + 8 * mat + int(k[1]))
+        cta = (idx.reshape(w, 32)[:, 8 * mat:8 * mat + 8] // ctx.tpb_pad).astype(np.int64)
+        el = (rel[:, :, None] + 2 * np.arange(8)).reshape(w, 64)
+        try:
+            check_window(el.ravel(), ctx.smem_size, 2, "shared", f"the CTA's shared memory is {ctx.smem_size} bytes")
+        except MemoryFault as f:
+            if f.thread is not None:
+                f.thread = int(f.thread) // 64 * 32 + 8 * mat + int(f.thread) % 64 // 8
+            raise
+        flat = (np.repeat(cta, 8, axis=1) * ctx.smem_stride + el).ravel()
+        rows = np.asarray(ctx.smem.load(flat, 2)).reshape(w, 8, 8)
+        d(sel, matrix.ldmatrix(rows, trans).reshape(n))
+
+    return run
+
+
+# ============================================================================= LDGSTS / LDGDEPBAR / DEPBAR
+def _groups(ctx) -> CopyGroups:
+    """The cp.async state of the wave now running (a new wave starts with none pending)."""
+    state = getattr(ctx, "cp_async", None)
+    if state is None or state[0] != ctx.cta0:
+        state = ctx.cp_async = (ctx.cta0, CopyGroups(ctx.regs.shape[1]))
+    return state[1]
+
+
+def read_source(gmem, src: np.ndarray, cp_size: int, src_size: np.ndarray) -> np.ndarray:
+    """(n, cp_size) bytes: ``src_size`` bytes of each copy read from ``gmem`` at ``src``, then zeros
+    (:func:`xcc.semantics.async_copy.source_accesses` says how)."""
+    out = np.zeros((src.size, cp_size), np.uint8)
+    for rows, width, offset in source_accesses(src_size, cp_size):
+        s = src[rows]
+        try:
+            if width == cp_size:
+                out[rows] = np.ascontiguousarray(gmem.load(s, cp_size)).view(np.uint8).reshape(rows.size, cp_size)
+                continue
+            bad = (s % U64(cp_size)) != 0
+            if bad.any():
+                raise MemoryFault("misaligned", s[bad], int(np.argmax(bad)), width=cp_size,
+                                  detail=f"the source of a {cp_size}-byte cp.async must be aligned to {cp_size} bytes")
+            out[rows, offset] = gmem.load(s + U64(offset), 1)
+        except MemoryFault as f:
+            if f.thread is not None:
+                f.thread = int(rows[f.thread])
+            raise
+    return out
+
+
+_CP_BYTES = {"32": 4, "64": 8, "128": 16}
+
+
+@impl("LDGSTS")
+def _ldgsts(x: Binder):
+    cp = _CP_BYTES[x.mod("size")]
+    dst_at, src_at, ctx = _shared_addr(x), x.w("c"), x.ctx
+    zfill = x.flag("ZFILL")
+    size = x.r("e")
+
+    def store(dst, words, width):
+        ctx.smem.store(dst, words, width)
+
+    def run(sel, idx, n):
+        dst = dst_at(sel, idx, n, cp)
+        src = np.broadcast_to(np.asarray(src_at(sel, n), U64), (n,))
+        if zfill:
+            src_size = np.broadcast_to(np.asarray(size(sel, n)).astype(np.int64), (n,))
+            over = src_size > cp
+            if over.any():
+                t = int(np.argmax(over))
+                raise ExecFault(f"cp.async src-size {int(src_size[t])} is larger than its cp-size {cp} (undefined "
+                                "behaviour)", t, int(over.sum()))
+        else:
+            src_size = np.full(n, cp, np.int64)
+        _groups(ctx).issue(idx, dst, read_source(ctx.gmem, src, cp, src_size), cp, store)
+
+    return run
+
+
+@impl("LDGDEPBAR")
+def _ldgdepbar(x: Binder):
+    ctx = x.ctx
+    return lambda sel, idx, n: _groups(ctx).commit(idx)
+
+
+@impl("DEPBAR")
+def _depbar(x: Binder):
+    ctx, keep = x.ctx, int(x.ops["b"])
+    return lambda sel, idx, n: _groups(ctx).wait(idx, keep) and None

@@ -1003,7 +1003,7 @@ def _redux(x: Binder):
     return lambda sel, idx, n: d(sel, warp.redux(op, idx, a(sel, n), e(sel, n), signed))
 
 
-from xcc.backend import exec_half, exec_matrix  # noqa: E402, F401  (they register their executors)
+from xcc.backend import exec_calls, exec_half, exec_matrix  # noqa: E402, F401  (they register their executors)
 
 _missing = sorted(set(TABLE) - set(IMPLS))
 assert not _missing, f"ISA instructions without an interpreter implementation: {_missing}"

@@ -137,7 +137,8 @@ E_W = Operand("e", "W")
 # Instructions with effects beyond their register results.
 EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
                      "SHFL", "VOTE", "STS.64", "ATOMG.64", "ATOMS.64", "MATCH", "MATCH.64", "REDUX",
-                     "STL", "STL.64", "ST", "ST.64", "ATOM", "ATOM.64"})
+                     "STL", "STL.64", "ST", "ST.64", "ATOM", "ATOM.64",
+                     "LDGSTS", "LDGDEPBAR", "DEPBAR"})
 
 # Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
 # every other class is variable and tracked with a scoreboard.
@@ -310,6 +311,114 @@ _ROWS = [
      "d = generic[a + b]; generic[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)"),
     ("ATOM.64", (D_W, A_W, B_I, C_W, E_W), (ATOM_OP, ATOM64_TYPE), "lsu", "lsu", "ATOM.E.64",
      "d = generic[a + b]; generic[a + b] = op(d, c[, e]), 64-bit"),
+    # Half precision (f16/bf16, scalar and packed x2), conversions to and from f16/bf16, and carry
+    # chains (appended: opcodes stay stable; executors in exec_half.py, selection in isel_half.py).
+    # type F16/BF16; shape X2: both 16-bit elements, H0: element 0 only, the result zero-extended.
+    ("HADD2", (D_R, A_R, B_RIC),
+     (Mod("type", ("F16", "BF16")), Mod("shape", ("X2", "H0")), RND, FTZ, SAT, NEG_B), "fma", "fma",
+     "HADD2 / HADD2.BF16_V2 (H0: .H0_H0 operands)", "d = a + (NEG_B ? -b : b) per element, rounded once"),
+    ("HMUL2", (D_R, A_R, B_RIC), (Mod("type", ("F16", "BF16")), Mod("shape", ("X2", "H0")), RND, FTZ, SAT),
+     "fma", "fma", "HMUL2 / HMUL2.BF16_V2", "d = a * b per element, rounded once"),
+    ("HFMA2", (D_R, A_R, B_RIC, C_R),
+     (Mod("type", ("F16", "BF16")), Mod("shape", ("X2", "H0")), RND, FTZ, SAT, _flag("RELU")), "fma", "fma",
+     "HFMA2 / HFMA2.BF16_V2 [.RELU]", "d = a * b + c per element, one rounding; RELU: negative -> +0"),
+    ("HMNMX2", (D_R, A_R, B_RIC),
+     (Mod("type", ("F16", "BF16")), Mod("shape", ("X2", "H0")), MINMAX, FTZ, _flag("NAN"), _flag("RELU")),
+     "alu", "alu", "HMNMX2 / HMNMX2.BF16_V2 [.NAN] [.RELU]",
+     "d = min|max(a, b) per element (-0 < +0; a NaN gives the other input, NAN: any NaN gives NaN); "
+     "RELU: negative -> +0"),
+    ("HSETP2", (D_P, A_R, B_RIC, PS),
+     (Mod("type", ("F16", "BF16")), CMP_FLOAT, Mod("lane", ("H0", "H1")), FTZ, BOOL), "fma", "alu",
+     "HSETP2 (.H0_H0 / .H1_H1 operands; one of its two predicates)", "pd = (a.lane cmp b.lane) bool ps"),
+    ("HMUFU", (D_R, A_R), (Mod("fn", ("EX2", "TANH")), Mod("type", ("F16", "BF16")), Mod("shape", ("X2", "H0")),
+                           FTZ), "sfu", "sfu",
+     "MUFU.EX2.F16 / MUFU.TANH.F16 (.BF16_V2 on sm_90), one per element", "d = fn(a) per element"),
+    ("F2F.16", (D_R, A_R),
+     (Mod("dtype", ("F16", "BF16", "F32")), Mod("stype", ("F16", "BF16", "F32")),
+      Mod("rnd", ("RN", "RZ", "RM", "RP", "RNI", "RZI", "RMI", "RPI")), FTZ, SAT, _flag("RELU"), _flag("SATFINITE")),
+     "sfu", "sfu",
+     "F2FP.F16.F32.PACK_AB / F2FP.BF16.F32.PACK_AB, HADD2.F32 (f16 -> f32), F2F.F16.F32 / F2F.BF16.F32 "
+     "(directed), FRND.F16 (RNI..RPI)",
+     "d = a converted from stype to dtype (f16, bf16, f32) rounded in rnd (RNI..RPI: to an integral value)"),
+    ("F2F.16.F64", (D_R, A_W), (Mod("dtype", ("F16", "BF16")), RND, SAT, _flag("RELU"), _flag("SATFINITE")),
+     "fp64", "fp64", "F2F.F16.F64 / F2F.BF16.F64", "d = f64 a rounded to dtype"),
+    ("F2F.F64.16", (D_W, A_R), (Mod("stype", ("F16", "BF16")), SAT), "fp64", "fp64",
+     "F2F.F64.F16 / F2F.F64.BF16", "d = f64(a) (exact)"),
+    ("I2F.16", (D_R, A_R),
+     (Mod("dtype", ("F16", "BF16")), I2F_TYPE, RND, SAT, _flag("RELU"), _flag("SATFINITE")), "sfu", "sfu",
+     "I2F.F16 / I2F.BF16 (I2F.F16.S16 ...)", "d = f16|bf16(a), a 32-bit integer, rounded in rnd"),
+    ("I2F.16.64", (D_R, A_W),
+     (Mod("dtype", ("F16", "BF16")), INT64_TYPE, RND, SAT, _flag("RELU"), _flag("SATFINITE")), "sfu", "sfu",
+     "I2F.F16.S64 / I2F.F16.U64", "d = f16|bf16(a), a 64-bit integer, rounded in rnd"),
+    ("F2I.16", (D_R, A_R),
+     (Mod("stype", ("F16", "BF16")), Mod("dtype", ("S32", "U32", "S16", "U16", "S8", "U8")), F2I_RND),
+     "sfu", "sfu", "F2I.F16 / F2I.U32.F16 / F2I.S16.F16 ...",
+     "d = int(round(a)) of dtype (zero-extended), saturating, NaN -> 0"),
+    ("F2I.16.64", (D_W, A_R), (Mod("stype", ("F16", "BF16")), INT64_TYPE, F2I_RND), "sfu", "sfu",
+     "F2I.S64.F16 / F2I.U64.F16", "d = int64(round(a)), saturating, NaN -> 0"),
+    ("IADD3.CC", (D_R, D_P, A_R, B_RIC, PS), (Mod("op", ("ADD", "SUB")),), "alu", "alu",
+     "IADD3 R, P, a, b, RZ / IADD3.X R, P, a, b, RZ, P (SUB: -b / ~b)",
+     "ADD: d = a + b + ps, pd = carry-out; SUB: d = a - b - ps, pd = borrow-out (the predicate holds "
+     "PTX's CC.CF, the borrow, where NVIDIA's holds its complement)"),
+    ("IADD.64.CC", (D_W, D_P, A_W, B_WIC, PS), (Mod("op", ("ADD", "SUB")),), "alu", "alu",
+     "IADD3 + IADD3.X pair, carry through both", "as IADD3.CC, 64-bit"),
+    ("IMAD.CC", (D_R, D_P, A_R, B_RIC, C_R, PS), (Mod("mode", ("LO", "HI")), INT_TYPE), "fma", "fma",
+     "IMAD / IMAD.HI.U32 + IADD3.X carry (IMAD.X, IMAD.HI.U32.X with a carry-in)",
+     "d = (a * b).mode + c + ps, pd = the carry-out of the addition"),
+    ("IMAD.64.CC", (D_W, D_P, A_W, B_WIC, C_W, PS), (Mod("mode", ("LO", "HI")), INT64_TYPE), "fma", "imad_wide",
+     "IMAD.WIDE.U32 + IMAD.X sequence, IADD3.X carry", "as IMAD.CC, 64-bit"),
+    # Tensor cores and asynchronous copies (appended: opcodes stay stable; executors in exec_matrix.py,
+    # selection in isel_matrix.py).  Warp-collective: every one of the 32 lanes of the warp executes
+    # HMMA/IMMA/LDSM together (a lane missing faults).  An MMA row computes ONE 8-row half of the
+    # mma.sync D fragment (rows groupID, or groupID + 8, of every lane): SASS's HMMA.16816 / IMMA.16832
+    # take four-register A operands the register allocator cannot hold, so a PTX mma is two of these,
+    # each with the half's A pair (a0, a2) or (a1, a3), the B pair and the half's C/D pair (see "Tensor
+    # cores and asynchronous copies" above).
+    ("HMMA.16816.F32", (D_W, A_W, Operand("b", "W"), C_W), (Mod("atype", ("F16", "BF16")),), "tensor", "tensor",
+     "half of HMMA.16816.F32 / HMMA.16816.F32.BF16",
+     "d = rows of a (8 x 16 f16|bf16: a.lo k 0-7, a.hi k 8-15) times b (16 x 8) + c (8 x 8 f32), each element "
+     "rounded once to f32 (xcc.semantics.matrix.mma, m16n8k16)"),
+    ("HMMA.16816.F16", (D_R, A_W, Operand("b", "W"), C_R), (), "tensor", "tensor", "half of HMMA.16816.F16",
+     "as HMMA.16816.F32 with f16 inputs and f16x2 accumulators c and d (one register per half)"),
+    ("HMMA.1688.F32", (D_W, A_R, Operand("b", "R"), C_W), (Mod("atype", ("F16", "BF16")),), "tensor", "tensor",
+     "half of HMMA.1688.F32 / HMMA.1688.F32.BF16",
+     "d = rows of a (8 x 8 f16|bf16) times b (8 x 8) + c (8 x 8 f32) (m16n8k8)"),
+    ("HMMA.1688.F16", (D_R, A_R, Operand("b", "R"), C_R), (), "tensor", "tensor", "half of HMMA.1688.F16",
+     "as HMMA.1688.F32 with f16 inputs and f16x2 accumulators"),
+    ("IMMA.16832", (D_W, A_W, Operand("b", "W"), C_W),
+     (Mod("atype", ("S8", "U8")), Mod("btype", ("S8", "U8")), SAT), "tensor", "tensor",
+     "half of IMMA.16832.S8.S8 / .U8 [.SAT]",
+     "d = rows of a (8 x 32 bytes: a.lo k 0-15, a.hi k 16-31) times b (32 x 8) + c (8 x 8 s32), exact, "
+     "wrapping mod 2^32 or with SAT clamped to s32 (m16n8k32)"),
+    ("LDSM", (D_R, A_R, B_I), (Mod("mat", ("M0", "M1", "M2", "M3")), _flag("T")), "lsu", "lsu",
+     "one matrix of LDSM.16.M88 / .M88.2 / .M88.4 [.T] (.MT88 with T)",
+     "d = lane's 2 elements of the 8x8 b16 matrix whose rows are at shared[a + b] of lanes 8*mat .. 8*mat+7 "
+     "(each 16-byte aligned): row lane/4, elements 2*(lane%4), +1; T: column lane/4 (PTX ldmatrix)"),
+    ("LDGSTS", (A_R, B_I, Operand("c", "W"), E_R), (Mod("size", ("32", "64", "128")), _flag("BYPASS"),
+                                                    _flag("ZFILL")), "lsu", "lsu",
+     "LDGSTS.E [.BYPASS] .32/.64/.128 [.ZFILL]",
+     "start an asynchronous copy of size bits from global[c] to shared[a + b] in the thread's open group: "
+     "the source is read now, the destination written at the DEPBAR that covers the group; ZFILL: only "
+     "the first e bytes come from global, the rest are zeros (PTX cp.async)"),
+    ("LDGDEPBAR", (), (), "lsu", "lsu", "LDGDEPBAR",
+     "close the thread's open LDGSTS group (PTX cp.async.commit_group)"),
+    ("DEPBAR", (B_I,), (), "lsu", "lsu", "DEPBAR.LE SB0, b",
+     "perform, in issue order, the thread's LDGSTS copies of all but its b most recently closed groups "
+     "(PTX cp.async.wait_group b; wait_all is LDGDEPBAR + DEPBAR 0)"),
+    # Calls (appended: opcodes stay stable; executors in exec_calls.py, selection in isel_calls.py; the
+    # calling convention is in docs/isa.md, "Calls").  d.lo of CALL is the return pc (an instruction index
+    # of the image), d.hi the caller's saved state: bits 0-15 its convergence-barrier membership B0..B15,
+    # bits 16-22 its predicates P0..P6.
+    ("CALL", (D_W, Operand("b", "L"), A_R), (), "cbu", "branch", "CALL.REL.NOINC",
+     "d = {pc + 1, saved state}; the thread leaves every convergence barrier; pc = target.  Faults "
+     "'call stack overflow' when a (the end of the callee's frame) exceeds the thread's local memory"),
+    ("RET", (A_W,), (), "cbu", "branch", "RET.REL.NODEC",
+     "pc = a.lo; the convergence-barrier membership and predicates saved in a.hi are restored"),
+    ("SYSCALL", (A_R, B_I), (Mod("svc", ("TRAP", "VPRINTF", "ASSERTFAIL")),), "cbu", "branch",
+     "BPT.TRAP / CALL.ABS.NOINC of the CUDA runtime's vprintf / __assertfail",
+     "TRAP: fault with message b of the image; VPRINTF: printf(local[a], local[a + 8]) collected for the "
+     "launch's output, local[a + 16] = arguments formatted; ASSERTFAIL: fault with the assertion message "
+     "of local[a .. a + 40)"),
 ]
 
 

@@ -11,7 +11,7 @@ from xcc.backend.spill import MIN_REGISTERS
 
 PIPES = {"alu": "integer/logic ALU", "fma": "FP32 and integer multiply-add", "sfu": "special functions",
          "lsu": "load/store, constant, shuffle", "cbu": "convergence and branch unit", "adu": "address/special",
-         "fp64": "FP64"}
+         "fp64": "FP64", "tensor": "tensor cores (HMMA, IMMA)"}
 
 MODEL = """\
 # The xg1 instruction set
@@ -69,8 +69,99 @@ that it is current. Edit the table, not this file.
   `spill_bytes` (the slots), `spill_stores` and `spill_loads` (bytes the spill code stores and
   loads, counted statically, as ptxas's `-v` does). The allocation checker follows every value
   through registers, predicate spill registers and spill slots to each read.
-- **Calls** (`.func`): not yet implemented; the planned convention passes arguments in R4 upward
-  with a stack in local memory.
+- **Calls** (`.func`; see "Calls" below): a kernel and every device function it reaches are one
+  image, the functions laid out after the kernel; arguments and return values travel in memory on a
+  per-thread stack in local memory, every register is caller-saved.
+
+- **Tensor cores** (`HMMA`, `IMMA`) are warp-collective: the 32 lanes of a warp execute one together
+  (a lane missing - diverged, exited, guarded off - faults the kernel), as PTX's `mma.sync.aligned`.
+  SASS's `HMMA.16816` / `IMMA.16832` read four-register A fragments, which a register allocator of
+  32-bit registers and 64-bit pairs cannot hold, so each xg1 MMA instruction computes **half of SASS
+  HMMA.16816** (or of HMMA.1688, IMMA.16832): the 8 rows of D that lanes hold in their first (rows
+  groupID) or second (rows groupID + 8) C/D registers. With PTX's fragment registers
+  (`groupID = lane >> 2`; PTX ISA 9.7.14.5):
+
+  | PTX mma | rows groupID | rows groupID + 8 |
+  |---|---|---|
+  | m16n8k16 .f16/.bf16 -> .f32 | `HMMA.16816.F32 {{d0,d1}}, {{a0,a2}}, {{b0,b1}}, {{c0,c1}}` | `{{d2,d3}}, {{a1,a3}}, {{b0,b1}}, {{c2,c3}}` |
+  | m16n8k16 .f16 -> .f16 | `HMMA.16816.F16 d0, {{a0,a2}}, {{b0,b1}}, c0` | `d1, {{a1,a3}}, {{b0,b1}}, c1` |
+  | m16n8k8 .f16/.bf16 -> .f32 | `HMMA.1688.F32 {{d0,d1}}, a0, b0, {{c0,c1}}` | `{{d2,d3}}, a1, b0, {{c2,c3}}` |
+  | m16n8k8 .f16 -> .f16 | `HMMA.1688.F16 d0, a0, b0, c0` | `d1, a1, b0, c1` |
+  | m16n8k32 .s8/.u8 -> .s32 | `IMMA.16832 {{d0,d1}}, {{a0,a2}}, {{b0,b1}}, {{c0,c1}}` | `{{d2,d3}}, {{a1,a3}}, {{b0,b1}}, {{c2,c3}}` |
+
+  `{{x,y}}` is an even-aligned register pair (the compiler moves separate values into one with `MOV`).
+  `wmma.mma` m16n16k16 is two m16n8k16 (B registers b0, b1 for columns 0-7 and b2, b3 for 8-15, the
+  accumulator's first and second half), four instructions. The arithmetic is
+  `xcc.semantics.matrix.mma` (every element the exact sum rounded once; integers exact, wrapping or
+  saturating with `SAT`). Mixed f16/f32 C and D types are refused. A half is variable-latency
+  (`tensor` class, scoreboarded).
+- **LDSM** loads one 8x8 b16 matrix of `ldmatrix` per instruction (`mat` = which eight lanes supply
+  its row addresses); a generic `ldmatrix` address is taken as a shared-window address (its low word;
+  PTX leaves any other address undefined). `wmma.load` / `wmma.store` are ordinary loads and stores
+  whose lane-dependent addresses (from `SR_LANEID`) the compiler derives from the fragment layout, as
+  ptxas does; unlike the IR interpreter they do not check the fragment alignment PTX requires.
+- **Asynchronous copies**: `LDGSTS` reads its global source when it executes and queues the write to
+  shared memory in the thread's open group; `LDGDEPBAR` closes the group; `DEPBAR n` performs, in issue
+  order, the thread's copies of all but its `n` most recently closed groups
+  (`xcc.semantics.async_copy`). Until then shared memory holds its old contents. Nothing else (not
+  `BAR`) completes a copy; the list scheduler keeps every instruction on its side of `LDGDEPBAR` and
+  `DEPBAR`.
+
+## Calls
+
+PTX passes arguments through `.param` variables (`st.param` before `call`, `ld.param` after); xg1 keeps
+exactly that model, with the `.param` frames on a per-thread stack in local memory
+(`backend/isel_calls.py`).
+
+- **Registers.** `R1` is the stack pointer: the base of the running function's frame (the kernel's
+  frame is at local address 0 and addressed from `RZ`). `R2:R3` receive the return address pair
+  from `CALL`. R1-R3 are never allocated in an image with calls (its register count is at least 4,
+  the maximum over its functions). No register carries arguments or results, and every register and
+  predicate is caller-saved: values live across a call are stored to the caller's frame before it and
+  reloaded after it (a constant is recomputed instead), exactly as spilled values. The caller's
+  predicates are saved by the hardware (below).
+- **Frame** of a function, from its base `R1` (multiples of 16 bytes):
+
+  | bytes | holds |
+  |---|---|
+  | `[0, P)` | its `.param` block: parameters and return parameters at their PTX offsets, then its own call-site `.param` variables |
+  | `[P, L)` | its `.local` variables (16-byte aligned start) |
+  | `[L, F-O)` | spill slots: values saved around calls, the return-address pair of a non-leaf function, register spills |
+  | `[F-O, F)` | the outgoing-argument area: the largest parameter block of its callees (48 bytes for a `SYSCALL`) |
+
+  A kernel's frame is its `.local` variables, its call-site `.param` variables, its spill slots and
+  its outgoing area.
+- **Call sequence.** The caller copies each argument from its call-site variable into the outgoing
+  area (`LDL`/`STL`, words or bytes), sets `R1 = base + F - O` (the callee's frame starts at the
+  outgoing area, so the callee finds its parameters at `[R1 + offset]`), computes the end of the
+  callee's frame `R1 + F_callee` into a register and executes `CALL R2:R3, target, probe`. The callee
+  copies `R2:R3` to a register pair at its entry and ends with `RET` through it. After the return the
+  caller restores `R1 -= F - O` and copies the return parameters back to its call-site variables.
+- **CALL** `d, target, a`: per thread, `d.lo = pc + 1` (an instruction index of the image) and `d.hi` =
+  the thread's saved state: bit k (0-15) its membership of convergence barrier Bk, bit 16+n (0-6) its
+  predicate Pn; the thread then leaves every convergence barrier (a callee's BSSY/BSYNC numbers
+  start at B0 again and never wait for the caller's regions; a barrier waiting only for threads that
+  called is released) and jumps to `target`. If `a`, the end of the callee's frame, exceeds the
+  thread's local memory the kernel faults with "call stack overflow" at the call. Threads of a warp
+  may call from different sites; the scheduler runs the callee for all threads at the same pc
+  together, so callers reconverge inside it.
+- **RET** `a`: per thread, `pc = a.lo`; the convergence-barrier membership and predicates saved in
+  `a.hi` are restored. Threads return to their own call sites.
+- **Control codes.** A call and a return end their basic block: at `CALL`, `RET` and at every
+  function's entry, and after each call, every scoreboard is waited and fixed latencies are drained,
+  as at any block boundary; the scheduler moves nothing across them.
+- **Stack size.** The kernel's `local_bytes` is its frame plus its call stack (`stack_bytes` in the
+  object file): the deepest chain of callee frames past the kernel's frame for an acyclic call graph,
+  or 8 KiB for a recursive one (CUDA's default `cudaLimitStackSize` is 1 KiB; xg1's frames are larger:
+  arguments in memory, every live value saved). `xcc compile -v` reports `local_bytes` as the
+  "bytes stack frame".
+- **SYSCALL** `a, b` runs a CUDA-runtime service: `VPRINTF` (`printf`: format string address at
+  `local[a]`, argument buffer address at `local[a + 8]`, the number of arguments formatted stored to
+  `local[a + 16]`; output collected per thread and printed in thread order after the launch, as
+  `LaunchStats.printf_output`), `ASSERTFAIL` (`assert`: message, file, line, function at `local[a]`,
+  `[a + 8]`, `[a + 16]` (32-bit), `[a + 24]`; faults the kernel with the assertion message) and `TRAP`
+  (PTX `trap`, and calls through a pointer to no function: faults with message `b` of the image's
+  `messages`). The argument block is the caller's outgoing area.
 
 ## Instruction word (128 bits, little-endian)
 

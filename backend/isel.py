@@ -26,6 +26,7 @@ from xcc.backend.isa import (
     RZ,
     SR_INDEX,
 )
+from xcc.backend.isel_calls import CallSelection
 from xcc.backend.isel_half import HalfSelection
 from xcc.backend.isel_matrix import MatrixSelection
 from xcc.backend.memory import WINDOWS
@@ -89,7 +90,7 @@ class SelectedFunction:
 _UNIMPLEMENTED_FLAGS = ("relu", "NaN", "satfinite")
 
 
-class InstructionSelector(MatrixSelection, HalfSelection):
+class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
     """``module_vars``: the module's variables (those the kernel names are laid out with its own);
     shared and local variables are laid out as the IR interpreter lays them out
     (:func:`xcc.ir.core.layout_variables`): module-level locals first, ``.extern .shared`` arrays at
@@ -102,7 +103,7 @@ class InstructionSelector(MatrixSelection, HalfSelection):
         self.out: list[MInst] = []
         self.inst: Instruction | None = None
         for v in fn.variables:
-            if v.space not in ("shared", "local"):
+            if v.space not in ("shared", "local", "param"):  # .param: call-site variables (isel_calls)
                 raise UnsupportedError(f".{v.space} variable '{v.name}' is not supported by the backend yet",
                                        fn.loc)
         used = {i.attrs["symbol"] for i in fn.instructions() if i.op == "addr_of"}
@@ -116,6 +117,8 @@ class InstructionSelector(MatrixSelection, HalfSelection):
             raise UnsupportedError(f"kernel '{fn.name}' uses {len(self.globals)} .global variables, more than "
                                    f"the {MAX_GLOBALS} constant bank 0 has room for", fn.loc)
         self.global_slots = {v.name: CBANK_GLOBALS + 8 * i for i, v in enumerate(self.globals)}
+        self._module_locals = [v for v in mvars if v.space == "local"]
+        self.init_frame()
 
     # ----------------------------------------------------------------- operands
     def error(self, msg: str) -> UnsupportedError:
@@ -233,16 +236,19 @@ class InstructionSelector(MatrixSelection, HalfSelection):
         blocks: list[MBlock] = []
         for b in self.fn.blocks:
             self.out = []
+            if b is self.fn.blocks[0]:
+                self.prologue()
             for inst in b.instructions:
                 self.inst = inst
                 if inst.op in ("br", "cbr", "ret", "exit", "trap"):
                     self._phi_copies(b)
                     self.inst = inst
-                ignored = [a for a in _UNIMPLEMENTED_FLAGS if inst.attrs.get(a)]
+                ignored = [a for a in _UNIMPLEMENTED_FLAGS
+                           if inst.attrs.get(a) and not self.implements_flag(inst, a)]
                 if ignored:  # never compile a modifier away: refuse what the selector does not look at
                     raise self.error(f"'{inst.op}' with .{', .'.join(ignored)} is not supported by the xg1 "
                                      "backend yet (run it with engine='ir')")
-                getattr(self, "op_" + inst.op, self._unsupported)(inst)
+                (self.half_rule(inst) or getattr(self, "op_" + inst.op, self._unsupported))(inst)
             blocks.append(MBlock(b.name, self.out, [s.name for s in b.succs]))
         return SelectedFunction(self.fn.name, blocks, self.shared_offsets, self.shared_bytes, self.local_offsets,
                                 self.local_bytes, self.globals)
@@ -285,14 +291,20 @@ class InstructionSelector(MatrixSelection, HalfSelection):
         self.emit("BRA", b=f.name)
 
     def op_ret(self, inst):
+        if not self.fn.is_entry:  # a device function returns to its caller (isel_calls)
+            self.select_return(inst)
+            return
         self.emit("EXIT")
 
-    op_exit = op_ret
+    def op_exit(self, inst):
+        self.emit("EXIT")
 
     # ----------------------------------------------------------------- values from the launch
     def op_ld_param(self, inst):
         off = CBANK_PARAMS + inst.attrs["offset"]
         w = width_of(inst.result.type)
+        if inst.type.bits < 32 and inst.type.kind != "pred":
+            return self.ld_param_narrow(inst, off)
         if inst.type.bits < 32 or off % (4 * max(w, 1)):
             raise self.error(f"kernel parameter of type {inst.type} at offset {inst.attrs['offset']} "
                              "is not supported yet")
@@ -324,6 +336,8 @@ class InstructionSelector(MatrixSelection, HalfSelection):
         if space == "global" and sym in self.global_slots and width_of(inst.result.type) == 2:
             cb = self.cbank[inst.result] = CBank(0, self.global_slots[sym])  # allocated by the launch
             self.emit("LDC.64", d=self.vreg(inst.result), b=cb)
+            return
+        if self.frame_address(inst):  # .param variables, device functions' .local ones (isel_calls)
             return
         table = {"shared": self.shared_offsets, "local": self.local_offsets}.get(space, {})
         if sym not in table:
@@ -472,10 +486,11 @@ class InstructionSelector(MatrixSelection, HalfSelection):
             raise self.error(f"{inst.op}.{mode}.sat.{t} is not supported by the backend yet")
         typ = {"type": "S32"} if t.kind == "s" else {}
         if t.bits == 64:
-            if mode != "lo":
+            if mode not in ("lo", "hi"):
                 raise self.error(f"mul.{mode}.{t} is not supported yet")
             self.emit("IMAD.64", d=d, a=self.reg(a), b=self.src_b(b), c=self.reg(c) if c is not None else RZ,
-                      mods={"type": "S64"} if t.kind == "s" else {})
+                      mods={**({"type": "S64"} if t.kind == "s" else {}),
+                            **({"mode": "HI"} if mode == "hi" else {})})
             return
         if t.bits < 32 and t.kind == "s":
             a_r, b_v = self._sext(a, t.bits), self._sext(b, t.bits)
@@ -1027,7 +1042,7 @@ class InstructionSelector(MatrixSelection, HalfSelection):
 
     def _mem(self, inst) -> tuple[str, object, int, dict]:
         space = inst.attrs["space"]
-        prefix = {"global": "G", "generic": "", "shared": "S", "local": "L"}.get(space)
+        prefix = {"global": "G", "generic": "", "shared": "S", "local": "L", "param": "L"}.get(space)
         if prefix is None:
             raise self.error(f"memory accesses to the .{space} space are not supported yet")
         base = inst.args[0]

@@ -13,7 +13,9 @@ Layout (little-endian)::
 Per kernel: name, parameter layout, registers, shared/local bytes, register spills
 (``spill_bytes`` of spill slots in the local frame; ``spill_stores``/``spill_loads``, the bytes
 the spill code stores and loads, as ptxas reports them: keys written only when not zero, so an
-image without spills is byte-for-byte what xcc wrote before spilling existed), the module-level
+image without spills is byte-for-byte what xcc wrote before spilling existed), for a kernel that
+calls device functions its call stack (``stack_bytes``), the functions laid out after it
+(``functions``) and its trap messages (``messages``), also written only when not empty, the module-level
 ``.global`` variables it uses (size, alignment, initial bytes), barriers,
 max threads, the hash of the machine description it was scheduled for, and a
 line table (one PTX line, and optional ``.loc`` source position, per
@@ -39,7 +41,7 @@ FORMAT_VERSION = (2, 1)
 _PREFIX = struct.Struct("<4sHHQ")
 # Kernel metadata keys written only when non-zero (added in 2.1 without a version bump: a reader
 # defaults them to 0, and images without spills keep their exact bytes).
-_OPTIONAL_ZERO = ("spill_stores", "spill_loads")
+_OPTIONAL_ZERO = ("spill_stores", "spill_loads", "stack_bytes", "functions", "messages")
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,11 @@ class KernelImage:
     reqntid: list[int] | None = None
     spill_stores: int = 0  # bytes written by spill stores (STL of spilled registers), static count
     spill_loads: int = 0  # bytes read by spill reloads, static count
+    # Calls (docs/isa.md, "Calls"): the per-thread call stack, part of local_bytes, after the kernel's frame;
+    # the device functions laid out after the kernel ([name, first instruction]); SYSCALL.TRAP messages.
+    stack_bytes: int = 0
+    functions: list[list] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
 
     @property
     def instructions(self) -> list[MInst]:

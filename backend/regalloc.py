@@ -115,16 +115,18 @@ class Spiller(Protocol):
 
 
 def linear_scan(blocks: list[MBlock], max_registers: int = 255, kernel: str = "",
-                spiller: Spiller | None = None) -> tuple[dict[VReg, int], int, list[VReg]]:
+                spiller: Spiller | None = None,
+                reserved: frozenset[int] = frozenset()) -> tuple[dict[VReg, int], int, list[VReg]]:
     """The scan itself: (assignment, registers used, values to spill).  Without a ``spiller`` a
     full register file is an error; with one, values are evicted (the spiller picks which, among
     the unpinned active intervals and the new one, as in Poletto and Sarkar's section 2.2) until
     the new interval fits, and the evicted ones are returned: the assignment is then incomplete
     and the caller rewrites the code and scans again.  Whatever the spiller, a scan that evicts
-    nothing makes exactly the choices of a scan without one."""
+    nothing makes exactly the choices of a scan without one.  ``reserved`` registers are never
+    assigned (the stack pointer and return-address pair of the calling convention)."""
     iv = intervals(blocks)
     order = sorted(iv, key=lambda v: (iv[v][0], v.id))
-    free_r = [True] * max_registers
+    free_r = [i not in reserved for i in range(max_registers)]
     free_p = [True] * NUM_PREDS
     active: list[tuple[int, VReg]] = []
     assign: dict[VReg, int] = {}

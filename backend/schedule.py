@@ -29,7 +29,9 @@ from xcc.backend.minst import MInst
 
 # Instructions nothing may move across (control flow, synchronisation, warp-collective).
 FENCES = frozenset({"EXIT", "BRA", "BSSY", "BSYNC", "BAR", "MEMBAR", "SHFL", "VOTE", "MATCH", "MATCH.64",
-                    "REDUX", "NOP"})
+                    "REDUX", "NOP",
+                    # cp.async group boundaries: LDGSTS must stay in its group, and DEPBAR writes shared memory
+                    "LDGDEPBAR", "DEPBAR"})
 # Memory instructions that only read (may pass each other).
 LOADS = frozenset({"LDG", "LDG.64", "LDS", "LDS.64", "LDL", "LDL.64", "LD", "LD.64"})
 # Typical latency of a variable-latency class when it is not in the machine description.

@@ -48,8 +48,9 @@ from xcc.diagnostics import UnsupportedError
 MIN_REGISTERS = 16
 """The lowest register limit xcc compiles for: a smaller ``--maxrregcount`` or ``.maxnreg`` is
 raised to it, as ptxas raises one below its ABI minimum (24 on sm_80: "adjusting per thread
-register count of 8 to lower bound of 24").  xg1 has no calling convention that reserves
-registers yet, so the floor is what one instruction's spill temporaries need, with room to spare."""
+register count of 8 to lower bound of 24").  The floor is what one instruction's spill
+temporaries need (10), with room to spare even in an image with calls, whose calling convention
+reserves R1-R3 (:mod:`xcc.backend.isel_calls`)."""
 
 # Special registers whose value never changes during a thread's life: safe to read again.
 _CONSTANT_SREGS = frozenset(SR_INDEX[n] for n in (
@@ -72,6 +73,8 @@ class Spills:
     store_bytes: int = 0  # bytes stored by the spill stores (static, as ptxas counts)
     load_bytes: int = 0  # bytes loaded by the reloads
     rounds: int = 0  # scans that spilled
+    base_reg: int = RZ  # the register slots are addressed from (R1, the stack pointer, in a device function)
+    call_saves: int = 0  # values saved around calls (spilled because they are live across a CALL)
 
     @property
     def count(self) -> int:
@@ -81,17 +84,28 @@ class Spills:
 
 def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str = "", base: int = 0,
                            origin: dict | None = None,
-                           max_rounds: int = 200) -> tuple[dict[VReg, int], int, Spills]:
+                           max_rounds: int = 200, *, base_reg: int = RZ, reserved: frozenset[int] = frozenset(),
+                           force: list[VReg] = (), pinned: set[VReg] = frozenset()
+                           ) -> tuple[dict[VReg, int], int, Spills]:
     """Allocate registers, spilling to local memory from offset ``base`` (8-byte aligned) as needed;
     rewrites ``blocks``.  ``origin``: the predicate spiller's map, extended in the result.  Returns
     (assignment, registers used, :class:`Spills`).  Below the limit this is exactly
-    :func:`xcc.backend.regalloc.allocate`."""
+    :func:`xcc.backend.regalloc.allocate`.
+
+    For the calling convention (:mod:`xcc.backend.isel_calls`): slots are addressed from ``base_reg``;
+    ``force`` values (those live across a call: every register is caller-saved) are spilled, or
+    rematerialised, before the first scan; ``pinned`` values are never spilled (a call's stack probe,
+    which lives where R1 already points at the callee's frame); ``reserved`` registers are never assigned."""
     if base % 8:
         raise ValueError("the spill area must be 8-byte aligned")
-    spills = Spills(base=base, origin=dict(origin or {}))
+    spills = Spills(base=base, origin=dict(origin or {}), base_reg=base_reg)
+    spills.temps |= set(pinned)
+    if force:
+        spills.call_saves = len(force)
+        _rewrite(blocks, list(force), _Chooser(blocks, spills), spills)
     for _ in range(max_rounds):
         chooser = _Chooser(blocks, spills)
-        assign, used, victims = linear_scan(blocks, max_registers, kernel, chooser)
+        assign, used, victims = linear_scan(blocks, max_registers, kernel, chooser, reserved)
         if not victims:
             return assign, used, spills
         spills.rounds += 1
@@ -180,7 +194,7 @@ def _rewrite_inst(m: MInst, chosen: set[VReg], spills: Spills) -> list[MInst]:
         return t
 
     def access(mnemonic: str, offset: int, **ops) -> MInst:
-        x = mi(mnemonic, line=m.line, debug_loc=m.debug_loc, a=RZ, b=offset, **ops)
+        x = mi(mnemonic, line=m.line, debug_loc=m.debug_loc, a=spills.base_reg, b=offset, **ops)
         spills.accesses[x] = offset
         return x
 

@@ -12,14 +12,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TextIO
 
-from xcc.backend.codegen import BackendOptions, compile_function
+from xcc.backend.codegen import BackendOptions, compile_function, reachable_functions
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.objfile import ObjectFile
 from xcc.backend.spill import MIN_REGISTERS
-from xcc.diagnostics import UnsupportedError, XccError
+from xcc.diagnostics import XccError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
-from xcc.ir.core import Function, Module
+from xcc.ir.core import Module
 from xcc.ir.funcptr import resolve_function_pointers
 from xcc.ir.link import link_modules
 from xcc.passes import PassManager, pipeline_for_level
@@ -62,7 +62,7 @@ class KernelStats:
     spill_bytes: int
     compile_ms: float
     barriers: int = 0
-    local_bytes: int = 0  # the .local frame of a thread (ptxas's "bytes stack frame")
+    local_bytes: int = 0  # the .local frame of a thread, call stack included (ptxas's "bytes stack frame")
     pred_spills: int = 0  # predicates kept in general registers (P2R/ISETP, not memory: no spill bytes)
     spill_stores: int = 0  # bytes stored by register spill code (ptxas's "bytes spill stores")
     spill_loads: int = 0  # bytes loaded by register reloads (ptxas's "bytes spill loads")
@@ -112,14 +112,6 @@ def frontend(sources: list[Source]) -> Module:
     return resolve_function_pointers(link_modules([build_module(parse(s.text, s.name)) for s in sources]))
 
 
-def _refuse_calls(fn: Function) -> None:
-    """The xg1 backend has no calling convention yet (issue 5): a kernel that calls is refused at the call."""
-    call = next((i for i in fn.instructions() if i.op == "call"), None)
-    if call is not None:
-        raise UnsupportedError(f"kernel '{fn.name}' calls device function '{call.attrs['callee']}': calls are not "
-                               "supported by the xg1 backend yet (run it with engine='ir')", call.loc)
-
-
 def optimise(module: Module, options: CompileOptions, print_after: str | None = None,
              out: TextIO | None = None) -> Module:
     return PassManager(pipeline_for_level(options.opt_level), verify=options.verify, print_after=print_after,
@@ -138,16 +130,19 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
         if missing:
             raise XccError(f"no kernel named '{missing[0]}' (the PTX defines: {', '.join(names) or 'none'})")
     chosen = [f for f in module.functions if f.is_entry and (kernels is None or f.name in kernels)]
-    for fn in chosen:
-        _refuse_calls(fn)
-    module.functions = chosen
+    by_name = {f.name: f for f in module.functions}
+    called = {g.name for fn in chosen for g in reachable_functions(fn, by_name)[1:]}
+    module.functions = chosen + [f for f in module.functions if f.name in called]  # with the device functions
     optimise(module, options, print_after, out)
     images = {}
     backend = BackendOptions(max_registers=options.max_registers, schedule=options.opt_level > 0)
+    functions = {f.name: f for f in module.functions}
     for fn in module.functions:
+        if not fn.is_entry:
+            continue  # compiled into the image of each kernel that calls it
         t0 = time.perf_counter()
         report: dict = {}
-        k = compile_function(fn, machine, backend, module.variables, report)
+        k = compile_function(fn, machine, backend, module.variables, report, functions)
         images[k.name] = k
         if stats is not None:
             stats[k.name] = KernelStats(k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes,

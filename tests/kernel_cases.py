@@ -1420,7 +1420,7 @@ OP_CASES = [
     KernelCase("dyn_smem_reverse", "device_functions", "_Z16dyn_smem_reverseiPi", _make_dyn_smem_reverse,
                shared_mem=96 * 4),
     KernelCase("affine_struct", "fnptr_struct", "_Z13affine_struct6AffinePKfPf", _make_affine_struct),
-    KernelCase("apply_fnptr", "fnptr_struct", "_Z11apply_fnptriPKiPKfPf", _make_apply_fnptr, engines=("ir",)),
+    KernelCase("apply_fnptr", "fnptr_struct", "_Z11apply_fnptriPKiPKfPf", _make_apply_fnptr),
     KernelCase("block_vote_counts", "barrier_ops", "_Z17block_vote_countsiPKiPi", _make_block_vote_counts,
                engines=("ir",)),
     KernelCase("producer_consumer", "barrier_ops", "_Z17producer_consumerPKfPf", _make_producer_consumer,
@@ -1429,7 +1429,7 @@ OP_CASES = [
                ptx_file="triton/softmax_row.sm_80.ptx"),
     KernelCase("triton_layernorm", "layernorm", "layernorm", _make_triton_layernorm, atol=1e-6, shared_mem=16,
                ptx_file="triton/layernorm.sm_80.ptx"),
-    KernelCase("assert_kernel", "globals_misc", "_Z13assert_kerneliPKfPf", _make_assert_kernel, engines=("ir",)),
+    KernelCase("assert_kernel", "globals_misc", "_Z13assert_kerneliPKfPf", _make_assert_kernel),
 ]
 
 

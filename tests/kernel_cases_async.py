@@ -2,8 +2,9 @@
 
 Imported only by ``kernel_cases`` (which adds ``ASYNC_CASES`` to its lists): import that module, not this one.
 
-All of them run on the IR interpreter only (``engines=("ir",)``): the xg1 backend does not compile
-``cp.async`` or ``wgmma`` yet.
+The cp.async kernels run on both engines (the xg1 backend compiles cp.async into LDGSTS, LDGDEPBAR and
+DEPBAR); the wgmma (sm_90) Triton cases on the IR interpreter only (``engines=("ir",)``: the backend does not
+compile ``wgmma`` yet).
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def _make_triton_matmul_wgmma_random(rng: np.random.Generator) -> Launch:
 _TRITON_SMEM = 16384  # the kernel's dynamic shared memory: the 64x64 f32 C tile of its epilogue
 
 ASYNC_CASES: list[KernelCase] = [
-    *(KernelCase(name + suffix, "async_copy", entry, make, ptx_file=f"async_copy.{arch}.ptx", engines=("ir",))
+    *(KernelCase(name + suffix, "async_copy", entry, make, ptx_file=f"async_copy.{arch}.ptx")
       for suffix, arch in (("", "sm_80"), ("_sm90", "sm_90"))
       for name, entry, make in (("cp_async_pipeline", "_Z17cp_async_pipelineifPKfPf", _make_cp_async_pipeline),
                                 ("cp_async_asm", "cp_async_asm", _make_cp_async_asm))),

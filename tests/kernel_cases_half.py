@@ -239,24 +239,19 @@ def _make_carry_across_branch(rng: np.random.Generator) -> Launch:
 
 
 CARRY_CASES: list[KernelCase] = [
-    KernelCase("u128_mul_add", "carry_chain", "u128_mul_add", _make_u128_mul_add, engines=("ir",)),
-    KernelCase("s128_row_sum", "carry_chain", "s128_row_sum", _make_s128_row_sum, engines=("ir",)),
-    KernelCase("u256_add_sub", "carry_chain", "u256_add_sub", _make_u256_add_sub, engines=("ir",)),
-    KernelCase("u64_mul_wide_limbs", "carry_chain", "u64_mul_wide_limbs", _make_u64_mul_wide_limbs, engines=("ir",)),
-    KernelCase("carry_across_branch", "carry_chain", "carry_across_branch", _make_carry_across_branch,
-               engines=("ir",)),
+    KernelCase("u128_mul_add", "carry_chain", "u128_mul_add", _make_u128_mul_add),
+    KernelCase("s128_row_sum", "carry_chain", "s128_row_sum", _make_s128_row_sum),
+    KernelCase("u256_add_sub", "carry_chain", "u256_add_sub", _make_u256_add_sub),
+    KernelCase("u64_mul_wide_limbs", "carry_chain", "u64_mul_wide_limbs", _make_u64_mul_wide_limbs),
+    KernelCase("carry_across_branch", "carry_chain", "carry_across_branch", _make_carry_across_branch),
 ]
 
 HALF_CASES: list[KernelCase] = [
-    KernelCase("f32_to_f16", "half_precision", "f32_to_f16", _make_f32_to_f16, engines=("ir",)),
-    KernelCase("f16_to_f32_scale", "half_precision", "_Z16f16_to_f32_scaleifPK6__halfPf", _make_f16_to_f32_scale,
-               engines=("ir",)),
-    KernelCase("half2_axpy_relu", "half_precision", "_Z15half2_axpy_relui7__half2PKS_PS_", _make_half2_axpy_relu,
-               engines=("ir",)),
-    KernelCase("half_threshold", "half_precision", "_Z14half_thresholdi6__halfPKS_PS_", _make_half_threshold,
-               engines=("ir",)),
+    KernelCase("f32_to_f16", "half_precision", "f32_to_f16", _make_f32_to_f16),
+    KernelCase("f16_to_f32_scale", "half_precision", "_Z16f16_to_f32_scaleifPK6__halfPf", _make_f16_to_f32_scale),
+    KernelCase("half2_axpy_relu", "half_precision", "_Z15half2_axpy_relui7__half2PKS_PS_", _make_half2_axpy_relu),
+    KernelCase("half_threshold", "half_precision", "_Z14half_thresholdi6__halfPKS_PS_", _make_half_threshold),
     KernelCase("bf16_fma_roundtrip", "half_precision", "_Z18bf16_fma_roundtripiPKfPK13__nv_bfloat16S3_Pf",
-               _make_bf16_fma_roundtrip, engines=("ir",)),
-    KernelCase("half_dot_f32", "half_precision", "_Z12half_dot_f32iPK6__halfS1_Pf", _make_half_dot_f32,
-               engines=("ir",)),
+               _make_bf16_fma_roundtrip),
+    KernelCase("half_dot_f32", "half_precision", "_Z12half_dot_f32iPK6__halfS1_Pf", _make_half_dot_f32),
 ] + CARRY_CASES

@@ -2,8 +2,9 @@
 
 Imported only by ``kernel_cases`` (which adds ``MATRIX_CASES`` to its lists): import that module, not this one.
 
-The tensor-core kernels run on the IR interpreter only (``engines=("ir",)``: the xg1 backend does not
-compile ``mma``/``ldmatrix``/``wmma`` yet).  Float references are numpy's float64 products rounded to
+The tensor-core kernels run on both engines (the default): the xg1 backend compiles ``mma`` into HMMA/IMMA
+halves, ``ldmatrix`` into LDSM and ``wmma.load``/``wmma.store`` into ordinary loads and stores, and the
+IR-vs-ISA differential compares them bit for bit.  Float references are numpy's float64 products rounded to
 float32 at the end; the kernels round to f32 after every k-step of 16 (8 for m16n8k8), so those cases
 carry an ``atol`` well above that rounding (a few ulp of the sums) and far below any layout mistake
 (which moves results by O(1)).  Integer cases are bit-exact.
@@ -14,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 from kernel_cases import SENTINEL_F32, SENTINEL_I32, KernelCase, Launch
 
-_IR = ("ir",)
 _TRITON_SCRATCH = [np.uint64(0), np.uint64(0)]
 
 
@@ -180,20 +180,18 @@ def _make_wmma_f16acc(rng: np.random.Generator) -> Launch:
 
 
 MATRIX_CASES: list[KernelCase] = [
-    KernelCase("mma_m16n8k8_f16", "mma_shapes", "mma_m16n8k8_f16", _make_mma_m16n8k8, atol=1e-6, engines=_IR),
-    KernelCase("mma_m16n8k16_bf16", "mma_shapes", "mma_m16n8k16_bf16", _make_mma_bf16, atol=1e-6, engines=_IR),
-    KernelCase("mma_m16n8k16_f16acc", "mma_shapes", "mma_m16n8k16_f16acc", _make_mma_f16acc, atol=1.6e-2,
-               engines=_IR),
-    KernelCase("mma_m16n8k32_s8", "mma_shapes", "mma_m16n8k32_s8", _make_mma_s8, engines=_IR),
-    KernelCase("ldmatrix_variants", "mma_shapes", "ldmatrix_variants", _make_ldmatrix, engines=_IR),
+    KernelCase("mma_m16n8k8_f16", "mma_shapes", "mma_m16n8k8_f16", _make_mma_m16n8k8, atol=1e-6),
+    KernelCase("mma_m16n8k16_bf16", "mma_shapes", "mma_m16n8k16_bf16", _make_mma_bf16, atol=1e-6),
+    KernelCase("mma_m16n8k16_f16acc", "mma_shapes", "mma_m16n8k16_f16acc", _make_mma_f16acc, atol=1.6e-2),
+    KernelCase("mma_m16n8k32_s8", "mma_shapes", "mma_m16n8k32_s8", _make_mma_s8),
+    KernelCase("ldmatrix_variants", "mma_shapes", "ldmatrix_variants", _make_ldmatrix),
     KernelCase("wmma_f16acc_col", "mma_shapes", "_Z15wmma_f16acc_colPK6__halfS1_S1_PS_", _make_wmma_f16acc,
-               atol=1.6e-2, engines=_IR),
-    KernelCase("gemm_wmma_f16_f32", "gemm_tensorcore", "gemm_wmma_f16_f32", _make_gemm_wmma, atol=2e-6,
-               engines=_IR),
+               atol=1.6e-2),
+    KernelCase("gemm_wmma_f16_f32", "gemm_tensorcore", "gemm_wmma_f16_f32", _make_gemm_wmma, atol=2e-6),
     KernelCase("gemm_wmma_accumulate", "gemm_tensorcore", "_Z20gemm_wmma_accumulateiiiPK6__halfS1_Pf",
-               _make_gemm_wmma_accumulate, atol=4e-6, engines=_IR),
+               _make_gemm_wmma_accumulate, atol=4e-6),
     KernelCase("gemm_mma_m16n8k16", "gemm_tensorcore", "_Z17gemm_mma_m16n8k16iiiPK6__halfS1_Pf", _make_gemm_mma,
-               atol=2e-6, engines=_IR),
+               atol=2e-6),
     KernelCase("triton_matmul", "matmul", "matmul", _make_triton_matmul, atol=2e-6, shared_mem=16384,
-               ptx_file="triton/matmul.sm_80.ptx", engines=_IR),
+               ptx_file="triton/matmul.sm_80.ptx"),
 ]
