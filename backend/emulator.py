@@ -366,6 +366,9 @@ class _Launch:
         pcw = np.zeros(T, np.int64)  # pc of a waiting thread
         alive_cta = np.where(np.arange(nslots) < nctas, tpb, 0)
         bar_count = np.zeros((nslots, NUM_CTA_BARRIERS), np.int64)
+        bar_need = np.zeros((nslots, NUM_CTA_BARRIERS), np.int64)  # thread count of a named barrier (0: CTA)
+        red_sum = np.zeros((nslots, NUM_CTA_BARRIERS), np.int64)  # BAR.RED: true predicates, threads so far
+        red_n = np.zeros((nslots, NUM_CTA_BARRIERS), np.int64)
         bs_count = [0] * NUM_CONV_BARRIERS
         live = {"threads": nctas * tpb, "bar": 0}
         groups: dict[int, list[np.ndarray]] = {0: [np.flatnonzero(exists)]}
@@ -392,14 +395,23 @@ class _Launch:
                     push(int(q) + 1, r[p == q])
 
         def check_bar(ctas: np.ndarray) -> None:
-            """Release the CTAs among ``ctas`` whose live threads all wait at one BAR."""
-            cnt = bar_count[ctas]
-            rel = ((cnt == alive_cta[ctas][:, None]) & (cnt > 0)).any(1)
-            if rel.any():
-                rc = ctas[rel]
+            """Release the barriers of ``ctas`` that every live thread (or their thread count) reached;
+            the threads waiting at a BAR.RED get the reduction over all that arrived."""
+            cnt, need = bar_count[ctas], bar_need[ctas]
+            full = (cnt > 0) & (cnt >= np.where(need > 0, need, alive_cta[ctas][:, None]))
+            for k in np.flatnonzero(full.any(0)):
+                rc = ctas[full[:, k]]
                 tt = (rc[:, None] * P + np.arange(P)).ravel()
-                r = tt[state[tt] == WAIT_BAR]
-                bar_count[rc] = 0
+                r = tt[(state[tt] == WAIT_BAR) & (wait_k[tt] == k)]
+                if red_n[rc, k].any():
+                    for q in np.unique(pcw[r]):
+                        ex = execs[int(q)][1]
+                        if ex.result is not None:
+                            rq = r[pcw[r] == q]
+                            tot, nn = red_sum[rq // P, k], red_n[rq // P, k]
+                            val = tot if ex.mode == "POPC" else (tot == nn) if ex.mode == "AND" else (tot > 0)
+                            ex.result(rq, np.asarray(val).astype(np.uint32))
+                bar_count[rc, k] = bar_need[rc, k] = red_sum[rc, k] = red_n[rc, k] = 0
                 live["bar"] -= r.size
                 resume(r)
 
@@ -500,16 +512,25 @@ class _Launch:
                             t = int(np.argmax(bid >= NUM_CTA_BARRIERS))
                             raise ExecFault(f"barrier number {int(bid[t])} out of range "
                                             f"(0..{NUM_CTA_BARRIERS - 1})", t)
-                        state[eidx] = WAIT_BAR
-                        pcw[eidx] = pc
-                        wait_k[eidx] = bid
                         ctas = eidx // P
+                        if ex.count is not None:
+                            bar_need[ctas, bid] = np.asarray(ex.count(esel, m)).astype(np.int64)
+                        if ex.pred is not None:
+                            np.add.at(red_sum, (ctas, bid), np.asarray(ex.pred(esel, m), bool).astype(np.int64))
+                            np.add.at(red_n, (ctas, bid), 1)
                         if bool((bid == bid[0]).all()):
                             uc, cnt = _runs(ctas)
                             bar_count[uc, int(bid[0])] += cnt
                         else:
                             np.add.at(bar_count, (ctas, bid), 1)
                             uc = _runs(ctas)[0]
+                        if ex.mode == "ARV":  # counted; the threads go on
+                            check_bar(uc)
+                            push(pc + 1, idx)
+                            continue
+                        state[eidx] = WAIT_BAR
+                        pcw[eidx] = pc
+                        wait_k[eidx] = bid
                         live["bar"] += m
                         check_bar(uc)
                     push(pc + 1, skip)

@@ -70,11 +70,16 @@ class ExecFault(Exception):
 @dataclass(frozen=True)
 class Control:
     """A scheduling instruction: ``kind`` is 'BRA' (``target``), 'EXIT', 'BAR' (``barrier``: a reader
-    of the barrier number) or 'BSYNC' (``barrier``: the convergence barrier number)."""
+    of the barrier number; ``count``, ``mode``, ``pred``, ``result`` for named barriers and reductions)
+    or 'BSYNC' (``barrier``: the convergence barrier number)."""
 
     kind: str
     target: int = 0
     barrier: object = None
+    count: object = None  # BAR.CNT / BAR.RED: a reader of the thread count (None: the whole CTA)
+    mode: str = "SYNC"  # BAR: SYNC, ARV (arrive only), or the reduction POPC / AND / OR
+    pred: object = None  # BAR.RED: a reader of the predicate reduced
+    result: object = None  # BAR.RED: the writer of d
 
 
 def _const(value, dtype):
@@ -246,6 +251,15 @@ def _exit(x: Binder):
 @impl("BAR")
 def _bar(x: Binder):
     return Control("BAR", barrier=x.ric("b"))
+
+
+@impl("BAR.CNT", "BAR.RED")
+def _bar_counted(x: Binder):
+    """A named barrier: ``barrier`` reads b; ``count`` c (None: the CTA); BAR.RED's ``pred`` and ``result``."""
+    count = None if x.ops.get("c", RZ) == RZ else x.r("c")
+    if x.inst.mnemonic == "BAR.CNT":
+        return Control("BAR", barrier=x.ric("b"), count=count, mode=x.mod("mode"))
+    return Control("BAR", barrier=x.ric("b"), count=count, mode=x.mod("op"), pred=x.p("ps"), result=x.set_r("d"))
 
 
 @impl("BSYNC")

@@ -138,7 +138,7 @@ E_W = Operand("e", "W")
 EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
                      "SHFL", "VOTE", "STS.64", "ATOMG.64", "ATOMS.64", "MATCH", "MATCH.64", "REDUX",
                      "STL", "STL.64", "ST", "ST.64", "ATOM", "ATOM.64",
-                     "LDGSTS", "LDGDEPBAR", "DEPBAR"})
+                     "LDGSTS", "LDGDEPBAR", "DEPBAR", "BAR.CNT", "BAR.RED"})
 
 # Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
 # every other class is variable and tracked with a scoreboard.
@@ -419,6 +419,16 @@ _ROWS = [
      "TRAP: fault with message b of the image; VPRINTF: printf(local[a], local[a + 8]) collected for the "
      "launch's output, local[a + 16] = arguments formatted; ASSERTFAIL: fault with the assertion message "
      "of local[a .. a + 40)"),
+    # Named barriers with thread counts and barrier reductions (appended: opcodes stay stable).  A thread
+    # count c (a multiple of the warp size; RZ: every non-exited thread of the CTA) completes barrier b
+    # once c threads arrived, counting both instructions; the result of BAR.RED is written when the
+    # barrier completes.
+    ("BAR.CNT", (B_RIC, C_R), (Mod("mode", ("SYNC", "ARV")),), "cbu", "branch", "BAR.SYNC b, c / BAR.ARV b, c",
+     "SYNC: wait until c threads (RZ: the CTA) arrived at barrier b; ARV: arrive and go on"),
+    ("BAR.RED", (D_R, B_RIC, C_R, PS), (Mod("op", ("POPC", "AND", "OR")),), "cbu", "branch",
+     "BAR.RED.POPC / BAR.RED.AND / BAR.RED.OR",
+     "wait as BAR.CNT.SYNC, then d = the number of arrived threads whose ps is true (POPC), or 1 if all (AND) / "
+     "any (OR) of them had ps true, else 0"),
 ]
 
 

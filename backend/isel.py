@@ -1072,8 +1072,13 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
         if w == 2:
             self.emit(f"LD{prefix}.64", d=d, a=a, b=off)
             return
-        if width_of(inst.result.type) == 2:
-            raise self.error("loading a narrow type into a 64-bit register is not supported yet")
+        if width_of(inst.result.type) == 2:  # PTX 6.4: zero-extended (.u/.b) or sign-extended (.s) to the register
+            self.emit(f"LD{prefix}", d=Half(d, 0), a=a, b=off, mods=mods)
+            if inst.type.kind == "s":
+                self.emit("SHR", d=Half(d, 1), a=Half(d, 0), b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+            return
         self.emit(f"LD{prefix}", d=d, a=a, b=off, mods=mods)
         if inst.result.type.bits < 32 and mods.get("size", "").startswith("S"):
             self._narrow(inst, d)
@@ -1105,9 +1110,23 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
 
     # ----------------------------------------------------------------- synchronisation and warps
     def op_bar_sync(self, inst):
-        if len(inst.args) > 1:
-            raise self.error("bar.sync with a thread count is not supported yet")
+        if len(inst.args) > 1:  # bar.sync a, b: a named barrier completed by b threads
+            self.emit("BAR.CNT", b=self.src_b(inst.args[0]), c=self.reg(inst.args[1]), mods={"mode": "SYNC"})
+            return
         self.emit("BAR", b=self.src_b(inst.args[0]))
+
+    def op_bar_arrive(self, inst):
+        self.emit("BAR.CNT", b=self.src_b(inst.args[0]), c=self.reg(inst.args[1]), mods={"mode": "ARV"})
+
+    def op_bar_red(self, inst):
+        """bar.red.popc.u32 d / bar.red.and|or.pred p: BAR.RED into a register (then ISETP for a predicate)."""
+        p, bar, *count = inst.args
+        op = inst.attrs["redop"].upper()
+        d = self.vreg(inst.result) if op == "POPC" else new_vreg(1)
+        self.emit("BAR.RED", d=d, b=self.src_b(bar), c=self.reg(count[0]) if count else RZ, ps=self.pred_src(p),
+                  mods={"op": op})
+        if op != "POPC":
+            self.emit("ISETP", pd=self.vreg(inst.result), a=d, b=Imm(0), ps=(PT, False), mods={"cmp": "NE"})
 
     def op_fence(self, inst):
         scope = {"cta": "CTA", "sys": "SYS"}.get(inst.attrs.get("scope", "gl"), "GPU")

@@ -28,7 +28,7 @@ from xcc.backend.machine import Machine
 from xcc.backend.minst import MInst
 
 # Instructions nothing may move across (control flow, synchronisation, warp-collective).
-FENCES = frozenset({"EXIT", "BRA", "BSSY", "BSYNC", "BAR", "MEMBAR", "SHFL", "VOTE", "MATCH", "MATCH.64",
+FENCES = frozenset({"EXIT", "BRA", "BSSY", "BSYNC", "BAR", "BAR.CNT", "BAR.RED", "MEMBAR", "SHFL", "VOTE", "MATCH", "MATCH.64",
                     "REDUX", "NOP",
                     # cp.async group boundaries: LDGSTS must stay in its group, and DEPBAR writes shared memory
                     "LDGDEPBAR", "DEPBAR"})

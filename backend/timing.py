@@ -68,7 +68,7 @@ _REASON_INDEX = {r: i for i, r in enumerate(STALL_REASONS)}
 # memory space of a memory instruction, by mnemonic (without .64)
 _SPACE = {"LDG": "g", "STG": "g", "ATOMG": "g", "LD": "g", "ST": "g", "ATOM": "g",
           "LDS": "s", "STS": "s", "ATOMS": "s", "LDL": "l", "STL": "l"}
-_BAR_KIND = ("BAR",)
+_BAR_KIND = ("BAR", "BAR.RED")  # CTA-wide waits; BAR.CNT (named barriers, arrive) issues as a plain instruction
 
 
 def mem_space(mnemonic: str) -> str | None:

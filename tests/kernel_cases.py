@@ -1408,11 +1408,10 @@ OP_CASES = [
     KernelCase("warp_ballot", "warp_vote", "_Z11warp_ballotiPKiPjPi", _make_warp_ballot),
     KernelCase("warp_any_all", "warp_vote", "_Z12warp_any_alliPKiPi", _make_warp_any_all),
     KernelCase("warp_activemask", "warp_vote", "_Z15warp_activemaskiPKiPj", _make_warp_activemask),
-    # the backend refuses these two: "the address of .const variable 'poly_coeffs' is not supported" and
-    # "loading a narrow type into a 64-bit register" (lut_device_global's ld.global.u32 %rd8)
+    # the backend refuses poly_constant: "the address of .const variable 'poly_coeffs' is not supported";
+    # lut_device_global's ld.global.u32 %rd8 loads a narrow type into a 64-bit register (zero-extended)
     KernelCase("poly_constant", "globals_misc", "_Z13poly_constantiPKfPf", _make_poly_constant, engines=("ir",)),
-    KernelCase("lut_device_global", "globals_misc", "lut_device_global", _make_lut_device_global,
-               engines=("ir",)),
+    KernelCase("lut_device_global", "globals_misc", "lut_device_global", _make_lut_device_global),
     KernelCase("triton_vector_add", "vector_add", "vector_add", _make_triton_vector_add,
                ptx_file="triton/vector_add.sm_80.ptx"),
     KernelCase("triton_vector_add_sm90", "vector_add", "vector_add", _make_triton_vector_add,
@@ -1421,10 +1420,8 @@ OP_CASES = [
                shared_mem=96 * 4),
     KernelCase("affine_struct", "fnptr_struct", "_Z13affine_struct6AffinePKfPf", _make_affine_struct),
     KernelCase("apply_fnptr", "fnptr_struct", "_Z11apply_fnptriPKiPKfPf", _make_apply_fnptr),
-    KernelCase("block_vote_counts", "barrier_ops", "_Z17block_vote_countsiPKiPi", _make_block_vote_counts,
-               engines=("ir",)),
-    KernelCase("producer_consumer", "barrier_ops", "_Z17producer_consumerPKfPf", _make_producer_consumer,
-               engines=("ir",)),
+    KernelCase("block_vote_counts", "barrier_ops", "_Z17block_vote_countsiPKiPi", _make_block_vote_counts),
+    KernelCase("producer_consumer", "barrier_ops", "_Z17producer_consumerPKfPf", _make_producer_consumer),
     KernelCase("triton_softmax_row", "softmax_row", "softmax_row", _make_triton_softmax_row, atol=2e-8, shared_mem=16,
                ptx_file="triton/softmax_row.sm_80.ptx"),
     KernelCase("triton_layernorm", "layernorm", "layernorm", _make_triton_layernorm, atol=1e-6, shared_mem=16,
