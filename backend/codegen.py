@@ -112,6 +112,7 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
         debug_lines=[list(m.debug_loc) if m.debug_loc else None for m in insts],
         reqntid=list(reqntid) if reqntid else None,
         globals=[GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None) for v in _image_globals(bodies)],
+        constants=[GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None) for v in bodies[0].sel.consts],
         stack_bytes=stack, functions=[[b.fn.name, starts[b.fn.name]] for b in bodies[1:]], messages=messages,
     )
 
@@ -213,8 +214,11 @@ def _share_module_layout(funcs: list[Function], sels: list, module_vars) -> None
     if len(globs) > MAX_GLOBALS:
         raise UnsupportedError(f"kernel '{funcs[0].name}' and the functions it calls use {len(globs)} .global "
                                f"variables, more than the {MAX_GLOBALS} constant bank 0 has room for", funcs[0].loc)
+    consts = [v for v in module_vars if v.space == "const" and v.name in used]
+    const_offsets, const_bytes = layout_variables(consts)
     for sel in sels:
         sel.shared_offsets, sel.shared_bytes = offsets, size
+        sel.consts, sel.const_offsets, sel.const_bytes = consts, const_offsets, const_bytes
         sel.globals = globs
         sel.global_slots = {v.name: CBANK_GLOBALS + 8 * i for i, v in enumerate(globs)}
 

@@ -56,6 +56,7 @@ from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFa
 from xcc.backend.objfile import KernelImage
 from xcc.backend.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 from xcc.diagnostics import KernelFault, LaunchError, ObjectFormatError, XccError
+from xcc.ir.core import Variable, layout_variables
 from xcc.semantics.threads import fault_message, thread_at
 
 __all__ = ["LaunchStats", "run_kernel", "WAVE_THREADS"]
@@ -259,10 +260,22 @@ class _Launch:
         try:
             addrs = [globs.address(g.name, g.size, bytes.fromhex(g.init) if g.init else None)
                      for g in self.kernel.globals]
+            self.ctx.cbank3 = self._constant_bank(globs)
             return self._run(per_wave, T, addrs)
         finally:
             if own:
                 globs.free()
+
+    def _constant_bank(self, globs: ModuleGlobals) -> bytes:
+        """Constant bank 3: the module's .const variables the kernel reads, laid out in the image's order,
+        with their current contents (the host may have written them since the module was loaded)."""
+        consts = [Variable(c.name, "const", c.size, c.align) for c in self.kernel.constants]
+        offsets, size = layout_variables(consts)
+        bank = bytearray(size)
+        for c in self.kernel.constants:
+            a = globs.address(c.name, c.size, bytes.fromhex(c.init) if c.init else None)
+            bank[offsets[c.name]:offsets[c.name] + c.size] = self.gmem.read(a, c.size).tobytes()
+        return bytes(bank)
 
     def _run(self, per_wave: int, T: int, addrs: list[int]) -> LaunchStats:
         """The launch with the kernel's .global variables at ``addrs`` (their addresses in constant bank 0)."""

@@ -182,18 +182,22 @@ class Binder:
 
     # -- register / immediate / constant-bank operands -------------------------------------------
     def cbank(self, v, size: int) -> bytes | None:
-        cb = self.ctx.cbank
-        if not isinstance(v, CBank) or v.bank != 0 or v.offset % size or v.offset + size > len(cb):
+        """Bank 0 (launch dimensions, parameters, .global addresses) or bank 3 (the module's .const data)."""
+        if not isinstance(v, CBank) or v.bank not in (0, 3):
+            return None
+        cb = self.ctx.cbank if v.bank == 0 else getattr(self.ctx, "cbank3", b"")
+        if v.offset % size or v.offset + size > len(cb):
             return None
         return cb[v.offset:v.offset + size]
 
     def _cbank_fail(self, v, size):
         if not isinstance(v, CBank):
             return _fail(f"operand {v!r} is not a constant-bank reference")
-        if v.bank != 0:
-            return _fail(f"constant bank c[{v.bank:#x}] does not exist (only bank 0 is mapped)")
-        return _fail(f"{size}-byte constant bank access c[0x0][{v.offset:#x}] is "
-                     f"{'misaligned' if v.offset % size else 'out of range'} (bank 0 holds {len(self.ctx.cbank)} bytes)")
+        if v.bank not in (0, 3):
+            return _fail(f"constant bank c[{v.bank:#x}] does not exist (banks 0 and 3 are mapped)")
+        return _fail(f"{size}-byte constant bank access c[{v.bank:#x}][{v.offset:#x}] is "
+                     f"{'misaligned' if v.offset % size else 'out of range'} (bank {v.bank} holds "
+                     f"{len(self.ctx.cbank if v.bank == 0 else getattr(self.ctx, 'cbank3', b''))} bytes)")
 
     def ric(self, field: str = "b"):
         v = self.ops[field]

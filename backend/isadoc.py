@@ -35,6 +35,11 @@ that it is current. Edit the table, not this file.
   of the kernel's module-level `.global` variables from 0x20 (8 bytes each, in the order of the
   object file's `globals`; the launch allocates and initialises them), the kernel parameters from
   0x160 (as on NVIDIA GPUs). RIC operands may name `c[0x0][offset]` directly.
+- **Constant bank 3** holds the module's `.const` (`__constant__`) data the kernel reads, laid out in the
+  order of the object file's `constants` (as the IR lays out the const space); each launch fills it
+  from the module's copy, which the host writes with `cuModuleGetGlobal` / `Module.get_global`.
+  `ld.const` of a variable at a constant offset is `LDC` from `c[0x3][offset]` (SASS's bank for user
+  constants); a dynamically indexed `ld.const` is refused.
 - **Memory spaces**: global (64-bit addresses, `[Rn:Rn+1 + imm32]`), shared (per CTA, 32-bit
   offsets, `[Rn + imm32]`, 32 banks of 4 bytes: the static `.shared` variables, then the launch's
   dynamic shared memory, where `.extern .shared` arrays start), local (per thread, 32-bit offsets,

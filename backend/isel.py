@@ -117,6 +117,13 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
             raise UnsupportedError(f"kernel '{fn.name}' uses {len(self.globals)} .global variables, more than "
                                    f"the {MAX_GLOBALS} constant bank 0 has room for", fn.loc)
         self.global_slots = {v.name: CBANK_GLOBALS + 8 * i for i, v in enumerate(self.globals)}
+        # .const variables live in constant bank 3 (codegen lays them out once per image)
+        self.consts = [v for v in mvars if v.space == "const"]
+        self.const_offsets, self.const_bytes = layout_variables(self.consts)
+        if self.const_bytes > 1 << 16:
+            raise UnsupportedError(f"kernel '{fn.name}' reads {self.const_bytes} bytes of .const data, more than "
+                                   "the 64 KiB of constant bank 3", fn.loc)
+        self.const_addr: dict[Value, int] = {}  # values that are the bank-3 offset of a .const variable
         self._module_locals = [v for v in mvars if v.space == "local"]
         self.init_frame()
 
@@ -339,7 +346,10 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
             return
         if self.frame_address(inst):  # .param variables, device functions' .local ones (isel_calls)
             return
-        table = {"shared": self.shared_offsets, "local": self.local_offsets}.get(space, {})
+        if space == "const" and sym in self.const_offsets:  # its offset in bank 3; ld.const reads it with LDC
+            self.const_addr[inst.result] = self.const_offsets[sym]
+        table = {"shared": self.shared_offsets, "local": self.local_offsets,
+                 "const": self.const_offsets}.get(space, {})
         if sym not in table:
             raise self.error(f"the address of .{space} variable '{sym}' is not supported by the backend yet")
         d = self.vreg(inst.result)
@@ -1066,6 +1076,8 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
         return prefix, a, off, mods
 
     def op_ld(self, inst):
+        if inst.attrs["space"] == "const":
+            return self._ld_const(inst)
         prefix, a, off, mods = self._mem(inst)
         d = self.vreg(inst.result)
         w = width_of(inst.type)
@@ -1082,6 +1094,29 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
         self.emit(f"LD{prefix}", d=d, a=a, b=off, mods=mods)
         if inst.result.type.bits < 32 and mods.get("size", "").startswith("S"):
             self._narrow(inst, d)
+
+    def _ld_const(self, inst):
+        """ld.const of a .const variable at a constant offset: LDC from constant bank 3 (SASS's c[0x3][..])."""
+        base, off = inst.args[0], inst.attrs.get("offset", 0)
+        if base not in self.const_addr:
+            raise self.error("ld.const through a computed address (dynamic indexing into constant memory) "
+                             "is not supported by the backend yet")
+        t, at = inst.type, self.const_addr[base] + off
+        w = width_of(inst.result.type)
+        if t.bits < 32 or at % (4 * max(width_of(t), 1)):
+            raise self.error(f"ld.const.{t} at offset {at} is not supported by the backend yet (narrow or "
+                             "misaligned)")
+        if width_of(t) == 2:
+            self.emit("LDC.64", d=self.vreg(inst.result), b=CBank(3, at))
+        elif w == 2:
+            d = self.vreg(inst.result)
+            self.emit("LDC", d=Half(d, 0), b=CBank(3, at))
+            if t.kind == "s":
+                self.emit("SHR", d=Half(d, 1), a=Half(d, 0), b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+        else:
+            self.emit("LDC", d=self.vreg(inst.result), b=CBank(3, at))
 
     def op_st(self, inst):
         prefix, a, off, mods = self._mem(inst)

@@ -41,7 +41,7 @@ FORMAT_VERSION = (2, 1)
 _PREFIX = struct.Struct("<4sHHQ")
 # Kernel metadata keys written only when non-zero (added in 2.1 without a version bump: a reader
 # defaults them to 0, and images without spills keep their exact bytes).
-_OPTIONAL_ZERO = ("spill_stores", "spill_loads", "stack_bytes", "functions", "messages")
+_OPTIONAL_ZERO = ("spill_stores", "spill_loads", "stack_bytes", "functions", "messages", "constants")
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,9 @@ class KernelImage:
     debug_lines: list[list[int] | None] = field(default_factory=list)  # [file, line, col] or None
     spill_bytes: int = 0  # bytes of register spill slots, part of local_bytes
     globals: list[GlobalVar] = field(default_factory=list)  # addresses at c[0x0][CBANK_GLOBALS + 8*i]
+    # the module's .const variables the kernel reads: constant bank 3, laid out in this order
+    # (xcc.ir.core.layout_variables), filled at each launch from the module's copies of them
+    constants: list[GlobalVar] = field(default_factory=list)
     reqntid: list[int] | None = None
     spill_stores: int = 0  # bytes written by spill stores (STL of spilled registers), static count
     spill_loads: int = 0  # bytes read by spill reloads, static count
@@ -156,6 +159,7 @@ class ObjectFile:
                     raise ObjectFormatError(f"{name}: kernel {meta.get('name')} code out of range")
                 meta["params"] = [ParamInfo(**p) for p in meta["params"]]
                 meta["globals"] = [GlobalVar(**g) for g in meta.get("globals", [])]
+                meta["constants"] = [GlobalVar(**g) for g in meta.get("constants", [])]
                 k = KernelImage(code=code[off:off + size], **meta)
                 try:
                     decode_all(k.code)  # every word must decode

@@ -84,14 +84,15 @@ class Module:
         return IRFunction(self._ir, name, self.device, self.globals)
 
     def get_global(self, name: str, dtype=np.uint8) -> DeviceArray:
-        """The module-scope ``.global`` variable ``name`` as a device array of ``dtype`` (CUDA's
-        ``cuModuleGetGlobal``, CuPy's ``RawModule.get_global``): the same memory every kernel of the
-        module reads and writes, allocated and initialised now if no launch has used it yet.  The
-        array is a view: it stays valid until :meth:`unload`; do not ``free`` it."""
+        """The module-scope ``.global`` or ``.const`` variable ``name`` as a device array of ``dtype``
+        (CUDA's ``cuModuleGetGlobal``, CuPy's ``RawModule.get_global``; cudaMemcpyToSymbol writes through
+        it): the memory every kernel of the module uses, allocated and initialised now if no launch has
+        used it yet.  Constant memory is read-only to kernels: each launch sees what the host wrote
+        before it.  The array is a view: it stays valid until :meth:`unload`; do not ``free`` it."""
         size, init = self._global_variables().get(name, (None, None))
         if size is None:
             known = ", ".join(sorted(self._global_variables())) or "none"
-            raise LaunchError(f"no .global variable named '{name}' in the module (it has: {known})")
+            raise LaunchError(f"no .global or .const variable named '{name}' in the module (it has: {known})")
         itemsize = np.dtype(dtype).itemsize
         if size % itemsize:
             raise LaunchError(f".global variable '{name}' is {size} bytes, not a whole number of {np.dtype(dtype)}")
@@ -101,11 +102,11 @@ class Module:
         """name -> (size, initial bytes) of the module's defined .global variables."""
         if self.image is not None:
             return {g.name: (g.size, bytes.fromhex(g.init) if g.init else None)
-                    for k in self.image.kernels.values() for g in k.globals}
+                    for k in self.image.kernels.values() for g in [*k.globals, *k.constants]}
         from xcc.driver import frontend
 
         mod = self._ir if self._ir is not None else frontend(self.sources)
-        return {v.name: (v.size, v.init) for v in mod.variables if v.space == "global" and not v.extern}
+        return {v.name: (v.size, v.init) for v in mod.variables if v.space in ("global", "const") and not v.extern}
 
     def unload(self) -> None:
         """Free the module's .global variables (``cuModuleUnload``); its functions must not run again."""

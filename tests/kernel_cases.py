@@ -1231,9 +1231,9 @@ def _make_warp_activemask(rng: np.random.Generator) -> Launch:
 
 
 def _make_poly_constant(rng: np.random.Generator) -> Launch:
-    """poly_constant: the host cannot set ``__constant__ poly_coeffs`` (no cudaMemcpyToSymbol yet), so the
-    coefficients are the zero-initialised .const bytes: every fma(v, 0, 0) is +0 (no inf/NaN input: an invalid
-    fma's NaN bit pattern is the host's, 0xffc00000, where a GPU gives the canonical 0x7fffffff)."""
+    """poly_constant with ``__constant__ poly_coeffs`` as loaded (zeros; tests/test_module_globals.py sets
+    them from the host): every fma(v, 0, 0) is +0 (no inf/NaN input: an invalid fma's NaN bit pattern is the
+    host's, 0xffc00000, where a GPU gives the canonical 0x7fffffff)."""
     n, bs = 300, 128
     grid = _ceil_div(n, bs)
     x = rng.uniform(-3, 3, grid * bs + 3).astype(np.float32)
@@ -1408,9 +1408,9 @@ OP_CASES = [
     KernelCase("warp_ballot", "warp_vote", "_Z11warp_ballotiPKiPjPi", _make_warp_ballot),
     KernelCase("warp_any_all", "warp_vote", "_Z12warp_any_alliPKiPi", _make_warp_any_all),
     KernelCase("warp_activemask", "warp_vote", "_Z15warp_activemaskiPKiPj", _make_warp_activemask),
-    # the backend refuses poly_constant: "the address of .const variable 'poly_coeffs' is not supported";
-    # lut_device_global's ld.global.u32 %rd8 loads a narrow type into a 64-bit register (zero-extended)
-    KernelCase("poly_constant", "globals_misc", "_Z13poly_constantiPKfPf", _make_poly_constant, engines=("ir",)),
+    # poly_constant reads __constant__ memory (constant bank 3 on xg1; the coefficients set by the host in
+    # test_module_globals); lut_device_global's ld.global.u32 %rd8 loads a narrow type into a 64-bit register
+    KernelCase("poly_constant", "globals_misc", "_Z13poly_constantiPKfPf", _make_poly_constant),
     KernelCase("lut_device_global", "globals_misc", "lut_device_global", _make_lut_device_global),
     KernelCase("triton_vector_add", "vector_add", "vector_add", _make_triton_vector_add,
                ptx_file="triton/vector_add.sm_80.ptx"),

@@ -1,6 +1,7 @@
 """Module-scope ``.global`` variables (``__device__`` variables) persist across launches, per loaded
 module, on both engines, and the host reaches them with ``Module.get_global`` / ``cuModuleGetGlobal``."""
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ from xcc.diagnostics import LaunchError
 from xcc.runtime import driver as cuda
 
 EX = Path(__file__).resolve().parent.parent / "examples"
+sys.path.insert(0, str(Path(__file__).parent))
 LIB, MAIN = EX / "rdc_lib.sm_80.ptx", EX / "rdc_main.sm_80.ptx"
 
 
@@ -50,7 +52,7 @@ def test_linked_modules_share_the_variable_across_kernels():
 
 def test_unknown_or_misshapen_global_is_a_launch_error():
     mod = rt.load_module(LIB, device=rt.Device())
-    with pytest.raises(LaunchError, match="no .global variable named 'nope'.*it has: rdc_bias"):
+    with pytest.raises(LaunchError, match="no .global or .const variable named 'nope'.*it has: rdc_bias"):
         mod.get_global("nope")
     with pytest.raises(LaunchError, match="4 bytes, not a whole number of float64"):
         mod.get_global("rdc_bias", np.float64)
@@ -70,3 +72,23 @@ def test_cu_module_get_global():
         assert cuda.cuModuleUnload(mod)[0] == cuda.CUresult.CUDA_SUCCESS
     finally:
         cuda.cuCtxDestroy(ctx)
+
+
+@pytest.mark.parametrize("engine", ["isa", "ir"])
+def test_constant_memory_set_by_the_host_is_what_the_next_launch_reads(engine):
+    """cudaMemcpyToSymbol(poly_coeffs, ...) then poly_constant: Horner's rule with fma, bit for bit."""
+    from kernel_cases import fma_f32
+
+    dev = rt.Device()
+    mod = rt.load_module(EX / "globals_misc.sm_80.ptx", device=dev, engine=engine)
+    fn = mod.get_function("_Z13poly_constantiPKfPf")
+    n = 200
+    x = np.linspace(-2, 2, n, dtype=np.float32)
+    d_x, d_y = rt.to_device(x, dev), rt.zeros(n, np.float32, dev)
+    for coeffs in (np.arange(1, 9, dtype=np.float32) / 8, np.float32([3, -1, 0.5, 0, 0, 0, 0, 0.25])):
+        mod.get_global("poly_coeffs", np.float32).copy_from_host(coeffs)
+        fn.launch((n + 127) // 128, 128, [np.int32(n), d_x, d_y])
+        want = np.full(n, coeffs[7], np.float32)
+        for k in range(6, -1, -1):
+            want = fma_f32(want, x, coeffs[k])
+        np.testing.assert_array_equal(d_y.copy_to_host(), want)

@@ -229,6 +229,7 @@ class _Launch:
         self.param_stride = kf.param_size + (MAX_CALL_DEPTH * max_pframe if self.has_calls else 0)
         self.const_off, const_size = layout_variables(space("const"))
         self.cmem = FlatMemory(const_size, "const")
+        self.const_vars = space("const")
         for v in space("const"):
             if v.init:
                 self.cmem.write(self.const_off[v.name], v.init)
@@ -450,6 +451,10 @@ class _Launch:
         try:
             for v in self.global_vars:  # executors bind these addresses: allocate before building
                 self.global_addr[v.name] = globs.address(v.name, v.size, v.init)
+            for v in self.const_vars:  # constant memory: the module's copy as the host left it
+                if not v.extern:
+                    a = globs.address(v.name, v.size, v.init)
+                    self.cmem.write(self.const_off[v.name], self.gmem.read(a, v.size))
             self.build()
             self.vals.extend(np.zeros(T, storage_dtype(v.type)) for v in self._slots)
             self.smem = FlatMemory(per_wave * self.smem_stride, "shared")
