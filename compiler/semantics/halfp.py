@@ -49,7 +49,8 @@ def to_f64(a, fmt: Format) -> np.ndarray:
     if fmt.name == "f16":
         with np.errstate(invalid="ignore"):
             return a.view(np.float16).astype(np.float64)
-    return (a.astype(U32) << U32(16)).view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return (a.astype(U32) << U32(16)).view(np.float32).astype(np.float64)
 
 
 def from_f64(x, fmt: Format, rnd: str = "rn") -> np.ndarray:
