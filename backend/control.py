@@ -3,11 +3,20 @@
 The compiler is responsible for hazards (as on NVIDIA GPUs since Maxwell):
 a fixed-latency result is protected by stalling the issuing instructions long
 enough; a variable-latency result (memory, SFU, S2R, LDC, SHFL) sets one of six
-scoreboards and its first reader waits on it.  At block boundaries every
-outstanding scoreboard is waited for and fixed latencies are drained (at the
-block's end and at every branch, which may leave it early), which is
-conservative but always safe.  Runs after register allocation, on physical
-registers (Mesa NAK's ``calc_instr_deps`` does the same job).
+scoreboards and its first reader (or overwriter) waits on it.
+
+Scoreboards are tracked across blocks: a forward data-flow analysis over the
+function's control-flow graph (a may-analysis to a fixpoint: register -> the
+scoreboards its pending producers may have set, the union over predecessors)
+tells each block which results may still be in flight on entry, so a load
+issued before a branch or a loop back edge is waited for at its first use, not
+at the block boundary.  Fixed latencies are drained at the end of each block
+and at every branch, which may leave it early (at most a few cycles).  A
+function's entry waits for every scoreboard, and CALL, SYSCALL and RET wait
+for everything pending (the callee or caller may overwrite any register).
+Runs after register allocation, on physical registers (Mesa NAK's
+``calc_instr_deps`` does the same job).  ``backend/hazards.py`` checks the
+result on every strict-mode run.
 """
 
 from __future__ import annotations
@@ -44,50 +53,107 @@ def _regs(m: MInst, defs: bool) -> set[tuple[str, int]]:
     return out
 
 
-def assign_control_codes(blocks: list[MBlock], machine: Machine) -> None:
-    for b in blocks:
-        ready: dict[tuple[str, int], int] = {}  # register -> cycle its value is ready
-        pending: dict[tuple[str, int], int] = {}  # register -> scoreboard it waits on
-        next_sb = 0
-        t = 0
-        prev: MInst | None = None
-        first = True
-        for m in b.insts:
-            uses, defs = _regs(m, False), _regs(m, True)
-            wait = 0
-            if first:
-                wait = (1 << NUM_SCOREBOARDS) - 1  # conservative at block entry
-                first = False
-            for r in uses | defs:  # RAW on reads, WAW on writes
-                if r in pending:
-                    wait |= 1 << pending.pop(r)
-            need = max((ready.get(r, 0) for r in uses | defs), default=0)
-            if prev is not None and need > t:
-                extra = min(need - t, MAX_STALL - prev.ctrl.stall)
-                prev.ctrl.stall += max(extra, 0)
-                t += max(extra, 0)
-            m.ctrl.wait |= wait
-            if wait:
-                for r, sb in list(pending.items()):
-                    if wait >> sb & 1:
-                        del pending[r]
-            if m.d.fixed_latency:
-                lat = machine.latency(m.d.latency)
-                for r in defs:
-                    ready[r] = t + lat
-            elif defs:
-                m.ctrl.wsb = next_sb
-                for r in defs:
-                    pending[r] = next_sb
-                next_sb = (next_sb + 1) % NUM_SCOREBOARDS
-            m.ctrl.stall = max(m.ctrl.stall, 1)
-            if m.mnemonic == "BRA":  # a taken branch leaves the block here: drain fixed latencies first
-                outstanding = max((c - t for c in ready.values()), default=0)
-                m.ctrl.stall = min(MAX_STALL, max(m.ctrl.stall, outstanding))
-            t += m.ctrl.stall
-            prev = m
-        # Drain fixed latencies before leaving the block.
-        if prev is not None:
+def _successors(blocks: list[MBlock]) -> dict[str, list[str]]:
+    """Each block's successors, from its branches and its fall-through (the instruction stream is the truth
+    after layout decisions: a removed fall-through branch leaves only the fall-through)."""
+    succ: dict[str, list[str]] = {}
+    for i, b in enumerate(blocks):
+        out = [m.ops["b"] for m in b.insts if m.mnemonic == "BRA" and isinstance(m.ops.get("b"), str)]
+        last = b.insts[-1] if b.insts else None
+        ends = last is not None and (last.mnemonic in ("EXIT", "RET") or
+                                     (last.mnemonic == "BRA" and (last.guard is None or last.guard[0] == PT
+                                                                  and not last.guard[1])))
+        if not ends and i + 1 < len(blocks):
+            out.append(blocks[i + 1].name)
+        succ[b.name] = out
+    return succ
+
+
+_WAIT_ALL = frozenset({"CALL", "SYSCALL", "RET"})
+_ALL = (1 << NUM_SCOREBOARDS) - 1
+
+
+def _transfer(b: MBlock, pending: dict, first: bool, emit: bool, machine: Machine | None = None) -> dict:
+    """Pending scoreboards (register -> frozenset of scoreboards) after ``b`` given those on entry; with
+    ``emit``, also write the wait masks and stall counts."""
+    pending = dict(pending)
+    ready: dict[tuple[str, int], int] = {}  # register -> cycle its fixed-latency value is ready
+    t, prev = 0, None
+    for k, m in enumerate(b.insts):
+        uses, defs = _regs(m, False), _regs(m, True)
+        wait = _ALL if (first and k == 0) or m.mnemonic in _WAIT_ALL else 0
+        for r in uses | defs:  # RAW on reads, WAW on writes
+            for sb in pending.get(r, ()):
+                wait |= 1 << sb
+        if wait:
+            for r in list(pending):
+                left = frozenset(sb for sb in pending[r] if not wait >> sb & 1)
+                if left:
+                    pending[r] = left
+                else:
+                    del pending[r]
+        if m.d.fixed_latency:
+            for r in defs:
+                pending.pop(r, None)
+        elif defs:
+            for r in defs:
+                pending[r] = frozenset((m.ctrl.wsb,))
+        if not emit:
+            continue
+        need = max((ready.get(r, 0) for r in uses | defs), default=0)
+        if prev is not None and need > t:
+            extra = min(need - t, MAX_STALL - prev.ctrl.stall)
+            prev.ctrl.stall += max(extra, 0)
+            t += max(extra, 0)
+        m.ctrl.wait |= wait
+        if m.d.fixed_latency:
+            lat = machine.latency(m.d.latency)
+            for r in defs:
+                ready[r] = t + lat
+        m.ctrl.stall = max(m.ctrl.stall, 1)
+        if m.mnemonic == "BRA":  # a taken branch leaves the block here: drain fixed latencies first
             outstanding = max((c - t for c in ready.values()), default=0)
-            if outstanding > 0:
-                prev.ctrl.stall = min(MAX_STALL, prev.ctrl.stall + outstanding)
+            m.ctrl.stall = min(MAX_STALL, max(m.ctrl.stall, outstanding))
+        t += m.ctrl.stall
+        prev = m
+    if emit and prev is not None:  # drain fixed latencies before leaving the block
+        outstanding = max((c - t for c in ready.values()), default=0)
+        if outstanding > 0:
+            prev.ctrl.stall = min(MAX_STALL, prev.ctrl.stall + outstanding)
+    return pending
+
+
+def assign_control_codes(blocks: list[MBlock], machine: Machine) -> None:
+    if not blocks:
+        return
+    next_sb = 0  # scoreboards in rotation over the function, in layout order
+    for b in blocks:
+        for m in b.insts:
+            if not m.d.fixed_latency and _regs(m, True):
+                m.ctrl.wsb = next_sb
+                next_sb = (next_sb + 1) % NUM_SCOREBOARDS
+    succ = _successors(blocks)
+    preds: dict[str, list[str]] = {b.name: [] for b in blocks}
+    for name, out in succ.items():
+        for s in out:
+            preds.setdefault(s, []).append(name)
+    entry = blocks[0].name
+    out_state: dict[str, dict] = {b.name: {} for b in blocks}
+    by_name = {b.name: b for b in blocks}
+
+    def entry_state(name: str) -> dict:
+        merged: dict = {}
+        for p in preds.get(name, ()):
+            for r, sbs in out_state[p].items():
+                merged[r] = merged.get(r, frozenset()) | sbs
+        return merged
+
+    changed = True
+    while changed:  # the may-pending sets only grow: a fixpoint in a few rounds
+        changed = False
+        for b in blocks:
+            new = _transfer(b, entry_state(b.name), b.name == entry, emit=False)
+            if new != out_state[b.name]:
+                out_state[b.name], changed = new, True
+    for b in blocks:
+        _transfer(by_name[b.name], entry_state(b.name), b.name == entry, emit=True, machine=machine)

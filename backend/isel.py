@@ -274,7 +274,8 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
             copies += [(self.vreg(phi.result), phi.args[k]) for phi in s.phis]
         if not copies:
             return
-        self.inst = None
+        # the copies carry the branch's PTX line (self.inst): the line table and hot-spot views put their
+        # cost on the branch that leaves the block
         dests = {d for d, _ in copies}
         staged = []
         for d, src in copies:  # a source that is also a destination is read into a temporary first
