@@ -22,7 +22,7 @@ import numpy as np
 from xcc.backend.memory import MemoryFault
 from xcc.ir.interp_ops import Fault, OpBinder, impl
 from xcc.semantics import wgmma
-from xcc.semantics.async_copy import CopyGroups, source_accesses
+from xcc.semantics.async_copy import CopyGroups, read_zero_filled
 
 _U64 = np.uint64
 
@@ -34,27 +34,6 @@ def _groups(launch) -> CopyGroups:
     if state is None or state[0] != launch.cta0:
         state = launch.ext["cp.async"] = (launch.cta0, CopyGroups(launch.T))
     return state[1]
-
-
-def _read_source(mem, src: np.ndarray, cp_size: int, src_size: np.ndarray) -> np.ndarray:
-    """(n, cp_size) bytes: ``src_size`` bytes of each copy read from ``mem`` at ``src``, then zeros."""
-    out = np.zeros((src.size, cp_size), np.uint8)
-    for rows, width, offset in source_accesses(src_size, cp_size):
-        a = src[rows]
-        try:
-            if width == cp_size:
-                out[rows] = np.ascontiguousarray(mem.load(a, cp_size)).view(np.uint8).reshape(rows.size, cp_size)
-                continue
-            bad = (a % _U64(cp_size)) != 0
-            if bad.any():
-                raise MemoryFault("misaligned", a[bad], int(np.argmax(bad)), width=cp_size,
-                                  detail=f"the source of a {cp_size}-byte cp.async must be aligned to {cp_size} bytes")
-            out[rows, offset] = mem.load(a + _U64(offset), 1)
-        except MemoryFault as f:
-            if f.thread is not None:
-                f.thread = int(rows[f.thread])
-            raise
-    return out
 
 
 @impl("cp_async")
@@ -77,7 +56,7 @@ def _cp_async(x: OpBinder):
             t = int(np.argmax(over))
             raise Fault(f"cp.async src-size {int(src_size[t])} is larger than its cp-size {cp} (undefined "
                         "behaviour)", t, int(over.sum()))
-        _groups(launch).issue(idx, dst, _read_source(gmem(), src, cp, src_size), cp, store)
+        _groups(launch).issue(idx, dst, read_zero_filled(gmem(), src, cp, src_size), cp, store)
 
     return run
 

@@ -19,38 +19,18 @@ import numpy as np
 
 from xcc.backend.memory import MemoryFault
 from xcc.ir.interp_ops import Fault, OpBinder, impl
-from xcc.semantics import matrix
+from xcc.semantics import matrix, warp
 
 _OPNAME = {"mma": "mma.sync.aligned", "ldmatrix": "ldmatrix.sync.aligned", "wmma_load": "wmma.load.sync.aligned",
            "wmma_store": "wmma.store.sync.aligned"}
 
 
 def full_warps(idx: np.ndarray, what: str) -> int:
-    """The number of warps in ``idx`` when every one of them is executing with all 32 lanes; else a Fault."""
-    n = idx.size
-    whole = n % 32 == 0
-    if whole:
-        lanes = idx.reshape(-1, 32)
-        whole = bool((lanes[:, 0] % 32 == 0).all() and (lanes[:, 31] - lanes[:, 0] == 31).all())
-    if whole:
-        return n // 32
-    warp = idx >> 5
-    first = np.flatnonzero(np.bincount(warp - warp[0])[warp - warp[0]] < 32)[0]
-    present = (idx[warp == warp[first]] & 31).tolist()
-    raise Fault(f"{what} must be executed by all 32 lanes of the warp together, but only lane(s) "
-                f"{_ranges(present)} of this thread's warp reached it (the others diverged, exited or do "
-                "not exist)", int(first))
-
-
-def _ranges(lanes: list[int]) -> str:
-    out, start = [], None
-    for i, v in enumerate(lanes):
-        if start is None:
-            start = v
-        if i + 1 == len(lanes) or lanes[i + 1] != v + 1:
-            out.append(f"{start}" if start == v else f"{start}-{v}")
-            start = None
-    return ",".join(out)
+    """The number of warps in ``idx`` when every one executes with all 32 lanes; else a located Fault."""
+    bad = warp.partial_warp(idx, what)
+    if bad is not None:
+        raise Fault(*bad)
+    return idx.size // 32
 
 
 def _regs(readers, sel, n: int, w: int) -> np.ndarray:

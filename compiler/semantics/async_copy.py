@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xcc.backend.memory import MemoryFault
+
 CP_SIZES = (4, 8, 16)
 _WORD = {4: np.uint32, 8: np.uint64, 16: np.uint64}
 
@@ -106,3 +108,26 @@ class CopyGroups:
                 performed += rows.size
         self.pending = [c for c in self.pending if not c.done.all()]
         return performed
+
+
+def read_zero_filled(mem, src: np.ndarray, cp_size: int, src_size: np.ndarray) -> np.ndarray:
+    """(n, cp_size) bytes: ``src_size`` bytes of each copy read from ``mem`` (a GlobalMemory) at ``src``, then
+    zeros (:func:`source_accesses`); a misaligned or out-of-bounds source is a MemoryFault naming the
+    copy's thread.  Both interpreters read cp.async sources through it."""
+    out = np.zeros((src.size, cp_size), np.uint8)
+    for rows, width, offset in source_accesses(src_size, cp_size):
+        a = src[rows]
+        try:
+            if width == cp_size:
+                out[rows] = np.ascontiguousarray(mem.load(a, cp_size)).view(np.uint8).reshape(rows.size, cp_size)
+                continue
+            bad = (a % np.uint64(cp_size)) != 0
+            if bad.any():
+                raise MemoryFault("misaligned", a[bad], int(np.argmax(bad)), width=cp_size,
+                                  detail=f"the source of a {cp_size}-byte cp.async must be aligned to {cp_size} bytes")
+            out[rows, offset] = mem.load(a + np.uint64(offset), 1)
+        except MemoryFault as f:
+            if f.thread is not None:
+                f.thread = int(rows[f.thread])
+            raise
+    return out

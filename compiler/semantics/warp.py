@@ -191,3 +191,32 @@ def redux(op: str, idx: np.ndarray, a, membermask, signed: bool) -> np.ndarray:
     ident = info.max if op == "min" else info.min
     ufunc = np.minimum if op == "min" else np.maximum
     return ufunc.reduceat(np.where(member, v, v.dtype.type(ident)), starts).astype(v.dtype).view(_U32)[run]
+
+
+def partial_warp(idx: np.ndarray, what: str) -> tuple[str, int] | None:
+    """The rule of ``.sync.aligned`` warp-collective instructions (mma, ldmatrix, wmma): every warp among
+    the executing thread slots ``idx`` (sorted, 32 per warp) must be there with all 32 lanes.  None when
+    so; else the fault reason and the index in ``idx`` of the first thread of the first partial warp."""
+    n = idx.size
+    if n % 32 == 0:
+        lanes = idx.reshape(-1, 32)
+        if bool((lanes[:, 0] % 32 == 0).all() and (lanes[:, 31] - lanes[:, 0] == 31).all()):
+            return None
+    warp = idx >> 5
+    first = int(np.flatnonzero(np.bincount(warp - warp[0])[warp - warp[0]] < 32)[0])
+    present = (idx[warp == warp[first]] & 31).tolist()
+    return (f"{what} must be executed by all 32 lanes of the warp together, but only lane(s) "
+            f"{_lane_ranges(present)} of this thread's warp reached it (the others diverged, exited or do "
+            "not exist)", first)
+
+
+def _lane_ranges(lanes: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    out, start = [], None
+    for i, v in enumerate(lanes):
+        if start is None:
+            start = v
+        if i + 1 == len(lanes) or lanes[i + 1] != v + 1:
+            out.append(f"{start}-{v}" if v != start else f"{v}")
+            start = None
+    return ",".join(out)
