@@ -13,8 +13,15 @@
   the source is read when LDGSTS executes, the destination written at the thread's DEPBAR that covers the
   copy's group.  The groups of a wave live on the wave's context (``ctx.cp_async``).
 
+* ``WGMMA.F32``: one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
+  the CTA's shared memory at the addresses :func:`xcc.semantics.wgmma.matrix_addresses` gives for the
+  decoded descriptors and :func:`xcc.semantics.wgmma.mma_part` - the functions the IR interpreter calls -
+  computes the part.  ``WARPGROUP.ARRIVE`` / ``.COMMIT`` / ``.DEPBAR`` (wgmma.fence / commit_group /
+  wait_group) only check the warpgroup; ``FENCE.VIEW.ASYNC`` (fence.proxy.async) does nothing.
+
 HMMA, IMMA and LDSM are warp-collective: all 32 lanes of the warp must execute them together, otherwise the
-kernel faults (as :mod:`xcc.ir.interp_matrix` does).
+kernel faults (as :mod:`xcc.ir.interp_matrix` does); WGMMA and WARPGROUP.* are warpgroup-collective: all 128
+threads of a warpgroup (CTA threads 128g .. 128g+127), as :mod:`xcc.ir.interp_async`.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import numpy as np
 
 from xcc.backend.exec_ops import Binder, ExecFault, _shared_addr, impl
 from xcc.backend.memory import MemoryFault, check_window
-from xcc.semantics import matrix
+from xcc.semantics import matrix, wgmma
 from xcc.semantics.async_copy import CopyGroups, source_accesses
 
 U32, U64 = np.uint32, np.uint64
@@ -232,3 +239,97 @@ def _ldgdepbar(x: Binder):
 def _depbar(x: Binder):
     ctx, keep = x.ctx, int(x.ops["b"])
     return lambda sel, idx, n: _groups(ctx).wait(idx, keep) and None
+
+
+# ============================================================================= WGMMA / WARPGROUP
+def full_warpgroups(ctx, idx: np.ndarray, what: str) -> int:
+    """The number of warpgroups in ``idx`` (sorted wave slots) when each executes with all its 128 threads
+    (warpgroup ``t // 128`` of CTA thread ``t``); else an :class:`ExecFault`."""
+    P = ctx.tpb_pad
+    local = idx % P
+    key = (idx // P) * 8 + local // 128
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    counts = np.diff(np.r_[starts, idx.size])
+    bad = counts != 128
+    if bad.any():
+        g = int(np.argmax(bad))
+        first = int(local[starts[g]]) // 128 * 128
+        have = min(128, P - first)
+        why = (f"the block's warpgroup of threads {first}..{first + 127} has only {have} threads" if have < 128
+               else f"only {int(counts[g])} of the 128 threads of its warpgroup (threads {first}..{first + 127}) "
+               "execute it together")
+        raise ExecFault(f"{what} must be executed by all 128 threads of a warpgroup together (.sync.aligned): "
+                        f"{why}", int(starts[g]), int(counts[g]))
+    return starts.size
+
+
+def _uniform(values: np.ndarray, g: int, what: str) -> np.ndarray:
+    """The one value of each of ``g`` warpgroups (``values`` per thread); a differing one is a fault."""
+    v = np.asarray(values).reshape(g, 128)
+    bad = (v != v[:, :1]).any(axis=1)
+    if bad.any():
+        w = int(np.argmax(bad))
+        t = int(np.argmax(v[w] != v[w, 0]))
+        raise ExecFault(f"wgmma.mma_async: {what} differs between the threads of a warpgroup (it must be the same "
+                        "in all)", w * 128 + t)
+    return v[:, 0]
+
+
+def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: bool, etype: str) -> np.ndarray:
+    """The (G, rows, K) f64 matrix of each warpgroup's descriptor ``desc`` (G,) from the shared memory of the
+    CTA of its first thread's wave slot ``lead`` (G,)."""
+    d = wgmma.decode_descriptor(desc)
+    if (d.base_offset != 0).any():
+        w = int(np.argmax(d.base_offset != 0))
+        raise ExecFault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
+                        f"{int(d.base_offset[w])}; only 0 is supported", w * 128)
+    eb = wgmma.ELEMENT_BYTES[etype]
+    rel = wgmma.matrix_addresses(d, rows, eb, k_major).reshape(lead.size, -1)
+    try:
+        check_window(rel.ravel(), ctx.smem_size, eb, "shared", f"the CTA's shared memory is {ctx.smem_size} bytes")
+    except MemoryFault as f:  # name the warpgroup's first thread
+        f.thread = None if f.thread is None else int(f.thread) // rel.shape[1] * 128
+        raise
+    flat = (lead // ctx.tpb_pad).astype(np.int64)[:, None] * ctx.smem_stride + rel
+    bits = np.asarray(ctx.smem.load(flat.ravel(), eb))
+    return wgmma.to_f64(bits, etype).reshape(lead.size, rows, wgmma.K)
+
+
+@impl("WGMMA.F32")
+def _wgmma(x: Binder):
+    part, n = int(x.ops["b"]), int(x.mod("n")[1:])
+    atype, btype = x.mod("atype").lower(), x.mod("btype").lower()
+    ka, kb = not x.flag("TRANS_A"), not x.flag("TRANS_B")
+    sa, sb = (-1.0 if x.flag("NEG_A") else 1.0), (-1.0 if x.flag("NEG_B") else 1.0)
+    da, db, c, scale_d, wr, ctx = x.w("a"), x.w("c"), x.r("e"), x.p("ps"), x.set_r(), x.ctx
+    if not 0 <= part < n // 2:
+        raise ExecFault(f"WGMMA.F32 part {part} is not an accumulator register of m64n{n}k16 (0..{n // 2 - 1})")
+
+    def run(sel, idx, cnt):
+        g = full_warpgroups(ctx, idx, "wgmma.mma_async")
+        lead = idx.reshape(g, 128)[:, 0]
+        a_desc = _uniform(np.broadcast_to(np.asarray(da(sel, cnt), U64), (cnt,)), g, "matrix descriptor a")
+        b_desc = _uniform(np.broadcast_to(np.asarray(db(sel, cnt), U64), (cnt,)), g, "matrix descriptor b")
+        a = wgmma_operand(ctx, a_desc, lead, wgmma.M, ka, atype) * sa
+        b = wgmma_operand(ctx, b_desc, lead, n, kb, btype) * sb
+        sd = _uniform(np.broadcast_to(np.asarray(scale_d(sel, cnt), bool), (cnt,)), g, "scale-d")
+        cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
+        wr(sel, wgmma.mma_part(a, b, part, cb, sd).reshape(cnt))
+
+    return run
+
+
+_WARPGROUP_PTX = {"WARPGROUP.ARRIVE": "wgmma.fence", "WARPGROUP.COMMIT": "wgmma.commit_group",
+                  "WARPGROUP.DEPBAR": "wgmma.wait_group"}
+
+
+@impl(*_WARPGROUP_PTX)
+def _warpgroup(x: Binder):
+    """Nothing to order or wait for (every WGMMA is complete when it executes): the warpgroup check only."""
+    ctx, what = x.ctx, _WARPGROUP_PTX[x.inst.mnemonic]
+    return lambda sel, idx, n: full_warpgroups(ctx, idx, what) and None
+
+
+@impl("FENCE.VIEW.ASYNC")
+def _fence_view_async(x: Binder):
+    return lambda sel, idx, n: None

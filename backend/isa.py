@@ -138,7 +138,8 @@ E_W = Operand("e", "W")
 EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
                      "SHFL", "VOTE", "STS.64", "ATOMG.64", "ATOMS.64", "MATCH", "MATCH.64", "REDUX",
                      "STL", "STL.64", "ST", "ST.64", "ATOM", "ATOM.64",
-                     "LDGSTS", "LDGDEPBAR", "DEPBAR", "BAR.CNT", "BAR.RED"})
+                     "LDGSTS", "LDGDEPBAR", "DEPBAR", "BAR.CNT", "BAR.RED",
+                     "WARPGROUP.ARRIVE", "WARPGROUP.COMMIT", "WARPGROUP.DEPBAR", "FENCE.VIEW.ASYNC"})
 
 # Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
 # every other class is variable and tracked with a scoreboard.
@@ -429,6 +430,30 @@ _ROWS = [
      "BAR.RED.POPC / BAR.RED.AND / BAR.RED.OR",
      "wait as BAR.CNT.SYNC, then d = the number of arrived threads whose ps is true (POPC), or 1 if all (AND) / "
      "any (OR) of them had ps true, else 0"),
+    # Warpgroup MMA, sm_90a wgmma (appended: opcodes stay stable; executors in exec_matrix.py, selection in
+    # isel_matrix.py).  Warpgroup-collective: the 128 threads of a warpgroup (CTA threads 128g .. 128g+127)
+    # execute WGMMA and WARPGROUP.* together (a thread missing faults).  SASS's HGMMA.64xNx16.F32 writes N/2
+    # accumulator registers at once, which no operand of the register allocator can hold, so a PTX
+    # wgmma.mma_async is N/2 WGMMA.F32, each computing ONE accumulator register (part b) from its own C
+    # register e.  A wgmma completes when it executes (it reads shared memory then), so the fences and group
+    # barriers order nothing more than any scheduling fence.
+    ("WGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("F16", "BF16")),
+      Mod("btype", ("F16", "BF16")), _flag("TRANS_A"), _flag("TRANS_B"), NEG_A, NEG_B), "tensor", "tensor",
+     "one accumulator register of HGMMA.64xNx16.F32 (.F16 / .BF16) gdesc[a], gdesc[c]",
+     "d = accumulator register b (< N/2) of D = A*B + (ps ? e : 0), m64nNk16 (modifier n = NN) over the "
+     "warpgroup: A (64 x 16) at shared matrix descriptor a, B (16 x N) at descriptor c, K-major (TRANS_A / "
+     "TRANS_B: MN-major), NEG_A / NEG_B negated; the descriptors and ps must be the same in all 128 threads; "
+     "register b of thread t is element (16(t/32) + (t%32)/4 + 8((b/2)%2), 8(b/4) + 2(t%4) + b%2) of D; the "
+     "exact sum rounded once to f32 (xcc.semantics.wgmma)"),
+    ("WARPGROUP.ARRIVE", (), (), "cbu", "branch", "WARPGROUP.ARRIVE",
+     "wgmma.fence over the warpgroup: no effect on values (WGMMA completes when it executes); a scheduling fence"),
+    ("WARPGROUP.COMMIT", (), (), "cbu", "branch", "the gsb0 token of the last HGMMA",
+     "wgmma.commit_group over the warpgroup: no effect on values; a scheduling fence"),
+    ("WARPGROUP.DEPBAR", (B_I,), (), "cbu", "branch", "WARPGROUP.DEPBAR.LE gsb0, b",
+     "wgmma.wait_group b over the warpgroup: no effect on values (nothing is pending); a scheduling fence"),
+    ("FENCE.VIEW.ASYNC", (), (), "lsu", "lsu", "FENCE.VIEW.ASYNC.S",
+     "fence.proxy.async: generic-proxy writes are already visible to WGMMA; a scheduling fence"),
 ]
 
 

@@ -11,7 +11,7 @@ from xcc.backend.spill import MIN_REGISTERS
 
 PIPES = {"alu": "integer/logic ALU", "fma": "FP32 and integer multiply-add", "sfu": "special functions",
          "lsu": "load/store, constant, shuffle", "cbu": "convergence and branch unit", "adu": "address/special",
-         "fp64": "FP64", "tensor": "tensor cores (HMMA, IMMA)"}
+         "fp64": "FP64", "tensor": "tensor cores (HMMA, IMMA, WGMMA)"}
 
 MODEL = """\
 # The xg1 instruction set
@@ -111,6 +111,17 @@ that it is current. Edit the table, not this file.
   (`xcc.semantics.async_copy`). Until then shared memory holds its old contents. Nothing else (not
   `BAR`) completes a copy; the list scheduler keeps every instruction on its side of `LDGDEPBAR` and
   `DEPBAR`.
+- **Warpgroup MMA** (sm_90a `wgmma.mma_async` m64nNk16, f32 accumulators, f16/bf16 A and B from
+  shared-memory matrix descriptors) is warpgroup-collective: the 128 threads of a warpgroup (CTA threads
+  128g .. 128g+127) execute `WGMMA.F32`, `WARPGROUP.ARRIVE`, `.COMMIT` and `.DEPBAR` together (a thread
+  missing faults). SASS's `HGMMA.64xNx16.F32` writes all N/2 accumulator registers of a thread, an
+  operand no allocator of 32-bit registers and pairs can hold, so each `WGMMA.F32 d, a, part, c, e, ps`
+  computes **one accumulator register** `part` (the immediate b) from its own C register `e`: a PTX
+  wgmma is N/2 of them, sharing the descriptor pairs `a` (A) and `c` (B). The layouts, fragments and
+  arithmetic (the exact sum rounded once to f32) are `xcc.semantics.wgmma`'s. A WGMMA reads shared
+  memory and completes when it executes, so `WARPGROUP.ARRIVE` (`wgmma.fence`), `WARPGROUP.COMMIT`
+  (`commit_group`), `WARPGROUP.DEPBAR n` (`wait_group n`) and `FENCE.VIEW.ASYNC` (`fence.proxy.async`)
+  change no values; they and every WGMMA are scheduling fences that nothing moves across.
 
 ## Calls
 
@@ -204,13 +215,18 @@ scoreboards. Pipes: {pipes}.
 """
 
 
+def _mod_values(m: isa.Mod) -> str:
+    if len(m.values) <= 16:
+        return "/".join(v for v in m.values if v)
+    return "8-bit LUT" if m.name == "lut" else f"{m.values[0]}/{m.values[1]}/.../{m.values[-1]}"
+
+
 def render() -> str:
     fields = "\n".join(f"| `{f}` | [{lo}:{lo + w}) | |" for f, (lo, w) in isa.FIELDS.items())
     rows = []
     for d in sorted(isa.TABLE.values(), key=lambda d: d.opcode):
         ops = ", ".join(f"{o.field}:{o.kind}{'(def)' if o.is_def else ''}" for o in d.operands)
-        mods = "; ".join(f"{m.name}: {'/'.join(v for v in m.values if v) if len(m.values) <= 16 else '8-bit LUT'}"
-                         for m in d.mods)
+        mods = "; ".join(f"{m.name}: {_mod_values(m)}" for m in d.mods)
         rows.append(f"| `{d.mnemonic}` | {ops} | {mods} | {d.pipe} | {d.latency} | {d.sass} | "
                     f"{d.doc.replace('|', '&#124;')} |")
     windows = "\n".join(f"  - {space}: `[{base:#x}, {base + WINDOW_BYTES:#x})`"

@@ -1165,6 +1165,9 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
             self.emit("ISETP", pd=self.vreg(inst.result), a=d, b=Imm(0), ps=(PT, False), mods={"cmp": "NE"})
 
     def op_fence(self, inst):
+        if inst.attrs.get("scope") == "proxy":  # fence.proxy.async: orders generic against async-proxy accesses
+            self.emit("FENCE.VIEW.ASYNC")
+            return
         scope = {"cta": "CTA", "sys": "SYS"}.get(inst.attrs.get("scope", "gl"), "GPU")
         self.emit("MEMBAR", mods={"scope": scope} if scope != "CTA" else {})
 

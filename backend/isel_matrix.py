@@ -17,6 +17,12 @@
   lane-dependent part (``groupID`` or ``2*(lane%4)``, from S2R SR_LANEID, times the stride for the leading
   dimension) and constants folded into the address immediates.  An f16 register whose two elements are
   adjacent in memory is one 32-bit access, otherwise two 16-bit ones (PRMT packs, SHR unpacks).
+* ``wgmma`` (wgmma.mma_async, one IR instruction per accumulator register, ``attrs.part``) -> one WGMMA.F32
+  per part: ``d`` the part's D register, ``a``/``c`` the A/B matrix descriptor pairs, ``b`` the part (an
+  immediate), ``e`` the part's C register, ``ps`` scale-d; ``n``, the types, imm-trans-a/-b (TRANS_A/B) and
+  imm-scale-a/-b = -1 (NEG_A/B) as modifiers.  ``wgmma_sync`` fence / commit_group / wait_group n ->
+  WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n (``fence.proxy.async``, an IR ``fence`` of scope
+  ``proxy``, is FENCE.VIEW.ASYNC: see :meth:`InstructionSelector.op_fence`).
 * ``cp_async`` -> LDGSTS (ZFILL with a src-size that is not the constant cp-size), ``cp_async_commit`` ->
   LDGDEPBAR, ``cp_async_wait`` -> DEPBAR n (wait_all: LDGDEPBAR + DEPBAR 0).
 """
@@ -94,7 +100,9 @@ def wmma_plan(frag: str, layout: str):
 
 
 _MATRIX_OPS = frozenset({"mma", "ldmatrix", "wmma_load", "wmma_store", "cp_async", "cp_async_commit",
-                         "cp_async_wait"})
+                         "cp_async_wait", "wgmma", "wgmma_sync"})
+_WGMMA_TYPES = {"f16": "F16", "bf16": "BF16"}
+_WGMMA_SYNC = {"fence": "WARPGROUP.ARRIVE", "commit_group": "WARPGROUP.COMMIT", "wait_group": "WARPGROUP.DEPBAR"}
 
 
 class MatrixSelection:
@@ -331,3 +339,32 @@ class MatrixSelection:
         if inst.attrs.get("all"):
             self.emit("LDGDEPBAR")
         self.emit("DEPBAR", b=int(inst.attrs.get("n", 0)))
+
+    # ----------------------------------------------------------------- wgmma
+    def op_wgmma(self, inst):
+        at = inst.attrs
+        n, atype, btype = int(at["n"]), at["atype"], at["btype"]
+        part = int(at["part"])
+        if not (8 <= n <= 256 and n % 8 == 0) or atype not in _WGMMA_TYPES or btype not in _WGMMA_TYPES \
+                or not 0 <= part < n // 2:
+            raise self.error(f"wgmma.mma_async m64n{n}k16.f32.{atype}.{btype} is not supported by the xg1 backend "
+                             "(m64nNk16, N a multiple of 8 up to 256, f32 accumulators, f16/bf16 A and B)")
+        mods = {"n": f"N{n}", "atype": _WGMMA_TYPES[atype], "btype": _WGMMA_TYPES[btype]}
+        for flag, key, on in (("TRANS_A", "trans_a", 1), ("TRANS_B", "trans_b", 1), ("NEG_A", "scale_a", -1),
+                              ("NEG_B", "scale_b", -1)):
+            if int(at[key]) == on:
+                mods[flag] = flag
+        c, da, db, scale_d = inst.args
+        d = new_vreg(1)
+        self.emit("WGMMA.F32", d=d, a=self.reg(da), b=part, c=self.reg(db), e=self.reg(c),
+                  ps=self.pred_src(scale_d), mods=mods)
+        self._mx_result(inst, d)
+
+    def op_wgmma_sync(self, inst):
+        kind = inst.attrs["kind"]
+        if kind not in _WGMMA_SYNC:
+            raise self.error(f"wgmma.{kind} is not supported by the xg1 backend")
+        if kind == "wait_group":
+            self.emit("WARPGROUP.DEPBAR", b=int(inst.attrs.get("n", 0)))
+        else:
+            self.emit(_WGMMA_SYNC[kind])

@@ -31,7 +31,7 @@ from xcc.backend.minst import MInst
 FENCES = frozenset({"EXIT", "BRA", "BSSY", "BSYNC", "BAR", "BAR.CNT", "BAR.RED", "MEMBAR", "SHFL", "VOTE", "MATCH", "MATCH.64",
                     "REDUX", "NOP",
                     # cp.async group boundaries: LDGSTS must stay in its group, and DEPBAR writes shared memory
-                    "LDGDEPBAR", "DEPBAR"})
+                    "LDGDEPBAR", "DEPBAR", "WGMMA.F32", "WARPGROUP.ARRIVE", "WARPGROUP.COMMIT", "WARPGROUP.DEPBAR", "FENCE.VIEW.ASYNC"})
 # Memory instructions that only read (may pass each other).
 LOADS = frozenset({"LDG", "LDG.64", "LDS", "LDS.64", "LDL", "LDL.64", "LD", "LD.64"})
 # Typical latency of a variable-latency class when it is not in the machine description.

@@ -2,9 +2,8 @@
 
 Imported only by ``kernel_cases`` (which adds ``ASYNC_CASES`` to its lists): import that module, not this one.
 
-The cp.async kernels run on both engines (the xg1 backend compiles cp.async into LDGSTS, LDGDEPBAR and
-DEPBAR); the wgmma (sm_90) Triton cases on the IR interpreter only (``engines=("ir",)``: the backend does not
-compile ``wgmma`` yet).
+All run on both engines: the xg1 backend compiles cp.async into LDGSTS, LDGDEPBAR and DEPBAR, and the wgmma
+(sm_90) Triton matmul into WGMMA.F32 (one per accumulator register) and WARPGROUP.ARRIVE / .COMMIT / .DEPBAR.
 """
 
 from __future__ import annotations
@@ -98,7 +97,7 @@ ASYNC_CASES: list[KernelCase] = [
       for name, entry, make in (("cp_async_pipeline", "_Z17cp_async_pipelineifPKfPf", _make_cp_async_pipeline),
                                 ("cp_async_asm", "cp_async_asm", _make_cp_async_asm))),
     KernelCase("triton_matmul_wgmma", "matmul", "matmul", _make_triton_matmul_wgmma,
-               ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM, engines=("ir",)),
+               ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM),
     KernelCase("triton_matmul_wgmma_random", "matmul", "matmul", _make_triton_matmul_wgmma_random,
-               ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM, engines=("ir",)),
+               ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM),
 ]

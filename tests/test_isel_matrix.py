@@ -5,7 +5,10 @@
   (:func:`mma_half_plan`) from the registers it names, equals :func:`xcc.semantics.matrix.mma` on the
   whole fragments - which checks the split of an m16n8 mma into two 8-row halves bit for bit (NaN, inf,
   subnormal and overflowing inputs included).  LDSM against :func:`xcc.semantics.matrix.ldmatrix`.
-* Warp-collective instructions fault when a lane is missing.
+* Warp-collective instructions fault when a lane is missing; warpgroup-collective ones (WGMMA.F32,
+  WARPGROUP.*) when a thread of the warpgroup is.
+* WGMMA.F32 against :func:`xcc.semantics.wgmma.mma_part` on random shared memory, descriptors, N and
+  flags; a wgmma kernel bit for bit alike on both interpreters.
 * cp.async groups end to end on both interpreters: a read before the covering wait sees the old shared
   memory (so the scheduler must not move it across DEPBAR), ``wait_group 1`` leaves the newest group
   pending, zero fill, ``wait_all``.
@@ -31,7 +34,7 @@ from xcc.backend.memory import FlatMemory
 from xcc.backend.minst import mi
 from xcc.diagnostics import UnsupportedError
 from xcc.driver import CompileOptions, Source, compile_module
-from xcc.semantics import matrix
+from xcc.semantics import matrix, wgmma
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 W = 2  # warps
@@ -355,3 +358,124 @@ def test_tensor_pipe_in_launch_stats():
     res = mod.get_function("mma_m16n8k8_f16").launch((2, 1, 1), (64, 1, 1), args)
     assert res.instructions_executed["HMMA.1688.F32"] == 8  # 4 warps x 2 halves
     assert res.metrics["sm__inst_executed_pipe_tensor.sum"] == 8 and res.cycles > 0
+
+
+# ============================================================================= wgmma (sm_90a)
+def _wg_ctx(ctas: int = 2, size: int = 65536):
+    t = 128 * ctas
+    return types.SimpleNamespace(regs=np.zeros((32, t), np.uint32), preds=np.zeros((8, t), bool),
+                                 cbank=bytes(0x200), tpb_pad=128, smem_size=size, smem_stride=size,
+                                 smem=FlatMemory(ctas * size, "shared"))
+
+
+def _wg_execute(ctx, mnemonic: str, mods: dict, idx: np.ndarray | None = None, **ops) -> None:
+    t = ctx.regs.shape[1]
+    run = IMPLS[mnemonic](Binder(ctx, mi(mnemonic, mods=mods, **ops), 0))
+    idx = np.arange(t) if idx is None else idx
+    with np.errstate(all="ignore"):
+        run(slice(0, t) if idx.size == t else idx, idx, idx.size)
+
+
+def _wg_desc(rng) -> int:
+    return (int(rng.integers(0, 256)) | int(rng.integers(0, 64)) << 16 | int(rng.integers(0, 32)) << 32
+            | int(rng.integers(0, 4)) << 62)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.0, 0.05]))
+def test_wgmma_part_matches_the_ir_semantics(seed, special):
+    """WGMMA.F32 on two warpgroups (two CTAs, each with its own shared memory, descriptors and scale-d) equals
+    xcc.semantics.wgmma.mma_part on the matrices matrix_addresses reads, for random layouts, swizzles, N,
+    types, transposes and negations (NaN, inf and subnormal inputs included)."""
+    rng = np.random.default_rng(seed)
+    ctx = _wg_ctx()
+    n = 8 * int(rng.integers(1, 33))
+    atype, btype = (str(rng.choice(["f16", "bf16"])),) * 2
+    ta, tb, na, nb = (bool(v) for v in rng.integers(0, 2, 4))
+    size = ctx.smem_size
+    for g, et in ((0, atype), (1, btype)):  # CTA 0 holds f16|bf16 elements of A's type, CTA 1 of B's
+        bits = _elements(rng, et, size, special).astype(np.uint16)
+        ctx.smem.store(np.arange(g * size, (g + 1) * size, 2, dtype=np.uint64), bits[:size // 2], 2)
+    da, db = np.array([_wg_desc(rng) for _ in range(2)], np.uint64), np.array([_wg_desc(rng) for _ in range(2)],
+                                                                                np.uint64)
+    sd = rng.integers(0, 2, 2).astype(bool)
+    c = _elements(rng, "f32", 256, special)
+    for r, v in ((4, da), (6, db)):
+        ctx.regs[r] = np.repeat(v & np.uint64(0xFFFFFFFF), 128).astype(np.uint32)
+        ctx.regs[r + 1] = np.repeat(v >> np.uint64(32), 128).astype(np.uint32)
+    ctx.regs[8], ctx.preds[1] = c, np.repeat(sd, 128)
+    mods = {"n": f"N{n}", "atype": atype.upper(), "btype": btype.upper(),
+            **{f: f for f, on in (("TRANS_A", ta), ("TRANS_B", tb), ("NEG_A", na), ("NEG_B", nb)) if on}}
+
+    def matrix(desc, rows, k_major, etype, scale):
+        addr = wgmma.matrix_addresses(wgmma.decode_descriptor(desc), rows, 2, k_major)
+        flat = (np.arange(2)[:, None, None] * size + addr).ravel().astype(np.uint64)
+        return wgmma.to_f64(np.asarray(ctx.smem.load(flat, 2)), etype).reshape(2, rows, wgmma.K) * scale
+
+    with np.errstate(all="ignore"):
+        a = matrix(da, 64, not ta, atype, -1.0 if na else 1.0)
+        b = matrix(db, n, not tb, btype, -1.0 if nb else 1.0)
+    for part in sorted({0, n // 2 - 1, *rng.integers(0, n // 2, 3).tolist()}):
+        _wg_execute(ctx, "WGMMA.F32", mods, d=10, a=4, b=part, c=6, e=8, ps=(1, False))
+        with np.errstate(all="ignore"):
+            want = wgmma.mma_part(a, b, part, c.reshape(2, 128), sd)
+        np.testing.assert_array_equal(ctx.regs[10].reshape(2, 128), want, err_msg=f"m64n{n}k16 part {part}")
+
+
+@pytest.mark.parametrize("mnemonic,ops,what", [
+    ("WGMMA.F32", dict(d=10, a=4, b=0, c=6, e=8, ps=(7, False)), "wgmma.mma_async"),
+    ("WARPGROUP.ARRIVE", {}, "wgmma.fence"), ("WARPGROUP.COMMIT", {}, "wgmma.commit_group"),
+    ("WARPGROUP.DEPBAR", dict(b=0), "wgmma.wait_group")])
+def test_warpgroup_collectives_fault_on_a_missing_thread(mnemonic, ops, what):
+    ctx = _wg_ctx()
+    idx = np.delete(np.arange(256), 200)  # thread 72 of CTA 1 diverged
+    with pytest.raises(ExecFault, match=rf"{what} must be executed by all 128 threads .*only 127 of the 128 "
+                                        r"threads of its warpgroup \(threads 0\.\.127\)") as e:
+        _wg_execute(ctx, mnemonic, {"n": "N8"} if mnemonic == "WGMMA.F32" else {}, idx=idx, **ops)
+    assert e.value.thread == 128  # the first thread of the incomplete warpgroup (an index into idx)
+
+
+def test_wgmma_operands_must_be_uniform_in_the_warpgroup():
+    ctx = _wg_ctx()
+    ctx.regs[6, 130] = 16  # B descriptor of one thread of warpgroup 1
+    with pytest.raises(ExecFault, match="matrix descriptor b differs") as e:
+        _wg_execute(ctx, "WGMMA.F32", {"n": "N8"}, d=10, a=4, b=0, c=6, e=8, ps=(7, False))
+    assert e.value.thread == 130
+    ctx.regs[6, 130], ctx.preds[1, 5] = 0, True
+    with pytest.raises(ExecFault, match="scale-d differs"):
+        _wg_execute(ctx, "WGMMA.F32", {"n": "N8"}, d=10, a=4, b=0, c=6, e=8, ps=(1, False))
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_wgmma_kernel_on_both_interpreters(opt_level):
+    """A whole wgmma (fence.proxy.async, wgmma.fence, m64n24k16 with MN-major swizzled B, commit, wait) runs
+    bit for bit alike on the ISA and IR interpreters, and selects one WGMMA.F32 per accumulator register."""
+    from test_async import _address, _desc, _layout, _wgmma_kernel
+
+    rng = np.random.default_rng(5)
+    n = 24
+    ptx = _wgmma_kernel(n, "1, -1, 0, 1")
+    img = np.zeros(8192, np.float16)
+    la, sa = _layout(64, True, 64)
+    lb, sb = _layout(n, False, 128)
+    for r in range(64):
+        for k in range(16):
+            img[_address(r, k, True, 64, la, sa) // 2] = rng.standard_normal()
+    for col in range(n):
+        for k in range(16):
+            img[(8192 + _address(col, k, False, 128, lb, sb)) // 2] = rng.standard_normal()
+    c0 = rng.standard_normal((128, n // 2)).astype(np.float32)
+    outs = {}
+    for engine in ("isa", "ir"):
+        dev = rt.Device()
+        mod = rt.load_module(ptx, engine=engine, opt_level=opt_level, device=dev)
+        d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(c0, dev)
+        mod.get_function("k").launch((1, 1, 1), (128, 1, 1), (d_img, d_out, np.uint64(_desc(0, la, sa, 64)),
+                                                              np.uint64(_desc(8192, lb, sb, 128)), np.uint32(1)))
+        outs[engine] = d_out.copy_to_host().view(np.uint32)
+    np.testing.assert_array_equal(outs["isa"], outs["ir"])
+    assert not np.array_equal(outs["isa"], c0.view(np.uint32))
+    text = disassemble_kernel(compile_module([Source(ptx, "k.ptx")], CompileOptions(opt_level=opt_level)).kernels["k"])
+    assert text.count("WGMMA.F32.N24.TRANS_B.NEG_B") == n // 2
+    for sync in ("FENCE.VIEW.ASYNC", "WARPGROUP.ARRIVE", "WARPGROUP.COMMIT", "WARPGROUP.DEPBAR"):
+        assert sync in text
