@@ -30,8 +30,8 @@ import numpy as np
 
 from xcc.backend.exec_ops import Binder, ExecFault, _shared_addr, impl
 from xcc.backend.memory import MemoryFault, check_window
-from xcc.semantics import matrix, wgmma
-from xcc.semantics.async_copy import CopyGroups, source_accesses
+from xcc.semantics import matrix, warp, wgmma
+from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
 
 U32, U64 = np.uint32, np.uint64
 _LO = U64(0xFFFFFFFF)
@@ -40,30 +40,10 @@ _32 = U64(32)
 
 def full_warps(idx: np.ndarray, what: str) -> int:
     """The number of warps in ``idx`` when each executes with all 32 lanes; else an :class:`ExecFault`."""
-    n = idx.size
-    whole = n % 32 == 0
-    if whole:
-        lanes = idx.reshape(-1, 32)
-        whole = bool((lanes[:, 0] % 32 == 0).all() and (lanes[:, 31] - lanes[:, 0] == 31).all())
-    if whole:
-        return n // 32
-    warp = idx >> 5
-    first = int(np.flatnonzero(np.bincount(warp - warp[0])[warp - warp[0]] < 32)[0])
-    present = (idx[warp == warp[first]] & 31).tolist()
-    raise ExecFault(f"{what} must be executed by all 32 lanes of the warp together, but only lane(s) "
-                    f"{_ranges(present)} of this thread's warp reached it (the others diverged, exited or do "
-                    "not exist)", first)
-
-
-def _ranges(lanes: list[int]) -> str:
-    out, start = [], None
-    for i, v in enumerate(lanes):
-        if start is None:
-            start = v
-        if i + 1 == len(lanes) or lanes[i + 1] != v + 1:
-            out.append(f"{start}" if start == v else f"{start}-{v}")
-            start = None
-    return ",".join(out)
+    bad = warp.partial_warp(idx, what)
+    if bad is not None:
+        raise ExecFault(*bad)
+    return idx.size // 32
 
 
 # ============================================================================= HMMA / IMMA
@@ -177,28 +157,6 @@ def _groups(ctx) -> CopyGroups:
     return state[1]
 
 
-def read_source(gmem, src: np.ndarray, cp_size: int, src_size: np.ndarray) -> np.ndarray:
-    """(n, cp_size) bytes: ``src_size`` bytes of each copy read from ``gmem`` at ``src``, then zeros
-    (:func:`xcc.semantics.async_copy.source_accesses` says how)."""
-    out = np.zeros((src.size, cp_size), np.uint8)
-    for rows, width, offset in source_accesses(src_size, cp_size):
-        s = src[rows]
-        try:
-            if width == cp_size:
-                out[rows] = np.ascontiguousarray(gmem.load(s, cp_size)).view(np.uint8).reshape(rows.size, cp_size)
-                continue
-            bad = (s % U64(cp_size)) != 0
-            if bad.any():
-                raise MemoryFault("misaligned", s[bad], int(np.argmax(bad)), width=cp_size,
-                                  detail=f"the source of a {cp_size}-byte cp.async must be aligned to {cp_size} bytes")
-            out[rows, offset] = gmem.load(s + U64(offset), 1)
-        except MemoryFault as f:
-            if f.thread is not None:
-                f.thread = int(rows[f.thread])
-            raise
-    return out
-
-
 _CP_BYTES = {"32": 4, "64": 8, "128": 16}
 
 
@@ -217,14 +175,12 @@ def _ldgsts(x: Binder):
         src = np.broadcast_to(np.asarray(src_at(sel, n), U64), (n,))
         if zfill:
             src_size = np.broadcast_to(np.asarray(size(sel, n)).astype(np.int64), (n,))
-            over = src_size > cp
-            if over.any():
-                t = int(np.argmax(over))
-                raise ExecFault(f"cp.async src-size {int(src_size[t])} is larger than its cp-size {cp} (undefined "
-                                "behaviour)", t, int(over.sum()))
+            bad = oversized_source(src_size, cp)
+            if bad is not None:
+                raise ExecFault(*bad)
         else:
             src_size = np.full(n, cp, np.int64)
-        _groups(ctx).issue(idx, dst, read_source(ctx.gmem, src, cp, src_size), cp, store)
+        _groups(ctx).issue(idx, dst, read_zero_filled(ctx.gmem, src, cp, src_size), cp, store)
 
     return run
 

@@ -22,7 +22,7 @@ import numpy as np
 from xcc.backend.memory import MemoryFault
 from xcc.ir.interp_ops import Fault, OpBinder, impl
 from xcc.semantics import wgmma
-from xcc.semantics.async_copy import CopyGroups, read_zero_filled
+from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
 
 _U64 = np.uint64
 
@@ -51,11 +51,9 @@ def _cp_async(x: OpBinder):
         dst = dst_at(sel, idx, n)
         src = np.asarray(src_at(sel, idx, n), _U64)
         src_size = np.asarray(size(sel, n)).astype(np.int64)
-        over = src_size > cp
-        if over.any():
-            t = int(np.argmax(over))
-            raise Fault(f"cp.async src-size {int(src_size[t])} is larger than its cp-size {cp} (undefined "
-                        "behaviour)", t, int(over.sum()))
+        bad = oversized_source(src_size, cp)
+        if bad is not None:
+            raise Fault(*bad)
         _groups(launch).issue(idx, dst, read_zero_filled(gmem(), src, cp, src_size), cp, store)
 
     return run

@@ -131,3 +131,14 @@ def read_zero_filled(mem, src: np.ndarray, cp_size: int, src_size: np.ndarray) -
                 f.thread = int(rows[f.thread])
             raise
     return out
+
+
+def oversized_source(src_size: np.ndarray, cp_size: int) -> tuple[str, int, int] | None:
+    """A src-size larger than the cp-size is undefined behaviour (PTX ISA 9.7.9.25): (the fault reason, the
+    first offending thread, how many) or None."""
+    over = src_size > cp_size
+    if not over.any():
+        return None
+    t = int(np.argmax(over))
+    return (f"cp.async src-size {int(src_size[t])} is larger than its cp-size {cp_size} (undefined behaviour)",
+            t, int(over.sum()))
