@@ -95,9 +95,9 @@ def link_modules(modules: list[Module]) -> Module:
                 continue
             found = defs.get(name)
             if found is None:
-                others = ", ".join(x.filename for x in modules if x is not m) or "no other module"
-                raise LinkError(f"unresolved extern {kind} '{name}': used in {m.filename}, not defined "
-                                f"(.visible) in {others}", refs[name])
+                others = ", ".join(x.filename for x in modules if x is not m)
+                where = f"not defined (.visible) in {others}" if others else "and no other module was linked with it"
+                raise LinkError(f"unresolved extern {kind} '{name}': used in {m.filename}, {where}", refs[name])
             if isinstance(found[1], Function) != (kind == "function"):
                 raise LinkError(f"'{name}' is declared as a {kind} in {m.filename} but defined as a "
                                 f"{'function' if kind == 'variable' else 'variable'} in "
