@@ -26,6 +26,7 @@ from xcc.backend.isel_calls import RESERVED
 from xcc.backend.machine import Machine
 from xcc.backend.minst import Imm, MInst, VReg
 from xcc.backend.objfile import GlobalVar, KernelImage, ParamInfo
+from xcc.backend.occupancy import launch_bounds_register_limit
 from xcc.backend.pred_spill import PredSpills, spill_predicates
 from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, liveness, rewrite
 from xcc.backend.schedule import schedule_blocks
@@ -55,7 +56,14 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     if not fn.is_entry:
         raise UnsupportedError(f"'{fn.name}' is not a kernel", fn.loc)
     maxnreg = fn.directives.get("maxnreg")
-    max_regs = max(MIN_REGISTERS, min(options.max_registers, maxnreg[0] if maxnreg else 255,
+    bounds = 255
+    maxntid, minctas = fn.directives.get("maxntid") or fn.directives.get("reqntid"), fn.directives.get("minnctapersm")
+    if maxntid and minctas:  # __launch_bounds__(threads, min blocks per SM): fit min blocks in one SM
+        threads = 1
+        for d in maxntid:
+            threads *= d
+        bounds = launch_bounds_register_limit(threads, minctas[0], machine)
+    max_regs = max(MIN_REGISTERS, min(options.max_registers, maxnreg[0] if maxnreg else 255, bounds,
                                       int(machine.limits.get("max_registers_per_thread", 255))))
     funcs = reachable_functions(fn, functions or {})
     has_calls = any(i.op == "call" for f in funcs for i in f.instructions())

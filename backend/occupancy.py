@@ -41,3 +41,15 @@ def occupancy(kernel: KernelImage, machine: Machine, block_threads: int, dynamic
     limiter = min(bounds, key=lambda k: (bounds[k], list(bounds).index(k)))
     ctas = max(bounds[limiter], 0)
     return Occupancy(ctas, ctas * warps_per_cta, int(lim["max_warps"]), limiter)
+
+
+def launch_bounds_register_limit(max_threads: int, min_ctas: int, machine: Machine) -> int:
+    """The most registers per thread with which ``min_ctas`` CTAs of ``max_threads`` threads fit in one SM:
+    the limit ptxas derives from ``__launch_bounds__(maxThreadsPerBlock, minBlocksPerMultiprocessor)``
+    (PTX ``.maxntid`` and ``.minnctapersm``), with registers granted per warp in allocation units."""
+    lim = machine.limits
+    warp = int(machine.data.get("warp_size", 32))
+    unit = int(lim.get("register_allocation_unit", 256))
+    warps = -(-max_threads // warp) * max(min_ctas, 1)
+    per_warp = int(lim["registers"]) // warps // unit * unit
+    return per_warp // warp

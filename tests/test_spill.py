@@ -35,7 +35,7 @@ from xcc.diagnostics import XccError
 from xcc.driver import CompileOptions, Source, compile_module, frontend, optimise, read_source
 
 sys.path.insert(0, str(Path(__file__).parent))
-from kernel_cases import CASES, case_params, ptx_path  # noqa: E402
+from kernel_cases import CASES, CASES_BY_NAME, case_params, ptx_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LARGE = ROOT / "bench" / "data" / "large_unrolled.sm_80.ptx"
@@ -437,3 +437,34 @@ def test_guarded_definitions_reload_first():
         assert code[i + 1].mnemonic == "STL" and code[i + 1].ops["c"] is t
         reload = [m for m in code[:i] if m.mnemonic == "LDL" and m.ops["d"] is t]
         assert reload and spills.accesses[reload[0]] == spills.accesses[code[i + 1]]
+
+
+def test_launch_bounds_cap_registers_so_the_blocks_fit(tmp_path):
+    """__launch_bounds__(256, N) (.maxntid 256 / .minnctapersm N) caps the registers so that N CTAs of 256
+    threads would fit in one SM's registers, as ptxas does; the kernel spills to get there and stays
+    bit-exact."""
+    from xcc.backend.machine import load_machine
+    from xcc.backend.occupancy import launch_bounds_register_limit, occupancy
+
+    machine = load_machine("xg1")
+    assert launch_bounds_register_limit(256, 2, machine) == 128
+    assert launch_bounds_register_limit(256, 8, machine) == 32
+    assert launch_bounds_register_limit(1024, 2, machine) == 32
+    case = CASES_BY_NAME["gemm_tiled_alpha_beta"]
+    text = ptx_path(case, "sm_80").read_text()
+    assert ".minnctapersm 2" in text
+    loose = compile_module([Source(text, "ab.ptx")], CompileOptions()).kernels[case.entry]
+    assert launch_bounds_register_limit(256, 16, machine) == 16
+    tight_text = text.replace(".minnctapersm 2", ".minnctapersm 16")
+    tight = compile_module([Source(tight_text, "ab16.ptx")], CompileOptions()).kernels[case.entry]
+    assert loose.registers > 16 >= tight.registers and tight.spill_stores > 0
+    assert occupancy(loose, machine, 256).limiter == "warps"  # 16 blocks of 256 cannot fit: 8 are the warp limit
+    assert occupancy(tight, machine, 256).ctas_per_sm == 8
+    device = rt.Device()
+    launch = case.make(np.random.default_rng(0))
+    fn = rt.load_module(tight_text, device=device).get_function(case.entry)
+    assert fn.num_regs == tight.registers
+    args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
+    fn.launch(launch.grid, launch.block, args, case.shared_mem)
+    for i, want in launch.expected.items():
+        np.testing.assert_array_equal(args[i].copy_to_host().view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
