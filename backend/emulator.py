@@ -343,6 +343,21 @@ class _Launch:
         if space is None:
             return None
         b = Binder(self.ctx, inst, pc)
+        sm = self.machine.data.get("shared_memory", {})
+        banks, bw = int(sm.get("banks", 32)), int(sm.get("bank_width_bytes", 4))
+        if inst.mnemonic == "LDSM":  # one matrix: 8 rows of 16 bytes at the addresses of lanes 8*mat .. 8*mat+7
+            a, off, mat = b.r("a"), int(inst.ops["b"]), int(b.mod("mat")[1])
+
+            def ldsm(esel, eidx, m, rec, wb):
+                rows = (eidx & 31) >> 3 == mat
+                if rows.any():
+                    rel = np.broadcast_to(a(esel, m), (m,)).astype(np.int64) + off
+                    rec.shared_access(((eidx >> 5) + wb)[rows], rel[rows], 16, banks, bw)
+            return ldsm
+        if inst.mnemonic == "LDGSTS":  # the global read of cp.async: cp-size bytes at c (a 64-bit pair)
+            src, cp = b.w("c"), {"32": 4, "64": 8, "128": 16}[b.mod("size")]
+            return lambda esel, eidx, m, rec, wb: rec.global_access(
+                (eidx >> 5) + wb, np.broadcast_to(np.asarray(src(esel, m), np.uint64), (m,)), cp)
         width = 8 if inst.mnemonic.endswith(".64") else (
             exec_ops._SIZE[b.mod("size")][0] if any(m.name == "size" for m in inst.d.mods) else 4)
         if space == "g":
@@ -350,8 +365,6 @@ class _Launch:
             return lambda esel, eidx, m, rec, wb: rec.global_access((eidx >> 5) + wb, addr(esel, m), width)
         if space == "s":
             a, off = b.r("a"), int(inst.ops["b"])
-            sm = self.machine.data.get("shared_memory", {})
-            banks, bw = int(sm.get("banks", 32)), int(sm.get("bank_width_bytes", 4))
             return lambda esel, eidx, m, rec, wb: rec.shared_access((eidx >> 5) + wb, a(esel, m).astype(np.int64)
                                                                     + off, width, banks, bw)
         return lambda esel, eidx, m, rec, wb: rec.local_access((eidx >> 5) + wb, width)

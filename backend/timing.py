@@ -18,7 +18,11 @@ the functional results.  The model, in order of what it covers:
   its pending writes: with several outstanding, after the last to complete).  The latency: its
   class's ``[latency]`` for SFU/S2R/LDC/SHFL/division; ``lsu + wavefronts - 1`` for shared memory;
   ``l1_hit`` for local memory; ``l2_hit`` or ``dram`` plus ``ceil(sectors / l1_sectors_per_cycle) - 1``
-  for global and generic memory.
+  for global and generic memory.  LDSM (ldmatrix) is a shared load whose wavefronts are those of each
+  matrix's 8 rows of 16 bytes (from 8 lanes' addresses); LDGSTS (cp.async) a global load of its source
+  (operand ``c``) that sets no scoreboard: it joins the warp's open copy group, LDGDEPBAR closes the group,
+  and the instruction after a ``DEPBAR b`` waits until every closed group but the ``b`` newest completed
+  (the stall counts as ``long_scoreboard``).
 * **Memory hit model (simple, stated):** a 32-byte sector's first access in the launch (in the
   functional run's order) goes to DRAM, every later one hits in L2; there is no L1 for global
   data, no bandwidth limit beyond the per-SM L1 sector rate, and generic addresses count as
@@ -31,7 +35,8 @@ the functional results.  The model, in order of what it covers:
   arrived; a warp is finished after its last instruction.
 
 Not modelled: instruction cache, register-bank conflicts, yield hints, L1/L2/DRAM bandwidth
-and queuing, store latency, tensor cores, clock/smid feedback into the functional run.
+and queuing, store latency, LDGSTS's shared-memory write (and its MIO cost), clock/smid feedback into
+the functional run.  Tensor cores are only a pipe (``[issue] tensor``) and a latency class.
 
 **Statistics** use Nsight Compute's names.  Stall reasons are counted for every resident warp
 in every cycle (sampling every cycle), so they sum to the warp-cycles of the launch; a warp's
@@ -67,7 +72,10 @@ _REASON_INDEX = {r: i for i, r in enumerate(STALL_REASONS)}
 
 # memory space of a memory instruction, by mnemonic (without .64)
 _SPACE = {"LDG": "g", "STG": "g", "ATOMG": "g", "LD": "g", "ST": "g", "ATOM": "g",
-          "LDS": "s", "STS": "s", "ATOMS": "s", "LDL": "l", "STL": "l"}
+          "LDS": "s", "STS": "s", "ATOMS": "s", "LDL": "l", "STL": "l",
+          "LDSM": "s",  # ldmatrix: each matrix 8 rows of 16 bytes, from 8 lanes' addresses
+          "LDGSTS": "g"}  # cp.async: the global read (its shared write lands at the DEPBAR that covers it)
+_OP = {"LDSM": "ldsm", "LDGSTS": "ldgsts"}  # Nsight's op_ of the metrics, where not ld / st
 _BAR_KIND = ("BAR", "BAR.RED")  # CTA-wide waits; BAR.CNT (named barriers, arrive) issues as a plain instruction
 
 
@@ -187,7 +195,8 @@ class TraceRecorder:
 class _Static:
     """Per-pc issue facts read from the control codes and the machine description."""
 
-    __slots__ = ("stall", "wait", "wsb", "rsb", "pipe", "interval", "bar", "space", "lat", "long", "store")
+    __slots__ = ("stall", "wait", "wsb", "rsb", "pipe", "interval", "bar", "space", "lat", "long", "store", "op",
+                 "cp")
 
     def __init__(self, inst, machine: Machine):
         d, c = inst.d, inst.ctrl
@@ -203,6 +212,11 @@ class _Static:
         self.lat = machine.latency(d.latency) if d.latency in machine.data["latency"] else 1
         self.long = self.space in ("g", "l")
         self.store = self.space is not None and not any(o.is_def for o in d.operands)
+        self.op = _OP.get(inst.mnemonic, "st" if self.store else "ld")
+        # cp.async: 1 an LDGSTS (joins the open group), 2 LDGDEPBAR (closes it), 3 + b DEPBAR b (waits for
+        # all but the b most recently closed groups); 0 otherwise
+        self.cp = {"LDGSTS": 1, "LDGDEPBAR": 2}.get(inst.mnemonic, 3 + int(inst.ops["b"]) if inst.mnemonic == "DEPBAR"
+                                                     else 0)
 
 
 def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threads: int, total_ctas: int,
@@ -230,8 +244,8 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     stall = dict.fromkeys(STALL_REASONS, 0)
     pc_samples = [[0] * len(STALL_REASONS) for _ in insts]  # per pc: warp-cycles by reason (Nsight's source view)
     pipe_insts: dict[str, int] = {}
-    conf = {"ld": [0, 0], "st": [0, 0]}  # shared: [requests, wavefronts]
-    glob = {"ld": [0, 0], "st": [0, 0]}  # global: [requests, sectors]
+    conf = {"ld": [0, 0], "st": [0, 0], "ldsm": [0, 0]}  # shared: [requests, wavefronts]
+    glob = {"ld": [0, 0], "st": [0, 0], "ldgsts": [0, 0]}  # global: [requests, sectors]
 
     # warp state
     pos = bounds[:-1].tolist()
@@ -244,6 +258,8 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     w_bar = [0] * nwarps  # barrier release
     sbs = [[0] * NUM_SCOREBOARDS for _ in range(nwarps)]
     sbl = [[False] * NUM_SCOREBOARDS for _ in range(nwarps)]
+    cp_open = [0] * nwarps  # completion of the warp's open cp.async group (its LDGSTS so far)
+    cp_groups: list[list[int]] = [[] for _ in range(nwarps)]  # completions of its closed, unwaited groups
     at_bar = [False] * nwarps
     done = [False] * nwarps
     wsp = [0] * nwarps  # sub-partition id
@@ -414,7 +430,7 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
             ways = max(1, Vl[i])
             mio[sm] = max(mio[sm], t) + ways
             latency = lsu + ways - 1
-            c2 = conf["st" if st.store else "ld"]
+            c2 = conf[st.op]
             c2[0] += 1
             c2[1] += ways
         elif st.space is not None:
@@ -423,7 +439,7 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
             base = l1 if st.space == "l" else (dram if Ml[i] else l2)
             latency = base + -(-sectors // sec_rate) - 1
             if st.space == "g":
-                g2 = glob["st" if st.store else "ld"]
+                g2 = glob[st.op]
                 g2[0] += 1
                 g2[1] += sectors
         if st.wsb >= 0:
@@ -435,6 +451,17 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
                 sbl[w][st.wsb] = st.long
         if st.rsb >= 0:
             sbs[w][st.rsb] = max(sbs[w][st.rsb], t + 2)
+        dep_t = 0
+        if st.cp:  # cp.async: LDGSTS completes when its global read does; DEPBAR waits for the covered groups
+            if st.cp == 1:
+                cp_open[w] = max(cp_open[w], t + latency)
+            elif st.cp == 2:
+                cp_groups[w].append(cp_open[w])
+                cp_open[w] = 0
+            elif len(cp_groups[w]) > st.cp - 3:
+                done_groups = cp_groups[w][:len(cp_groups[w]) - (st.cp - 3)]
+                del cp_groups[w][:len(done_groups)]
+                dep_t = max(done_groups)
         pos[w] = i + 1
         w_wait[w] = t + st.stall
         if i + 1 >= end[w]:  # the warp is finished
@@ -453,6 +480,8 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
             for k in nst.wait:
                 if sbs[w][k] > sb_t:
                     sb_t, sb_long = sbs[w][k], sbl[w][k]
+            if dep_t > sb_t:  # after a DEPBAR: its wait on the LDGSTS (global memory) counts as a long scoreboard
+                sb_t, sb_long = dep_t, True
             w_sb[w], w_sbl[w] = sb_t, sb_long
             w_bar[w] = 0
             ready[w] = max(w_wait[w], sb_t)
@@ -489,10 +518,11 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     metrics["smsp__warp_cycles.sum"] = warp_cycles
     for k in STALL_REASONS:
         metrics[STALL_PREFIX + k] = stall[k]
-    for op in ("ld", "st"):
+    for op in ("ld", "st", "ldsm"):
         req, wave = conf[op]
         metrics[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] = wave
         metrics[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] = wave - req
+    for op in ("ld", "st", "ldgsts"):
         req, sec = glob[op]
         metrics[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"] = req
         metrics[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"] = sec

@@ -17,6 +17,8 @@ set-up and drain costs cancel. Nothing here is fitted or assumed: the figures co
 from __future__ import annotations
 
 import argparse
+import copy
+import hashlib
 import os
 import sys
 import tempfile
@@ -40,8 +42,11 @@ TOLERANCE = 0.05  # relative, for the figures that are slopes of cycles
 CHAIN_SIZES = (64, 128)  # the template instances of the dependent chains
 STREAM_ROUNDS = (16, 32)  # ... and of the independent streams
 CHAINS = {  # latency class -> kernel stem
-    "fma": "ffma_chain", "alu": "alu_chain", "sfu": "mufu_chain", "fp64": "dfma_chain"}
-STREAMS = {"fma": "ffma_streams", "alu": "alu_streams", "sfu": "mufu_streams", "fp64": "dfma_streams"}  # pipe -> kernel stem
+    "fma": "ffma_chain", "alu": "alu_chain", "sfu": "mufu_chain", "fp64": "dfma_chain", "tensor": "hmma_chain"}
+STREAMS = {"fma": "ffma_streams", "alu": "alu_streams", "sfu": "mufu_streams", "fp64": "dfma_streams",
+           "tensor": "hmma_streams"}  # pipe -> kernel stem
+MMA_FRAGMENT = np.uint32(0x24002400)  # f16x2 (2^-6, 2^-6): the initial mma's A and B elements
+HMMA_FLOP = 2 * 8 * 8 * 16  # one HMMA.16816: an 8-row half of an m16n8k16 product (multiply + add)
 MEM_STREAM_LOADS = 32  # independent loads per thread of the memory-throughput kernels
 MEM_STREAM_WARPS = (16, 32)  # ... and their CTA sizes in warps
 UNROLL = 16  # dependent loads per trip of the chase loops
@@ -78,10 +83,27 @@ class Microbench:
         self.device = rt.Device(machine=self.machine)
         self.module = rt.load_module(PTX[arch], device=self.device)
         self.subpartitions = int(self.machine.data["sm"]["subpartitions"])
+        self.arch = arch
+        self._lrr = None
 
-    def launch(self, name: str, grid, block, args):
-        dev = [rt.to_device(a, self.device) if isinstance(a, np.ndarray) else a for a in args]
-        return self.module.get_function(name).launch(grid, block, dev)
+    def launch(self, name: str, grid, block, args, lrr: bool = False):
+        device, module = self.lrr() if lrr else (self.device, self.module)
+        dev = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in args]
+        return module.get_function(name).launch(grid, block, dev)
+
+    def lrr(self):
+        """(device, module) of the same description with loose round-robin warp scheduling, for the tensor
+        throughput kernel. Under greedy-then-oldest, the oldest warps take every issue slot they can use
+        and the youngest ones starve, then finish alone, latency-bound (a warp keeps at most 4 to 6 HMMAs
+        in flight: its chains, or the 6 scoreboards), so the kernel's tail grows with its length and the
+        slope over rounds is not the pipe's rate (from -20% to +1%, depending on latency x rate)."""
+        if self._lrr is None:
+            data = copy.deepcopy(self.machine.data)
+            data["sm"]["scheduler"] = "lrr"
+            m = Machine(self.machine.name, data, hashlib.sha256((self.machine.hash + ":lrr").encode()).hexdigest())
+            device = rt.Device(machine=m)
+            self._lrr = device, rt.load_module(PTX[self.arch], device=device)
+        return self._lrr
 
     # ------------------------------------------------------------------ latencies
     def _chain(self, cls: str, n: int):
@@ -92,10 +114,14 @@ class Microbench:
             return self.launch(stem, 1, 32, [np.zeros(32, np.uint32), np.uint32(0x9E3779B9)])
         if cls == "sfu":
             return self.launch(stem, 1, 32, [np.zeros(32, np.float32), np.float32(0.5)])
+        if cls == "tensor":
+            return self.launch(stem, 1, 32, [np.zeros(32, np.float32), MMA_FRAGMENT, MMA_FRAGMENT])
         return self.launch(stem, 1, 32, [np.zeros(32, np.float64), np.float64(1.0001), np.float64(0.5)])
 
     def chain_latency(self, cls: str) -> float:
-        """Cycles per instruction of a dependent chain (one warp): the class's latency."""
+        """Cycles per instruction of a dependent chain (one warp): the class's latency. For ``tensor``
+        per mma.sync m16n8k16: its two HMMA.16816 halves are independent chains, the second issued a
+        pipe interval after the first, so a link of the chain costs one latency."""
         a, b = CHAIN_SIZES
         return (self._chain(cls, b).cycles - self._chain(cls, a).cycles) / (b - a)
 
@@ -132,9 +158,13 @@ class Microbench:
         return (self._chase_shared(2 * iters) - self._chase_shared(iters)) / (iters * UNROLL)
 
     # ------------------------------------------------------------------ issue rates
-    def _streams(self, pipe: str, rounds: int):
+    def _streams(self, pipe: str, rounds: int, stats: bool = False):
         stem = f"{STREAMS[pipe]}_{rounds}"
-        if pipe == "fma":
+        lrr = pipe == "tensor"
+        out = rt.zeros(1024, np.float32, self.lrr()[0]) if lrr else None
+        if pipe == "tensor":
+            args = [out, MMA_FRAGMENT, MMA_FRAGMENT]
+        elif pipe == "fma":
             args = [np.zeros(1024, np.float32), np.float32(1.0001), np.float32(0.5)]
         elif pipe == "alu":
             args = [np.zeros(1024, np.uint32), np.uint32(0x9E3779B9)]
@@ -142,14 +172,33 @@ class Microbench:
             args = [np.zeros(1024, np.float32), np.float32(0.5)]
         else:
             args = [np.zeros(1024, np.float64), np.float64(1.0001), np.float64(0.5)]
-        st = self.launch(stem, 1, 1024, args)
+        st = self.launch(stem, 1, 1024, args, lrr)
+        if stats:
+            return st, out
         return st.cycles, st.metrics[f"sm__inst_executed_pipe_{pipe}.sum"]
 
     def issue_rate(self, pipe: str) -> float:
         """Instructions of ``pipe`` per cycle per sub-partition: one CTA of 32 warps (one SM, 8 warps
-        per scheduler) of independent streams; d(pipe instructions) / d(cycles) / subpartitions."""
+        per scheduler) of independent streams; d(pipe instructions) / d(cycles) / subpartitions.
+        ``tensor`` runs with loose round-robin scheduling (:meth:`lrr`)."""
         (c0, i0), (c1, i1) = (self._streams(pipe, r) for r in STREAM_ROUNDS)
         return (i1 - i0) / (c1 - c0) / self.subpartitions
+
+    def tensor_flops(self) -> float:
+        """Dense FP16 FLOP per cycle per SM: the independent-accumulator mma.sync kernel (one CTA of 32
+        warps, 2 accumulators each, loose round-robin scheduling: :meth:`lrr`) at 16 and 32 rounds;
+        d(HMMA.16816.F32 executed) * 2048 / d(cycles).
+        The sums of the accumulators must be finite and positive (the run computes, not only times)."""
+        (st0, out0), (st1, out1) = (self._streams("tensor", r, stats=True) for r in STREAM_ROUNDS)
+        for st, out in ((st0, out0), (st1, out1)):
+            hmma = st.instructions_executed.get("HMMA.16816.F32", 0)
+            res = out.copy_to_host()
+            if hmma != st.metrics["sm__inst_executed_pipe_tensor.sum"] or not (np.isfinite(res) & (res > 0)).all():
+                raise RuntimeError(f"{st.kernel}: {hmma} HMMA.16816.F32 of "
+                                   f"{st.metrics['sm__inst_executed_pipe_tensor.sum']} tensor instructions, "
+                                   f"outputs {res[:4]}")
+        n0, n1 = (st.instructions_executed["HMMA.16816.F32"] for st in (st0, st1))
+        return (n1 - n0) * HMMA_FLOP / (st1.cycles - st0.cycles)
 
     # ------------------------------------------------------------------ memory throughput
     def _mem_streams(self, space: str, warps: int, stride: int):
@@ -204,6 +253,12 @@ class Microbench:
                 m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.ratio"])
 
 
+def expected_tensor_flops(machine: Machine) -> float:
+    """FLOP per cycle per SM the description implies: every sub-partition issues ``[issue] tensor``
+    HMMA.16816 halves per cycle, 2048 FLOP each (4096 for xg1: H100's 989 dense FP16 TFLOPS)."""
+    return float(machine.data["issue"]["tensor"]) * int(machine.data["sm"]["subpartitions"]) * HMMA_FLOP
+
+
 def expected_sectors(stride: int, machine: Machine, warp: int = 32, width: int = 4) -> int:
     sector = int(machine.data.get("memory", {}).get("sector_bytes", 32))
     return len({lane * stride * width // sector for lane in range(warp)})
@@ -226,7 +281,8 @@ def measure(machine: str | Path | Machine = "xg1", arch: str = "sm_80", bank_str
     lat, issue = m.data["latency"], m.data.get("issue", {})
     figs = []
     for cls, what in (("fma", "dependent FFMA chain"), ("alu", "dependent IADD3/LOP3 chain"),
-                      ("sfu", "dependent MUFU.SIN chain"), ("fp64", "dependent DFMA chain")):
+                      ("sfu", "dependent MUFU.SIN chain"), ("fp64", "dependent DFMA chain"),
+                      ("tensor", "dependent mma.sync m16n8k16 chain, 2 HMMA.16816 halves each")):
         figs.append(Figure("latency", f"{cls} latency ({what})", f"[latency] {cls}", "cycles",
                            float(lat[cls]), mb.chain_latency(cls), False))
     figs.append(Figure("latency", "shared load latency (pointer chase in shared memory)", "[latency] lsu",
@@ -236,9 +292,12 @@ def measure(machine: str | Path | Machine = "xg1", arch: str = "sm_80", bank_str
     figs.append(Figure("latency", "DRAM latency (global pointer chase, first touch)", "[latency] dram",
                        "cycles", float(lat["dram"]), mb.dram_latency(), False))
     for pipe, what in (("fma", "independent FFMA streams"), ("alu", "independent IADD3 streams"), ("sfu", "independent MUFU streams"),
-                       ("fp64", "independent DFMA streams")):
+                       ("fp64", "independent DFMA streams"), ("tensor", "independent HMMA.16816 chains, lrr")):
         figs.append(Figure("issue", f"{pipe} issue rate per sub-partition ({what}, 32 warps)",
                            f"[issue] {pipe}", "inst/cycle", float(issue.get(pipe, 1.0)), mb.issue_rate(pipe), False))
+    figs.append(Figure("throughput", "dense FP16 tensor FLOP per cycle per SM (mma.sync m16n8k16 f32 accumulators, "
+                       "32 warps, lrr)", "[issue] tensor x subpartitions x 2048", "FLOP/cycle",
+                       expected_tensor_flops(m), mb.tensor_flops(), False))
     rate = float(m.data.get("memory", {}).get("l1_sectors_per_cycle", 4))
     for s in (1, 8):
         figs.append(Figure("throughput", f"global load sectors per cycle per SM (stride {s} floats, 32 warps)",
@@ -321,7 +380,17 @@ def markdown_section(figs: list[Figure], machine_name: str = "xg1", seconds: flo
               "now granted round-robin. (2) A scoreboard set again while a write on it was outstanding took "
               "the later write's release time, even when earlier (an LDS issued after a DRAM-miss LDG on "
               "the same scoreboard released the LDG's reader after 32 cycles instead of 650); a scoreboard "
-              "now counts its pending writes, the contract `backend/hazards.py` checks.", END]
+              "now counts its pending writes, the contract `backend/hazards.py` checks.", "",
+              "Tensor cores: a PTX `mma.sync.m16n8k16` is two HMMA.16816 halves (each 8 x 8 x 16, 2048 FLOP); the "
+              "chain's slope per mma is the tensor latency (the halves are independent chains). The throughput "
+              "kernel's A and B fragments are an initial mma's D pairs, since xcc moves any other HMMA operand "
+              "into a register pair with two MOVs per pair at every HMMA (5 issue slots per HMMA, issue-bound "
+              "at 0.18 HMMA per cycle per scheduler); each warp runs 2 accumulators (4 HMMA chains: with 4 "
+              "accumulators, 8 chains share the 6 scoreboards and each HMMA waits for the one 2 before it). It "
+              "runs with loose round-robin scheduling: under the description's greedy-then-oldest, the oldest "
+              "warps take every slot they can use, the youngest starve and finish alone, latency-bound, so the "
+              "tail grows with the rounds and the slope missed the rate by -20% to +1% depending on latency x "
+              "rate (all within 1% under round-robin).", END]
     return lines
 
 

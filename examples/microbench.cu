@@ -123,6 +123,81 @@ __device__ __forceinline__ void dfma_streams(double (&a)[4], double b, double c)
 THROUGHPUT_KERNELS(16)
 THROUGHPUT_KERNELS(32)
 
+// Tensor cores: mma.sync m16n8k16 (f16 inputs, f32 accumulators). xcc computes one PTX mma as two
+// HMMA.16816.F32 halves (rows groupID and groupID + 8 of D), each depending only on its own half of C.
+// The dependent chain (one warp): cycles per mma = the tensor latency (the second half issues a pipe
+// interval after the first and waits on its own predecessor, so it overlaps). The independent
+// accumulators (one CTA of 32 warps = 8 per scheduler, 2 accumulators = 4 HMMA chains each): HMMA
+// halves per cycle per sub-partition = [issue] tensor; 2 * 8 * 8 * 16 = 2048 FLOP each. Two, not
+// four, accumulators: with eight chains a warp's HMMAs share xcc's six scoreboards round-robin, and a
+// scoreboard waits for all its pending writes, so each HMMA would wait for the one two before it
+// (two in flight per warp: 16 per 30 cycles per scheduler, barely above the pipe's rate).
+// bench/microbench.py runs the throughput kernel with loose round-robin warp scheduling: under
+// greedy-then-oldest the youngest warps starve, then finish alone, latency-bound, a tail that grows
+// with R.
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <int N>
+__device__ __forceinline__ void mma_chain(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) mma_16816(d, a, b);
+}
+
+template <int R>
+__device__ __forceinline__ void mma_streams(float (&d)[2][4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int k = 0; k < 2; ++k) mma_16816(d[k], a, b);
+}
+
+// The A and B fragments are the bits of an initial mma's D (half 0: d0, d1; half 1: d2, d3): xcc moves
+// HMMA operands that are separate 32-bit values into a register pair (two MOVs per pair, each time),
+// unless they already are the two halves of an earlier HMMA's D pair, and the copies would make the
+// throughput kernel issue-bound (5 issue slots per HMMA). a, b: f16x2 bit patterns of the initial mma's
+// fragments (small values keep every accumulator finite).
+__device__ __forceinline__ void mma_fragments(unsigned (&fa)[4], unsigned (&fb)[2], unsigned a, unsigned b) {
+  const unsigned a0[4] = {a, a, a, a}, b0[2] = {b, b};
+  float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  mma_16816(d, a0, b0);
+  fa[0] = __float_as_uint(d[0]), fa[1] = __float_as_uint(d[2]);  // A pairs (a0, a2), (a1, a3)
+  fa[2] = __float_as_uint(d[1]), fa[3] = __float_as_uint(d[3]);
+  fb[0] = __float_as_uint(d[0]), fb[1] = __float_as_uint(d[1]);  // B pair (b0, b1)
+}
+
+#define TENSOR_LATENCY_KERNELS(N)                                                           \
+  extern "C" __global__ void hmma_chain_##N(float *out, unsigned a, unsigned b) {           \
+    unsigned fa[4], fb[2];                                                                  \
+    mma_fragments(fa, fb, a, b);                                                            \
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                                  \
+    mma_chain<N>(d, fa, fb);                                                                \
+    out[threadIdx.x] = (d[0] + d[1]) + (d[2] + d[3]);                                       \
+  }
+
+#define TENSOR_THROUGHPUT_KERNELS(R)                                                        \
+  extern "C" __global__ void hmma_streams_##R(float *out, unsigned a, unsigned b) {         \
+    unsigned fa[4], fb[2];                                                                  \
+    mma_fragments(fa, fb, a, b);                                                            \
+    float d[2][4];                                                                          \
+    for (int k = 0; k < 2; ++k)                                                             \
+      for (int j = 0; j < 4; ++j) d[k][j] = (float)k;                                       \
+    mma_streams<R>(d, fa, fb);                                                              \
+    float s = 0.0f;                                                                         \
+    for (int k = 0; k < 2; ++k) s += (d[k][0] + d[k][1]) + (d[k][2] + d[k][3]);             \
+    out[threadIdx.x] = s;                                                                   \
+  }
+
+TENSOR_LATENCY_KERNELS(64)
+TENSOR_LATENCY_KERNELS(128)
+TENSOR_THROUGHPUT_KERNELS(16)
+TENSOR_THROUGHPUT_KERNELS(32)
+
 // Memory throughput: one CTA of 16 or 32 warps (the slope is over the CTA size, so that every
 // warp's own prologue and epilogue stay the same), K independent loads per thread, issued back to
 // back, one instruction each (the offsets are immediates), then summed by a balanced tree.

@@ -34,7 +34,7 @@ def close(measured: float, expected: float) -> bool:
     return abs(measured - expected) <= TOL * expected
 
 
-@pytest.mark.parametrize("cls", ["fma", "alu", "sfu", "fp64"])
+@pytest.mark.parametrize("cls", ["fma", "alu", "sfu", "fp64", "tensor"])
 def test_dependent_chain_recovers_latency(mb, lat, cls):
     got = mb.chain_latency(cls)
     assert close(got, lat[cls]), (cls, got, lat[cls])
@@ -52,11 +52,20 @@ def test_global_pointer_chase_recovers_dram_and_l2_latencies(mb, lat):
     assert dram > l2  # the first touch of a sector and the second pass are told apart
 
 
-@pytest.mark.parametrize("pipe", ["fma", "sfu", "fp64"])
+@pytest.mark.parametrize("pipe", ["fma", "sfu", "fp64", "tensor"])
 def test_independent_streams_recover_issue_rate(mb, pipe):
     want = float(mb.machine.data["issue"][pipe])
     got = mb.issue_rate(pipe)
     assert close(got, want), (pipe, got, want)
+
+
+def test_mma_streams_recover_tensor_flops_per_sm(mb):
+    """mma.sync m16n8k16 (f16 in, f32 accumulators) over 32 warps: 2048 FLOP per HMMA.16816 half, 0.5 per
+    cycle per sub-partition, 4 sub-partitions: H100's 4096 dense FP16 FLOP per cycle per SM."""
+    assert mbm.HMMA_FLOP == 2048
+    assert mbm.expected_tensor_flops(mb.machine) == 4096
+    got = mb.tensor_flops()
+    assert close(got, 4096), got
 
 
 @pytest.mark.parametrize("stride", [1, 2, 3, 4, 8, 16, 31, 32])
@@ -123,7 +132,8 @@ def test_a_scoreboard_waits_for_all_its_outstanding_writes():
 
 
 MODIFIED = {"fma = 4 ": "fma = 6 ", "l2_hit = 262": "l2_hit = 300", "lsu = 32 ": "lsu = 40 ",
-            "sfu = 18 ": "sfu = 24 ", "banks = 32": "banks = 16"}
+            "sfu = 18 ": "sfu = 24 ", "banks = 32": "banks = 16", "tensor = 30 ": "tensor = 40 ",
+            "\ntensor = 0.5 ": "\ntensor = 0.25 "}
 
 
 def modified_machine(tmp_path: Path) -> Path:
@@ -149,6 +159,10 @@ def test_measured_figures_follow_a_modified_description(tmp_path):
     assert close(mb.l2_latency(), 300)
     assert close(mb.shared_latency(), 40)
     assert close(mb.issue_rate("fma"), 0.5)
+    # tensor latency 40, a quarter-rate tensor pipe: 2048 FLOP/cycle/SM
+    assert (lat["tensor"], mb.machine.data["issue"]["tensor"]) == (40, 0.25)
+    assert close(mb.chain_latency("tensor"), 40)
+    assert close(mbm.expected_tensor_flops(mb.machine), 2048) and close(mb.tensor_flops(), 2048)
     # 16 banks: stride 16 is a 32-way conflict... of 32 lanes over 16 banks (2 lanes per bank at stride 1)
     assert mb.bank_conflicts(1)[0] == mbm.expected_ways(1, mb.machine) == 2
     assert mb.bank_conflicts(16)[0] == mbm.expected_ways(16, mb.machine) == 32

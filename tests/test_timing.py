@@ -200,3 +200,78 @@ def test_every_kernel_case_has_cycles_and_a_full_stall_breakdown(case):
     assert m[STALL_PREFIX + "selected"] == stats.warp_instructions  # every instruction timed (no sampling here)
     assert 0 < stats.ipc <= int(device.machine.data["sm"]["subpartitions"])
     assert 0 < m["sm__warps_active.avg.pct_of_peak_sustained_active"] <= 100
+
+
+# One warp: lane l copies 16 bytes from src + l * gstride into shared[16 l] (cp.async, one group, waited on
+# with wait_group 0), then ldmatrix .x4 reads four 8x8 b16 matrices whose rows are `rstride` bytes apart
+# (lane l gives row l: matrix l / 8), and every lane stores its 4 registers.
+LDSM_CP = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry ldsm_cp(.param .u64 src, .param .u64 dst, .param .u32 gstride, .param .u32 rstride)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<8>;
+  .shared .align 16 .b8 buf[5120];
+  mov.u32 %r1, %tid.x;
+  ld.param.u64 %rd1, [src];
+  cvta.to.global.u64 %rd1, %rd1;
+  ld.param.u32 %r2, [gstride];
+  mul.wide.u32 %rd2, %r1, %r2;
+  add.u64 %rd3, %rd1, %rd2;
+  mov.u32 %r3, buf;
+  shl.b32 %r4, %r1, 4;
+  add.u32 %r5, %r3, %r4;
+  cp.async.ca.shared.global [%r5], [%rd3], 16;
+  cp.async.commit_group;
+  cp.async.wait_group 0;
+  bar.sync 0;
+  ld.param.u32 %r6, [rstride];
+  mul.lo.u32 %r7, %r1, %r6;
+  add.u32 %r8, %r3, %r7;
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r9, %r10, %r11, %r12}, [%r8];
+  ld.param.u64 %rd4, [dst];
+  cvta.to.global.u64 %rd4, %rd4;
+  mul.wide.u32 %rd5, %r1, 16;
+  add.u64 %rd6, %rd4, %rd5;
+  st.global.v4.u32 [%rd6], {%r9, %r10, %r11, %r12};
+  ret;
+}
+"""
+
+
+def ldsm_cp(gstride: int, rstride: int, device=None):
+    src = np.arange(32 * max(gstride, 16) // 4, dtype=np.uint32)
+    out = np.zeros(32 * 4, np.uint32)
+    return launch(LDSM_CP, "ldsm_cp", 1, 32, [src, out, np.uint32(gstride), np.uint32(rstride)], device)
+
+
+@pytest.mark.parametrize("rstride,ways", [(16, 1), (128, 8), (144, 1), (64, 4)])
+def test_ldsm_bank_conflicts(rstride, ways):
+    """Each LDSM (one matrix: 8 rows of 16 bytes) takes as many wavefronts as its rows put distinct words in
+    one bank: rows 128 bytes apart all start in bank 0 (8-way), 16 bytes of padding (144) spread them."""
+    m = ldsm_cp(16, rstride).metrics
+    assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"] == 4 * ways  # .x4: 4 LDSM
+    assert m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"] == 4 * (ways - 1)
+    assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 0  # not counted as LDS
+
+
+def test_ldsm_bank_conflicts_cost_cycles():
+    fast, slow = ldsm_cp(16, 16).cycles, ldsm_cp(16, 128).cycles
+    assert slow >= fast + 7  # the last matrix's 7 extra wavefronts at least
+
+
+@pytest.mark.parametrize("gstride,sectors", [(16, 16), (32, 32), (64, 32)])
+def test_ldgsts_sectors_and_depbar_waits_for_the_copy(gstride, sectors):
+    """LDGSTS reads its 16 bytes per lane from global memory at operand c: 16 sectors for 512 contiguous
+    bytes, 32 when every lane's 16 bytes have a sector of their own. The instruction after DEPBAR waits for
+    the copy, a first touch of its sectors (DRAM)."""
+    dev = rt.Device()
+    st = ldsm_cp(gstride, 16, dev)
+    m = st.metrics
+    assert m["l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"] == 1
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"] == sectors
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 0
+    assert st.cycles >= dev.machine.latency("dram")
+    assert m[STALL_PREFIX + "long_scoreboard"] >= dev.machine.latency("dram") - 10
