@@ -199,24 +199,13 @@ def _depbar(x: Binder):
 
 # ============================================================================= WGMMA / WARPGROUP
 def full_warpgroups(ctx, idx: np.ndarray, what: str) -> int:
-    """The number of warpgroups in ``idx`` (sorted wave slots) when each executes with all its 128 threads
-    (warpgroup ``t // 128`` of CTA thread ``t``); else an :class:`ExecFault`."""
-    P = ctx.tpb_pad
-    local = idx % P
-    key = (idx // P) * 8 + local // 128
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    counts = np.diff(np.r_[starts, idx.size])
-    bad = counts != 128
-    if bad.any():
-        g = int(np.argmax(bad))
-        first = int(local[starts[g]]) // 128 * 128
-        have = min(128, P - first)
-        why = (f"the block's warpgroup of threads {first}..{first + 127} has only {have} threads" if have < 128
-               else f"only {int(counts[g])} of the 128 threads of its warpgroup (threads {first}..{first + 127}) "
-               "execute it together")
-        raise ExecFault(f"{what} must be executed by all 128 threads of a warpgroup together (.sync.aligned): "
-                        f"{why}", int(starts[g]), int(counts[g]))
-    return starts.size
+    """The number of warpgroups in ``idx`` when each executes with all its 128 threads; else an ExecFault."""
+    block = getattr(ctx, "block", None)  # the launch's block; without one, every padded slot is a thread
+    threads = block[0] * block[1] * block[2] if block is not None else ctx.tpb_pad
+    bad = warp.partial_warpgroup(idx, ctx.tpb_pad, threads, what)
+    if bad is not None:
+        raise ExecFault(*bad)
+    return idx.size // 128
 
 
 def _uniform(values: np.ndarray, g: int, what: str) -> np.ndarray:

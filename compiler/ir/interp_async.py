@@ -21,7 +21,7 @@ import numpy as np
 
 from xcc.backend.memory import MemoryFault
 from xcc.ir.interp_ops import Fault, OpBinder, impl
-from xcc.semantics import wgmma
+from xcc.semantics import warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
 
 _U64 = np.uint64
@@ -81,24 +81,12 @@ def _cp_async_wait(x: OpBinder):
 
 # ============================================================================= wgmma
 def _warpgroups(launch, idx: np.ndarray, what: str) -> int:
-    """The number of warpgroups executing ``idx`` (sorted slots), each of which must be complete: all 128
-    threads of 4 consecutive warps of a CTA (warpgroup ``t // 128`` of CTA thread ``t``)."""
-    P, tpb = launch.P, launch.tpb
-    local = idx % P
-    key = (idx // P) * 8 + local // 128
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    counts = np.diff(np.r_[starts, idx.size])
-    bad = counts != 128
-    if bad.any():
-        g = int(np.argmax(bad))
-        first = int(local[starts[g]]) // 128 * 128
-        have = min(128, tpb - first)
-        why = (f"the block's warpgroup of threads {first}..{first + 127} has only {have} threads" if have < 128
-               else f"only {int(counts[g])} of the 128 threads of its warpgroup (threads {first}..{first + 127}) "
-               "execute it together")
-        raise Fault(f"{what} must be executed by all 128 threads of a warpgroup together (.sync.aligned): {why}",
-                    int(starts[g]), int(counts[g]))
-    return starts.size
+    """The number of warpgroups executing ``idx`` (sorted slots), each of which must be complete
+    (:func:`xcc.semantics.warp.partial_warpgroup`)."""
+    bad = warp.partial_warpgroup(idx, launch.P, launch.tpb, what)
+    if bad is not None:
+        raise Fault(*bad)
+    return idx.size // 128
 
 
 def _uniform(values: np.ndarray, g: int, what: str, inst: str) -> np.ndarray:

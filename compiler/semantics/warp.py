@@ -220,3 +220,25 @@ def _lane_ranges(lanes: list[int]) -> str:
             out.append(f"{start}-{v}" if v != start else f"{v}")
             start = None
     return ",".join(out)
+
+
+def partial_warpgroup(idx: np.ndarray, padded: int, threads: int, what: str) -> tuple[str, int, int] | None:
+    """The rule of warpgroup instructions (wgmma, PTX ISA 9.7.15): the executing thread slots ``idx``
+    (sorted; ``padded`` slots per CTA, ``threads`` of them real) must form whole warpgroups, all 128 threads
+    of 4 consecutive warps (warpgroup ``t // 128`` of CTA thread ``t``).  None when so; else the fault
+    reason, the index in ``idx`` of the first thread of the first partial warpgroup and its thread count."""
+    local = idx % padded
+    key = (idx // padded) * 8 + local // 128
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    counts = np.diff(np.r_[starts, idx.size])
+    bad = counts != 128
+    if not bad.any():
+        return None
+    g = int(np.argmax(bad))
+    first = int(local[starts[g]]) // 128 * 128
+    have = min(128, threads - first)
+    why = (f"the block's warpgroup of threads {first}..{first + 127} has only {have} threads" if have < 128
+           else f"only {int(counts[g])} of the 128 threads of its warpgroup (threads {first}..{first + 127}) "
+           "execute it together")
+    return (f"{what} must be executed by all 128 threads of a warpgroup together (.sync.aligned): {why}",
+            int(starts[g]), int(counts[g]))
