@@ -166,13 +166,15 @@ def test_instruction_matches_semantics(name, opt_level):
     check_instruction(name, body, ref, _inputs(np.random.default_rng(sum(map(ord, name)))), opt_level)
 
 
-def check_instruction(name: str, body: str, ref, cols: list[np.ndarray], opt_level: int) -> None:
-    """Run ``body`` inside KERNEL on the operand columns ``cols`` (one thread per row) through the
-    whole pipeline on the ISA interpreter; its 64-bit result must equal ``ref(*cols)`` in every thread."""
-    if "%fd" in body:
+def check_instruction(name: str, body: str, ref, cols: list[np.ndarray], opt_level: int,
+                      kernel: str = KERNEL) -> None:
+    """Run ``body`` inside ``kernel`` (a template with ``{body}``) on the operand columns ``cols`` (one
+    thread per row) through the whole pipeline on the ISA interpreter; its 64-bit result must equal
+    ``ref(*cols)`` in every thread."""
+    if "%fd" in body and "%fd<" not in body:
         body = "  .reg .f64 %fd<4>;\n  " + body
     dev = rt.Device()
-    fn = rt.load_module(KERNEL.format(body=body), opt_level=opt_level, device=dev).get_function("k")
+    fn = rt.load_module(kernel.format(body=body), opt_level=opt_level, device=dev).get_function("k")
     out = rt.zeros(N, np.uint64, dev)
     fn.launch((N // 64, 1, 1), (64, 1, 1), [rt.to_device(c, dev) for c in cols] + [out])
     with np.errstate(all="ignore"):

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_isel_bits import KERNEL, R32, N
+from test_isel_bits import check_instruction as check_bits
 
-from xcc import runtime as rt
 from xcc.backend.exec_ops import IMPLS, Binder
 from xcc.backend.isa import PT, RZ
 from xcc.backend.minst import Imm, mi
@@ -532,20 +532,10 @@ KERNEL90 = KERNEL.replace(".target sm_80", ".target sm_90")  # bf16 arithmetic n
 
 
 def check_instruction(name: str, body: str, ref, cols: list[np.ndarray], opt_level: int) -> None:
-    """test_isel_bits.check_instruction on an sm_90 module (f64 and b8 registers declared in a scope)."""
+    """test_isel_bits.check_instruction on an sm_90 module (f64 registers declared in a scope)."""
     if "%fd" in body:
         body = "{ .reg .f64 %fd<4>;\n  " + body + " }"
-    dev = rt.Device()
-    fn = rt.load_module(KERNEL90.format(body=body), opt_level=opt_level, device=dev).get_function("k")
-    out = rt.zeros(N, np.uint64, dev)
-    fn.launch((N // 64, 1, 1), (64, 1, 1), [rt.to_device(c, dev) for c in cols] + [out])
-    with np.errstate(all="ignore"):
-        want = np.asarray(ref(*cols), np.uint64)
-    got = out.copy_to_host()
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, (f"{name}: {bad.size} threads differ; first: inputs "
-                           f"{[hex(int(c[bad[0]])) for c in cols]} -> {int(got[bad[0]]):#x}, "
-                           f"want {int(want[bad[0]]):#x}")
+    check_bits(name, body, ref, cols, opt_level, KERNEL90)
 
 
 def test_set_on_half_x2_selects_each_element():
