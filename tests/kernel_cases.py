@@ -1459,6 +1459,8 @@ CASES: list[KernelCase] = [
     KernelCase("divergent_lanes", "divergent_lanes", "_Z15divergent_lanesiPKiPi", _make_divergent_lanes),
     KernelCase("collatz_steps", "collatz_steps", "_Z13collatz_stepsiPKjPj", _make_collatz),
     KernelCase("transpose_shared", "transpose_shared", "_Z16transpose_sharediiPKfPf", _make_transpose),
+    KernelCase("transpose_shared_unpadded", "transpose_shared", "_Z25transpose_shared_unpaddediiPKfPf",
+               _make_transpose),
     KernelCase("histogram_atomic", "histogram_atomic", "_Z16histogram_atomiciPKhPj", _make_histogram),
     KernelCase("warp_reduce_shfl", "warp_reduce_shfl", "_Z16warp_reduce_shfliPKiPi", _make_warp_reduce),
     KernelCase("bit_ops_u32", "bit_ops", "_Z11bit_ops_u32iPKjS0_Pj", _make_bit_ops_u32),
