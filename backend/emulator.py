@@ -54,6 +54,7 @@ from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAM
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, ModuleGlobals
 from xcc.backend.objfile import KernelImage
+from xcc.backend.occupancy import launch_metrics
 from xcc.backend.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 from xcc.diagnostics import KernelFault, LaunchError, ObjectFormatError, XccError
 from xcc.ir.core import Variable, layout_variables
@@ -102,6 +103,12 @@ class LaunchStats:
         launch's resident warp-cycles."""
         pre = "smsp__pcsamp_warps_issue_stalled_"
         return {k[len(pre):]: v for k, v in self.metrics.items() if k.startswith(pre)}
+
+    def report(self) -> str:
+        """The statistics as Nsight Compute's text report (:func:`xcc.backend.report.format_report`)."""
+        from xcc.backend.report import format_report
+
+        return format_report(self)
 
 
 class _Ctx:
@@ -308,6 +315,7 @@ class _Launch:
         if self.rec is not None and self.rec.ctas:
             cycles, metrics = time_launch(self.rec, self.insts, self.kernel, self.machine, self.tpb, self.nctas,
                                           self.dynamic_shared)
+            metrics.update(launch_metrics(self.kernel, self.machine, self.grid, self.block, self.dynamic_shared))
         by_mn: dict[str, int] = {}
         for inst, w in zip(self.insts, self.warp_counts):
             if w:

@@ -7,7 +7,7 @@ minimum over the per-SM limits on warps, CTAs, registers (granted per warp in un
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xcc.backend.machine import Machine
 from xcc.backend.objfile import KernelImage
@@ -19,6 +19,7 @@ class Occupancy:
     warps_per_sm: int
     max_warps_per_sm: int
     limiter: str  # 'warps', 'ctas', 'registers' or 'shared_memory'
+    limits: dict[str, int] = field(default_factory=dict, compare=False)  # the CTAs per SM each resource allows
 
     @property
     def fraction(self) -> float:
@@ -40,7 +41,34 @@ def occupancy(kernel: KernelImage, machine: Machine, block_threads: int, dynamic
     }
     limiter = min(bounds, key=lambda k: (bounds[k], list(bounds).index(k)))
     ctas = max(bounds[limiter], 0)
-    return Occupancy(ctas, ctas * warps_per_cta, int(lim["max_warps"]), limiter)
+    return Occupancy(ctas, ctas * warps_per_cta, int(lim["max_warps"]), limiter, bounds)
+
+
+def launch_metrics(kernel: KernelImage, machine: Machine, grid: tuple[int, int, int], block: tuple[int, int, int],
+                   dynamic_shared: int = 0) -> dict[str, int | float | str]:
+    """Nsight Compute's *Launch Statistics* and *Occupancy* figures of a launch configuration
+    (``launch__*``; a resource that sets no limit reports the SM's CTA limit, as Nsight does)."""
+    threads = block[0] * block[1] * block[2]
+    ctas = grid[0] * grid[1] * grid[2]
+    occ = occupancy(kernel, machine, threads, dynamic_shared)
+    sms = int(machine.data["sm"]["count"])
+    cap = int(machine.limits["max_ctas"])
+    return {
+        "launch__grid_size": ctas,
+        "launch__block_size": threads,
+        "launch__thread_count": ctas * threads,
+        "launch__registers_per_thread": kernel.registers,
+        "launch__shared_mem_per_block_static": kernel.shared_bytes,
+        "launch__shared_mem_per_block_dynamic": dynamic_shared,
+        "launch__sm_count": sms,
+        "launch__occupancy_limit_blocks": occ.limits["ctas"],
+        "launch__occupancy_limit_warps": occ.limits["warps"],
+        "launch__occupancy_limit_registers": min(occ.limits["registers"], cap),
+        "launch__occupancy_limit_shared_mem": min(occ.limits["shared_memory"], cap),
+        "launch__waves_per_multiprocessor": ctas / (max(occ.ctas_per_sm, 1) * sms),
+        "sm__maximum_warps_avg_per_active_cycle": occ.warps_per_sm,
+        "gpc__cycles_elapsed.avg.per_second": float(machine.data["sm"].get("clock_mhz", 1000)) * 1e6,
+    }
 
 
 def launch_bounds_register_limit(max_threads: int, min_ctas: int, machine: Machine) -> int:

@@ -205,27 +205,37 @@ def parse_run_arg(text: str):
 @click.option("--engine", type=click.Choice(["isa", "ir"]), default="isa", show_default=True,
               help="isa: compiled code on the ISA interpreter; ir: the IR interpreter (PTX semantics).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Save every buffer (.npz).")
-@click.option("--stats", "show_stats", is_flag=True, help="Print the launch statistics.")
+@click.option("--machine", default="xg1", show_default=True, help="Machine description (name or TOML file).")
+@click.option("--stats", "show_stats", is_flag=True,
+              help="Print the launch statistics (Nsight Compute's sections, from the cycle model).")
+@click.option("--stats-json", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the launch statistics (Nsight-named metrics) as JSON.")
+@click.option("--timing/--no-timing", default=True, show_default=True,
+              help="--no-timing: functional run only (no cycle model: faster; no cycles, no metrics).")
 @click.option("--hotspots", type=click.IntRange(1), default=None, metavar="N",
               help="Print the N PTX lines the cycle model attributes the most warp-cycles to (engine isa).")
 @click.argument("args", nargs=-1)
-def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, show_stats, hotspots, args):
+def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, machine, show_stats, stats_json, timing,
+        hotspots, args):
     """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
     from xcc import runtime as rt
 
     grid_d, block_d = _dim(grid), _dim(block)
+    if hotspots and (engine != "isa" or not timing):
+        raise click.BadParameter("--hotspots needs the cycle model: --engine isa, without --no-timing")
     parsed = [parse_run_arg(a) for a in args]
-    mod = rt.load_module(source, opt_level=opt_level, engine=engine)
+    device = rt.Device(machine=machine)
+    mod = rt.load_module(source, opt_level=opt_level, engine=engine, device=device)
     fn = mod.get_function(kernel_name)
     launch_args, buffers = [], {}
     for i, (kind, v) in enumerate(parsed):
         if kind == "buffer":
-            d = rt.to_device(v)
+            d = rt.to_device(v, device)
             buffers[i] = (args[i], d)
             launch_args.append(d)
         else:
             launch_args.append(v)
-    stats = fn.launch(grid_d, block_d, launch_args, shared_mem)
+    stats = fn.launch(grid_d, block_d, launch_args, shared_mem, timing=timing)
     results = {}
     for i, (name, d) in buffers.items():
         arr = d.copy_to_host()
@@ -242,13 +252,17 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, sh
         click.echo(f"thread_instructions={stats.thread_instructions} warp_instructions={stats.warp_instructions} "
                    f"cycles={stats.cycles}")
         if show_stats:
-            for name, value in getattr(stats, "metrics", {}).items():
-                if isinstance(value, list):  # per-instruction samples: see --hotspots
-                    continue
-                click.echo(f"  {name} = {value:.3f}" if isinstance(value, float) else f"  {name} = {value}")
+            from xcc.backend.report import format_report
+
+            click.echo(format_report(stats))
+    if stats_json:
+        data = {"kernel": stats.kernel, "grid": list(stats.grid), "block": list(stats.block),
+                "machine": device.machine.name, "cycles": stats.cycles,
+                "thread_instructions": stats.thread_instructions, "warp_instructions": stats.warp_instructions,
+                "instructions_executed": stats.instructions_executed,
+                "metrics": {k: v for k, v in stats.metrics.items() if not isinstance(v, list)}}
+        _write_atomically(stats_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
     if hotspots:
-        if engine != "isa":
-            raise click.BadParameter("--hotspots needs the cycle model: --engine isa")
         from xcc.backend.hotspots import format_hotspots
         from xcc.backend.hotspots import hotspots as rank
 

@@ -407,3 +407,48 @@ def test_run_engine_ir_fault_and_unknown_engine(capsys, saxpy):
     assert rc == 1 and "out-of-bounds" in err and "Traceback" not in err
     rc, _, err = run(capsys, "run", saxpy, "--kernel", "saxpy", "--grid", "1", "--block", "1", "--engine", "gpu")
     assert rc == 2 and "gpu" in err
+
+
+# --------------------------------------------------------------------------- run: the performance model
+TRANSPOSE = ROOT / "examples" / "transpose_shared.sm_80.ptx"
+UNPADDED = "_Z25transpose_shared_unpaddediiPKfPf"
+TRANSPOSE_ARGS = ("--kernel", UNPADDED, "--grid", "2,2", "--block", "32,8", "s32:64", "s32:64",
+                  "zeros:float32[4096]", "zeros:float32[4096]")
+
+
+def test_run_stats_prints_nsight_sections(capsys):
+    rc, out, err = run(capsys, "run", TRANSPOSE, *TRANSPOSE_ARGS, "--stats")
+    assert rc == 0, err
+    for section in ("GPU Speed Of Light Throughput", "Launch Statistics", "Occupancy", "Warp State Statistics",
+                    "Memory Workload Analysis", "Instruction Statistics"):
+        assert f"Section: {section}" in out
+    ways = re.search(r"Shared Load Wavefronts Per Request\s+(\S+)", out)
+    assert ways and ways.group(1) == "32"  # the unpadded tile's column reads
+    assert re.search(r"Block Limit Warps\s+block\s+8\b", out)  # 64 warp slots / 8 warps per CTA
+
+
+def test_run_stats_json_machine_and_no_timing(capsys, tmp_path):
+    text = (ROOT / "backend" / "machines" / "xg1.toml").read_text()
+    wide = tmp_path / "wide.toml"
+    wide.write_text(text.replace("banks = 32", "banks = 64"))
+    got = {}
+    for machine in ("xg1", wide):
+        js = tmp_path / "stats.json"
+        rc, _, err = run(capsys, "run", TRANSPOSE, *TRANSPOSE_ARGS, "--machine", machine, "--stats-json", js)
+        assert rc == 0, err
+        got[str(machine)] = json.loads(js.read_text())
+    ld = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+    base, wide_ = got["xg1"], got[str(wide)]
+    assert base["metrics"][ld] == 2 * wide_["metrics"][ld]  # 32-way -> 16-way
+    assert wide_["cycles"] < base["cycles"] and wide_["warp_instructions"] == base["warp_instructions"]
+    rc, out, err = run(capsys, "run", TRANSPOSE, *TRANSPOSE_ARGS, "--no-timing", "--stats",
+                       "--stats-json", tmp_path / "f.json")
+    assert rc == 0, err
+    assert "no cycle model" in out
+    functional = json.loads((tmp_path / "f.json").read_text())
+    assert functional["cycles"] is None and functional["metrics"] == {}
+    assert functional["warp_instructions"] == base["warp_instructions"]
+    rc, _, err = run(capsys, "run", TRANSPOSE, *TRANSPOSE_ARGS, "--no-timing", "--hotspots", "3")
+    assert rc == 2 and "--hotspots" in err
+    rc, _, err = run(capsys, "run", TRANSPOSE, *TRANSPOSE_ARGS, "--machine", tmp_path / "missing.toml")
+    assert rc == 1 and "cannot read machine description" in err and "Traceback" not in err

@@ -87,3 +87,34 @@ def test_slower_shared_memory_costs_both_versions(base, tmp_path):
     path = machine_with(tmp_path, "lsu = 32 ", "lsu = 64 ")
     for entry in (PADDED, UNPADDED):
         assert transpose(entry, machine=path).cycles > base[entry].cycles
+
+
+def test_launch_statistics_and_occupancy_limits(base):
+    """The launch carries Nsight's *Launch Statistics* and per-resource block limits, consistent with the
+    occupancy query (``fn.occupancy``, CUDA's cudaOccupancyMaxActiveBlocksPerMultiprocessor)."""
+    device = rt.Device()
+    fn = rt.load_module(PTX, device=device).get_function(UNPADDED)
+    occ = fn.occupancy(256)
+    m = base[UNPADDED].metrics
+    assert (m["launch__grid_size"], m["launch__block_size"], m["launch__thread_count"]) == (64, 256, 64 * 256)
+    assert m["launch__shared_mem_per_block_static"] == 32 * 32 * 4
+    assert m["launch__registers_per_thread"] == fn.num_regs
+    limits = [m[f"launch__occupancy_limit_{r}"] for r in ("blocks", "warps", "registers", "shared_mem")]
+    assert min(limits) == occ.ctas_per_sm == 8  # 64 warp slots / 8 warps
+    assert m["launch__occupancy_limit_warps"] == 8 and m["launch__occupancy_limit_shared_mem"] == 32  # max CTAs
+    assert m["sm__maximum_warps_avg_per_active_cycle"] == occ.warps_per_sm == 64
+
+
+def test_report_shows_the_metrics_it_names(base):
+    stats = base[UNPADDED]
+    m = stats.metrics
+    text = stats.report()
+    per_inst = m["smsp__warp_cycles.sum"] / m["smsp__inst_executed.sum"]
+    assert f"{per_inst:,.2f}" in text
+    assert f"{m['gpc__cycles_elapsed.max']:,}" in text
+    us = m["gpc__cycles_elapsed.max"] / rt.Device().machine.data["sm"]["clock_mhz"]
+    assert f"{us:,.2f}" in text
+    for line in text.splitlines():  # every stall row, in cycles per issued instruction
+        if line.strip().startswith("MIO Throttle"):
+            assert float(line.split()[-1]) == round(
+                m["smsp__pcsamp_warps_issue_stalled_mio_throttle"] / m["smsp__inst_executed.sum"], 2)
