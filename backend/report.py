@@ -16,6 +16,7 @@ from collections.abc import Callable
 from xcc.backend.timing import STALL_PREFIX, STALL_REASONS
 
 Metrics = dict
+_TOP_OPCODES = 12
 Value = Callable[[Metrics], float | int | str | None]
 
 
@@ -156,6 +157,13 @@ def format_report(stats) -> str:
     if mix:
         lines += ["", "    Instruction mix by pipe (sm__inst_executed_pipe_*):"]
         lines += [f"      {p:<12} {n:>12,}  {100 * n / issued:5.1f}%" for p, n in mix]
+    if stats.instructions_executed:  # Nsight's sass__inst_executed_per_opcode, over the whole launch
+        ops = sorted(stats.instructions_executed.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines += ["", "    Executed instruction mix by opcode (warp instructions, whole launch):"]
+        lines += [f"      {op:<12} {n:>12,}  {100 * n / stats.warp_instructions:5.1f}%" for op, n in ops[:_TOP_OPCODES]]
+        if len(ops) > _TOP_OPCODES:
+            rest = sum(n for _, n in ops[_TOP_OPCODES:])
+            lines.append(f"      {'(others)':<12} {rest:>12,}  {100 * rest / stats.warp_instructions:5.1f}%")
     if sampled is not None and total is not None and sampled < total:
         lines += ["", f"    (timed {sampled} of {total} CTAs; cycles extrapolated)"]
     return "\n".join(lines)
