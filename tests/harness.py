@@ -7,8 +7,9 @@ import numpy as np
 from xcc import runtime as rt
 
 
-def run_case(case, arch: str, opt_level: int, seed: int = 0, device: rt.Device | None = None):
-    """Compile and launch ``case`` on a fresh device; returns (stats, {arg index: host array})."""
+def run_case(case, arch: str, opt_level: int, seed: int = 0, device: rt.Device | None = None, timing: bool = True):
+    """Compile and launch ``case`` on a fresh device (``timing=False``: functional mode); returns
+    (stats, {arg index: host array}, the launch)."""
     from kernel_cases import ptx_path
 
     if "isa" not in case.engines:
@@ -18,7 +19,7 @@ def run_case(case, arch: str, opt_level: int, seed: int = 0, device: rt.Device |
     mod = rt.load_module(ptx_path(case, arch), opt_level=opt_level, device=device)
     fn = mod.get_function(case.entry)
     dev_args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
-    stats = fn.launch(launch.grid, launch.block, dev_args, case.shared_mem)
+    stats = fn.launch(launch.grid, launch.block, dev_args, case.shared_mem, timing=timing)
     return stats, {i: dev_args[i].copy_to_host() for i in launch.outputs}, launch
 
 

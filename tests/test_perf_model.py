@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import run_case
+from kernel_cases import CASES
 
 from xcc import runtime as rt
 from xcc.backend.machine import MACHINES_DIR
@@ -118,3 +120,20 @@ def test_report_shows_the_metrics_it_names(base):
         if line.strip().startswith("MIO Throttle"):
             assert float(line.split()[-1]) == round(
                 m["smsp__pcsamp_warps_issue_stalled_mio_throttle"] / m["smsp__inst_executed.sum"], 2)
+
+
+ISA_CASES = [c for c in CASES if "isa" in c.engines]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in ISA_CASES])  # xfail or not: same results
+def test_functional_mode_gives_the_timed_results(case):
+    """``timing=False`` executes exactly what the timed mode does: the same outputs bit for bit (float
+    atomics included: both modes run warps in the same order) and the same instruction counts."""
+    timed, got_timed, _ = run_case(case, case.default_arch, 3)
+    functional, got_functional, _ = run_case(case, case.default_arch, 3, timing=False)
+    assert functional.cycles is None and timed.cycles > 0
+    assert (functional.warp_instructions, functional.thread_instructions) == (
+        timed.warp_instructions, timed.thread_instructions)
+    assert functional.instructions_executed == timed.instructions_executed
+    for i, arr in got_timed.items():
+        assert arr.tobytes() == got_functional[i].tobytes(), f"{case.name} arg {i}"
