@@ -1,5 +1,11 @@
 """Machine descriptions: per-SM limits and latencies from a TOML file (``xg1`` by default).
 
+Tables: ``[sm]`` (count, sub-partitions, scheduler, clock), ``[limits]`` (per SM), ``[shared_memory]``
+(banks), ``[latency]`` (cycles per latency class), ``[memory]`` (sector size, per-SM L1 sector rate,
+device-wide L2 and DRAM bytes per cycle), ``[issue]`` (instructions per cycle per sub-partition and
+pipe) and ``[tensor]`` (dense tensor-core ops per clock per SM, per input type); ``xg1.toml`` cites a
+source for each number.
+
 The compiler reads it for stall counts and occupancy, the ISA interpreter for
 its model, and its hash enters every cache key and object file.
 """
@@ -32,6 +38,24 @@ class Machine:
 
     def latency(self, cls: str) -> int:
         return int(self.data["latency"][cls])
+
+    def tensor_rate(self, dtype: str) -> float | None:
+        """Dense tensor-core ops (a multiply-add is 2) per clock per SM for input type ``dtype``
+        (``f16``, ``bf16``, ``i8``): ``[tensor] <dtype>``, or None where the description has none."""
+        rate = self.data.get("tensor", {}).get(dtype)
+        return None if rate is None else float(rate)
+
+    def tensor_latency(self, dtype: str) -> int:
+        """Cycles from a tensor instruction of input type ``dtype`` to its result:
+        ``[latency] tensor_<dtype>``, else ``[latency] tensor``."""
+        lat = self.data["latency"]
+        return int(lat.get(f"tensor_{dtype}", lat.get("tensor", 1)))
+
+    def bandwidth(self, level: str) -> float:
+        """Device-wide bytes per cycle of ``level`` (``l2`` or ``dram``): ``[memory] <level>_bytes_per_cycle``,
+        or infinity (no limit) where the description has none."""
+        v = self.data.get("memory", {}).get(f"{level}_bytes_per_cycle")
+        return float("inf") if v is None else float(v)
 
 
 def load_machine(spec: str | Path = "xg1") -> Machine:

@@ -18,31 +18,56 @@ the functional results.  The model, in order of what it covers:
   its pending writes: with several outstanding, after the last to complete).  The latency: its
   class's ``[latency]`` for SFU/S2R/LDC/SHFL/division; ``lsu + wavefronts - 1`` for shared memory;
   ``l1_hit`` for local memory; ``l2_hit`` or ``dram`` plus ``ceil(sectors / l1_sectors_per_cycle) - 1``
-  for global and generic memory.  LDSM (ldmatrix) is a shared load whose wavefronts are those of each
-  matrix's 8 rows of 16 bytes (from 8 lanes' addresses); LDGSTS (cp.async) a global load of its source
-  (operand ``c``) that sets no scoreboard: it joins the warp's open copy group, LDGDEPBAR closes the group,
-  and the instruction after a ``DEPBAR b`` waits until every closed group but the ``b`` newest completed
-  (the stall counts as ``long_scoreboard``).
+  plus the L2/DRAM queueing delay (below) for global and generic memory; a tensor instruction's
+  ``[latency] tensor_<type>`` (else ``[latency] tensor``).  LDSM (ldmatrix) is a shared load whose
+  wavefronts are those of each matrix's 8 rows of 16 bytes (from 8 lanes' addresses); LDGSTS
+  (cp.async) a global load of its source (operand ``c``) that sets no scoreboard: it joins the warp's
+  open copy group, LDGDEPBAR closes the group, and the instruction after a ``DEPBAR b`` waits until
+  every closed group but the ``b`` newest completed (the stall counts as ``long_scoreboard``).
 * **Memory hit model (simple, stated):** a 32-byte sector's first access in the launch (in the
-  functional run's order) goes to DRAM, every later one hits in L2; there is no L1 for global
-  data, no bandwidth limit beyond the per-SM L1 sector rate, and generic addresses count as
-  global.  Local memory is interleaved per thread (coalesced) and always hits in L1.
+  functional run's order) goes to DRAM, every later one hits in L2 (an L2 of unbounded capacity);
+  there is no L1 for global data, and generic addresses count as global.  Local memory is
+  interleaved per thread (coalesced) and always hits in L1, without L2 traffic.
+* **L2 and DRAM bandwidth (device-wide queues):** the L2 and the DRAM are each one first-come
+  first-served server shared by every SM, like the per-SM MIO/LG units: a next-free time that an
+  access moves on by its sectors over ``[memory] l2_bytes_per_cycle / sector_bytes`` (L2: every
+  sector of a global access, hit or miss, load or store) or ``dram_bytes_per_cycle / sector_bytes``
+  (DRAM: the access's first-touched sectors).  A load waits for the L2 to be free (from its issue),
+  then, if it has misses, for the DRAM (from when its L2 turn came); that wait is added to its
+  latency, so it shows as ``long_scoreboard`` stalls, as Nsight shows memory-bound waits
+  (``lg_throttle`` stays the per-SM L1 queue).  A store's first-touched sectors are written to DRAM
+  (``dram__sectors_write``) when it issues, occupying it; no warp waits for a store, but the launch
+  ends only when the last warp has finished and the L2 and DRAM queues have drained.  The
+  replay handles every SM's events in one time order, so the queues are deterministic; a
+  description without these keys has no limit.  Launches beyond :data:`TRACE_CAP` are
+  extrapolated from the recorded CTAs, which ran on all ``[sm] count`` SMs against the same
+  device-wide bandwidths, so a few CTAs do not make a kernel DRAM-bound.
 * **Throughput.**  Each pipe of a sub-partition accepts an instruction every ``1 / [issue] pipe``
-  cycles (math_pipe_throttle); per SM, the shared-memory unit is busy one cycle per wavefront
+  cycles (math_pipe_throttle); the tensor pipe is held by an HMMA/IMMA/WGMMA for its ops (``2 m n
+  k`` of the instruction's share of the product) over ``[tensor] <input type> / subpartitions``
+  (ops per cycle per sub-partition; f16, bf16 or i8), or ``1 / [issue] tensor`` cycles where the
+  description has no such rate; per SM, the shared-memory unit is busy one cycle per wavefront
   (mio_throttle) and the L1 one cycle per ``l1_sectors_per_cycle`` sectors (lg_throttle).  The
   SM's sub-partitions get these shared units round-robin (each cycle a different one first).
 * **Barriers.**  A warp that issues BAR waits until every unfinished warp of its CTA has
   arrived; a warp is finished after its last instruction.
 
-Not modelled: instruction cache, register-bank conflicts, yield hints, L1/L2/DRAM bandwidth
-and queuing, store latency, LDGSTS's shared-memory write (and its MIO cost), clock/smid feedback into
-the functional run.  Tensor cores are only a pipe (``[issue] tensor``) and a latency class.
+Not modelled: instruction cache, register-bank conflicts, yield hints, L2 capacity (evictions),
+DRAM pages and banks, store latency, LDGSTS's shared-memory write (and its MIO cost), clock/smid
+feedback into the functional run.  Tensor cores are a pipe per sub-partition (occupied per input
+type, above) and a latency per input type; sparsity is not modelled.
 
 **Statistics** use Nsight Compute's names.  Stall reasons are counted for every resident warp
 in every cycle (sampling every cycle), so they sum to the warp-cycles of the launch; a warp's
 waiting time before an issue is attributed, in order, to ``wait`` (stall count), the scoreboard
 (``long_scoreboard`` for global/local memory, else ``short_scoreboard``), ``barrier``, the
-throttles, and ``not_selected``; the issue cycle is ``selected``.
+throttles, and ``not_selected``; the issue cycle is ``selected``.  Memory traffic:
+``lts__t_sectors_srcunit_tex_op_read/write.sum`` (L2 sectors from the SMs; ``_lookup_hit`` /
+``_lookup_miss`` for reads), ``dram__sectors_read/write.sum`` and ``dram__bytes_read/write.sum``,
+``dram__throughput`` and ``lts__throughput`` ``.avg.pct_of_peak_sustained_elapsed`` (busy cycles of the
+queue over the recorded cycles, at most 100).  Tensor cores: ``sm__inst_executed_pipe_tensor_op_{hmma,imma,gmma}.sum`` and
+``sm__pipe_tensor_op_{hmma,imma,gmma}_cycles_active.avg.pct_of_peak_sustained_active`` (cycles the
+sub-partitions' tensor pipes are held, over SM active cycles x sub-partitions).
 
 **Bounded memory:** at most :data:`TRACE_CAP` warp-instructions are recorded; the waves of CTAs
 beyond it run functionally only, and the cycles of the recorded CTAs are scaled by
@@ -78,6 +103,22 @@ _SPACE = {"LDG": "g", "STG": "g", "ATOMG": "g", "LD": "g", "ST": "g", "ATOM": "g
 _OP = {"LDSM": "ldsm", "LDGSTS": "ldgsts"}  # Nsight's op_ of the metrics, where not ld / st
 _BAR_KIND = ("BAR", "BAR.RED")  # CTA-wide waits; BAR.CNT (named barriers, arrive) issues as a plain instruction
 
+# Tensor-core instructions: Nsight's op_ of the tensor pipe, and the ops (2 m n k) of one warp's instruction:
+# an HMMA/IMMA is one 8-row half of an mma.sync (m8 n8 k16, k8 or k32); a WGMMA.F32 one accumulator register
+# of a warpgroup's m64nNk16 (a 64 x N x 16 product over 4 warps x N/2 instructions: 32 elements of k16 each).
+# The input type is IMMA's i8 or the atype modifier (f16, bf16); HMMA.*.F16 takes f16.
+TENSOR_OPS = {"HMMA.16816.F32": ("hmma", 2 * 8 * 8 * 16), "HMMA.16816.F16": ("hmma", 2 * 8 * 8 * 16),
+              "HMMA.1688.F32": ("hmma", 2 * 8 * 8 * 8), "HMMA.1688.F16": ("hmma", 2 * 8 * 8 * 8),
+              "IMMA.16832": ("imma", 2 * 8 * 8 * 32), "WGMMA.F32": ("gmma", 2 * 32 * 16)}
+TENSOR_KINDS = ("hmma", "imma", "gmma")
+
+
+def tensor_op(inst) -> tuple[str, str, int]:
+    """(Nsight op kind, input type, ops) of the tensor-core instruction ``inst``."""
+    kind, ops = TENSOR_OPS[inst.mnemonic]
+    dtype = "i8" if kind == "imma" else str(inst.mods.get("atype", "F16")).lower()
+    return kind, dtype, ops
+
 
 def mem_space(mnemonic: str) -> str | None:
     return _SPACE.get(mnemonic.removesuffix(".64"))
@@ -86,7 +127,7 @@ def mem_space(mnemonic: str) -> str | None:
 # ------------------------------------------------------------------------------ recording
 class TraceRecorder:
     """Per-step records of the functional run: (pc, global warp ids) and, for memory
-    instructions, (warps, sectors or wavefronts per warp, DRAM-miss flag per warp)."""
+    instructions, (warps, sectors or wavefronts per warp, first-touched (DRAM) sectors per warp)."""
 
     def __init__(self, cap: int = TRACE_CAP):
         self.cap = cap
@@ -140,7 +181,7 @@ class TraceRecorder:
         seen = self.seen
         fresh = np.fromiter((x not in seen for x in s.tolist()), bool, s.size)
         seen.update(s.tolist())
-        miss = np.logical_or.reduceat(fresh, start)
+        miss = np.add.reduceat(fresh.astype(np.int64), start)
         self.mem[len(self.pcs) - 1] = (uw, count, miss)
 
     def shared_access(self, warps: np.ndarray, rel: np.ndarray, width: int, banks: int, bank_width: int) -> None:
@@ -165,24 +206,25 @@ class TraceRecorder:
         bw = w[starts]
         uw, ws = np.unique(bw, return_index=True)
         ways = np.maximum.reduceat(per_bank, ws)
-        self.mem[len(self.pcs) - 1] = (uw, ways, np.zeros(uw.size, bool))
+        self.mem[len(self.pcs) - 1] = (uw, ways, np.zeros(uw.size, np.int64))
 
     def local_access(self, warps: np.ndarray, width: int) -> None:
         uw, start = np.unique(warps, return_index=True)
         active = np.diff(np.append(start, warps.size))
-        self.mem[len(self.pcs) - 1] = (uw, -(-active * width // 32), np.zeros(uw.size, bool))
+        self.mem[len(self.pcs) - 1] = (uw, -(-active * width // 32), np.zeros(uw.size, np.int64))
 
     def streams(self):
-        """(warp ids, pcs, values, misses) of every recorded entry, grouped by warp in program order."""
+        """(warp ids, pcs, values, first-touched sectors) of every recorded entry, grouped by warp in
+        program order."""
         if not self.pcs:
             e = np.empty(0, np.int64)
-            return e, e, e, np.empty(0, bool)
+            return e, e, e, e
         parts = [np.arange(w[0], w[1] + 1) if isinstance(w, tuple) else w for w in self.warps]
         lens = np.fromiter((p.size for p in parts), np.int64, len(parts))
         W = np.concatenate(parts).astype(np.int64)
         PC = np.repeat(np.asarray(self.pcs, np.int64), lens)
         V = np.zeros(W.size, np.int64)
-        M = np.zeros(W.size, bool)
+        M = np.zeros(W.size, np.int64)
         offs = np.concatenate([[0], np.cumsum(lens)])
         for s, (uw, val, miss) in self.mem.items():
             pos = offs[s] + np.searchsorted(parts[s], uw)
@@ -196,7 +238,7 @@ class _Static:
     """Per-pc issue facts read from the control codes and the machine description."""
 
     __slots__ = ("stall", "wait", "wsb", "rsb", "pipe", "interval", "bar", "space", "lat", "long", "store", "op",
-                 "cp")
+                 "cp", "tensor")
 
     def __init__(self, inst, machine: Machine):
         d, c = inst.d, inst.ctrl
@@ -210,6 +252,13 @@ class _Static:
         self.bar = inst.mnemonic in _BAR_KIND
         self.space = mem_space(inst.mnemonic)
         self.lat = machine.latency(d.latency) if d.latency in machine.data["latency"] else 1
+        self.tensor = None  # Nsight's op kind of a tensor-core instruction
+        if inst.mnemonic in TENSOR_OPS:
+            self.tensor, dtype, ops = tensor_op(inst)
+            rate = machine.tensor_rate(dtype)
+            if rate is not None:  # else 1 / [issue] tensor, as above
+                self.interval = ops / (rate / int(machine.data["sm"]["subpartitions"]))
+            self.lat = machine.tensor_latency(dtype)
         self.long = self.space in ("g", "l")
         self.store = self.space is not None and not any(o.is_def for o in d.operands)
         self.op = _OP.get(inst.mnemonic, "st" if self.store else "ld")
@@ -231,6 +280,9 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     l2, dram = int(lat.get("l2_hit", 262)), int(lat.get("dram", 650))
     l1, lsu = int(lat.get("l1_hit", 38)), int(lat["lsu"])
     sec_rate = int(mem_d.get("l1_sectors_per_cycle", 4))
+    sector_bytes = int(mem_d.get("sector_bytes", 32))
+    l2_rate = machine.bandwidth("l2") / sector_bytes  # sectors per cycle, device-wide (inf: no limit)
+    dram_rate = machine.bandwidth("dram") / sector_bytes
     bar_lat = int(lat.get("barrier", 1))
     wpc = -(-block_threads // 32)
     occ = occupancy(kernel, machine, block_threads, dynamic_shared)
@@ -246,6 +298,9 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     pipe_insts: dict[str, int] = {}
     conf = {"ld": [0, 0], "st": [0, 0], "ldsm": [0, 0]}  # shared: [requests, wavefronts]
     glob = {"ld": [0, 0], "st": [0, 0], "ldgsts": [0, 0]}  # global: [requests, sectors]
+    l2_sec = [0, 0, 0, 0]  # L2 sectors: read, read misses, written, written first-touched (DRAM writes)
+    tensor_n = dict.fromkeys(TENSOR_KINDS, 0)  # tensor instructions by op kind
+    tensor_busy = dict.fromkeys(TENSOR_KINDS, 0.0)  # ... and the cycles they held the tensor pipes
 
     # warp state
     pos = bounds[:-1].tolist()
@@ -285,6 +340,7 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     heap: list[tuple[int, int, int]] = []  # (time, arbitration rank, sub-partition)
     next_cta = 0
     t_end = 0
+    l2_q = dram_q = 0.0  # next free time of the device-wide L2 and DRAM queues
 
     def schedule(sp: int, t: int) -> None:
         if sp_sched[sp] < 0 or t < sp_sched[sp]:
@@ -433,15 +489,31 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
             c2 = conf[st.op]
             c2[0] += 1
             c2[1] += ways
+        elif st.space == "l":
+            sectors = max(1, Vl[i])
+            lg[sm] = max(lg[sm], t) + -(-sectors // sec_rate)
+            latency = l1 + -(-sectors // sec_rate) - 1
         elif st.space is not None:
             sectors = max(1, Vl[i])
             lg[sm] = max(lg[sm], t) + -(-sectors // sec_rate)
-            base = l1 if st.space == "l" else (dram if Ml[i] else l2)
-            latency = base + -(-sectors // sec_rate) - 1
-            if st.space == "g":
-                g2 = glob[st.op]
-                g2[0] += 1
-                g2[1] += sectors
+            misses = Ml[i]
+            # the device-wide L2, then (first-touched sectors) the DRAM: first come, first served
+            start = l2_q if l2_q > t else t
+            l2_q = start + sectors / l2_rate
+            if misses:
+                if dram_q > start:
+                    start = dram_q
+                dram_q = start + misses / dram_rate
+            latency = (dram if misses else l2) + -(-sectors // sec_rate) - 1 + int(start - t)  # whole cycles waited
+            g2 = glob[st.op]
+            g2[0] += 1
+            g2[1] += sectors
+            k = 2 if st.store else 0
+            l2_sec[k] += sectors
+            l2_sec[k + 1] += misses
+        if st.tensor is not None:
+            tensor_n[st.tensor] += 1
+            tensor_busy[st.tensor] += st.interval
         if st.wsb >= 0:
             # a scoreboard counts its outstanding writes (the contract backend/hazards.py checks): a wait
             # on it lasts until the last of them completes, not the last one issued (an L2 hit issued
@@ -502,7 +574,7 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     for sm in range(nsm):
         if sm_resident[sm]:
             sm_active[sm] += t_end - sm_since[sm]
-    cycles = t_end
+    cycles = max(t_end, math.ceil(max(l2_q, dram_q)))  # ... and the device-wide queues have drained the stores
     scale = total_ctas / nctas if nctas else 0.0
     active = sum(sm_active)
     issued = stall["selected"]
@@ -529,6 +601,22 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
         metrics[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.ratio"] = sec / req if req else 0.0
     for p in sorted(pipe_insts):
         metrics[f"sm__inst_executed_pipe_{p}.sum"] = pipe_insts[p]
+    rd, rd_miss, wr, wr_dram = l2_sec
+    metrics["lts__t_sectors_srcunit_tex_op_read.sum"] = rd
+    metrics["lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"] = rd - rd_miss
+    metrics["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"] = rd_miss
+    metrics["lts__t_sectors_srcunit_tex_op_write.sum"] = wr
+    metrics["dram__sectors_read.sum"] = rd_miss
+    metrics["dram__sectors_write.sum"] = wr_dram
+    metrics["dram__bytes_read.sum"] = rd_miss * sector_bytes
+    metrics["dram__bytes_write.sum"] = wr_dram * sector_bytes
+    # busy cycles of the device-wide queues over the recorded cycles
+    for name, busy in (("dram__throughput", (rd_miss + wr_dram) / dram_rate), ("lts__throughput", (rd + wr) / l2_rate)):
+        metrics[f"{name}.avg.pct_of_peak_sustained_elapsed"] = min(100.0, 100.0 * busy / cycles) if cycles else 0.0
+    for kind in TENSOR_KINDS:
+        metrics[f"sm__inst_executed_pipe_tensor_op_{kind}.sum"] = tensor_n[kind]
+        metrics[f"sm__pipe_tensor_op_{kind}_cycles_active.avg.pct_of_peak_sustained_active"] = (
+            100.0 * tensor_busy[kind] / (active * nsub) if active else 0.0)
     # the stall samples of each instruction (the pc a waiting warp will issue next), for hot-spot views:
     # rows [pc, selected, not_selected, wait, ...] in STALL_REASONS order, for every pc that issued
     metrics["xcc__pc_samples"] = [[pc, *row] for pc, row in enumerate(pc_samples) if row[0]]

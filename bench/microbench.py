@@ -47,10 +47,14 @@ STREAMS = {"fma": "ffma_streams", "alu": "alu_streams", "sfu": "mufu_streams", "
            "tensor": "hmma_streams"}  # pipe -> kernel stem
 MMA_FRAGMENT = np.uint32(0x24002400)  # f16x2 (2^-6, 2^-6): the initial mma's A and B elements
 HMMA_FLOP = 2 * 8 * 8 * 16  # one HMMA.16816: an 8-row half of an m16n8k16 product (multiply + add)
+IMMA_OPS = 2 * 8 * 8 * 32  # one IMMA.16832: an 8-row half of an m16n8k32 int8 product
+IMMA_FRAGMENT = np.uint32(0x01010101)  # s8x4 (1, 1, 1, 1): the initial int8 mma's A and B elements
 MEM_STREAM_LOADS = 32  # independent loads per thread of the memory-throughput kernels
 MEM_STREAM_WARPS = (16, 32)  # ... and their CTA sizes in warps
 UNROLL = 16  # dependent loads per trip of the chase loops
 BANK_STRIDES = tuple(range(1, 33))
+DRAM_CTAS_PER_SM = (1, 2)  # the DRAM bandwidth kernel's grid: this many CTAs of 256 threads per SM
+L2_PASSES = (4, 8)  # ... and the L2 bandwidth kernel's passes over its footprint (one CTA per SM)
 SECTOR_STRIDES = (1, 2, 4, 8, 16, 32)
 
 
@@ -180,7 +184,7 @@ class Microbench:
     def issue_rate(self, pipe: str) -> float:
         """Instructions of ``pipe`` per cycle per sub-partition: one CTA of 32 warps (one SM, 8 warps
         per scheduler) of independent streams; d(pipe instructions) / d(cycles) / subpartitions.
-        ``tensor`` runs with loose round-robin scheduling (:meth:`lrr`)."""
+        ``tensor`` (HMMA.16816 halves) runs with loose round-robin scheduling (:meth:`lrr`)."""
         (c0, i0), (c1, i1) = (self._streams(pipe, r) for r in STREAM_ROUNDS)
         return (i1 - i0) / (c1 - c0) / self.subpartitions
 
@@ -200,6 +204,25 @@ class Microbench:
         n0, n1 = (st.instructions_executed["HMMA.16816.F32"] for st in (st0, st1))
         return (n1 - n0) * HMMA_FLOP / (st1.cycles - st0.cycles)
 
+    def int8_tensor_ops(self) -> float:
+        """Dense int8 ops per cycle per SM: the mma.sync m16n8k32 s8 kernel, as :meth:`tensor_flops`;
+        d(IMMA.16832 executed) * 4096 / d(cycles). Every tensor instruction must be an IMMA (counted by
+        ``sm__inst_executed_pipe_tensor_op_imma.sum``) and the accumulators' sums must not all be zero."""
+        device, _ = self.lrr()
+        runs = []
+        for r in STREAM_ROUNDS:
+            out = rt.zeros(1024, np.int32, device)
+            st = self.launch(f"imma_streams_{r}", 1, 1024, [out, IMMA_FRAGMENT, IMMA_FRAGMENT], lrr=True)
+            n = st.instructions_executed.get("IMMA.16832", 0)
+            m = st.metrics
+            if not n or n != m["sm__inst_executed_pipe_tensor.sum"] or n != m["sm__inst_executed_pipe_tensor_op_imma.sum"] \
+                    or not out.copy_to_host().any():
+                raise RuntimeError(f"{st.kernel}: {n} IMMA.16832 of {m['sm__inst_executed_pipe_tensor.sum']} tensor "
+                                   "instructions, or all-zero accumulators")
+            runs.append((n, st.cycles))
+        (n0, c0), (n1, c1) = runs
+        return (n1 - n0) * IMMA_OPS / (c1 - c0)
+
     # ------------------------------------------------------------------ memory throughput
     def _mem_streams(self, space: str, warps: int, stride: int):
         k, block = MEM_STREAM_LOADS, 32 * warps
@@ -217,6 +240,39 @@ class Microbench:
         of the loaded values, which grows with the loads per thread) cancels."""
         (c0, n0), (c1, n1) = (self._mem_streams(space, w, stride) for w in MEM_STREAM_WARPS)
         return (n1 - n0) / (c1 - c0)
+
+    # ------------------------------------------------------------------ device-wide bandwidths
+    def _dram_stream(self, per_sm: int):
+        nsm = int(self.machine.data["sm"]["count"])
+        grid, block = nsm * per_sm, 256
+        n = grid * block
+        st = self.launch("dram_stream", grid, block, [np.ones(8 * n * 4, np.float32), np.zeros(n, np.float32)])
+        m = st.metrics
+        return st.cycles, m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"], st
+
+    def dram_bandwidth(self) -> float:
+        """Device-wide DRAM bytes per cycle: one and two CTAs of 256 threads per SM, each thread reading
+        8 16-byte pieces that nothing else reads (every sector a first touch: a DRAM read) and writing
+        nothing; d(dram__bytes_read + dram__bytes_write) / d(cycles). (With a float stored per thread, the
+        stores' DRAM writes came after the reads had drained, in the last loads' latency, at both sizes,
+        so the slope over-counted by their 3%.)"""
+        (c0, b0, _), (c1, b1, _) = (self._dram_stream(k) for k in DRAM_CTAS_PER_SM)
+        return (b1 - b0) / (c1 - c0)
+
+    def _l2_stream(self, passes: int):
+        nsm = int(self.machine.data["sm"]["count"])
+        block = 128
+        st = self.launch("l2_stream", nsm, block, [np.ones(8 * block * 4, np.float32),
+                                                   np.zeros(nsm * block, np.float32), np.int32(passes)])
+        sector = int(self.machine.data.get("memory", {}).get("sector_bytes", 32))
+        return st.cycles, st.metrics["lts__t_sectors_srcunit_tex_op_read.sum"] * sector, st
+
+    def l2_bandwidth(self) -> float:
+        """Device-wide L2 bytes per cycle: one CTA of 128 threads per SM, all re-reading the same 16 KiB
+        (ld.global.cg: L2 only) 4 and 8 times; every sector after its first touch hits;
+        d(lts__t_sectors_srcunit_tex_op_read * sector bytes) / d(cycles)."""
+        (c0, b0, _), (c1, b1, _) = (self._l2_stream(p) for p in L2_PASSES)
+        return (b1 - b0) / (c1 - c0)
 
     # ------------------------------------------------------------------ shared-memory banks
     def _smem_stride(self, stride: int, iters: int):
@@ -253,10 +309,23 @@ class Microbench:
                 m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.ratio"])
 
 
-def expected_tensor_flops(machine: Machine) -> float:
-    """FLOP per cycle per SM the description implies: every sub-partition issues ``[issue] tensor``
-    HMMA.16816 halves per cycle, 2048 FLOP each (4096 for xg1: H100's 989 dense FP16 TFLOPS)."""
-    return float(machine.data["issue"]["tensor"]) * int(machine.data["sm"]["subpartitions"]) * HMMA_FLOP
+def expected_tensor_flops(machine: Machine, dtype: str = "f16") -> float:
+    """Ops per cycle per SM the description implies for tensor input type ``dtype``: ``[tensor] <dtype>``
+    (xg1: 4096 f16, H100's 989 dense FP16 TFLOPS; 8192 i8), or, without it, ``[issue] tensor``
+    instructions (HMMA.16816 / IMMA.16832 halves, 2048 / 4096 ops) per cycle per sub-partition."""
+    rate = machine.tensor_rate(dtype)
+    if rate is not None:
+        return rate
+    ops = IMMA_OPS if dtype == "i8" else HMMA_FLOP
+    return float(machine.data["issue"]["tensor"]) * int(machine.data["sm"]["subpartitions"]) * ops
+
+
+def expected_issue(machine: Machine, pipe: str) -> float:
+    """Instructions per cycle per sub-partition of ``pipe``: ``[issue] pipe``; for ``tensor`` HMMA.16816
+    halves: the f16 rate over the sub-partitions and 2048 FLOP (0.5 for xg1)."""
+    if pipe == "tensor":
+        return expected_tensor_flops(machine) / int(machine.data["sm"]["subpartitions"]) / HMMA_FLOP
+    return float(machine.data.get("issue", {}).get(pipe, 1.0))
 
 
 def expected_sectors(stride: int, machine: Machine, warp: int = 32, width: int = 4) -> int:
@@ -278,7 +347,7 @@ def measure(machine: str | Path | Machine = "xg1", arch: str = "sm_80", bank_str
             sector_strides=SECTOR_STRIDES) -> list[Figure]:
     mb = Microbench(machine, arch)
     m = mb.machine
-    lat, issue = m.data["latency"], m.data.get("issue", {})
+    lat = m.data["latency"]
     figs = []
     for cls, what in (("fma", "dependent FFMA chain"), ("alu", "dependent IADD3/LOP3 chain"),
                       ("sfu", "dependent MUFU.SIN chain"), ("fp64", "dependent DFMA chain"),
@@ -293,11 +362,21 @@ def measure(machine: str | Path | Machine = "xg1", arch: str = "sm_80", bank_str
                        "cycles", float(lat["dram"]), mb.dram_latency(), False))
     for pipe, what in (("fma", "independent FFMA streams"), ("alu", "independent IADD3 streams"), ("sfu", "independent MUFU streams"),
                        ("fp64", "independent DFMA streams"), ("tensor", "independent HMMA.16816 chains, lrr")):
+        key = "[tensor] f16 / (subpartitions x 2048)" if pipe == "tensor" else f"[issue] {pipe}"
         figs.append(Figure("issue", f"{pipe} issue rate per sub-partition ({what}, 32 warps)",
-                           f"[issue] {pipe}", "inst/cycle", float(issue.get(pipe, 1.0)), mb.issue_rate(pipe), False))
+                           key, "inst/cycle", expected_issue(m, pipe), mb.issue_rate(pipe), False))
     figs.append(Figure("throughput", "dense FP16 tensor FLOP per cycle per SM (mma.sync m16n8k16 f32 accumulators, "
-                       "32 warps, lrr)", "[issue] tensor x subpartitions x 2048", "FLOP/cycle",
+                       "32 warps, lrr)", "[tensor] f16", "FLOP/cycle",
                        expected_tensor_flops(m), mb.tensor_flops(), False))
+    figs.append(Figure("throughput", "dense INT8 tensor ops per cycle per SM (mma.sync m16n8k32 s8, s32 accumulators, "
+                       "32 warps, lrr)", "[tensor] i8", "ops/cycle",
+                       expected_tensor_flops(m, "i8"), mb.int8_tensor_ops(), False))
+    figs.append(Figure("throughput", "DRAM bytes per cycle, device-wide (1 -> 2 CTAs of 256 threads per SM, "
+                       "every sector read once)", "[memory] dram_bytes_per_cycle", "B/cycle",
+                       m.bandwidth("dram"), mb.dram_bandwidth(), False))
+    figs.append(Figure("throughput", "L2 bytes per cycle, device-wide (1 CTA of 128 threads per SM re-reading "
+                       "16 KiB with ld.global.cg, 4 -> 8 passes)", "[memory] l2_bytes_per_cycle", "B/cycle",
+                       m.bandwidth("l2"), mb.l2_bandwidth(), False))
     rate = float(m.data.get("memory", {}).get("l1_sectors_per_cycle", 4))
     for s in (1, 8):
         figs.append(Figure("throughput", f"global load sectors per cycle per SM (stride {s} floats, 32 warps)",
@@ -390,7 +469,17 @@ def markdown_section(figs: list[Figure], machine_name: str = "xg1", seconds: flo
               "runs with loose round-robin scheduling: under the description's greedy-then-oldest, the oldest "
               "warps take every slot they can use, the youngest starve and finish alone, latency-bound, so the "
               "tail grows with the rounds and the slope missed the rate by -20% to +1% depending on latency x "
-              "rate (all within 1% under round-robin).", END]
+              "rate (all within 1% under round-robin). The int8 kernel is the same with mma.sync m16n8k32 s8 "
+              "(IMMA.16832 halves of 4096 ops, `[tensor] i8`); each input type has its own rate in the "
+              "description (`[tensor]`, ops per cycle per SM), so a changed f16 rate leaves IMMA alone.", "",
+              "Device-wide bandwidths: the L2 and the DRAM are one queue each for all SMs "
+              "(`backend/timing.py`). The DRAM figure streams 8 16-byte pieces per thread that nothing else "
+              "reads, with one and then two CTAs of 256 threads per SM (`dram__bytes_read.sum` over cycles); "
+              "it writes nothing, because stores issued after the last reads drain in those reads' latency at "
+              "both sizes and would over-count by their share (+3% with one float per thread). The L2 figure "
+              "re-reads 16 KiB from every SM with `ld.global.cg` (L2 only, as on the hardware) 4 and then 8 "
+              "times; after the first touch every sector hits "
+              "(`lts__t_sectors_srcunit_tex_op_read.sum` x 32 over cycles).", END]
     return lines
 
 

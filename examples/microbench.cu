@@ -297,3 +297,82 @@ extern "C" __global__ void gload_stride(const float *in, float *out, int stride)
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   out[i] = in[(size_t)i * stride];
 }
+
+// Tensor cores, int8: mma.sync m16n8k32 (s8 inputs, s32 accumulators), two IMMA.16832 halves of 4096 ops
+// (2 * 8 * 8 * 32) each; as the HMMA throughput kernel (32 warps, 2 accumulators each, the fragments the
+// bits of an initial mma's D, run with loose round-robin scheduling): int8 ops per cycle per SM =
+// [tensor] i8. The accumulators wrap modulo 2^32 (no .satfinite).
+__device__ __forceinline__ void imma_16832(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <int R>
+__device__ __forceinline__ void imma_streams(int (&d)[2][4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int k = 0; k < 2; ++k) imma_16832(d[k], a, b);
+}
+
+#define IMMA_THROUGHPUT_KERNELS(R)                                                          \
+  extern "C" __global__ void imma_streams_##R(int *out, unsigned a, unsigned b) {           \
+    const unsigned a0[4] = {a, a, a, a}, b0[2] = {b, b};                                    \
+    int d0[4] = {0, 0, 0, 0};                                                               \
+    imma_16832(d0, a0, b0);                                                                 \
+    const unsigned fa[4] = {(unsigned)d0[0], (unsigned)d0[2], (unsigned)d0[1], (unsigned)d0[3]}; \
+    const unsigned fb[2] = {(unsigned)d0[0], (unsigned)d0[1]};                              \
+    int d[2][4];                                                                            \
+    for (int k = 0; k < 2; ++k)                                                             \
+      for (int j = 0; j < 4; ++j) d[k][j] = k;                                              \
+    imma_streams<R>(d, fa, fb);                                                             \
+    int s = 0;                                                                              \
+    for (int k = 0; k < 2; ++k) s += (d[k][0] + d[k][1]) + (d[k][2] + d[k][3]);             \
+    out[threadIdx.x] = s;                                                                   \
+  }
+
+IMMA_THROUGHPUT_KERNELS(16)
+IMMA_THROUGHPUT_KERNELS(32)
+
+// Device-wide bandwidths (the L2 and the DRAM are shared by all SMs). DRAM: every thread of the grid
+// reads 8 16-byte pieces no other thread reads, in[k * threads + i] (each warp request 16 sectors, every
+// sector touched once: a DRAM read), and writes nothing (a store under a condition that positive inputs
+// never meet keeps the loads live); launched with one and two CTAs of 256 threads per SM, the slope of
+// DRAM bytes over cycles is [memory] dram_bytes_per_cycle.
+// L2: every CTA (128 threads, one per SM) reads the same 16 KiB `passes` times, with ld.global.cg
+// (cached in L2 only, not in L1, as it would be on the hardware); after the first pass every sector
+// hits, and the slope of L2 read bytes over cycles, over the passes, is [memory] l2_bytes_per_cycle.
+__device__ __forceinline__ float ldg_v4_x(const float4 *p) {  // the x of a 16-byte load (all 4 loaded)
+  float4 r;
+  asm volatile("ld.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p));
+  return r.x;
+}
+
+__device__ __forceinline__ float ldcg_v4_x(const float4 *p) {
+  float4 r;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p));
+  return r.x;
+}
+
+extern "C" __global__ void dram_stream(const float4 *in, float *out) {
+  unsigned n = gridDim.x * blockDim.x, i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) v[k] = ldg_v4_x(in + (size_t)k * n + i);
+  float s = tree_sum<8>(v);
+  if (s == 0.0f) out[i] = s;  // never, for positive inputs: the loads stay live and DRAM carries reads only
+}
+
+extern "C" __global__ void l2_stream(const float4 *in, float *out, int passes) {
+  float s = 0.0f;
+  for (int p = 0; p < passes; ++p) {
+    float v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = ldcg_v4_x(in + k * blockDim.x + threadIdx.x);
+    s += tree_sum<8>(v);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}

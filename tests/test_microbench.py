@@ -54,7 +54,7 @@ def test_global_pointer_chase_recovers_dram_and_l2_latencies(mb, lat):
 
 @pytest.mark.parametrize("pipe", ["fma", "sfu", "fp64", "tensor"])
 def test_independent_streams_recover_issue_rate(mb, pipe):
-    want = float(mb.machine.data["issue"][pipe])
+    want = mbm.expected_issue(mb.machine, pipe)
     got = mb.issue_rate(pipe)
     assert close(got, want), (pipe, got, want)
 
@@ -66,6 +66,22 @@ def test_mma_streams_recover_tensor_flops_per_sm(mb):
     assert mbm.expected_tensor_flops(mb.machine) == 4096
     got = mb.tensor_flops()
     assert close(got, 4096), got
+
+
+def test_imma_streams_recover_int8_ops_per_sm(mb):
+    """mma.sync m16n8k32 (s8 in, s32 accumulators): 4096 ops per IMMA.16832 half; [tensor] i8 = 8192 ops per
+    cycle per SM (H100's 1979 dense INT8 TOPS), twice the f16 rate."""
+    assert mbm.IMMA_OPS == 4096
+    assert mbm.expected_tensor_flops(mb.machine, "i8") == 8192
+    got = mb.int8_tensor_ops()
+    assert close(got, 8192), got
+
+
+def test_device_wide_bandwidths_recover_dram_and_l2(mb):
+    """Every SM streaming first-touched sectors is DRAM-bound; every SM re-reading 16 KiB is L2-bound."""
+    dram, l2 = mb.dram_bandwidth(), mb.l2_bandwidth()
+    assert close(dram, mb.machine.bandwidth("dram")), dram
+    assert close(l2, mb.machine.bandwidth("l2")), l2
 
 
 @pytest.mark.parametrize("stride", [1, 2, 3, 4, 8, 16, 31, 32])
@@ -133,7 +149,9 @@ def test_a_scoreboard_waits_for_all_its_outstanding_writes():
 
 MODIFIED = {"fma = 4 ": "fma = 6 ", "l2_hit = 262": "l2_hit = 300", "lsu = 32 ": "lsu = 40 ",
             "sfu = 18 ": "sfu = 24 ", "banks = 32": "banks = 16", "tensor = 30 ": "tensor = 40 ",
-            "\ntensor = 0.5 ": "\ntensor = 0.25 "}
+            "\nf16 = 4096 ": "\nf16 = 2048 ", "\ni8 = 8192 ": "\ni8 = 2048 ",
+            "dram_bytes_per_cycle = 1909 ": "dram_bytes_per_cycle = 1000 ",
+            "l2_bytes_per_cycle = 3136 ": "l2_bytes_per_cycle = 2048 "}
 
 
 def modified_machine(tmp_path: Path) -> Path:
@@ -159,10 +177,14 @@ def test_measured_figures_follow_a_modified_description(tmp_path):
     assert close(mb.l2_latency(), 300)
     assert close(mb.shared_latency(), 40)
     assert close(mb.issue_rate("fma"), 0.5)
-    # tensor latency 40, a quarter-rate tensor pipe: 2048 FLOP/cycle/SM
-    assert (lat["tensor"], mb.machine.data["issue"]["tensor"]) == (40, 0.25)
+    # tensor latency 40, half-rate f16 and quarter-rate int8 tensor cores: 2048 ops/cycle/SM each
+    assert (lat["tensor"], mb.machine.tensor_rate("f16"), mb.machine.tensor_rate("i8")) == (40, 2048, 2048)
     assert close(mb.chain_latency("tensor"), 40)
     assert close(mbm.expected_tensor_flops(mb.machine), 2048) and close(mb.tensor_flops(), 2048)
+    assert close(mb.issue_rate("tensor"), 0.25)
+    assert close(mb.int8_tensor_ops(), 2048)
+    # DRAM 1000 and L2 2048 bytes per cycle, device-wide
+    assert close(mb.dram_bandwidth(), 1000) and close(mb.l2_bandwidth(), 2048)
     # 16 banks: stride 16 is a 32-way conflict... of 32 lanes over 16 banks (2 lanes per bank at stride 1)
     assert mb.bank_conflicts(1)[0] == mbm.expected_ways(1, mb.machine) == 2
     assert mb.bank_conflicts(16)[0] == mbm.expected_ways(16, mb.machine) == 32

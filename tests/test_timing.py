@@ -275,3 +275,132 @@ def test_ldgsts_sectors_and_depbar_waits_for_the_copy(gstride, sectors):
     assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 0
     assert st.cycles >= dev.machine.latency("dram")
     assert m[STALL_PREFIX + "long_scoreboard"] >= dev.machine.latency("dram") - 10
+
+
+# ------------------------------------------------------------------ tensor cores per input type
+MICROBENCH = Path(__file__).resolve().parent.parent / "examples" / "microbench.sm_80.ptx"
+F16X2, S8X4 = np.uint32(0x24002400), np.uint32(0x01010101)  # the microbenchmarks' mma fragments
+
+
+def described(tmp_path: Path, name: str, edits: dict[str, str]) -> str:
+    """xg1.toml with each ``old`` (found exactly once) replaced by ``new``; the new file's path."""
+    text = (MACHINES_DIR / "xg1.toml").read_text()
+    for old, new in edits.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def streams(machine: str, kernel: str):
+    """One CTA of 32 warps of ``kernel`` from examples/microbench.cu (its independent streams, 16 rounds)."""
+    device = rt.Device(machine=machine)
+    fn = rt.load_module(MICROBENCH, device=device).get_function(kernel)
+    if kernel.startswith("hmma"):
+        args = [rt.zeros(1024, np.float32, device), F16X2, F16X2]
+    elif kernel.startswith("imma"):
+        args = [rt.zeros(1024, np.int32, device), S8X4, S8X4]
+    else:
+        args = [rt.zeros(1024, np.float32, device), np.float32(1.0001), np.float32(0.5)]
+    return fn.launch(1, 1024, args)
+
+
+def matrix_case(machine: str, name: str):
+    case = next(c for c in CASES if c.name == name)
+    launch_ = case.make(np.random.default_rng(0))
+    device = rt.Device(machine=machine)
+    fn = rt.load_module(ptx_path(case, case.default_arch), device=device).get_function(case.entry)
+    args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch_.args]
+    return fn.launch(launch_.grid, launch_.block, args, case.shared_mem)
+
+
+HMMA_UTIL = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+
+
+def test_doubling_fp16_tensor_throughput_speeds_up_fp16_kernels_only(tmp_path: Path):
+    """[tensor] f16 4096 -> 8192 ops per cycle per SM: the HMMA kernel (tensor-bound, 32 warps) gets faster,
+    the IMMA kernel (int8, [tensor] i8) and an FFMA kernel keep their cycles; the example GEMM (one warp
+    per tile, latency-bound) is no slower and holds its tensor pipes half as long."""
+    fast = described(tmp_path, "fast_f16", {"\nf16 = 4096 ": "\nf16 = 8192 "})
+    base, quick = streams("xg1", "hmma_streams_16"), streams(fast, "hmma_streams_16")
+    assert base.metrics["sm__inst_executed_pipe_tensor_op_hmma.sum"] == quick.metrics[
+        "sm__inst_executed_pipe_tensor_op_hmma.sum"] == base.instructions_executed["HMMA.16816.F32"] > 0
+    assert quick.cycles < 0.8 * base.cycles, (base.cycles, quick.cycles)
+    for kernel in ("imma_streams_16", "ffma_streams_16"):
+        assert streams(fast, kernel).cycles == streams("xg1", kernel).cycles, kernel
+    g0, g1 = matrix_case("xg1", "gemm_mma_m16n8k16"), matrix_case(fast, "gemm_mma_m16n8k16")
+    assert g1.cycles <= g0.cycles
+    assert g0.metrics[HMMA_UTIL] > 0 and abs(g1.metrics[HMMA_UTIL] - g0.metrics[HMMA_UTIL] / 2) < 1e-9
+
+
+def test_tensor_pipe_metrics():
+    """Instruction counts per tensor op kind, and the utilisation: each HMMA.16816 holds its sub-partition's
+    pipe 2048 / (4096 / 4) = 2 cycles, over SM active cycles x 4 sub-partitions."""
+    st = streams("xg1", "hmma_streams_16")
+    m = st.metrics
+    n = st.instructions_executed["HMMA.16816.F32"]
+    assert m["sm__inst_executed_pipe_tensor_op_hmma.sum"] == m["sm__inst_executed_pipe_tensor.sum"] == n
+    assert m["sm__inst_executed_pipe_tensor_op_imma.sum"] == m["sm__inst_executed_pipe_tensor_op_gmma.sum"] == 0
+    assert m[HMMA_UTIL] == pytest.approx(100.0 * 2 * n / (m["sm__cycles_active.sum"] * 4))
+    assert 50 < m[HMMA_UTIL] <= 100  # tensor-bound, one SM
+    s8 = streams("xg1", "imma_streams_16").metrics
+    assert s8["sm__inst_executed_pipe_tensor_op_imma.sum"] > 0 == s8["sm__inst_executed_pipe_tensor_op_hmma.sum"]
+
+
+def test_a_description_without_tensor_rates_falls_back_to_issue_tensor(tmp_path: Path):
+    """An older description (no [tensor] table, ``[issue] tensor = 0.5`` HMMA/IMMA per cycle per
+    sub-partition) times HMMA.16816 and IMMA.16832 as xg1's 4096 f16 / 8192 i8 ops per cycle per SM do."""
+    text = (MACHINES_DIR / "xg1.toml").read_text()
+    head, tensor = text.split("\n[tensor]", 1)
+    assert "\n[" not in tensor  # the last table
+    old = tmp_path / "old.toml"
+    old.write_text(head.replace("\nadu = 0.5\n", "\nadu = 0.5\ntensor = 0.5\n"))
+    for kernel in ("hmma_streams_16", "imma_streams_16"):
+        assert streams(str(old), kernel).cycles == streams("xg1", kernel).cycles, kernel
+
+
+# ------------------------------------------------------------------ L2 and DRAM bandwidth
+def dram_stream(machine: str, per_sm: int = 1):
+    device = rt.Device(machine=machine)
+    nsm = int(device.machine.data["sm"]["count"])
+    n = nsm * per_sm * 256
+    fn = rt.load_module(MICROBENCH, device=device).get_function("dram_stream")
+    return fn.launch(nsm * per_sm, 256, [rt.to_device(np.ones(32 * n, np.float32), device),
+                                         rt.zeros(n, np.float32, device)])
+
+
+def test_l2_and_dram_traffic_metrics():
+    """4 CTAs of 32 threads reading in[32 i] (one sector per thread, every one a first touch) and storing
+    contiguously: read sectors all miss, and go to DRAM; the stores write 4 fresh sectors per warp."""
+    m = gload(8, grid=4).metrics
+    assert m["lts__t_sectors_srcunit_tex_op_read.sum"] == m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 128
+    assert m["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"] == m["dram__sectors_read.sum"] == 128
+    assert m["lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"] == 0
+    assert m["lts__t_sectors_srcunit_tex_op_write.sum"] == m["dram__sectors_write.sum"] == 16
+    assert m["dram__bytes_read.sum"] == 128 * 32 and m["dram__bytes_write.sum"] == 16 * 32
+    assert 0 < m["dram__throughput.avg.pct_of_peak_sustained_elapsed"] < 1  # 144 sectors in ~1000 cycles
+    assert 0 < m["lts__throughput.avg.pct_of_peak_sustained_elapsed"] < 1
+
+
+def test_dram_bandwidth_bounds_a_streaming_kernel_but_not_a_small_one(tmp_path: Path):
+    """Every SM streaming first-touched sectors is DRAM-bound: at half the DRAM bandwidth it takes about
+    the extra transfer time, waiting on long scoreboards (lg_throttle, the per-SM L1, barely moves), and
+    reports DRAM busy most of the time. A 4-CTA kernel is not: the bandwidth is device-wide, so its cycles
+    are those of a description with no bandwidth limit, but for its own sectors' transfer time."""
+    half = described(tmp_path, "half_dram", {"dram_bytes_per_cycle = 1909 ": "dram_bytes_per_cycle = 954.5 "})
+    a, b = dram_stream("xg1"), dram_stream(half)
+    ma, mb = a.metrics, b.metrics
+    sectors = ma["dram__sectors_read.sum"]
+    assert sectors == mb["dram__sectors_read.sum"] == 132 * 256 * 8 * 16 // 32  # 8 x 16 B per thread
+    extra = sectors * 32 / 954.5 - sectors * 32 / 1909
+    assert abs((b.cycles - a.cycles) - extra) < 0.05 * extra, (a.cycles, b.cycles, extra)
+    ls = STALL_PREFIX + "long_scoreboard"
+    assert mb[ls] - ma[ls] > 0.9 * (mb["smsp__warp_cycles.sum"] - ma["smsp__warp_cycles.sum"])
+    assert ma["dram__throughput.avg.pct_of_peak_sustained_elapsed"] > 70
+    unlimited = tmp_path / "unlimited.toml"
+    unlimited.write_text("\n".join(line for line in (MACHINES_DIR / "xg1.toml").read_text().splitlines()
+                                   if "_bytes_per_cycle" not in line))
+    small = gload(8, grid=4)  # 4 warps on 4 SMs, each loading 32 first-touched sectors in the same cycle
+    free = gload(8, device=rt.Device(machine=str(unlimited)), grid=4)
+    assert 0 <= small.cycles - free.cycles <= 128 * 32 / 1909  # at most the DRAM time of all 128 sectors
