@@ -63,8 +63,10 @@ class IRFunction:
         return self.fn.name
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, max_steps: int | None = None,
-               stream: Stream | None = None) -> LaunchStats | PendingLaunch:
-        """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does (on ``stream``: enqueued)."""
+               stream: Stream | None = None, timing: bool = False) -> LaunchStats | PendingLaunch:
+        """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does (on ``stream``: enqueued).
+        The IR interpreter has no cycle model: ``timing`` is accepted as the ISA engine's launch takes it,
+        and every launch is functional (``cycles`` None)."""
         params = pack_params(self.fn, list(args))
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         return run_on(stream, self.device,
