@@ -26,6 +26,40 @@ REQUIRED = {"sm": ("count", "subpartitions"), "limits": ("registers", "shared_me
             "latency": ("alu", "fma", "sfu", "lsu", "branch")}
 
 
+SCHEDULERS = ("gto", "lrr")  # greedy-then-oldest, loose round-robin (backend/timing.py)
+# tables whose every entry is a count (a positive integer) or a rate (a positive number); latencies may be 0
+_COUNTS = ("sm", "limits", "shared_memory")
+_RATES = ("issue", "tensor", "memory")
+
+
+def _check_values(data: dict, where: str) -> None:
+    """Every figure the models read is a number of the right sign: a typo in a hand-edited description is
+    an error naming the key, not a silently different machine."""
+    def bad(table: str, key: str, want: str):
+        return XccError(f"{where}: [{table}] {key} = {data[table][key]!r}: expected {want}")
+
+    sched = data["sm"].get("scheduler", "gto")
+    if not isinstance(sched, str) or sched.lower() not in SCHEDULERS:
+        raise bad("sm", "scheduler", " or ".join(f"'{s}'" for s in SCHEDULERS))
+    for table in (*_COUNTS, "latency", *_RATES):
+        section = data.get(table, {})
+        if not isinstance(section, dict):
+            raise XccError(f"{where}: [{table}] must be a table")
+        for key, v in section.items():
+            if table == "sm" and key == "scheduler":
+                continue
+            if table == "sm" and key == "clock_mhz":
+                ok, want = isinstance(v, int | float) and not isinstance(v, bool) and v > 0, "a positive number"
+            elif table in _COUNTS:
+                ok, want = isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive integer"
+            elif table == "latency":
+                ok, want = isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a non-negative integer"
+            else:
+                ok, want = isinstance(v, int | float) and not isinstance(v, bool) and v > 0, "a positive number"
+            if not ok:
+                raise bad(table, key, want)
+
+
 @dataclass(frozen=True)
 class Machine:
     name: str
@@ -80,4 +114,5 @@ def _parse(raw: bytes, where: str) -> Machine:
         for k in keys:
             if k not in data.get(table, {}):
                 raise XccError(f"{where}: machine description lacks [{table}] {k}")
+    _check_values(data, where)
     return Machine(data.get("name", Path(where).stem), data, hashlib.sha256(raw).hexdigest())

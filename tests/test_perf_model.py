@@ -9,6 +9,7 @@ busy that much longer.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -137,3 +138,19 @@ def test_functional_mode_gives_the_timed_results(case):
     assert functional.instructions_executed == timed.instructions_executed
     for i, arr in got_timed.items():
         assert arr.tobytes() == got_functional[i].tobytes(), f"{case.name} arg {i}"
+
+
+@pytest.mark.parametrize("old,new,key", [
+    ('scheduler = "gto"', 'scheduler = "fifo"', "[sm] scheduler"),
+    ("banks = 32", "banks = 0", "[shared_memory] banks"),
+    ("banks = 32", 'banks = "32"', "[shared_memory] banks"),
+    ("max_warps = 64", "max_warps = 64.5", "[limits] max_warps"),
+    ("lsu = 32 ", "lsu = -1 ", "[latency] lsu"),
+    ("\nfma = 1.0", "\nfma = 0", "[issue] fma"),
+])
+def test_a_bad_figure_in_a_description_is_named(tmp_path, old, new, key):
+    from xcc.backend.machine import load_machine
+    from xcc.diagnostics import XccError
+
+    with pytest.raises(XccError, match=re.escape(key)):
+        load_machine(machine_with(tmp_path, old, new))
