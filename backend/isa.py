@@ -111,6 +111,9 @@ RND = Mod("rnd", ("RN", "RZ", "RM", "RP"))
 FTZ, SAT, NEG_A, NEG_B = _flag("FTZ"), _flag("SAT"), _flag("NEG_A"), _flag("NEG_B")
 LUT = Mod("lut", tuple(f"{i:#04x}" for i in range(256)))
 SIZE = Mod("size", ("32", "U8", "S8", "U16", "S16"))
+# a global load that skips the L1 (PTX .cg/.cv/.volatile, strong loads at .gpu/.sys scope): the same
+# result, only the cycle model's L1 lookup differs
+BYPASS = _flag("BYPASS")
 ATOM_OP = Mod("op", ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS"))
 ATOM_TYPE = Mod("type", ("U32", "S32", "F32"))
 MINMAX = Mod("minmax", ("MIN", "MAX"))
@@ -206,8 +209,9 @@ _ROWS = [
     ("F2I", (D_R, A_R), (F2I_TYPE, F2I_RND, FTZ), "sfu", "sfu", "F2I", "d = int(round(a)), saturating, NaN -> 0"),
     ("F2F.F64.F32", (D_W, A_R), (), "fp64", "fp64", "F2F.F64.F32", "d = f64(a)"),
     ("F2F.F32.F64", (D_R, A_W), (RND, FTZ), "fp64", "fp64", "F2F.F32.F64", "d = f32(a) rounded"),
-    ("LDG", (D_R, A_W, B_I), (SIZE,), "lsu", "lsu", "LDG.E", "d = global[a + b] (zero/sign-extended)"),
-    ("LDG.64", (D_W, A_W, B_I), (), "lsu", "lsu", "LDG.E.64", "d = global[a + b], 64-bit"),
+    ("LDG", (D_R, A_W, B_I), (SIZE, BYPASS), "lsu", "lsu", "LDG.E [.STRONG.GPU]",
+     "d = global[a + b] (zero/sign-extended); BYPASS: not cached in L1 (timing only)"),
+    ("LDG.64", (D_W, A_W, B_I), (BYPASS,), "lsu", "lsu", "LDG.E.64 [.STRONG.GPU]", "d = global[a + b], 64-bit"),
     ("STG", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "STG.E", "global[a + b] = c (low bits by size)"),
     ("STG.64", (A_W, B_I, C_W), (), "lsu", "lsu", "STG.E.64", "global[a + b] = c, 64-bit"),
     ("LDS", (D_R, A_R, B_I), (SIZE,), "lsu", "lsu", "LDS", "d = shared[a + b]"),
@@ -303,10 +307,10 @@ _ROWS = [
     ("STL", (A_R, B_I, C_R), (SIZE,), "lsu", "lsu", "STL", "local[a + b] = c"),
     ("LDL.64", (D_W, A_R, B_I), (), "lsu", "lsu", "LDL.64", "d = local[a + b], 64-bit"),
     ("STL.64", (A_R, B_I, C_W), (), "lsu", "lsu", "STL.64", "local[a + b] = c, 64-bit"),
-    ("LD", (D_R, A_W, B_I), (SIZE,), "lsu", "lsu", "LD.E",
+    ("LD", (D_R, A_W, B_I), (SIZE, BYPASS), "lsu", "lsu", "LD.E [.STRONG.GPU]",
      "d = generic[a + b]: the shared, local or const window, else global (see Memory spaces)"),
     ("ST", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "ST.E", "generic[a + b] = c"),
-    ("LD.64", (D_W, A_W, B_I), (), "lsu", "lsu", "LD.E.64", "d = generic[a + b], 64-bit"),
+    ("LD.64", (D_W, A_W, B_I), (BYPASS,), "lsu", "lsu", "LD.E.64 [.STRONG.GPU]", "d = generic[a + b], 64-bit"),
     ("ST.64", (A_W, B_I, C_W), (), "lsu", "lsu", "ST.E.64", "generic[a + b] = c, 64-bit"),
     ("ATOM", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, ATOM_TYPE), "lsu", "lsu", "ATOM.E",
      "d = generic[a + b]; generic[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)"),

@@ -1082,8 +1082,10 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
         prefix, a, off, mods = self._mem(inst)
         d = self.vreg(inst.result)
         w = width_of(inst.type)
+        bypass = {"BYPASS": "BYPASS"} if prefix in ("G", "") and inst.attrs.get("cache") else {}
+        mods.update(bypass)
         if w == 2:
-            self.emit(f"LD{prefix}.64", d=d, a=a, b=off)
+            self.emit(f"LD{prefix}.64", d=d, a=a, b=off, mods=bypass)
             return
         if width_of(inst.result.type) == 2:  # PTX 6.4: zero-extended (.u/.b) or sign-extended (.s) to the register
             self.emit(f"LD{prefix}", d=Half(d, 0), a=a, b=off, mods=mods)

@@ -2,7 +2,7 @@
 
 Tables: ``[sm]`` (count, sub-partitions, scheduler, clock), ``[limits]`` (per SM), ``[shared_memory]``
 (banks), ``[latency]`` (cycles per latency class), ``[memory]`` (sector size, per-SM L1 sector rate,
-device-wide L2 and DRAM bytes per cycle), ``[issue]`` (instructions per cycle per sub-partition and
+L1/shared capacity and carveouts, device-wide L2 and DRAM bytes per cycle), ``[issue]`` (instructions per cycle per sub-partition and
 pipe) and ``[tensor]`` (dense tensor-core ops per clock per SM, per input type); ``xg1.toml`` cites a
 source for each number.
 
@@ -50,6 +50,9 @@ def _check_values(data: dict, where: str) -> None:
                 continue
             if table == "sm" and key == "clock_mhz":
                 ok, want = isinstance(v, int | float) and not isinstance(v, bool) and v > 0, "a positive number"
+            elif isinstance(v, list):  # a list of sizes ([memory] shared_carveouts_kb)
+                ok = all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v) and bool(v)
+                want = "a non-empty list of non-negative integers"
             elif table in _COUNTS:
                 ok, want = isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive integer"
             elif table == "latency":

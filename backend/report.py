@@ -115,6 +115,7 @@ def sections() -> list[tuple[str, list[tuple[str, str, Value]]]]:
             ("Global Load Sectors Per Request", "sector", _get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.ratio")),
             ("Global Store Requests", "", _get("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")),
             ("Global Store Sectors Per Request", "sector", _get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.ratio")),
+            ("L1 Global Load Hit Rate", "%", _get("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct")),
             ("L2 Sectors Read", "sector", _get("lts__t_sectors_srcunit_tex_op_read.sum")),
             ("DRAM Sectors Read", "sector", _get("dram__sectors_read.sum")),
         ]),

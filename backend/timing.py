@@ -24,10 +24,16 @@ the functional results.  The model, in order of what it covers:
   (cp.async) a global load of its source (operand ``c``) that sets no scoreboard: it joins the warp's
   open copy group, LDGDEPBAR closes the group, and the instruction after a ``DEPBAR b`` waits until
   every closed group but the ``b`` newest completed (the stall counts as ``long_scoreboard``).
-* **Memory hit model (simple, stated):** a 32-byte sector's first access in the launch (in the
-  functional run's order) goes to DRAM, every later one hits in L2 (an L2 of unbounded capacity);
-  there is no L1 for global data, and generic addresses count as global.  Local memory is
-  interleaved per thread (coalesced) and always hits in L1, without L2 traffic.
+* **Memory hit model (simple, stated):** each SM has an L1 data cache of 32-byte sectors, LRU, of
+  ``[memory] l1_bytes`` less the shared-memory carveout (:func:`l1_capacity_sectors`).  A global read
+  (LDG, generic LD, LDGSTS) looks its sectors up there, in the replay's time order, and allocates the
+  missing ones; if every sector hits it costs ``l1_hit`` (+ the sector transfer) and no L2 traffic.
+  Reads marked BYPASS (PTX ``.cg``, ``.cv``, ``.volatile``, strong loads at ``.gpu``/``.sys`` scope)
+  skip the L1; stores and atomics write through and drop their sectors from the SM's L1 (other SMs'
+  L1s are not coherent, as on the hardware).  What the L1 passes on goes to the L2: a sector's first
+  access in the launch (in the functional run's order) goes on to DRAM, every later one hits in L2
+  (an L2 of unbounded capacity).  Generic addresses count as global.  Local memory is interleaved
+  per thread (coalesced) and always hits in L1, without L2 traffic.
 * **L2 and DRAM bandwidth (device-wide queues):** the L2 and the DRAM are each one first-come
   first-served server shared by every SM, like the per-SM MIO/LG units: a next-free time that an
   access moves on by its sectors over ``[memory] l2_bytes_per_cycle / sector_bytes`` (L2: every
@@ -52,7 +58,8 @@ the functional results.  The model, in order of what it covers:
 * **Barriers.**  A warp that issues BAR waits until every unfinished warp of its CTA has
   arrived; a warp is finished after its last instruction.
 
-Not modelled: instruction cache, register-bank conflicts, yield hints, L2 capacity (evictions),
+Not modelled: instruction cache, register-bank conflicts, yield hints, L2 capacity (evictions), L1
+sectoring into 128-byte lines and ``L1::no_allocate``/``evict_*`` hints,
 DRAM pages and banks, store latency, LDGSTS's shared-memory write (and its MIO cost), clock/smid
 feedback into the functional run.  Tensor cores are a pipe per sub-partition (occupied per input
 type, above) and a latency per input type; sparsity is not modelled.
@@ -63,7 +70,8 @@ waiting time before an issue is attributed, in order, to ``wait`` (stall count),
 (``long_scoreboard`` for global/local memory, else ``short_scoreboard``), ``barrier``, the
 throttles, and ``not_selected``; the issue cycle is ``selected``.  Memory traffic:
 ``lts__t_sectors_srcunit_tex_op_read/write.sum`` (L2 sectors from the SMs; ``_lookup_hit`` /
-``_lookup_miss`` for reads), ``dram__sectors_read/write.sum`` and ``dram__bytes_read/write.sum``,
+``_lookup_miss`` for reads), ``l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit/miss.sum`` and ``l1tex__t_sector_pipe_lsu_mem_
+global_op_ld_hit_rate.pct`` (the L1's cacheable reads), ``dram__sectors_read/write.sum`` and ``dram__bytes_read/write.sum``,
 ``dram__throughput`` and ``lts__throughput`` ``.avg.pct_of_peak_sustained_elapsed`` (busy cycles of the
 queue over the recorded cycles, at most 100).  Tensor cores: ``sm__inst_executed_pipe_tensor_op_{hmma,imma,gmma}.sum`` and
 ``sm__pipe_tensor_op_{hmma,imma,gmma}_cycles_active.avg.pct_of_peak_sustained_active`` (cycles the
@@ -78,6 +86,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import OrderedDict
 
 import numpy as np
 
@@ -101,6 +110,7 @@ _SPACE = {"LDG": "g", "STG": "g", "ATOMG": "g", "LD": "g", "ST": "g", "ATOM": "g
           "LDSM": "s",  # ldmatrix: each matrix 8 rows of 16 bytes, from 8 lanes' addresses
           "LDGSTS": "g"}  # cp.async: the global read (its shared write lands at the DEPBAR that covers it)
 _OP = {"LDSM": "ldsm", "LDGSTS": "ldgsts"}  # Nsight's op_ of the metrics, where not ld / st
+_L1_READS = ("LDG", "LD", "LDGSTS")  # global reads the L1 may serve (unless BYPASS)
 _BAR_KIND = ("BAR", "BAR.RED")  # CTA-wide waits; BAR.CNT (named barriers, arrive) issues as a plain instruction
 
 # Tensor-core instructions: Nsight's op_ of the tensor pipe, and the ops (2 m n k) of one warp's instruction:
@@ -134,6 +144,7 @@ class TraceRecorder:
         self.pcs: list[int] = []
         self.warps: list = []  # per step: (first, last) warp range or an array of warp ids
         self.mem: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.sectors: dict[int, np.ndarray] = {}  # per global step: its distinct sectors, by warp (the L1 model)
         self.entries = 0
         self.ctas = 0  # CTAs whose whole execution is recorded
         self.seen: set[int] = set()  # global sectors touched so far (the L2/DRAM hit model)
@@ -151,6 +162,8 @@ class TraceRecorder:
         del self.pcs[n:], self.warps[n:]
         for k in [k for k in self.mem if k >= n]:
             del self.mem[k]
+        for k in [k for k in self.sectors if k >= n]:
+            del self.sectors[k]
         self.entries = e
         self.stopped = True
 
@@ -183,6 +196,7 @@ class TraceRecorder:
         seen.update(s.tolist())
         miss = np.add.reduceat(fresh.astype(np.int64), start)
         self.mem[len(self.pcs) - 1] = (uw, count, miss)
+        self.sectors[len(self.pcs) - 1] = s.astype(np.int64)
 
     def shared_access(self, warps: np.ndarray, rel: np.ndarray, width: int, banks: int, bank_width: int) -> None:
         """Wavefronts per warp: the largest number of distinct words that fall in one bank."""
@@ -214,11 +228,12 @@ class TraceRecorder:
         self.mem[len(self.pcs) - 1] = (uw, -(-active * width // 32), np.zeros(uw.size, np.int64))
 
     def streams(self):
-        """(warp ids, pcs, values, first-touched sectors) of every recorded entry, grouped by warp in
-        program order."""
+        """(warp ids, pcs, values, first-touched sectors, sector offsets, sectors) of every recorded entry,
+        grouped by warp in program order: a global access's distinct sectors are
+        ``sectors[offset : offset + value]`` (offset -1 for other entries)."""
         if not self.pcs:
             e = np.empty(0, np.int64)
-            return e, e, e, e
+            return e, e, e, e, e, e
         parts = [np.arange(w[0], w[1] + 1) if isinstance(w, tuple) else w for w in self.warps]
         lens = np.fromiter((p.size for p in parts), np.int64, len(parts))
         W = np.concatenate(parts).astype(np.int64)
@@ -226,11 +241,18 @@ class TraceRecorder:
         V = np.zeros(W.size, np.int64)
         M = np.zeros(W.size, np.int64)
         offs = np.concatenate([[0], np.cumsum(lens)])
+        SO = np.full(W.size, -1, np.int64)
+        base = 0
         for s, (uw, val, miss) in self.mem.items():
             pos = offs[s] + np.searchsorted(parts[s], uw)
             V[pos], M[pos] = val, miss
+            if s in self.sectors:  # the warps' sector runs lie in warp order, val sectors each
+                SO[pos] = base + np.concatenate([[0], np.cumsum(val)[:-1]])
+                base += int(val.sum())
+        SEC = (np.concatenate([self.sectors[s] for s in self.mem if s in self.sectors])
+               if self.sectors else np.empty(0, np.int64))
         order = np.argsort(W, kind="stable")
-        return W[order], PC[order], V[order], M[order]
+        return W[order], PC[order], V[order], M[order], SO[order], SEC
 
 
 # ------------------------------------------------------------------------------ timing
@@ -238,7 +260,7 @@ class _Static:
     """Per-pc issue facts read from the control codes and the machine description."""
 
     __slots__ = ("stall", "wait", "wsb", "rsb", "pipe", "interval", "bar", "space", "lat", "long", "store", "op",
-                 "cp", "tensor")
+                 "cp", "tensor", "l1")
 
     def __init__(self, inst, machine: Machine):
         d, c = inst.d, inst.ctrl
@@ -262,16 +284,36 @@ class _Static:
         self.long = self.space in ("g", "l")
         self.store = self.space is not None and not any(o.is_def for o in d.operands)
         self.op = _OP.get(inst.mnemonic, "st" if self.store else "ld")
+        # the L1's part in a global access: 1 a cacheable read (looked up, allocated on a miss), 0 a read that
+        # bypasses it (BYPASS: .cg/.cv/.volatile/strong), -1 a store or atomic (write-through: invalidates)
+        base = inst.mnemonic.removesuffix(".64")
+        self.l1 = (0 if inst.mods.get("BYPASS") else 1) if base in _L1_READS else -1
         # cp.async: 1 an LDGSTS (joins the open group), 2 LDGDEPBAR (closes it), 3 + b DEPBAR b (waits for
         # all but the b most recently closed groups); 0 otherwise
         self.cp = {"LDGSTS": 1, "LDGDEPBAR": 2}.get(inst.mnemonic, 3 + int(inst.ops["b"]) if inst.mnemonic == "DEPBAR"
                                                      else 0)
 
 
+def l1_capacity_sectors(machine: Machine, kernel, ctas_per_sm: int, dynamic_shared: int = 0) -> int:
+    """Sectors of an SM's L1 data cache for a launch: the unified L1/shared array (``[memory] l1_bytes``)
+    less the shared-memory carveout, the smallest of ``[memory] shared_carveouts_kb`` that holds the
+    resident CTAs' shared memory (as the driver picks it when the kernel states no preference; CUDA C
+    Programming Guide, "Shared Memory" for compute capability 9.0).  0 (no L1 for global data) where the
+    description has no ``l1_bytes``."""
+    mem = machine.data.get("memory", {})
+    total = int(mem.get("l1_bytes", 0))
+    if not total:
+        return 0
+    need = ctas_per_sm * (kernel.shared_bytes + dynamic_shared)
+    carveouts = sorted(int(c) * 1024 for c in mem.get("shared_carveouts_kb", [0]))
+    carve = next((c for c in carveouts if c >= need), need)
+    return max(total - carve, 0) // int(mem.get("sector_bytes", 32))
+
+
 def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threads: int, total_ctas: int,
                 dynamic_shared: int = 0) -> tuple[int, dict]:
     """Replay ``rec`` and return (cycles, metrics)."""
-    W, PC, V, M = rec.streams()
+    W, PC, V, M, SO, SEC = rec.streams()
     sm_d, lat = machine.data["sm"], machine.data["latency"]
     mem_d = machine.data.get("memory", {})
     nsub = int(sm_d["subpartitions"])
@@ -292,7 +334,10 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
     nctas = rec.ctas
     nwarps = nctas * wpc
     bounds = np.searchsorted(W, np.arange(nwarps + 1))
-    PCl, Vl, Ml = PC.tolist(), V.tolist(), M.tolist()
+    PCl, Vl, Ml, SOl, SECl = PC.tolist(), V.tolist(), M.tolist(), SO.tolist(), SEC.tolist()
+    l1_cap = l1_capacity_sectors(machine, kernel, per_sm, dynamic_shared)
+    l1_tags: list[OrderedDict] = [OrderedDict() for _ in range(nsm)]  # per SM: cached sectors, oldest use first
+    l1_hit = [0, 0]  # sectors of cacheable global reads: hits, misses
     stall = dict.fromkeys(STALL_REASONS, 0)
     pc_samples = [[0] * len(STALL_REASONS) for _ in insts]  # per pc: warp-cycles by reason (Nsight's source view)
     pipe_insts: dict[str, int] = {}
@@ -497,19 +542,42 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
             sectors = max(1, Vl[i])
             lg[sm] = max(lg[sm], t) + -(-sectors // sec_rate)
             misses = Ml[i]
-            # the device-wide L2, then (first-touched sectors) the DRAM: first come, first served
-            start = l2_q if l2_q > t else t
-            l2_q = start + sectors / l2_rate
-            if misses:
-                if dram_q > start:
-                    start = dram_q
-                dram_q = start + misses / dram_rate
-            latency = (dram if misses else l2) + -(-sectors // sec_rate) - 1 + int(start - t)  # whole cycles waited
+            below = sectors  # sectors the L1 passes on to the L2
+            so = SOl[i]
+            if so >= 0 and l1_cap:
+                tags = l1_tags[sm]
+                if st.l1 > 0:  # a cacheable read: LRU lookup, allocate on a miss
+                    below = 0
+                    for sec in SECl[so:so + Vl[i]]:
+                        if sec in tags:
+                            tags.move_to_end(sec)
+                        else:
+                            below += 1
+                            tags[sec] = None
+                            if len(tags) > l1_cap:
+                                tags.popitem(last=False)
+                    l1_hit[0] += Vl[i] - below
+                    l1_hit[1] += below
+                    misses = min(misses, below)  # replay order may differ from the functional run's
+                elif st.l1 < 0:  # write-through: the written sectors leave this SM's L1
+                    for sec in SECl[so:so + Vl[i]]:
+                        tags.pop(sec, None)
+            if below:
+                # the device-wide L2, then (first-touched sectors) the DRAM: first come, first served
+                start = l2_q if l2_q > t else t
+                l2_q = start + below / l2_rate
+                if misses:
+                    if dram_q > start:
+                        start = dram_q
+                    dram_q = start + misses / dram_rate
+                latency = (dram if misses else l2) + -(-sectors // sec_rate) - 1 + int(start - t)  # whole cycles waited
+            else:
+                latency = l1 + -(-sectors // sec_rate) - 1
             g2 = glob[st.op]
             g2[0] += 1
             g2[1] += sectors
             k = 2 if st.store else 0
-            l2_sec[k] += sectors
+            l2_sec[k] += below
             l2_sec[k + 1] += misses
         if st.tensor is not None:
             tensor_n[st.tensor] += 1
@@ -601,6 +669,10 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
         metrics[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.ratio"] = sec / req if req else 0.0
     for p in sorted(pipe_insts):
         metrics[f"sm__inst_executed_pipe_{p}.sum"] = pipe_insts[p]
+    metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] = l1_hit[0]
+    metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"] = l1_hit[1]
+    metrics["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] = (
+        100.0 * l1_hit[0] / (l1_hit[0] + l1_hit[1]) if l1_hit[0] + l1_hit[1] else 0.0)
     rd, rd_miss, wr, wr_dram = l2_sec
     metrics["lts__t_sectors_srcunit_tex_op_read.sum"] = rd
     metrics["lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"] = rd - rd_miss

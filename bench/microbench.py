@@ -138,9 +138,9 @@ class Microbench:
         host[(i * words).astype(np.int64)] = np.uint64(arr.ptr) + (i + np.uint64(1)) % np.uint64(n) * np.uint64(stride)
         return arr.copy_from_host(host)
 
-    def _chase(self, ring: rt.DeviceArray, iters: int) -> int:
+    def _chase(self, ring: rt.DeviceArray, iters: int, kernel: str = "chase_global") -> int:
         out = rt.zeros(1, np.uint64, self.device)
-        st = self.launch("chase_global", 1, 1, [np.uint64(ring.ptr), np.int32(iters), out])
+        st = self.launch(kernel, 1, 1, [np.uint64(ring.ptr), np.int32(iters), out])
         return st.cycles
 
     def dram_latency(self, iters: int = 16) -> float:
@@ -153,6 +153,12 @@ class Microbench:
         hit; the slope over extra passes is the L2 hit latency."""
         ring = self._ring(warm * UNROLL)
         return (self._chase(ring, warm + 2 * iters) - self._chase(ring, warm + iters)) / (iters * UNROLL)
+
+    def l1_latency(self, warm: int = 8, iters: int = 16) -> float:
+        """The same chase with cached loads (.ca): after the first pass the cycle sits in the SM's L1."""
+        ring = self._ring(warm * UNROLL)
+        return (self._chase(ring, warm + 2 * iters, "chase_global_ca")
+                - self._chase(ring, warm + iters, "chase_global_ca")) / (iters * UNROLL)
 
     def _chase_shared(self, iters: int, n: int = 64, stride: int = 1) -> int:
         out = rt.zeros(1, np.uint32, self.device)
@@ -356,7 +362,9 @@ def measure(machine: str | Path | Machine = "xg1", arch: str = "sm_80", bank_str
                            float(lat[cls]), mb.chain_latency(cls), False))
     figs.append(Figure("latency", "shared load latency (pointer chase in shared memory)", "[latency] lsu",
                        "cycles", float(lat["lsu"]), mb.shared_latency(), False))
-    figs.append(Figure("latency", "L2 hit latency (global pointer chase, second pass)", "[latency] l2_hit",
+    figs.append(Figure("latency", "L1 hit latency (global pointer chase with ld.ca, second pass)",
+                       "[latency] l1_hit", "cycles", float(lat["l1_hit"]), mb.l1_latency(), False))
+    figs.append(Figure("latency", "L2 hit latency (global pointer chase with ld.cg, second pass)", "[latency] l2_hit",
                        "cycles", float(lat["l2_hit"]), mb.l2_latency(), False))
     figs.append(Figure("latency", "DRAM latency (global pointer chase, first touch)", "[latency] dram",
                        "cycles", float(lat["dram"]), mb.dram_latency(), False))

@@ -252,15 +252,20 @@ __device__ __forceinline__ float sload_streams(int stride) {
 MEMORY_THROUGHPUT_KERNELS(32)
 
 // Pointer chase in global memory, one thread: `p` is the address of the first element of a cycle
-// of 64-bit pointers (each in its own 32-byte sector); 16 * iters dependent loads. A sector's first
-// touch in a launch goes to DRAM, later ones hit in L2.
-extern "C" __global__ void chase_global(unsigned long long p, int iters, unsigned long long *out) {
-  for (int i = 0; i < iters; ++i) {
-#pragma unroll
-    for (int k = 0; k < 16; ++k) asm volatile("ld.global.u64 %0, [%0];" : "+l"(p));
+// of 64-bit pointers (each in its own 32-byte sector); 16 * iters dependent loads. chase_global
+// loads with .cg (cached in L2, not L1): a sector's first touch in a launch goes to DRAM, later ones
+// hit in L2. chase_global_ca loads with .ca (the default): later touches hit in the SM's L1 while
+// the cycle fits in it.
+#define CHASE_GLOBAL(NAME, CACHE)                                                           \
+  extern "C" __global__ void NAME(unsigned long long p, int iters, unsigned long long *out) { \
+    for (int i = 0; i < iters; ++i) {                                                       \
+      _Pragma("unroll") for (int k = 0; k < 16; ++k)                                        \
+        asm volatile("ld.global." CACHE ".u64 %0, [%0];" : "+l"(p));                        \
+    }                                                                                       \
+    *out = p;                                                                               \
   }
-  *out = p;
-}
+CHASE_GLOBAL(chase_global, "cg")
+CHASE_GLOBAL(chase_global_ca, "ca")
 
 // Pointer chase in shared memory, one thread: a cycle of `n` shared addresses `stride` words apart,
 // built by the thread itself, then 16 * iters dependent loads.

@@ -45,11 +45,26 @@ def test_shared_pointer_chase_recovers_lsu_latency(mb, lat):
     assert close(got, lat["lsu"]), got
 
 
-def test_global_pointer_chase_recovers_dram_and_l2_latencies(mb, lat):
-    dram, l2 = mb.dram_latency(), mb.l2_latency()
+def test_global_pointer_chase_recovers_dram_l2_and_l1_latencies(mb, lat):
+    dram, l2, l1 = mb.dram_latency(), mb.l2_latency(), mb.l1_latency()
     assert close(dram, lat["dram"]), dram
-    assert close(l2, lat["l2_hit"]), l2
-    assert dram > l2  # the first touch of a sector and the second pass are told apart
+    assert close(l2, lat["l2_hit"]), l2  # ld.global.cg: the L1 is bypassed
+    assert close(l1, lat["l1_hit"]), l1  # ld.global.ca: the second pass hits in the SM's L1
+    assert dram > l2 > l1  # the first touch of a sector and the second pass are told apart
+
+
+def test_a_chase_over_more_than_the_l1_misses_it_every_time(mb, lat):
+    """The L1 is LRU over ``l1_bytes`` (no shared memory here: no carveout): a cycle of 1024 sectors
+    more than it holds evicts every sector before its next use (L2 latency); 1024 fewer stays in it."""
+    from xcc.backend.timing import l1_capacity_sectors
+
+    kernel = mb.module.get_function("chase_global_ca").kernel
+    cap = l1_capacity_sectors(mb.machine, kernel, 1)
+    assert cap == mb.machine.data["memory"]["l1_bytes"] // 32
+    for n, want in ((cap + 1024, lat["l2_hit"]), (cap - 1024, lat["l1_hit"])):
+        ring = mb._ring(n)
+        one, two = (mb._chase(ring, passes * n // 16, "chase_global_ca") for passes in (1, 2))
+        assert close((two - one) / n, want), (n, (two - one) / n, want)
 
 
 @pytest.mark.parametrize("pipe", ["fma", "sfu", "fp64", "tensor"])
@@ -147,7 +162,7 @@ def test_a_scoreboard_waits_for_all_its_outstanding_writes():
     assert st.cycles >= dev.machine.latency("dram")
 
 
-MODIFIED = {"fma = 4 ": "fma = 6 ", "l2_hit = 262": "l2_hit = 300", "lsu = 32 ": "lsu = 40 ",
+MODIFIED = {"fma = 4 ": "fma = 6 ", "l2_hit = 262": "l2_hit = 300", "l1_hit = 38 ": "l1_hit = 50 ", "lsu = 32 ": "lsu = 40 ",
             "sfu = 18 ": "sfu = 24 ", "banks = 32": "banks = 16", "tensor = 30 ": "tensor = 40 ",
             "\nf16 = 4096 ": "\nf16 = 2048 ", "\ni8 = 8192 ": "\ni8 = 2048 ",
             "dram_bytes_per_cycle = 1909 ": "dram_bytes_per_cycle = 1000 ",
@@ -175,6 +190,7 @@ def test_measured_figures_follow_a_modified_description(tmp_path):
     assert close(mb.chain_latency("fma"), 6)
     assert close(mb.chain_latency("sfu"), 24)
     assert close(mb.l2_latency(), 300)
+    assert close(mb.l1_latency(), 50)
     assert close(mb.shared_latency(), 40)
     assert close(mb.issue_rate("fma"), 0.5)
     # tensor latency 40, half-rate f16 and quarter-rate int8 tensor cores: 2048 ops/cycle/SM each

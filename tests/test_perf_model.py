@@ -154,3 +154,57 @@ def test_a_bad_figure_in_a_description_is_named(tmp_path, old, new, key):
 
     with pytest.raises(XccError, match=re.escape(key)):
         load_machine(machine_with(tmp_path, old, new))
+
+
+# ------------------------------------------------------------------------------ the L1 data cache
+RELOAD = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry reload(.param .u64 buf, .param .u32 store)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [buf];
+  cvta.to.global.u64 %rd1, %rd1;
+  ld.param.u32 %r2, [store];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.global.CACHE.f32 %f1, [%rd3];
+  setp.ne.u32 %p1, %r2, 0;
+  @%p1 st.global.f32 [%rd3+4096], %f1;
+  @%p1 st.global.f32 [%rd3], %f1;
+  ld.global.CACHE.f32 %f2, [%rd3];
+  add.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd3+8192], %f3;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("cache,store,hits", [("ca", 0, 4), ("ca", 1, 0), ("cg", 0, 0), ("cv", 0, 0)])
+def test_l1_serves_a_reload_unless_bypassed_or_written(cache, store, hits):
+    """One warp reads 4 sectors twice: the second read hits in the SM's L1 (4 sector hits), unless the
+    loads bypass it (.cg, .cv) or the warp wrote those sectors in between (write-through invalidates)."""
+    device = rt.Device()
+    fn = rt.load_module(RELOAD.replace("CACHE", cache), device=device).get_function("reload")
+    buf = rt.to_device(np.arange(3 * 1024, dtype=np.float32), device)
+    m = fn.launch(1, 32, [buf, np.uint32(store)]).metrics
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] == hits
+    cached_reads = 8 if cache == "ca" else 0
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"] == cached_reads - hits
+    assert m["lts__t_sectors_srcunit_tex_op_read.sum"] == 8 - hits  # what the L1 does not serve, the L2 does
+
+
+def test_l1_capacity_is_the_unified_array_less_the_shared_carveout():
+    from xcc.backend.timing import l1_capacity_sectors
+
+    machine = rt.Device().machine
+    fn = rt.load_module(PTX).get_function(PADDED)  # 4224 bytes of shared memory per CTA
+    kib = 1024 // 32  # sectors per KiB
+    assert l1_capacity_sectors(machine, fn.kernel, 1) == (256 - 8) * kib  # the 8 KiB carveout holds 4.1 KiB
+    assert l1_capacity_sectors(machine, fn.kernel, 8) == (256 - 64) * kib  # 33 KiB -> the 64 KiB carveout
+    assert l1_capacity_sectors(machine, fn.kernel, 1, dynamic_shared=120 * 1024) == (256 - 132) * kib

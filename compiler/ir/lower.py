@@ -40,6 +40,20 @@ INT_CMP = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 FLOAT_CMP = INT_CMP | {"equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}
 
 
+def load_cache_policy(mods) -> str | None:
+    """How a load may use the L1, from its PTX qualifiers (PTX ISA, ld: "Cache operators" and the memory
+    consistency model): ``"cg"`` (cache in L2, not L1) for ``.cg`` and for strong loads (``.relaxed`` /
+    ``.acquire``) at ``.gpu`` or ``.sys`` scope, which must see other SMs' writes; ``"cv"`` (fetch again at
+    every access) for ``.cv`` and ``.volatile``; None for ``.ca``, ``.nc``, ``.cs``, ``.lu`` and plain loads,
+    which the L1 may serve.  It changes no result, only the cycle model's L1 lookup."""
+    ms = set(mods)
+    if "cv" in ms or "volatile" in ms:
+        return "cv"
+    if "cg" in ms or (ms & {"relaxed", "acquire"} and ms & {"gpu", "sys"}):
+        return "cg"
+    return None
+
+
 def types_of(mods) -> list[str]:
     return [m for m in mods if is_type_name(m)]
 
@@ -491,7 +505,9 @@ class InstLowering(MatrixLowering, AsyncLowering):
                 p = self.b.param_by_name[param]
                 v = self.emit("ld_param", t, [], rt, offset=p.offset + off + k * t.bytes)
             else:
-                v = self.emit("ld", t, [base], rt, space=space, offset=off + k * t.bytes)
+                cache = load_cache_policy(inst.modifiers)
+                v = self.emit("ld", t, [base], rt, space=space, offset=off + k * t.bytes,
+                              **({"cache": cache} if cache else {}))
             self.write(d, v.result)
 
     op_ldu = op_ld
