@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.backend.exec_ops import Binder, ExecFault, _shared_addr, impl
+from xcc.backend.isa import MMA_SHAPE
 from xcc.backend.memory import MemoryFault, check_window
 from xcc.semantics import matrix, warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
@@ -59,13 +60,13 @@ def _one(rd, sel, n: int, w: int) -> np.ndarray:
 
 # mnemonic -> (PTX shape, registers of A, B, C in the whole fragment, which A/C registers the half's operands
 # fill: A pair -> (0, 2) [rows groupID], C pair -> (0, 1); an R operand fills register 0)
-_MMA = {
-    "HMMA.16816.F32": ("m16n8k16", 4, 2, 4, True, True),
-    "HMMA.16816.F16": ("m16n8k16", 4, 2, 2, True, False),
-    "HMMA.1688.F32": ("m16n8k8", 2, 1, 4, False, True),
-    "HMMA.1688.F16": ("m16n8k8", 2, 1, 2, False, False),
-    "IMMA.16832": ("m16n8k32", 4, 2, 4, True, True),
-}
+_MMA = {mn: ("m{}n{}k{}".format(*MMA_SHAPE[mn]), *regs) for mn, regs in {
+    "HMMA.16816.F32": (4, 2, 4, True, True),
+    "HMMA.16816.F16": (4, 2, 2, True, False),
+    "HMMA.1688.F32": (2, 1, 4, False, True),
+    "HMMA.1688.F16": (2, 1, 2, False, False),
+    "IMMA.16832": (4, 2, 4, True, True),
+}.items()}
 
 
 def mma_half(mnemonic: str, types: tuple[str, str, str, str], a: np.ndarray, b: np.ndarray, c: np.ndarray,

@@ -473,6 +473,20 @@ def _build() -> tuple[dict[str, InstrDef], dict[int, InstrDef]]:
 
 TABLE, BY_OPCODE = _build()
 
+# The PTX mma.sync shape (m, n, k) each HMMA/IMMA half instruction computes 8 rows of, and the product a
+# WGMMA.F32 contributes to: one accumulator register of a warpgroup's m64nNk16 (64 x N x 16 over 4 warps x N/2
+# instructions: 32 elements of k = 16 each, as 8 x 4 x 16).
+MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA.1688.F32": (16, 8, 8),
+             "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16)}
+
+
+def tensor_ops(mnemonic: str) -> int:
+    """Multiply-add ops (2 per product) one warp's tensor-core instruction ``mnemonic`` performs: a half (or
+    WGMMA register) is 8 of the m rows of its :data:`MMA_SHAPE`."""
+    m, n, k = MMA_SHAPE[mnemonic]
+    return 2 * (m // 2) * n * k
+
+
 SPECIAL_REGS = ("SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_NTID.X", "SR_NTID.Y", "SR_NTID.Z",
                 "SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z", "SR_NCTAID.X", "SR_NCTAID.Y", "SR_NCTAID.Z",
                 "SR_LANEID", "SR_WARPID", "SR_NWARPID", "SR_SMID", "SR_NSMID", "SR_CLOCKLO", "SR_CLOCK64",

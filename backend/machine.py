@@ -32,15 +32,21 @@ _COUNTS = ("sm", "limits", "shared_memory")
 _RATES = ("issue", "tensor", "memory")
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
 def _check_values(data: dict, where: str) -> None:
     """Every figure the models read is a number of the right sign: a typo in a hand-edited description is
     an error naming the key, not a silently different machine."""
-    def bad(table: str, key: str, want: str):
-        return XccError(f"{where}: [{table}] {key} = {data[table][key]!r}: expected {want}")
-
     sched = data["sm"].get("scheduler", "gto")
     if not isinstance(sched, str) or sched.lower() not in SCHEDULERS:
-        raise bad("sm", "scheduler", " or ".join(f"'{s}'" for s in SCHEDULERS))
+        raise XccError(f"{where}: [sm] scheduler = {sched!r}: expected "
+                       + " or ".join(f"'{s}'" for s in SCHEDULERS))
     for table in (*_COUNTS, "latency", *_RATES):
         section = data.get(table, {})
         if not isinstance(section, dict):
@@ -48,19 +54,16 @@ def _check_values(data: dict, where: str) -> None:
         for key, v in section.items():
             if table == "sm" and key == "scheduler":
                 continue
-            if table == "sm" and key == "clock_mhz":
-                ok, want = isinstance(v, int | float) and not isinstance(v, bool) and v > 0, "a positive number"
-            elif isinstance(v, list):  # a list of sizes ([memory] shared_carveouts_kb)
-                ok = all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v) and bool(v)
-                want = "a non-empty list of non-negative integers"
-            elif table in _COUNTS:
-                ok, want = isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive integer"
+            if isinstance(v, list):  # a list of sizes ([memory] shared_carveouts_kb)
+                ok, want = bool(v) and all(_is_int(x) and x >= 0 for x in v), "a non-empty list of non-negative integers"
+            elif table in _COUNTS and key != "clock_mhz":
+                ok, want = _is_int(v) and v > 0, "a positive integer"
             elif table == "latency":
-                ok, want = isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a non-negative integer"
+                ok, want = _is_int(v) and v >= 0, "a non-negative integer"
             else:
-                ok, want = isinstance(v, int | float) and not isinstance(v, bool) and v > 0, "a positive number"
+                ok, want = _is_number(v) and v > 0, "a positive number"
             if not ok:
-                raise bad(table, key, want)
+                raise XccError(f"{where}: [{table}] {key} = {v!r}: expected {want}")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xcc.backend.timing import STALL_PREFIX, STALL_REASONS
+from xcc.backend.timing import STALL_PREFIX, STALL_REASONS, TENSOR_KINDS
 
 Metrics = dict
 _TOP_OPCODES = 12
@@ -24,12 +24,18 @@ def _get(name: str) -> Value:
     return lambda m: m.get(name)
 
 
-def _ratio(num: str, den: str, scale: float = 1.0) -> Value:
+def _ratio(num: str, den: str) -> Value:
     def f(m: Metrics):
         if num not in m or den not in m:
             return None
-        return scale * m[num] / m[den] if m[den] else 0.0
+        return m[num] / m[den] if m[den] else 0.0
     return f
+
+
+def _tensor_utilization(m: Metrics):
+    """The tensor pipes' busy share, whatever held them (HMMA, IMMA, WGMMA share one pipe per sub-partition)."""
+    keys = [f"sm__pipe_tensor_op_{kind}_cycles_active.avg.pct_of_peak_sustained_active" for kind in TENSOR_KINDS]
+    return sum(m.get(k, 0.0) for k in keys) if any(k in m for k in keys) else None
 
 
 def _shared_ways(op: str) -> Value:
@@ -76,7 +82,7 @@ def sections() -> list[tuple[str, list[tuple[str, str, Value]]]]:
             ("SM Active Cycles", "cycle", _per_sm("sm__cycles_active.sum")),
             ("DRAM Throughput", "%", _get("dram__throughput.avg.pct_of_peak_sustained_elapsed")),
             ("L2 Throughput", "%", _get("lts__throughput.avg.pct_of_peak_sustained_elapsed")),
-            ("Tensor Pipe Utilization", "%", _get("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")),
+            ("Tensor Pipe Utilization", "%", _tensor_utilization),
         ]),
         ("Launch Statistics", [
             ("Grid Size", "", _get("launch__grid_size")),

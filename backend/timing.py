@@ -90,7 +90,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from xcc.backend.isa import NUM_SCOREBOARDS
+from xcc.backend.isa import MMA_SHAPE, NUM_SCOREBOARDS, tensor_ops
 from xcc.backend.machine import Machine
 from xcc.backend.occupancy import occupancy
 
@@ -110,24 +110,20 @@ _SPACE = {"LDG": "g", "STG": "g", "ATOMG": "g", "LD": "g", "ST": "g", "ATOM": "g
           "LDSM": "s",  # ldmatrix: each matrix 8 rows of 16 bytes, from 8 lanes' addresses
           "LDGSTS": "g"}  # cp.async: the global read (its shared write lands at the DEPBAR that covers it)
 _OP = {"LDSM": "ldsm", "LDGSTS": "ldgsts"}  # Nsight's op_ of the metrics, where not ld / st
-_L1_READS = ("LDG", "LD", "LDGSTS")  # global reads the L1 may serve (unless BYPASS)
 _BAR_KIND = ("BAR", "BAR.RED")  # CTA-wide waits; BAR.CNT (named barriers, arrive) issues as a plain instruction
 
-# Tensor-core instructions: Nsight's op_ of the tensor pipe, and the ops (2 m n k) of one warp's instruction:
-# an HMMA/IMMA is one 8-row half of an mma.sync (m8 n8 k16, k8 or k32); a WGMMA.F32 one accumulator register
-# of a warpgroup's m64nNk16 (a 64 x N x 16 product over 4 warps x N/2 instructions: 32 elements of k16 each).
-# The input type is IMMA's i8 or the atype modifier (f16, bf16); HMMA.*.F16 takes f16.
-TENSOR_OPS = {"HMMA.16816.F32": ("hmma", 2 * 8 * 8 * 16), "HMMA.16816.F16": ("hmma", 2 * 8 * 8 * 16),
-              "HMMA.1688.F32": ("hmma", 2 * 8 * 8 * 8), "HMMA.1688.F16": ("hmma", 2 * 8 * 8 * 8),
-              "IMMA.16832": ("imma", 2 * 8 * 8 * 32), "WGMMA.F32": ("gmma", 2 * 32 * 16)}
-TENSOR_KINDS = ("hmma", "imma", "gmma")
+# Tensor-core instructions (the ISA table's MMA_SHAPE): Nsight's op kind of the tensor pipe by mnemonic family;
+# ops per warp instruction from xcc.backend.isa.tensor_ops.  The input type is IMMA's i8 or the atype modifier
+# (f16, bf16); HMMA.*.F16 takes f16.
+_TENSOR_FAMILY = {"HMMA": "hmma", "IMMA": "imma", "WGMMA": "gmma"}
+TENSOR_KINDS = tuple(_TENSOR_FAMILY.values())
 
 
 def tensor_op(inst) -> tuple[str, str, int]:
     """(Nsight op kind, input type, ops) of the tensor-core instruction ``inst``."""
-    kind, ops = TENSOR_OPS[inst.mnemonic]
+    kind = _TENSOR_FAMILY[inst.mnemonic.split(".")[0]]
     dtype = "i8" if kind == "imma" else str(inst.mods.get("atype", "F16")).lower()
-    return kind, dtype, ops
+    return kind, dtype, tensor_ops(inst.mnemonic)
 
 
 def mem_space(mnemonic: str) -> str | None:
@@ -275,7 +271,7 @@ class _Static:
         self.space = mem_space(inst.mnemonic)
         self.lat = machine.latency(d.latency) if d.latency in machine.data["latency"] else 1
         self.tensor = None  # Nsight's op kind of a tensor-core instruction
-        if inst.mnemonic in TENSOR_OPS:
+        if inst.mnemonic in MMA_SHAPE:
             self.tensor, dtype, ops = tensor_op(inst)
             rate = machine.tensor_rate(dtype)
             if rate is not None:  # else 1 / [issue] tensor, as above
@@ -286,8 +282,8 @@ class _Static:
         self.op = _OP.get(inst.mnemonic, "st" if self.store else "ld")
         # the L1's part in a global access: 1 a cacheable read (looked up, allocated on a miss), 0 a read that
         # bypasses it (BYPASS: .cg/.cv/.volatile/strong), -1 a store or atomic (write-through: invalidates)
-        base = inst.mnemonic.removesuffix(".64")
-        self.l1 = (0 if inst.mods.get("BYPASS") else 1) if base in _L1_READS else -1
+        cacheable = any(m.name == "BYPASS" for m in d.mods)  # the ISA table's L1-cacheable global reads
+        self.l1 = (0 if inst.mods.get("BYPASS") else 1) if cacheable else -1
         # cp.async: 1 an LDGSTS (joins the open group), 2 LDGDEPBAR (closes it), 3 + b DEPBAR b (waits for
         # all but the b most recently closed groups); 0 otherwise
         self.cp = {"LDGSTS": 1, "LDGDEPBAR": 2}.get(inst.mnemonic, 3 + int(inst.ops["b"]) if inst.mnemonic == "DEPBAR"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from xcc import runtime as rt
+from xcc.backend.machine import MACHINES_DIR
 
 
 def run_case(case, arch: str, opt_level: int, seed: int = 0, device: rt.Device | None = None, timing: bool = True):
@@ -32,3 +35,15 @@ def check_case(case, arch: str, opt_level: int, seed: int = 0):
             np.testing.assert_array_equal(got[i].view(np.uint8), np.ascontiguousarray(want).view(np.uint8),
                                           err_msg=f"{case.name} arg {i} differs bit for bit")
     return stats
+
+
+def modified_description(tmp_path: Path, name: str, edits: dict[str, str]) -> str:
+    """xg1.toml with each ``old`` of ``edits`` (found exactly once) replaced by ``new``, written to
+    ``tmp_path / name.toml``; its path (for ``rt.Device(machine=...)``)."""
+    text = (MACHINES_DIR / "xg1.toml").read_text()
+    for old, new in edits.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return str(path)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import modified_description
 
-from xcc.backend.machine import MACHINES_DIR, load_machine
+from xcc.backend.machine import load_machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -169,17 +170,8 @@ MODIFIED = {"fma = 4 ": "fma = 6 ", "l2_hit = 262": "l2_hit = 300", "l1_hit = 38
             "l2_bytes_per_cycle = 3136 ": "l2_bytes_per_cycle = 2048 "}
 
 
-def modified_machine(tmp_path: Path) -> Path:
-    text = (MACHINES_DIR / "xg1.toml").read_text()
-    for old, new in MODIFIED.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    # the [issue] table: half-rate FFMA
-    head, issue = text.split("[issue]", 1)
-    assert issue.count("\nfma = 1.0") == 1
-    path = tmp_path / "xg1_mod.toml"
-    path.write_text(head + "[issue]" + issue.replace("\nfma = 1.0", "\nfma = 0.5"))
-    return path
+def modified_machine(tmp_path: Path) -> str:
+    return modified_description(tmp_path, "xg1_mod", {**MODIFIED, "\nfma = 1.0": "\nfma = 0.5"})  # + half-rate FFMA
 
 
 def test_measured_figures_follow_a_modified_description(tmp_path):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import modified_description
 from kernel_cases import CASES, case_params, ptx_path
 
 from xcc import runtime as rt
@@ -282,17 +283,6 @@ MICROBENCH = Path(__file__).resolve().parent.parent / "examples" / "microbench.s
 F16X2, S8X4 = np.uint32(0x24002400), np.uint32(0x01010101)  # the microbenchmarks' mma fragments
 
 
-def described(tmp_path: Path, name: str, edits: dict[str, str]) -> str:
-    """xg1.toml with each ``old`` (found exactly once) replaced by ``new``; the new file's path."""
-    text = (MACHINES_DIR / "xg1.toml").read_text()
-    for old, new in edits.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path = tmp_path / f"{name}.toml"
-    path.write_text(text)
-    return str(path)
-
-
 def streams(machine: str, kernel: str):
     """One CTA of 32 warps of ``kernel`` from examples/microbench.cu (its independent streams, 16 rounds)."""
     device = rt.Device(machine=machine)
@@ -322,7 +312,7 @@ def test_doubling_fp16_tensor_throughput_speeds_up_fp16_kernels_only(tmp_path: P
     """[tensor] f16 4096 -> 8192 ops per cycle per SM: the HMMA kernel (tensor-bound, 32 warps) gets faster,
     the IMMA kernel (int8, [tensor] i8) and an FFMA kernel keep their cycles; the example GEMM (one warp
     per tile, latency-bound) is no slower and holds its tensor pipes half as long."""
-    fast = described(tmp_path, "fast_f16", {"\nf16 = 4096 ": "\nf16 = 8192 "})
+    fast = modified_description(tmp_path, "fast_f16", {"\nf16 = 4096 ": "\nf16 = 8192 "})
     base, quick = streams("xg1", "hmma_streams_16"), streams(fast, "hmma_streams_16")
     assert base.metrics["sm__inst_executed_pipe_tensor_op_hmma.sum"] == quick.metrics[
         "sm__inst_executed_pipe_tensor_op_hmma.sum"] == base.instructions_executed["HMMA.16816.F32"] > 0
@@ -388,7 +378,7 @@ def test_dram_bandwidth_bounds_a_streaming_kernel_but_not_a_small_one(tmp_path: 
     the extra transfer time, waiting on long scoreboards (lg_throttle, the per-SM L1, barely moves), and
     reports DRAM busy most of the time. A 4-CTA kernel is not: the bandwidth is device-wide, so its cycles
     are those of a description with no bandwidth limit, but for its own sectors' transfer time."""
-    half = described(tmp_path, "half_dram", {"dram_bytes_per_cycle = 1909 ": "dram_bytes_per_cycle = 954.5 "})
+    half = modified_description(tmp_path, "half_dram", {"dram_bytes_per_cycle = 1909 ": "dram_bytes_per_cycle = 954.5 "})
     a, b = dram_stream("xg1"), dram_stream(half)
     ma, mb = a.metrics, b.metrics
     sectors = ma["dram__sectors_read.sum"]

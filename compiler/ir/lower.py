@@ -497,6 +497,8 @@ class InstLowering(MatrixLowering, AsyncLowering):
         space = self._space(inst)
         base, off, param = self._address(inst.operands[1])
         dests = inst.operands[0].elements if isinstance(inst.operands[0], ast.Vector) else (inst.operands[0],)
+        cache = load_cache_policy(inst.modifiers)
+        extra = {"cache": cache} if cache else {}
         for k, d in enumerate(dests):
             if isinstance(d, ast.Sink):
                 continue
@@ -505,9 +507,7 @@ class InstLowering(MatrixLowering, AsyncLowering):
                 p = self.b.param_by_name[param]
                 v = self.emit("ld_param", t, [], rt, offset=p.offset + off + k * t.bytes)
             else:
-                cache = load_cache_policy(inst.modifiers)
-                v = self.emit("ld", t, [base], rt, space=space, offset=off + k * t.bytes,
-                              **({"cache": cache} if cache else {}))
+                v = self.emit("ld", t, [base], rt, space=space, offset=off + k * t.bytes, **extra)
             self.write(d, v.result)
 
     op_ldu = op_ld
