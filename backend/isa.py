@@ -500,3 +500,10 @@ CBANK_NCTAID = 0xC  # nctaid.x, .y, .z
 CBANK_GLOBALS = 0x20  # the addresses of the kernel's module-level .global variables, 8 bytes each
 CBANK_PARAMS = 0x160
 MAX_GLOBALS = (CBANK_PARAMS - CBANK_GLOBALS) // 8
+
+# -- the generic address space (PTX ISA 9.0 section 6.4.1, "Generic addressing") --------------------------
+WINDOW_BYTES = 1 << 32
+"""Size of each generic-space window (shared, local, const)."""
+WINDOWS = {"shared": 0x7FFD_0000_0000, "local": 0x7FFE_0000_0000, "const": 0x7FFF_0000_0000}
+"""Generic address of byte 0 of each state space's window (above the global heap's base, as NVIDIA
+places its shared and local windows high in the address space; low 32 bits zero)."""

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from xcc.backend import isa
-from xcc.backend.memory import WINDOW_BYTES, WINDOWS
+from xcc.backend.isa import WINDOW_BYTES, WINDOWS
 from xcc.backend.spill import MIN_REGISTERS
 
 PIPES = {"alu": "integer/logic ALU", "fma": "FP32 and integer multiply-add", "sfu": "special functions",

@@ -25,11 +25,11 @@ from xcc.backend.isa import (
     PT,
     RZ,
     SR_INDEX,
+    WINDOWS,
 )
 from xcc.backend.isel_calls import CallSelection
 from xcc.backend.isel_half import HalfSelection
 from xcc.backend.isel_matrix import MatrixSelection
-from xcc.backend.memory import WINDOWS
 from xcc.backend.minst import CBank, Half, Imm, MInst, VReg, mi, new_vreg
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Block, Const, Function, Instruction, Value, Variable, layout_variables
@@ -362,7 +362,7 @@ class InstructionSelector(MatrixSelection, HalfSelection, CallSelection):
 
     def op_cvta(self, inst):
         """Global addresses are generic; shared and local windows are 4 GiB-aligned
-        (:data:`xcc.backend.memory.WINDOWS`), so cvta adds or subtracts the base's high word."""
+        (:data:`xcc.backend.isa.WINDOWS`), so cvta adds or subtracts the base's high word."""
         space = inst.attrs.get("space")
         if space == "global" or space in WINDOWS and width_of(inst.type) == 1:
             self.alias(inst.result, inst.args[0])  # a 32-bit address: the base's low word is 0

@@ -57,17 +57,15 @@ import bisect
 
 import numpy as np
 
+from xcc.backend.isa import WINDOW_BYTES, WINDOWS
+from xcc.semantics.faults import MemoryFault
+
 __all__ = ["FlatMemory", "GlobalMemory", "GenericMemory", "MemoryFault", "GLOBAL_BASE", "WINDOWS",
            "WINDOW_BYTES", "window_space"]
 
 GLOBAL_BASE = 0x7F00_0000_0000
 """First global address: above 4 GiB so that 32-bit truncation faults."""
 
-WINDOW_BYTES = 1 << 32
-"""Size of each generic-space window (shared, local, const)."""
-WINDOWS = {"shared": 0x7FFD_0000_0000, "local": 0x7FFE_0000_0000, "const": 0x7FFF_0000_0000}
-"""Generic address of byte 0 of each state space's window (above the global heap's base, as NVIDIA
-places its shared and local windows high in the address space; low 32 bits zero)."""
 _WINDOW_LO = min(WINDOWS.values())
 _WINDOW_ORDER = sorted(WINDOWS, key=WINDOWS.get)
 
@@ -84,36 +82,6 @@ _SINT = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: 
 _FLOAT = {4: np.dtype(np.float32), 8: np.dtype(np.float64)}
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 ATOMIC_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})
-
-
-class MemoryFault(Exception):
-    """An illegal device memory access (or a bad host-side memory call).
-
-    ``kind`` is ``'misaligned'``, ``'out-of-bounds'``, ``'freed'`` (use after
-    free), ``'double-free'`` or ``'invalid-free'``; ``addresses`` holds every
-    offending address in thread order, ``address`` the first; ``thread`` is the
-    index (into the address array) of the first offending thread, ``None`` for
-    host-side calls.
-    """
-
-    def __init__(self, kind: str, addresses, thread: int | None, *, width: int = 0,
-                 space: str = "global", detail: str = ""):
-        self.kind = kind
-        self.addresses = np.atleast_1d(np.asarray(addresses, dtype=np.uint64))
-        self.address = int(self.addresses[0])
-        self.thread = thread
-        self.width = width
-        self.space = space
-        what = f"{width}-byte {space} access" if width else f"{space} memory call"
-        msg = f"{kind} {what} at address {self.address:#x}"
-        if thread is not None:
-            msg += f" (thread {thread}"
-            if self.addresses.size > 1:
-                msg += f"; {self.addresses.size} threads faulted"
-            msg += ")"
-        if detail:
-            msg += f": {detail}"
-        super().__init__(msg)
 
 
 # ---------------------------------------------------------------------------

@@ -72,7 +72,7 @@ _ROWS = [
     ("addr_of", 0, "d = address of variable attrs.symbol in attrs.space"),
     ("ld_param", 0, "d = kernel parameter bytes at attrs.offset, of type"),
     ("cvta", 1, "d = a converted between attrs.space and the generic space (attrs.to_generic): the space's "
-                "generic window base added or subtracted (xcc.backend.memory.WINDOWS; identity for global)"),
+                "generic window base added or subtracted (xcc.backend.isa.WINDOWS; identity for global)"),
     ("isspacep", 1, "p = whether generic address a lies in attrs.space's window (global: in no window)"),
     # --- packing and extended precision (mov with vector operands; add.cc/addc/sub.cc/subc/mad.cc/madc)
     ("pack", None, "d = the args concatenated, element k (width type.bits / n) in bits [k*w, (k+1)*w)"),

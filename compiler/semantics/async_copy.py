@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xcc.backend.memory import MemoryFault
+from xcc.semantics.faults import MemoryFault
 
 CP_SIZES = (4, 8, 16)
 _WORD = {4: np.uint32, 8: np.uint64, 16: np.uint64}
