@@ -15,13 +15,13 @@ and at every branch, which may leave it early (at most a few cycles).  A
 function's entry waits for every scoreboard, and CALL, SYSCALL and RET wait
 for everything pending (the callee or caller may overwrite any register).
 Runs after register allocation, on physical registers (Mesa NAK's
-``calc_instr_deps`` does the same job).  ``backend/hazards.py`` checks the
+``calc_instr_deps`` does the same job).  ``compiler/sim/isa/hazards.py`` checks the
 result on every strict-mode run.
 """
 
 from __future__ import annotations
 
-from xcc.backend.isa import NUM_SCOREBOARDS, PT, RZ
+from xcc.backend.isa import CALLS, LEAVES, NUM_SCOREBOARDS, PT, RZ
 from xcc.backend.isel import MBlock
 from xcc.backend.machine import Machine
 from xcc.backend.minst import MInst
@@ -60,7 +60,7 @@ def _successors(blocks: list[MBlock]) -> dict[str, list[str]]:
     for i, b in enumerate(blocks):
         out = [m.ops["b"] for m in b.insts if m.mnemonic == "BRA" and isinstance(m.ops.get("b"), str)]
         last = b.insts[-1] if b.insts else None
-        ends = last is not None and (last.mnemonic in ("EXIT", "RET") or
+        ends = last is not None and (last.mnemonic in LEAVES or
                                      (last.mnemonic == "BRA" and (last.guard is None or last.guard[0] == PT
                                                                   and not last.guard[1])))
         if not ends and i + 1 < len(blocks):
@@ -69,7 +69,6 @@ def _successors(blocks: list[MBlock]) -> dict[str, list[str]]:
     return succ
 
 
-_WAIT_ALL = frozenset({"CALL", "SYSCALL", "RET"})
 _ALL = (1 << NUM_SCOREBOARDS) - 1
 
 
@@ -81,7 +80,7 @@ def _transfer(b: MBlock, pending: dict, first: bool, emit: bool, machine: Machin
     t, prev = 0, None
     for k, m in enumerate(b.insts):
         uses, defs = _regs(m, False), _regs(m, True)
-        wait = _ALL if (first and k == 0) or m.mnemonic in _WAIT_ALL else 0
+        wait = _ALL if (first and k == 0) or m.mnemonic in CALLS else 0
         for r in uses | defs:  # RAW on reads, WAW on writes
             for sb in pending.get(r, ()):
                 wait |= 1 << sb

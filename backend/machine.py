@@ -26,7 +26,7 @@ REQUIRED = {"sm": ("count", "subpartitions"), "limits": ("registers", "shared_me
             "latency": ("alu", "fma", "sfu", "lsu", "branch")}
 
 
-SCHEDULERS = ("gto", "lrr")  # greedy-then-oldest, loose round-robin (backend/timing.py)
+SCHEDULERS = ("gto", "lrr")  # greedy-then-oldest, loose round-robin (compiler/sim/perf/timing.py)
 # tables whose every entry is a count (a positive integer) or a rate (a positive number); latencies may be 0
 _COUNTS = ("sm", "limits", "shared_memory")
 _RATES = ("issue", "tensor", "memory")
@@ -77,7 +77,12 @@ class Machine:
         return self.data["limits"]
 
     def latency(self, cls: str) -> int:
-        return int(self.data["latency"][cls])
+        """Cycles of latency class ``cls``: ``[latency] <cls>``; a description without it is an error naming
+        the key (latencies live only in machine descriptions: no figure in code stands in for one)."""
+        lat = self.data["latency"]
+        if cls not in lat:
+            raise XccError(f"machine description '{self.name}' lacks [latency] {cls}")
+        return int(lat[cls])
 
     def tensor_rate(self, dtype: str) -> float | None:
         """Dense tensor-core ops (a multiply-add is 2) per clock per SM for input type ``dtype``
@@ -88,8 +93,8 @@ class Machine:
     def tensor_latency(self, dtype: str) -> int:
         """Cycles from a tensor instruction of input type ``dtype`` to its result:
         ``[latency] tensor_<dtype>``, else ``[latency] tensor``."""
-        lat = self.data["latency"]
-        return int(lat.get(f"tensor_{dtype}", lat.get("tensor", 1)))
+        key = f"tensor_{dtype}"
+        return self.latency(key if key in self.data["latency"] else "tensor")
 
     def bandwidth(self, level: str) -> float:
         """Device-wide bytes per cycle of ``level`` (``l2`` or ``dram``): ``[memory] <level>_bytes_per_cycle``,

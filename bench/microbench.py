@@ -3,7 +3,7 @@
     python bench/microbench.py [--machine FILE_OR_NAME] [--arch sm_80|sm_90] [--no-write]
 
 Runs the kernels of ``examples/microbench.cu`` through xcc (the ISA interpreter and the cycle
-model of ``backend/timing.py``), derives each figure from the launches' cycles and Nsight-named
+model of ``compiler/sim/perf/timing.py``), derives each figure from the launches' cycles and Nsight-named
 metrics, and prints a table: the machine description's value, the measured one, the error. With
 the default machine and without ``--no-write`` it also writes the table as the microbenchmark
 section of docs/BENCHMARKS.md (between the ``microbench`` markers; ``bench/run.py`` includes
@@ -429,7 +429,7 @@ def markdown_section(figs: list[Figure], machine_name: str = "xg1", seconds: flo
     lines = [BEGIN, "## Cycle model validation: microbenchmarks", "",
              f"Produced by `python bench/microbench.py` (also run by `make bench`){took}: the kernels of "
              "`examples/microbench.cu` (`microbench.sm_80.ptx`) compiled by xcc and timed by the cycle model "
-             f"(`backend/timing.py`) on the `{machine_name}` machine description, each figure derived from the "
+             f"(`compiler/sim/perf/timing.py`) on the `{machine_name}` machine description, each figure derived from the "
              "launches' cycles and metrics and set beside the description's value. Latencies and issue rates "
              "are slopes (the same kernel at two sizes: cycles difference over work difference, so launch "
              "and drain costs cancel); wavefronts and sectors per request are Nsight-named metric ratios. "
@@ -460,14 +460,14 @@ def markdown_section(figs: list[Figure], machine_name: str = "xg1", seconds: flo
               "instructions), so they carry no overhead at all. The memory-throughput slopes are over the CTA "
               "size (16 to 32 warps, 32 loads each) and fall short of the peak by the last few cycles of "
               "the load phase, when fewer sub-partitions still have loads to issue.", "",
-              "Found by these benchmarks and fixed in `backend/timing.py`: (1) the SM's shared units (MIO "
+              "Found by these benchmarks and fixed in `compiler/sim/perf/timing.py`: (1) the SM's shared units (MIO "
               "for shared memory, LG for global) went to its sub-partitions in a fixed order, so the first "
               "ones starved the others, which then finished their loads alone with the unit half idle: "
               "shared wavefronts per cycle measured 0.83 (-17%) and global sectors per cycle 3.85; they are "
               "now granted round-robin. (2) A scoreboard set again while a write on it was outstanding took "
               "the later write's release time, even when earlier (an LDS issued after a DRAM-miss LDG on "
               "the same scoreboard released the LDG's reader after 32 cycles instead of 650); a scoreboard "
-              "now counts its pending writes, the contract `backend/hazards.py` checks.", "",
+              "now counts its pending writes, the contract `compiler/sim/isa/hazards.py` checks.", "",
               "Tensor cores: a PTX `mma.sync.m16n8k16` is two HMMA.16816 halves (each 8 x 8 x 16, 2048 FLOP); the "
               "chain's slope per mma is the tensor latency (the halves are independent chains). The throughput "
               "kernel's A and B fragments are an initial mma's D pairs, since xcc moves any other HMMA operand "
@@ -481,7 +481,7 @@ def markdown_section(figs: list[Figure], machine_name: str = "xg1", seconds: flo
               "(IMMA.16832 halves of 4096 ops, `[tensor] i8`); each input type has its own rate in the "
               "description (`[tensor]`, ops per cycle per SM), so a changed f16 rate leaves IMMA alone.", "",
               "Device-wide bandwidths: the L2 and the DRAM are one queue each for all SMs "
-              "(`backend/timing.py`). The DRAM figure streams 8 16-byte pieces per thread that nothing else "
+              "(`compiler/sim/perf/timing.py`). The DRAM figure streams 8 16-byte pieces per thread that nothing else "
               "reads, with one and then two CTAs of 256 threads per SM (`dram__bytes_read.sum` over cycles); "
               "it writes nothing, because stores issued after the last reads drain in those reads' latency at "
               "both sizes and would over-count by their share (+3% with one float per thread). The L2 figure "

@@ -138,7 +138,7 @@ def main() -> None:
     lines += ["", "ptxas is a process launch per file; xcc runs in-process.", "",
               "## ISA interpreter throughput (example launches from tests/kernel_cases.py)", "",
               "Functional: `fn.launch(..., timing=False)`; timed: the default launch, which also records a "
-              "trace and replays it through the cycle model (`backend/timing.py`) for cycles, IPC and the "
+              "trace and replays it through the cycle model (`compiler/sim/perf/timing.py`) for cycles, IPC and the "
               "Nsight-style metrics.", "",
               "| kernel | warp instr | thread instr | functional s | warp instr/s | thread instr/s | "
               "timed s | warp instr/s timed | cycles | IPC |",

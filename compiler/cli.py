@@ -252,7 +252,7 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
         click.echo(f"thread_instructions={stats.thread_instructions} warp_instructions={stats.warp_instructions} "
                    f"cycles={stats.cycles}")
         if show_stats:
-            from xcc.backend.report import format_report
+            from xcc.sim.perf.report import format_report
 
             click.echo(format_report(stats))
     if stats_json:
@@ -263,8 +263,8 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
                 "metrics": {k: v for k, v in stats.metrics.items() if not isinstance(v, list)}}
         _write_atomically(stats_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
     if hotspots:
-        from xcc.backend.hotspots import format_hotspots
-        from xcc.backend.hotspots import hotspots as rank
+        from xcc.sim.perf.hotspots import format_hotspots
+        from xcc.sim.perf.hotspots import hotspots as rank
 
         click.echo(format_hotspots(rank(stats, fn.kernel, hotspots), source.read_text().splitlines()))
 

@@ -11,9 +11,9 @@ import weakref
 import numpy as np
 
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import GlobalMemory, MemoryFault
 from xcc.diagnostics import LaunchError
 from xcc.runtime.queues import sync_blocking
+from xcc.sim.memory import GlobalMemory, MemoryFault
 
 
 class Device:

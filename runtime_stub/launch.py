@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from xcc.backend.emulator import LaunchStats, run_kernel
-from xcc.backend.memory import ModuleGlobals
 from xcc.backend.objfile import KernelImage
 from xcc.backend.occupancy import Occupancy, occupancy
 from xcc.diagnostics import KernelFault, LaunchError, SourceLoc
@@ -11,6 +9,8 @@ from xcc.driver import Source
 from xcc.runtime.device import Device
 from xcc.runtime.params import pack_params
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
+from xcc.sim.isa.emulator import LaunchStats, run_kernel
+from xcc.sim.memory import ModuleGlobals
 
 
 def dim3(v, what: str) -> tuple[int, int, int]:

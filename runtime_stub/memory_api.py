@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from xcc.backend.memory import MemoryFault
 from xcc.runtime.driver_core import Context, CudaError, api, as_int, current
 from xcc.runtime.driver_types import CUdeviceptr, CUresult
 from xcc.runtime.host_args import host_view
+from xcc.sim.memory import MemoryFault
 
 _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 

@@ -8,7 +8,7 @@ description and xcc's own sources, so a hit costs no parsing.
 
 ``engine`` picks what runs a launch: ``"isa"`` (the default) the compiled
 microcode on the ISA interpreter, ``"ir"`` the IR interpreter
-(:mod:`xcc.ir.interp_runtime`), the PTX semantics oracle: the IR after the
+(:mod:`xcc.runtime.ir_engine`), the PTX semantics oracle: the IR after the
 ``-O`` pipeline of ``opt_level``, no backend.  Both take the same launch
 arguments in the same device memory and return the same :class:`LaunchStats`.
 """
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from xcc.backend.memory import ModuleGlobals
 from xcc.backend.objfile import KernelImage, ObjectFile
 from xcc.cache import JitCache, cache_key
 from xcc.diagnostics import LaunchError, XccError
 from xcc.driver import CompileOptions, Source, compile_module, kernel_names, read_source
 from xcc.runtime.device import Device, DeviceArray, default_device
 from xcc.runtime.launch import Function
+from xcc.sim.memory import ModuleGlobals
 
 _cache: JitCache | None = None
 ENGINES = ("isa", "ir")
@@ -77,7 +77,7 @@ class Module:
                     self.sources[0] if len(self.sources) == 1 else None)
 
     def _ir_function(self, name: str):
-        from xcc.ir.interp_runtime import IRFunction, ir_of_sources
+        from xcc.runtime.ir_engine import IRFunction, ir_of_sources
 
         if self._ir is None:
             self._ir = ir_of_sources(self.sources, self.options.opt_level, self.options.verify)

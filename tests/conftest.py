@@ -1,6 +1,6 @@
 """Shared pytest configuration: keep every test away from the user's JIT cache, and run the ISA
 interpreter in its strict mode (every register read checked against the control codes,
-:mod:`xcc.backend.hazards`) throughout, subprocesses included."""
+:mod:`xcc.sim.isa.hazards`) throughout, subprocesses included."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import pytest
 
 from xcc import runtime as rt
 from xcc.diagnostics import KernelFault, UnsupportedError
-from xcc.ir.interp_runtime import launch_ptx
+from xcc.runtime.ir_engine import launch_ptx
 from xcc.semantics import wgmma as W
 
 HEADER = ".version 8.0\n.target sm_90a\n.address_size 64\n"

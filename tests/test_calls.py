@@ -17,9 +17,9 @@ import pytest
 from xcc import runtime as rt
 from xcc.diagnostics import KernelFault, LinkError, UnsupportedError
 from xcc.driver import Source, compile_module, frontend
-from xcc.ir.interp_runtime import launch_ptx
 from xcc.ir.printer import print_module
 from xcc.ir.verifier import verify_module
+from xcc.runtime.ir_engine import launch_ptx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kernel_cases import CASES  # noqa: E402

@@ -9,14 +9,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from xcc.backend.emulator import LaunchStats, run_kernel
 from xcc.backend.encoding import encode_all
-from xcc.backend.exec_ops import IMPLS
 from xcc.backend.isa import CBANK_NTID, CBANK_PARAMS, PT, RZ, SR_INDEX, TABLE
-from xcc.backend.memory import GlobalMemory
 from xcc.backend.minst import CBank, Imm, MInst, mi
 from xcc.backend.objfile import KernelImage, ParamInfo
 from xcc.diagnostics import KernelFault, LaunchError
+from xcc.sim.isa.emulator import LaunchStats, run_kernel
+from xcc.sim.isa.exec_ops import IMPLS
+from xcc.sim.memory import GlobalMemory
 
 U32 = np.uint32
 
@@ -24,7 +24,7 @@ U32 = np.uint32
 @pytest.fixture(autouse=True)
 def _no_strict_hazards(monkeypatch):
     """These programs are assembled by hand without control codes: the strict hazard mode
-    (xcc.backend.hazards), which checks compiled code, is off here."""
+    (xcc.sim.isa.hazards), which checks compiled code, is off here."""
     monkeypatch.setenv("XCC_STRICT_HAZARDS", "0")
 
 

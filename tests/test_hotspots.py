@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from xcc import runtime as rt
-from xcc.backend.hotspots import format_hotspots, hotspots
-from xcc.backend.timing import STALL_REASONS
 from xcc.cli import main
+from xcc.sim.perf.hotspots import format_hotspots, hotspots
+from xcc.sim.perf.timing import STALL_REASONS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kernel_cases import CASES_BY_NAME, ptx_path  # noqa: E402

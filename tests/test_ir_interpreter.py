@@ -12,8 +12,8 @@ import pytest
 from xcc import runtime as rt
 from xcc.diagnostics import KernelFault, UnsupportedError
 from xcc.ir.core import Instruction
-from xcc.ir.interp_runtime import build_ir, launch_ptx, load_module_ir
-from xcc.ir.interpreter import run_function
+from xcc.runtime.ir_engine import build_ir, launch_ptx, load_module_ir
+from xcc.sim.ir.interpreter import run_function
 
 sys.path.insert(0, str(Path(__file__).parent))
 from harness import run_case  # noqa: E402

@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from test_isel_bits import KERNEL, R32, N
 from test_isel_bits import check_instruction as check_bits
 
-from xcc.backend.exec_ops import IMPLS, Binder
 from xcc.backend.isa import PT, RZ
 from xcc.backend.minst import Imm, mi
 from xcc.diagnostics import UnsupportedError
@@ -32,6 +31,7 @@ from xcc.semantics import halfp
 from xcc.semantics import integer as I
 from xcc.semantics.convert import convert
 from xcc.semantics.rounding import FORMATS
+from xcc.sim.isa.exec_ops import IMPLS, Binder
 
 # the executors run outside the interpreters' np.errstate here: NaN casts are expected
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")

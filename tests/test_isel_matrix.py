@@ -1,4 +1,4 @@
-"""Tensor-core and async-copy instructions of the xg1 backend (backend/isel_matrix.py, backend/exec_matrix.py).
+"""Tensor-core and async-copy instructions of the xg1 backend (backend/isel_matrix.py, compiler/sim/isa/exec_matrix.py).
 
 * Executors against :mod:`xcc.semantics` on random fragments (hypothesis): every D register of every
   supported ``mma`` shape and type combination, computed by the half instruction that selection picks
@@ -27,14 +27,14 @@ from hypothesis import strategies as st
 
 from xcc import runtime as rt
 from xcc.backend.codegen import disassemble_kernel
-from xcc.backend.exec_matrix import mma_half
-from xcc.backend.exec_ops import IMPLS, Binder, ExecFault
 from xcc.backend.isel_matrix import mma_half_plan, wmma_plan
-from xcc.backend.memory import FlatMemory
 from xcc.backend.minst import mi
 from xcc.diagnostics import UnsupportedError
 from xcc.driver import CompileOptions, Source, compile_module
 from xcc.semantics import matrix, wgmma
+from xcc.sim.isa.exec_matrix import mma_half
+from xcc.sim.isa.exec_ops import IMPLS, Binder, ExecFault
+from xcc.sim.memory import FlatMemory
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 W = 2  # warps

@@ -12,7 +12,7 @@ import pytest
 
 from xcc import runtime as rt
 from xcc.diagnostics import PtxSemanticError, UnsupportedError
-from xcc.ir.interp_runtime import launch_ptx
+from xcc.runtime.ir_engine import launch_ptx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from half_ref import from_floats, round_exact, value  # noqa: E402

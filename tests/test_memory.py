@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xcc.backend.memory import GLOBAL_BASE, FlatMemory, GlobalMemory, MemoryFault
 from xcc.diagnostics import XccError
+from xcc.sim.memory import GLOBAL_BASE, FlatMemory, GlobalMemory, MemoryFault
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 FLOAT = {4: np.float32, 8: np.float64}

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from xcc import runtime as rt
-from xcc.backend.memory import WINDOWS, window_space
 from xcc.diagnostics import KernelFault
 from xcc.driver import CompileOptions, Source, compile_module
-from xcc.ir.interp_ops import c_printf
+from xcc.sim.memory import WINDOWS, window_space
+from xcc.sim.printf import c_printf
 
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 ENGINES = ["ir", "isa"]

@@ -57,7 +57,7 @@ def test_global_pointer_chase_recovers_dram_l2_and_l1_latencies(mb, lat):
 def test_a_chase_over_more_than_the_l1_misses_it_every_time(mb, lat):
     """The L1 is LRU over ``l1_bytes`` (no shared memory here: no carveout): a cycle of 1024 sectors
     more than it holds evicts every sector before its next use (L2 latency); 1024 fewer stays in it."""
-    from xcc.backend.timing import l1_capacity_sectors
+    from xcc.sim.perf.timing import l1_capacity_sectors
 
     kernel = mb.module.get_function("chase_global_ca").kernel
     cap = l1_capacity_sectors(mb.machine, kernel, 1)
@@ -154,7 +154,7 @@ SB_REUSE = """
 def test_a_scoreboard_waits_for_all_its_outstanding_writes():
     """A DRAM-miss LDG and, six variable-latency instructions later, an LDS on the same scoreboard
     (the compiler hands out six round-robin): the wait before the add that reads the LDG's result
-    must last until the LDG completes, as backend/hazards.py's contract says, not only the LDS."""
+    must last until the LDG completes, as compiler/sim/isa/hazards.py's contract says, not only the LDS."""
     from xcc import runtime as rt
 
     dev = rt.Device()

@@ -192,7 +192,7 @@ def test_l1_serves_a_reload_unless_bypassed_or_written(cache, store, hits):
 
 
 def test_l1_capacity_is_the_unified_array_less_the_shared_carveout():
-    from xcc.backend.timing import l1_capacity_sectors
+    from xcc.sim.perf.timing import l1_capacity_sectors
 
     machine = rt.Device().machine
     fn = rt.load_module(PTX).get_function(PADDED)  # 4224 bytes of shared memory per CTA

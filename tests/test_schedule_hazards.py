@@ -1,5 +1,5 @@
 """Post-RA list scheduling (xcc.backend.schedule) and the strict hazard mode that checks it and the
-control codes at run time (xcc.backend.hazards)."""
+control codes at run time (xcc.sim.isa.hazards)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 
 from xcc import runtime as rt
 from xcc.backend.codegen import BackendOptions, compile_function
-from xcc.backend.emulator import run_kernel
 from xcc.backend.encoding import encode_all
 from xcc.backend.machine import load_machine
 from xcc.backend.schedule import schedule_block
@@ -20,6 +19,7 @@ from xcc.diagnostics import KernelFault
 from xcc.driver import CompileOptions, compile_module, frontend, read_source
 from xcc.passes import PassManager, pipeline_for_level
 from xcc.runtime.params import pack_params
+from xcc.sim.isa.emulator import run_kernel
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kernel_cases import CASES_BY_NAME, EXAMPLES_DIR, fma_f32, ptx_path  # noqa: E402

@@ -1,4 +1,4 @@
-"""The cycle model (xcc.backend.timing): properties that any sound model of the machine description must have."""
+"""The cycle model (xcc.sim.perf.timing): properties that any sound model of the machine description must have."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from kernel_cases import CASES, case_params, ptx_path
 
 from xcc import runtime as rt
 from xcc.backend.machine import MACHINES_DIR
-from xcc.backend.timing import STALL_PREFIX, STALL_REASONS
+from xcc.sim.perf.timing import STALL_PREFIX, STALL_REASONS
 
 # the cases the backend compiles (kernel_cases marks the IR-only ones with engines=("ir",))
 ISA_CASES = [c for c in CASES if "isa" in getattr(c, "engines", ("isa",))]

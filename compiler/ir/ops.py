@@ -133,7 +133,7 @@ OPS.update({
     "trap": OpDef("trap", 0, "abort the kernel with an error", has_result=False, effects=True, terminator=True),
 })
 
-# -- asynchronous copies and warpgroup MMA (xcc.ir.lower_async, xcc.ir.interp_async; meaning in
+# -- asynchronous copies and warpgroup MMA (xcc.ir.lower_async, xcc.sim.ir.async_ops; meaning in
 #    xcc.semantics.async_copy and xcc.semantics.wgmma)
 OPS.update({
     "cp_async": OpDef("cp_async", 3, "cp.async: copy attrs.cp_size bytes to shared a + attrs.dst_offset, the first "

@@ -23,7 +23,7 @@ waiting sees stale data and so fails its tests):
 
 :class:`CopyGroups` keeps the pending copies and group counters of every thread of one wave (threads are
 ``slots``, as in both interpreters); the memory accesses themselves are the caller's (the IR interpreter's
-addresser and :mod:`xcc.backend.memory`).
+addresser and :mod:`xcc.sim.memory`).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ Execution model (every later stage - runtime, profiler, debugger - relies on it)
   :class:`KernelFault` naming the kernel, PTX line, instruction, CTA and thread.
 
 Per-step cost is O(threads executing the step) numpy work plus a few microseconds of Python;
-instruction semantics live in :mod:`xcc.backend.exec_ops`, which calls :mod:`xcc.semantics`.
+instruction semantics live in :mod:`xcc.sim.isa.exec_ops`, which calls :mod:`xcc.semantics`.
 """
 
 from __future__ import annotations
@@ -45,20 +45,20 @@ from functools import lru_cache
 
 import numpy as np
 
-from xcc.backend import exec_ops
 from xcc.backend.encoding import decode_all, format_inst
-from xcc.backend.exec_calls import check_stack, restore_state, save_state
-from xcc.backend.exec_ops import IMPLS, Binder, Control, ExecFault
-from xcc.backend.hazards import HazardChecker, strict_default
 from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, NUM_CONV_BARRIERS, PT
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, ModuleGlobals
 from xcc.backend.objfile import KernelImage
 from xcc.backend.occupancy import launch_metrics
-from xcc.backend.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 from xcc.diagnostics import KernelFault, LaunchError, ObjectFormatError, XccError
 from xcc.ir.core import Variable, layout_variables
 from xcc.semantics.threads import fault_message, thread_at
+from xcc.sim.isa import exec_ops
+from xcc.sim.isa.exec_calls import check_stack, restore_state, save_state
+from xcc.sim.isa.exec_ops import IMPLS, Binder, Control, ExecFault
+from xcc.sim.isa.hazards import HazardChecker, strict_default
+from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, MemoryFault, ModuleGlobals
+from xcc.sim.perf.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 
 __all__ = ["LaunchStats", "run_kernel", "WAVE_THREADS"]
 
@@ -83,7 +83,7 @@ class LaunchStats:
 
     thread_instructions: int
     warp_instructions: int
-    cycles: int | None = None  # from the cycle model (xcc.backend.timing); None with timing=False
+    cycles: int | None = None  # from the cycle model (xcc.sim.perf.timing); None with timing=False
     instructions_executed: dict[str, int] = field(default_factory=dict)  # mnemonic -> warp-level count
     kernel: str = ""
     grid: tuple[int, int, int] = (1, 1, 1)
@@ -105,8 +105,8 @@ class LaunchStats:
         return {k[len(pre):]: v for k, v in self.metrics.items() if k.startswith(pre)}
 
     def report(self) -> str:
-        """The statistics as Nsight Compute's text report (:func:`xcc.backend.report.format_report`)."""
-        from xcc.backend.report import format_report
+        """The statistics as Nsight Compute's text report (:func:`xcc.sim.perf.report.format_report`)."""
+        from xcc.sim.perf.report import format_report
 
         return format_report(self)
 
@@ -165,10 +165,10 @@ def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemo
 
     Global memory is ``gmem`` (modified in place).  ``max_steps`` (optional) bounds the number of
     scheduler steps; exceeding it is a :class:`KernelFault` (a watchdog for runaway kernels).
-    ``timing`` records the trace that :mod:`xcc.backend.timing` replays for ``cycles`` and ``metrics``.
+    ``timing`` records the trace that :mod:`xcc.sim.perf.timing` replays for ``cycles`` and ``metrics``.
     ``module_globals`` holds the module's ``.global`` variables, which persist across launches; without
     it the launch allocates the kernel's own and frees them at its end.  ``strict`` checks every
-    register read against the control codes (:mod:`xcc.backend.hazards`); None: ``XCC_STRICT_HAZARDS``.
+    register read against the control codes (:mod:`xcc.sim.isa.hazards`); None: ``XCC_STRICT_HAZARDS``.
     Raises :class:`LaunchError` for an impossible launch, :class:`KernelFault` for any kernel error.
     """
     return _Launch(kernel, _dims(grid, "grid"), _dims(block, "block"), bytes(params), gmem,

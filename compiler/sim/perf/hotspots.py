@@ -1,6 +1,6 @@
 """A hot-spot view of a timed launch, by PTX line: Nsight Compute's source view in text.
 
-The cycle model (:mod:`xcc.backend.timing`) attributes every resident warp-cycle to the instruction
+The cycle model (:mod:`xcc.sim.perf.timing`) attributes every resident warp-cycle to the instruction
 the warp issues next (``metrics['xcc__pc_samples']``): the issue cycle to ``selected``, the cycles
 before it to the reason the warp waited (``wait``, ``long_scoreboard``, ...).  :func:`hotspots`
 sums those samples over the instructions of each PTX line (the kernel image's line table) and ranks
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xcc.backend.timing import STALL_REASONS
+from xcc.sim.perf.timing import STALL_REASONS
 
 
 @dataclass

@@ -1,11 +1,11 @@
 """What the asynchronous copy and warpgroup ops do when interpreted (registered with
-:func:`xcc.ir.interp_ops.impl`).
+:func:`xcc.sim.ir.ops.impl`).
 
 * ``cp_async``, ``cp_async_commit``, ``cp_async_wait``: PTX ISA 9.7.9.25, with the model of
   :mod:`xcc.semantics.async_copy` (the source is read when ``cp.async`` executes, the destination written at
   the issuing thread's ``wait_group``/``wait_all`` that covers the copy's group).  Each wave's pending copies
   and group counters live in ``launch.ext["cp.async"]``; addresses go through the launch's addresser and the
-  memories of :mod:`xcc.backend.memory`, so faults are located :class:`KernelFault` s as for ``ld``/``st``.
+  memories of :mod:`xcc.sim.memory`, so faults are located :class:`KernelFault` s as for ``ld``/``st``.
 * ``wgmma`` (one per accumulator register, ``attrs.part``), ``wgmma_sync`` (fence, commit_group,
   wait_group): PTX ISA 9.7.15, with the layouts and arithmetic of :mod:`xcc.semantics.wgmma`.  Every
   warpgroup that executes one must do so with all its 128 threads together; the matrix descriptors and
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from xcc.backend.memory import MemoryFault
-from xcc.ir.interp_ops import Fault, OpBinder, impl
 from xcc.semantics import warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
+from xcc.sim.ir.ops import Fault, OpBinder, impl
+from xcc.sim.memory import MemoryFault
 
 _U64 = np.uint64
 

@@ -1,5 +1,5 @@
 """What the matrix ISA instructions do when interpreted (executors registered with
-:func:`xcc.backend.exec_ops.impl`; imported by exec_ops before its completeness check).
+:func:`xcc.sim.isa.exec_ops.impl`; imported by exec_ops before its completeness check).
 
 * ``HMMA.16816.F32/.F16``, ``HMMA.1688.F32/.F16``, ``IMMA.16832``: one 8-row half of a PTX
   ``mma.sync`` D fragment.  The half's operands are placed in the registers of a whole
@@ -20,19 +20,19 @@
   wait_group) only check the warpgroup; ``FENCE.VIEW.ASYNC`` (fence.proxy.async) does nothing.
 
 HMMA, IMMA and LDSM are warp-collective: all 32 lanes of the warp must execute them together, otherwise the
-kernel faults (as :mod:`xcc.ir.interp_matrix` does); WGMMA and WARPGROUP.* are warpgroup-collective: all 128
-threads of a warpgroup (CTA threads 128g .. 128g+127), as :mod:`xcc.ir.interp_async`.
+kernel faults (as :mod:`xcc.sim.ir.matrix` does); WGMMA and WARPGROUP.* are warpgroup-collective: all 128
+threads of a warpgroup (CTA threads 128g .. 128g+127), as :mod:`xcc.sim.ir.async_ops`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from xcc.backend.exec_ops import Binder, ExecFault, _shared_addr, impl
 from xcc.backend.isa import MMA_SHAPE
-from xcc.backend.memory import MemoryFault, check_window
 from xcc.semantics import matrix, warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
+from xcc.sim.isa.exec_ops import Binder, ExecFault, _shared_addr, impl
+from xcc.sim.memory import MemoryFault, check_window
 
 U32, U64 = np.uint32, np.uint64
 _LO = U64(0xFFFFFFFF)

@@ -1,4 +1,4 @@
-"""What the warp-level matrix ops do when interpreted (registered with :func:`xcc.ir.interp_ops.impl`).
+"""What the warp-level matrix ops do when interpreted (registered with :func:`xcc.sim.ir.ops.impl`).
 
 ``mma``, ``ldmatrix``, ``wmma_load`` and ``wmma_store`` (lowered by :mod:`xcc.ir.lower_matrix`) are
 ``.sync.aligned``: every one of the 32 lanes of a warp must execute the instruction together (PTX
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from xcc.backend.memory import MemoryFault
-from xcc.ir.interp_ops import Fault, OpBinder, impl
 from xcc.semantics import matrix, warp
+from xcc.sim.ir.ops import Fault, OpBinder, impl
+from xcc.sim.memory import MemoryFault
 
 _OPNAME = {"mma": "mma.sync.aligned", "ldmatrix": "ldmatrix.sync.aligned", "wmma_load": "wmma.load.sync.aligned",
            "wmma_store": "wmma.store.sync.aligned"}

@@ -7,7 +7,7 @@ one decoded instruction of one wave of a launch and returns either
   threads ``idx`` (a sorted int64 array of thread slots; ``sel`` is the same
   set as a ``slice`` when the slots are contiguous, else ``idx`` itself), or
 * a :class:`Control` describing a scheduling action (branch, exit, barrier),
-  which :mod:`xcc.backend.emulator` carries out.
+  which :mod:`xcc.sim.isa.emulator` carries out.
 
 Operand readers and writers are bound when the executor is built, so the
 interpreter's inner loop does no decoding.  Every value-level operation calls
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from xcc.backend.isa import NUM_CONV_BARRIERS, NUM_PREDS, PT, RZ, SPECIAL_REGS, TABLE
-from xcc.backend.memory import check_window
 from xcc.backend.minst import CBank, Imm, MInst
 from xcc.diagnostics import ObjectFormatError
 from xcc.semantics import floating, warp
@@ -32,6 +31,7 @@ from xcc.semantics import integer as I
 from xcc.semantics.compare import compare, select
 from xcc.semantics.convert import convert
 from xcc.semantics.threads import special_register
+from xcc.sim.memory import check_window
 
 U32, U64 = np.uint32, np.uint64
 _32 = U64(32)
@@ -1021,7 +1021,7 @@ def _redux(x: Binder):
     return lambda sel, idx, n: d(sel, warp.redux(op, idx, a(sel, n), e(sel, n), signed))
 
 
-from xcc.backend import exec_calls, exec_half, exec_matrix  # noqa: E402, F401  (they register their executors)
+from xcc.sim.isa import exec_calls, exec_half, exec_matrix  # noqa: E402, F401  (they register their executors)
 
 _missing = sorted(set(TABLE) - set(IMPLS))
 assert not _missing, f"ISA instructions without an interpreter implementation: {_missing}"

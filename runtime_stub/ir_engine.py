@@ -1,6 +1,6 @@
 """Running PTX on the IR interpreter with the runtime's launch API: how users tell a miscompile from a bug.
 
-    from xcc.ir.interp_runtime import launch_ptx, load_module_ir
+    from xcc.runtime.ir_engine import launch_ptx, load_module_ir
     stats = launch_ptx(ptx, "saxpy", grid, block, (np.int32(n), np.float32(a), d_x, d_y), device)
 
     mod = load_module_ir("saxpy.ptx", opt_level=0, device=device)
@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xcc.backend.emulator import LaunchStats
-from xcc.backend.memory import ModuleGlobals
 from xcc.diagnostics import LaunchError
 from xcc.driver import Source, frontend, read_source
 from xcc.ir.core import Module
-from xcc.ir.interpreter import run_function
 from xcc.passes import PassManager, pipeline_for_level
 from xcc.runtime.device import Device, default_device
 from xcc.runtime.launch import dim3
 from xcc.runtime.params import pack_params
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
+from xcc.sim.ir.interpreter import run_function
+from xcc.sim.isa.emulator import LaunchStats
+from xcc.sim.memory import ModuleGlobals
 
 
 def build_ir(src, opt_level: int = 0, verify: bool = False) -> Module:

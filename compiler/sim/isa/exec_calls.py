@@ -1,13 +1,13 @@
 """What the call instructions do when interpreted (executors registered with
-:func:`xcc.backend.exec_ops.impl`; imported by exec_ops before its completeness check).
+:func:`xcc.sim.isa.exec_ops.impl`; imported by exec_ops before its completeness check).
 
-* ``CALL`` and ``RET`` are :class:`~xcc.backend.exec_ops.Control` instructions: the emulator's scheduler
-  (:mod:`xcc.backend.emulator`) moves each thread to the callee or back to the pc its return-address
+* ``CALL`` and ``RET`` are :class:`~xcc.sim.isa.exec_ops.Control` instructions: the emulator's scheduler
+  (:mod:`xcc.sim.isa.emulator`) moves each thread to the callee or back to the pc its return-address
   register pair holds, saving and restoring the thread's convergence-barrier membership and predicates
   in the high word of that pair (see docs/isa.md, "Calls").  This module provides their operand
   readers and the stack-overflow check.
 * ``SYSCALL`` runs the CUDA runtime's services: ``TRAP`` faults with a message of the image,
-  ``VPRINTF`` formats with C semantics (:func:`xcc.ir.interp_ops.c_printf`, the IR interpreter's
+  ``VPRINTF`` formats with C semantics (:func:`xcc.sim.printf.c_printf`, the IR interpreter's
   formatter) and collects the text per thread (``ctx.printf``: (CTA, thread, order, text), printed in
   thread order after the launch), ``ASSERTFAIL`` faults with the assertion message.
 """
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from xcc.backend.exec_ops import Binder, Control, ExecFault, impl
 from xcc.backend.isa import NUM_CONV_BARRIERS, NUM_PREDS
+from xcc.sim.isa.exec_ops import Binder, Control, ExecFault, impl
 
 U32, U64 = np.uint32, np.uint64
 _LO = U64(0xFFFFFFFF)
@@ -96,7 +96,7 @@ def _syscall(x: Binder):
                                    for off in (0, 8, 24))
                 raise ExecFault(f"assertion failed: {file}:{word(b, slot, 16, 4)}: {func}: Assertion `{msg}` "
                                 "failed.", i)
-            from xcc.ir.interp_ops import c_printf
+            from xcc.sim.printf import c_printf
 
             fmt = generic.read_bytes(word(b, slot, 0), slot)
             text, count = c_printf(fmt, lambda addr, size, s=slot: generic.read_bytes(addr, s, size),

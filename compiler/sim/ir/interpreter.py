@@ -1,6 +1,6 @@
 """The IR interpreter: runs an IR kernel over a whole grid with PTX semantics, the compiler's oracle.
 
-Execution model (the same as the ISA interpreter's, :mod:`xcc.backend.emulator`, so the two agree):
+Execution model (the same as the ISA interpreter's, :mod:`xcc.sim.isa.emulator`, so the two agree):
 
 * **Threads.**  CTAs run in waves of whole CTAs (at most :data:`WAVE_THREADS` threads).  CTA ``c``
   of a wave owns slots ``[c*P, (c+1)*P)``, ``P`` the block size rounded up to whole warps; thread
@@ -32,13 +32,13 @@ Execution model (the same as the ISA interpreter's, :mod:`xcc.backend.emulator`,
   caller's SSA values for those threads and ``ret`` restores them.  Deeper than
   :data:`MAX_CALL_DEPTH` frames, or out of ``.local`` stack, is a "call stack overflow" fault.
 * **Memory.**  Global accesses go to the caller's :class:`GlobalMemory`; generic ones through the
-  windows of :class:`~xcc.backend.memory.GenericMemory` (shared, local, const; global elsewhere); each CTA
+  windows of :class:`~xcc.sim.memory.GenericMemory` (shared, local, const; global elsewhere); each CTA
   has its static ``.shared`` variables (laid out as instruction selection lays them out) plus
   ``dynamic_shared`` bytes, zero-initialised; ``.local`` variables live in a per-thread frame;
   ``.const`` and ``.global`` module variables get their initialisers.  Every illegal access is a
   :class:`KernelFault` naming the kernel, the PTX line, the CTA, the thread and the address.
 
-What each op computes lives in :mod:`xcc.ir.interp_ops` (which calls :mod:`xcc.semantics`).
+What each op computes lives in :mod:`xcc.sim.ir.ops` (which calls :mod:`xcc.semantics`).
 """
 
 from __future__ import annotations
@@ -50,9 +50,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from xcc.backend.emulator import LaunchStats
 from xcc.backend.machine import Machine, load_machine
-from xcc.backend.memory import (
+from xcc.diagnostics import KernelFault, LaunchError, LinkError, PtxSemanticError, UnsupportedError, XccError
+from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
+from xcc.semantics.threads import fault_message, special_register, thread_at
+from xcc.semantics.warp import warp_runs
+from xcc.sim.ir import async_ops, matrix  # noqa: F401  (they register their ops' executors)
+from xcc.sim.ir.ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype
+from xcc.sim.isa.emulator import LaunchStats
+from xcc.sim.memory import (
     FlatMemory,
     GenericMemory,
     GlobalMemory,
@@ -60,12 +66,7 @@ from xcc.backend.memory import (
     ModuleGlobals,
     check_window,
 )
-from xcc.diagnostics import KernelFault, LaunchError, LinkError, PtxSemanticError, UnsupportedError, XccError
-from xcc.ir import interp_async, interp_matrix  # noqa: F401  (they register their ops' executors)
-from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
-from xcc.ir.interp_ops import CONTROL, Fault, OpBinder, build_executor, c_printf, storage_dtype
-from xcc.semantics.threads import fault_message, special_register, thread_at
-from xcc.semantics.warp import warp_runs
+from xcc.sim.printf import c_printf
 
 __all__ = ["run_function", "WAVE_THREADS"]
 
@@ -237,7 +238,7 @@ class _Launch:
         self.global_addr: dict[str, int] = {}
         self.module_globals = module_globals
         self.step = 0
-        self.ext: dict = {}  # per-launch state of op families, by name (xcc.ir.interp_async: cp.async groups)
+        self.ext: dict = {}  # per-launch state of op families, by name (xcc.sim.ir.async_ops: cp.async groups)
         self.printf: list[tuple[int, int, int, str]] = []  # (CTA, thread, order, text) of device printf
         self.vals: list[np.ndarray] = []
         self._slots: dict[Value, int] = {}

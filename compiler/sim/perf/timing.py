@@ -1,6 +1,6 @@
 """A first cycle model: replays the functional run's per-warp instruction trace on the machine description.
 
-Trace-driven, as in Accel-Sim's trace mode: the ISA interpreter (:mod:`xcc.backend.emulator`)
+Trace-driven, as in Accel-Sim's trace mode: the ISA interpreter (:mod:`xcc.sim.isa.emulator`)
 records, step by step, which warps executed which pc and, for memory instructions, one number
 per warp - 32-byte sectors for global/local/generic accesses, shared-memory wavefronts (the
 largest number of distinct 4-byte words in one bank) for shared ones - plus a miss flag.  The
@@ -579,7 +579,7 @@ def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threa
             tensor_n[st.tensor] += 1
             tensor_busy[st.tensor] += st.interval
         if st.wsb >= 0:
-            # a scoreboard counts its outstanding writes (the contract backend/hazards.py checks): a wait
+            # a scoreboard counts its outstanding writes (the contract compiler/sim/isa/hazards.py checks): a wait
             # on it lasts until the last of them completes, not the last one issued (an L2 hit issued
             # after a DRAM miss, or an S2R after an LDG, on the same scoreboard)
             if t + latency >= sbs[w][st.wsb]:

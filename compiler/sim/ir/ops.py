@@ -5,7 +5,7 @@ returns an executor ``run(sel, idx, n)`` that applies the instruction to the
 ``n`` threads ``idx`` (sorted wave slots; ``sel`` is the same set as a slice
 when the slots are contiguous).  Pure operations all go through
 :func:`xcc.ir.evaluate.evaluate`, the dispatch the constant folder uses, so the
-IR has one meaning; memory goes through :mod:`xcc.backend.memory`, the model
+IR has one meaning; memory goes through :mod:`xcc.sim.memory`, the model
 the ISA interpreter uses; the warp rules (shfl lanes, vote and activemask over
 the member mask) are :mod:`xcc.semantics.warp`, which the ISA interpreter calls
 too.  Sources: PTX ISA 9.0 sections 9.7.9 (ld, st), 9.7.13 (atom, bar) and 10
@@ -14,13 +14,10 @@ too.  Sources: PTX ISA 9.0 sections 9.7.9 (ld, st), 9.7.13 (atom, bar) and 10
 
 from __future__ import annotations
 
-import re
-import struct
 from collections.abc import Callable
 
 import numpy as np
 
-from xcc.backend.memory import WINDOWS, window_space
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Const, Instruction, Value
 from xcc.ir.evaluate import PURE_OPS, evaluate
@@ -28,6 +25,7 @@ from xcc.ir.types import ScalarType
 from xcc.semantics import warp
 from xcc.semantics.bits import UDTYPE, as_unsigned
 from xcc.semantics.convert import convert
+from xcc.sim.memory import WINDOWS, window_space
 
 U32, U64 = np.uint32, np.uint64
 IMPLS: dict[str, Callable[[OpBinder], Callable]] = {}
@@ -157,7 +155,7 @@ def _addr_of(x: OpBinder):
 @impl("cvta")
 def _cvta(x: OpBinder):
     """``cvta.<space>``: the space's window base added (to generic) or subtracted (from generic), in
-    the address's width; global addresses are generic addresses (:mod:`xcc.backend.memory`)."""
+    the address's width; global addresses are generic addresses (:mod:`xcc.sim.memory`)."""
     space = x.attrs.get("space")
     a, wr = x.arg(0), x.set()
     if space == "global":
@@ -303,52 +301,3 @@ def _activemask(x: OpBinder):
 
 
 # ============================================================================= device printf
-_CONV = re.compile(rb"%([-+ #0]*)(\d+)?(?:\.(\d+))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfFgGaAcsp%])")
-
-
-def c_printf(fmt: bytes, read, args: int) -> tuple[str, int]:
-    """``fmt`` formatted as C's printf does, with CUDA's vprintf argument buffer at ``args`` (each argument
-    aligned to its size: int 4, long/pointer/double 8; floats arrive as doubles); ``read(address, n)`` reads
-    device bytes.  Returns (text, number of arguments)."""
-    out, pos, off, count = [], 0, 0, 0
-
-    def arg(size: int) -> int:
-        nonlocal off
-        off = (off + size - 1) // size * size
-        v = int.from_bytes(read(args + off, size), "little")
-        off += size
-        return v
-
-    for m in _CONV.finditer(fmt):
-        out.append(fmt[pos:m.start()].decode(errors="replace"))
-        pos = m.end()
-        flags, width, prec, length, conv = (g.decode() if g else "" for g in m.groups())
-        if conv == "%":
-            out.append("%")
-            continue
-        count += 1
-        spec = "%" + flags + width + ("." + prec if prec else "")
-        wide = length in ("l", "ll", "z", "j", "t")
-        if conv in "di":
-            v = arg(8 if wide else 4)
-            bits = 64 if wide else 32
-            out.append((spec + "d") % (v - (1 << bits) if v >> (bits - 1) else v))
-        elif conv in "ouxX":
-            out.append((spec + conv.replace("u", "d")) % arg(8 if wide else 4))
-        elif conv in "eEfFgGaA":
-            v = struct.unpack("<d", arg(8).to_bytes(8, "little"))[0]
-            out.append(float.hex(v) if conv in "aA" else (spec + conv) % v)
-        elif conv == "c":
-            out.append((spec + "c") % (arg(4) & 0xFF))
-        elif conv == "s":
-            a, chars = arg(8), bytearray()
-            while not (prec and len(chars) >= int(prec)):
-                b = read(a + len(chars), 1)[0]
-                if not b:
-                    break
-                chars.append(b)
-            out.append((spec + "s") % chars.decode(errors="replace"))
-        else:  # p
-            out.append((spec.replace(".", "") + "s") % f"0x{arg(8):x}")
-    out.append(fmt[pos:].decode(errors="replace"))
-    return "".join(out), count

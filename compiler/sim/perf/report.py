@@ -3,7 +3,7 @@
 The rows are a table: each names a label and unit as ``ncu``'s default sections do (*GPU Speed Of
 Light Throughput*, *Launch Statistics*, *Occupancy*, *Warp State Statistics*, *Memory Workload
 Analysis*, *Instruction Statistics*) and the metric it shows, by its Nsight name in
-``LaunchStats.metrics`` (:mod:`xcc.backend.timing`, :func:`xcc.backend.occupancy.launch_metrics`) or
+``LaunchStats.metrics`` (:mod:`xcc.sim.perf.timing`, :func:`xcc.backend.occupancy.launch_metrics`) or
 as a function of them.  A row whose metric the launch lacks is left out, so the report shows what the
 cycle model measured and nothing else.  The stall reasons are warp-cycles per issued instruction, as
 in Nsight's *Warp State* chart (they add up to *Warp Cycles Per Issued Instruction*).
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xcc.backend.timing import STALL_PREFIX, STALL_REASONS, TENSOR_KINDS
+from xcc.sim.perf.timing import STALL_PREFIX, STALL_REASONS, TENSOR_KINDS
 
 Metrics = dict
 _TOP_OPCODES = 12
@@ -141,7 +141,7 @@ def _fmt(v) -> str:
 
 
 def format_report(stats) -> str:
-    """The launch ``stats`` (a :class:`~xcc.backend.emulator.LaunchStats`) as ncu's text report."""
+    """The launch ``stats`` (a :class:`~xcc.sim.isa.emulator.LaunchStats`) as ncu's text report."""
     m = stats.metrics
     lines = [f"  {stats.kernel} ({', '.join(map(str, stats.grid))})x({', '.join(map(str, stats.block))})"]
     if stats.cycles is None or not m:
