@@ -21,8 +21,9 @@ import numpy as np
 
 from xcc.semantics import warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
-from xcc.sim.ir.ops import Fault, OpBinder, impl
+from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.memory import MemoryFault
+from xcc.sim.waves import ExecFault
 
 _U64 = np.uint64
 
@@ -53,7 +54,7 @@ def _cp_async(x: OpBinder):
         src_size = np.asarray(size(sel, n)).astype(np.int64)
         bad = oversized_source(src_size, cp)
         if bad is not None:
-            raise Fault(*bad)
+            raise ExecFault(*bad)
         _groups(launch).issue(idx, dst, read_zero_filled(gmem(), src, cp, src_size), cp, store)
 
     return run
@@ -85,7 +86,7 @@ def _warpgroups(launch, idx: np.ndarray, what: str) -> int:
     (:func:`xcc.semantics.warp.partial_warpgroup`)."""
     bad = warp.partial_warpgroup(idx, launch.P, launch.tpb, what)
     if bad is not None:
-        raise Fault(*bad)
+        raise ExecFault(*bad)
     return idx.size // 128
 
 
@@ -96,7 +97,7 @@ def _uniform(values: np.ndarray, g: int, what: str, inst: str) -> np.ndarray:
     if bad.any():
         w = int(np.argmax(bad))
         t = int(np.argmax(v[w] != v[w, 0]))
-        raise Fault(f"{inst}: {what} differs between the threads of a warpgroup (it must be the same in all)",
+        raise ExecFault(f"{inst}: {what} differs between the threads of a warpgroup (it must be the same in all)",
                     w * 128 + t)
     return v[:, 0]
 
@@ -137,7 +138,7 @@ class _Operands:
         d = wgmma.decode_descriptor(desc)
         if (d.base_offset != 0).any():
             w = int(np.argmax(d.base_offset != 0))
-            raise Fault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
+            raise ExecFault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
                         f"{int(d.base_offset[w])}; only 0 is supported", w * 128)
         addr = wgmma.matrix_addresses(d, rows, self.ebytes, k_major)
         per = rows * wgmma.K

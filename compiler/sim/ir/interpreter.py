@@ -56,7 +56,7 @@ from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, l
 from xcc.semantics.threads import fault_message, special_register, thread_at
 from xcc.semantics.warp import warp_runs
 from xcc.sim.ir import async_ops, matrix  # noqa: F401  (they register their ops' executors)
-from xcc.sim.ir.ops import CONTROL, Fault, OpBinder, build_executor, storage_dtype
+from xcc.sim.ir.ops import CONTROL, OpBinder, build_executor, storage_dtype
 from xcc.sim.isa.emulator import LaunchStats
 from xcc.sim.memory import (
     FlatMemory,
@@ -67,6 +67,7 @@ from xcc.sim.memory import (
     check_window,
 )
 from xcc.sim.printf import c_printf
+from xcc.sim.waves import ExecFault
 
 __all__ = ["run_function", "WAVE_THREADS"]
 
@@ -405,7 +406,7 @@ class _Launch:
                 if name == "__assertfail":
                     msg, file, func = (generic.read_bytes(param(slot, k), slot).decode(errors="replace")
                                        for k in (0, 1, 3))
-                    raise Fault(f"assertion failed: {file}:{param(slot, 2, 4)}: {func}: Assertion `{msg}` failed.", i)
+                    raise ExecFault(f"assertion failed: {file}:{param(slot, 2, 4)}: {func}: Assertion `{msg}` failed.", i)
                 fmt = generic.read_bytes(param(slot, 0), slot)
                 text, count = c_printf(fmt, lambda a, size, s=slot: generic.read_bytes(a, s, size), param(slot, 1))
                 self.printf.append((self.cta0 + slot // self.P, slot % self.P, len(self.printf), text))
@@ -552,7 +553,7 @@ class _Launch:
                         sel, n, nw = _sel(idx)
                     self.step += 1
                     if max_steps is not None and self.step > max_steps:
-                        raise Fault(f"the kernel did not finish within {max_steps} scheduler steps", 0, n)
+                        raise ExecFault(f"the kernel did not finish within {max_steps} scheduler steps", 0, n)
                     tcounts[pos] += n
                     wcounts[pos] += nw
                     kind, ex = code[pos]
@@ -584,13 +585,13 @@ class _Launch:
                         if waiting[0]:
                             check_bar(ctas)
                     elif kind == _TRAP:
-                        raise Fault(ex, 0, n)
+                        raise ExecFault(ex, 0, n)
                     else:  # _BAR
                         op, rd, pred, _, _ = ex
                         bid = np.asarray(rd[0](sel, n)).astype(np.int64)
                         if bool((bid >= NUM_BARRIERS).any()):
                             t = int(np.argmax(bid >= NUM_BARRIERS))
-                            raise Fault(f"barrier number {int(bid[t])} out of range (0..{NUM_BARRIERS - 1})", t)
+                            raise ExecFault(f"barrier number {int(bid[t])} out of range (0..{NUM_BARRIERS - 1})", t)
                         ctas = idx // P
                         if len(rd) > 1:
                             bar_need[ctas, bid] = np.asarray(rd[1](sel, n)).astype(np.int64)
@@ -611,7 +612,7 @@ class _Launch:
             reason = re.sub(r" \(thread \d+(; \d+ threads faulted)?\)", "", str(f))
             t = f.thread if f.thread is not None and f.thread < idx.size else 0
             raise self.fault(pos, reason, int(idx[t]) if idx.size else None, f.addresses.size, f.address) from None
-        except Fault as f:
+        except ExecFault as f:
             t = f.thread if f.thread is not None and f.thread < idx.size else 0
             raise self.fault(pos, f.reason, int(idx[t]) if idx.size else None, f.nthreads) from None
         except KernelFault:
@@ -641,11 +642,11 @@ class _Launch:
         if not over.any():
             over = nlb + callee.local_size > self.local_stride
             if over.any():
-                raise Fault(f"call stack overflow: the .local frames of the calls (up to '{callee.fn.name}') need "
+                raise ExecFault(f"call stack overflow: the .local frames of the calls (up to '{callee.fn.name}') need "
                             f"more than the {LOCAL_STACK_BYTES}-byte stack of a thread", int(np.argmax(over)))
             over = npb + callee.param_size > self.param_stride
         if over.any():
-            raise Fault(f"call stack overflow: more than {MAX_CALL_DEPTH} nested calls (calling "
+            raise ExecFault(f"call stack overflow: more than {MAX_CALL_DEPTH} nested calls (calling "
                         f"'{callee.fn.name}'; unbounded recursion?)", int(np.argmax(over)))
         self._copy_params(idx, self.pbase[idx], npb, args)
         T, vals = self.T, self.vals

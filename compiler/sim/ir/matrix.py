@@ -18,18 +18,19 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.semantics import matrix, warp
-from xcc.sim.ir.ops import Fault, OpBinder, impl
+from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.memory import MemoryFault
+from xcc.sim.waves import ExecFault
 
 _OPNAME = {"mma": "mma.sync.aligned", "ldmatrix": "ldmatrix.sync.aligned", "wmma_load": "wmma.load.sync.aligned",
            "wmma_store": "wmma.store.sync.aligned"}
 
 
 def full_warps(idx: np.ndarray, what: str) -> int:
-    """The number of warps in ``idx`` when every one executes with all 32 lanes; else a located Fault."""
+    """The number of warps in ``idx`` when every one executes with all 32 lanes; else a located ExecFault."""
     bad = warp.partial_warp(idx, what)
     if bad is not None:
-        raise Fault(*bad)
+        raise ExecFault(*bad)
     return idx.size // 32
 
 
@@ -100,7 +101,7 @@ def _ldmatrix(x: OpBinder):
         bad = (a & 15) != 0
         if bad.any():
             k = np.argwhere(bad)[0]
-            raise Fault(f"misaligned ldmatrix row address {int(a[k[0], k[1]]) & (2**64 - 1):#x}: each row of an "
+            raise ExecFault(f"misaligned ldmatrix row address {int(a[k[0], k[1]]) & (2**64 - 1):#x}: each row of an "
                         "8x8 .b16 matrix is 16 bytes and must be 16-byte aligned",
                         int(k[0]) * 32 + 8 * part + int(k[1]))
         el = (a[:, :, None] + 2 * np.arange(8)).ravel().astype(np.uint64)
@@ -129,7 +130,7 @@ def _wmma_addresses(x: OpBinder, base, stride, sel, idx, n):
     bad = (p % fragment_bytes != 0) | ((st * esize) % fragment_bytes != 0)
     if bad.any():
         t = int(np.argmax(bad))
-        raise Fault(f"misaligned {_OPNAME[x.inst.op]}: base address {int(p[t]) & (2**64 - 1):#x} and stride "
+        raise ExecFault(f"misaligned {_OPNAME[x.inst.op]}: base address {int(p[t]) & (2**64 - 1):#x} and stride "
                     f"{int(st[t])} elements must make every {'row' if lay == 'row' else 'column'} start at a "
                     f"multiple of the fragment size ({fragment_bytes} bytes)", t)
     return p[:, None] + offs * esize, esize

@@ -33,14 +33,6 @@ IMPLS: dict[str, Callable[[OpBinder], Callable]] = {}
 CONTROL = frozenset({"br", "cbr", "ret", "exit", "trap", "bar_sync", "bar_arrive", "bar_red"})
 
 
-class Fault(Exception):
-    """A kernel error in one executor; ``thread`` indexes ``idx`` of the failing step (None: the first)."""
-
-    def __init__(self, reason: str, thread: int | None = None, nthreads: int = 1):
-        super().__init__(reason)
-        self.reason, self.thread, self.nthreads = reason, thread, nthreads
-
-
 def impl(*ops: str):
     def deco(fn):
         for op in ops:

@@ -32,6 +32,7 @@ from xcc.semantics.compare import compare, select
 from xcc.semantics.convert import convert
 from xcc.semantics.threads import special_register
 from xcc.sim.memory import check_window
+from xcc.sim.waves import ExecFault
 
 U32, U64 = np.uint32, np.uint64
 _32 = U64(32)
@@ -54,17 +55,6 @@ def impl(*mnemonics: str):
         return fn
 
     return deco
-
-
-class ExecFault(Exception):
-    """A kernel error found while executing an instruction; the emulator locates it.
-
-    ``thread`` indexes the executing threads (``idx``) of the failing step, ``None`` for all.
-    """
-
-    def __init__(self, reason: str, thread: int | None = None, nthreads: int = 1):
-        super().__init__(reason)
-        self.reason, self.thread, self.nthreads = reason, thread, nthreads
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,201 @@
+"""One wave of CTAs on the launch engine: thread slots, the scheduler's groups, CTA barriers.
+
+Both interpreters run a launch as waves of whole CTAs.  CTA ``c`` of a wave owns slots
+``[c*P, (c+1)*P)``, ``P`` the block size rounded up to whole warps; thread ``t`` of the CTA (linear
+``tid.x + ntid.x*(tid.y + ntid.y*tid.z)``) is slot ``c*P + t``, so warp = ``slot >> 5`` and lane =
+``slot & 31``.  Slots past the block size (missing lanes of a partial last warp) never exist: they
+start exited.  Ascending slot order is ascending global thread order, the order in which atomics
+are serialised and the last of several stores wins.
+
+* :class:`Scheduler` keeps the runnable threads in groups by position (a pc, or an IR instruction
+  position); the lowest position runs next.  Deterministic.
+* :class:`Wave` keeps each thread's status (running, exited, waiting at a CTA barrier, waiting at a
+  convergence barrier) and the CTA barriers of PTX ``bar``/``barrier`` (PTX ISA 9.0 section 9.7.13.1):
+  ``bar.sync a[, b]`` waits until every non-exited thread of the CTA (or ``b`` threads) has arrived at
+  barrier ``a``; ``bar.arrive a, b`` counts toward it and goes on; ``bar.red`` waits like ``bar.sync`` and
+  gives every waiting thread the popc/and/or of the predicates of all that took part.  Exited threads
+  never block anyone.  The interpreters decide what runs; this module only keeps the books.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+import numpy as np
+
+from xcc.backend.isa import NUM_CTA_BARRIERS
+
+__all__ = ["RUN", "EXITED", "WAIT_BAR", "WAIT_BSYNC", "ExecFault", "Scheduler", "Wave", "runs", "bar_reduce"]
+
+RUN, EXITED, WAIT_BAR, WAIT_BSYNC = 0, 1, 2, 3
+
+
+class ExecFault(Exception):
+    """A kernel error found while executing one step; the launch engine locates it.
+
+    ``thread`` indexes the executing threads of the failing step (None: the first); ``nthreads`` is
+    how many faulted."""
+
+    def __init__(self, reason: str, thread: int | None = None, nthreads: int = 1):
+        super().__init__(reason)
+        self.reason, self.thread, self.nthreads = reason, thread, nthreads
+
+
+def runs(keys: np.ndarray):
+    """(distinct values, run lengths) of a sorted array."""
+    head = np.empty(keys.size, bool)
+    head[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=head[1:])
+    starts = np.flatnonzero(head)
+    return keys[starts], np.diff(np.append(starts, keys.size))
+
+
+def merge(arrs: list[np.ndarray]) -> np.ndarray:
+    """Union of disjoint sorted slot arrays, sorted."""
+    if len(arrs) == 1:
+        return arrs[0]
+    arrs.sort(key=lambda a: int(a[0]))
+    for a, b in zip(arrs, arrs[1:]):
+        if a[-1] >= b[0]:
+            return np.sort(np.concatenate(arrs))
+    return np.concatenate(arrs)
+
+
+def bar_reduce(mode: str, total, count):
+    """``bar.red.{popc,and,or}``: the number of true predicates, whether all, or whether any were true,
+    from the true predicates ``total`` among the ``count`` threads that took part."""
+    mode = mode.lower()
+    return total if mode == "popc" else (total == count) if mode == "and" else (total > 0)
+
+
+class Scheduler:
+    """Runnable threads grouped by position, lowest position first."""
+
+    __slots__ = ("groups", "heap")
+
+    def __init__(self):
+        self.groups: dict[int, list[np.ndarray]] = {}
+        self.heap: list[int] = []
+
+    def push(self, pos: int, arr: np.ndarray) -> None:
+        """Threads ``arr`` (sorted slots) become runnable at ``pos``."""
+        if arr.size:
+            lst = self.groups.get(pos)
+            if lst is None:
+                self.groups[pos] = [arr]
+                heapq.heappush(self.heap, pos)
+            else:
+                lst.append(arr)
+
+    def pop(self) -> tuple[int, np.ndarray]:
+        """The lowest position and every thread runnable there."""
+        pos = heapq.heappop(self.heap)
+        return pos, merge(self.groups.pop(pos))
+
+    def absorb(self, pos: int, idx: np.ndarray) -> np.ndarray:
+        """``idx`` with the threads waiting at ``pos`` joined (reconvergence), if any wait there."""
+        if self.heap and self.heap[0] == pos:
+            heapq.heappop(self.heap)
+            return merge([idx, *self.groups.pop(pos)])
+        return idx
+
+    def pending(self) -> list[tuple[int, np.ndarray]]:
+        """(position, threads) of every group still waiting to run, by position."""
+        return [(p, merge(list(self.groups[p]))) for p in sorted(self.groups)]
+
+
+class Wave:
+    """The books of one wave: ``nctas`` CTAs in ``nslots`` CTA slots of ``P`` thread slots each."""
+
+    def __init__(self, P: int, tpb: int, nslots: int, nctas: int, start: int):
+        T = nslots * P
+        exists = np.tile(np.arange(P) < tpb, nslots)
+        exists[nctas * P:] = False
+        self.P, self.sched = P, Scheduler()
+        self.state = np.where(exists, RUN, EXITED).astype(np.int8)
+        self.wait_k = np.zeros(T, np.int64)  # barrier number a waiting thread waits at
+        self.wait_pc = np.zeros(T, np.int64)  # position of a waiting thread
+        self.alive_cta = np.where(np.arange(nslots) < nctas, tpb, 0)
+        shape = (nslots, NUM_CTA_BARRIERS)
+        self.bar_count = np.zeros(shape, np.int64)
+        self.bar_need = np.zeros(shape, np.int64)  # thread count of a named barrier (0: the whole CTA)
+        self.red_sum = np.zeros(shape, np.int64)  # bar.red: true predicates, and threads, so far
+        self.red_n = np.zeros(shape, np.int64)
+        self.live = nctas * tpb  # threads not exited
+        self.at_bar = 0  # threads waiting at CTA barriers
+        self.reduced: Callable[[int, np.ndarray, np.ndarray, np.ndarray], None] | None = None
+        self.sched.push(start, np.flatnonzero(exists))
+
+    def resume(self, r: np.ndarray) -> None:
+        """Waiting threads ``r`` run again, each at the position after the one it waited at."""
+        self.state[r] = RUN
+        p = self.wait_pc[r]
+        if p[0] == p[-1] and bool((p == p[0]).all()):
+            self.sched.push(int(p[0]) + 1, r)
+        else:
+            for q in np.unique(p):
+                self.sched.push(int(q) + 1, r[p == q])
+
+    def wait(self, eidx: np.ndarray, pos: int, k, status: int) -> None:
+        """Threads ``eidx`` wait at barrier ``k`` (CTA or convergence, by ``status``) at ``pos``."""
+        self.state[eidx] = status
+        self.wait_pc[eidx] = pos
+        self.wait_k[eidx] = k
+
+    def exit(self, eidx: np.ndarray) -> None:
+        """Threads ``eidx`` exit; the CTA barriers they no longer block are released."""
+        self.state[eidx] = EXITED
+        self.live -= eidx.size
+        ctas, cnt = runs(eidx // self.P)
+        self.alive_cta[ctas] -= cnt
+        if self.at_bar:
+            self.check_bar(ctas)
+
+    def barrier(self, eidx: np.ndarray, pos: int, bid, count=None, pred=None, wait: bool = True) -> None:
+        """Threads ``eidx`` arrive at CTA barrier ``bid`` (per thread) at ``pos``: with ``count`` threads
+        expected (None: the CTA's), ``pred`` their bar.red predicates; ``wait`` False for bar.arrive."""
+        m = eidx.size
+        bid = np.broadcast_to(np.asarray(bid).astype(np.int64), (m,))
+        if bool((bid >= NUM_CTA_BARRIERS).any()):
+            t = int(np.argmax(bid >= NUM_CTA_BARRIERS))
+            raise ExecFault(f"barrier number {int(bid[t])} out of range (0..{NUM_CTA_BARRIERS - 1})", t)
+        ctas = eidx // self.P
+        if count is not None:
+            self.bar_need[ctas, bid] = np.asarray(count).astype(np.int64)
+        if pred is not None:
+            np.add.at(self.red_sum, (ctas, bid), np.asarray(pred, bool).astype(np.int64))
+            np.add.at(self.red_n, (ctas, bid), 1)
+        if bool((bid == bid[0]).all()):
+            uc, cnt = runs(ctas)
+            self.bar_count[uc, int(bid[0])] += cnt
+        else:
+            np.add.at(self.bar_count, (ctas, bid), 1)
+            uc = runs(ctas)[0]
+        if wait:
+            self.wait(eidx, pos, bid, WAIT_BAR)
+            self.at_bar += m
+        self.check_bar(uc)
+
+    def check_bar(self, ctas: np.ndarray) -> None:
+        """Release the barriers of ``ctas`` that every live thread (or their thread count) reached;
+        the threads waiting at a bar.red get the reduction over all that arrived (``reduced``)."""
+        P, state, wait_k = self.P, self.state, self.wait_k
+        cnt, need = self.bar_count[ctas], self.bar_need[ctas]
+        full = (cnt > 0) & (cnt >= np.where(need > 0, need, self.alive_cta[ctas][:, None]))
+        for k in np.flatnonzero(full.any(0)):
+            rc = ctas[full[:, k]]
+            tt = (rc[:, None] * P + np.arange(P)).ravel()
+            r = tt[(state[tt] == WAIT_BAR) & (wait_k[tt] == k)]
+            if self.reduced is not None and self.red_n[rc, k].any():
+                for q in np.unique(self.wait_pc[r]):
+                    rq = r[self.wait_pc[r] == q]
+                    self.reduced(int(q), rq, self.red_sum[rq // P, k], self.red_n[rq // P, k])
+            self.bar_count[rc, k] = self.bar_need[rc, k] = self.red_sum[rc, k] = self.red_n[rc, k] = 0
+            self.at_bar -= r.size
+            if r.size:
+                self.resume(r)
+
+    def waiting(self) -> np.ndarray:
+        """The slots of the threads waiting at any barrier."""
+        return np.flatnonzero((self.state == WAIT_BAR) | (self.state == WAIT_BSYNC))
