@@ -12,7 +12,6 @@ import numpy as np
 
 from xcc.backend.machine import Machine, load_machine
 from xcc.diagnostics import LaunchError
-from xcc.runtime.queues import sync_blocking
 from xcc.sim.memory import GlobalMemory, MemoryFault
 
 
@@ -93,6 +92,14 @@ class DeviceArray:
 
     def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+
+
+def sync_blocking(device) -> None:
+    """What the legacy default stream waits for: the work of every blocking stream of ``device``
+    (its streams: :mod:`xcc.runtime.queues`)."""
+    for s in list(getattr(device, "streams", ())):
+        if not s.non_blocking and s._queue:
+            s.synchronize()
 
 
 _default: Device | None = None

@@ -59,30 +59,6 @@ class GraphExec:
         self.ctx, self.nodes = graph.ctx, list(graph.nodes)
 
 
-def join_capture(stream: Stream, graph: Graph | None, recorded_on: Stream | None) -> bool:
-    """``stream`` waits on an event recorded on ``recorded_on`` in ``graph``'s capture: it joins the
-    capture (True); already in it, the wait is an order the graph keeps anyway (and the origin waiting
-    for a joined stream joins that stream back)."""
-    if graph is None or graph.origin.capture is not graph:
-        return False
-    if stream.kind == "legacy":
-        raise CudaError(R.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "the legacy default stream cannot join a capture")
-    if stream.capture is None:
-        stream.capture = graph
-        graph.joined.append(stream)
-        graph.rejoined.discard(id(stream))
-    elif stream is graph.origin and recorded_on is not None:
-        graph.rejoined.add(id(recorded_on))
-    return True
-
-
-def refuse_if_capturing(stream: Stream, what: str) -> None:
-    """Synchronous operations on a capturing stream are illegal and invalidate the capture."""
-    if stream.capture is not None:
-        stream.capture.invalidated = True
-        raise CudaError(R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, f"{what} on a stream that is capturing")
-
-
 @api()
 def cuStreamBeginCapture(hStream, mode=CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL) -> None:
     s = _stream(hStream)

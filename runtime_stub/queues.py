@@ -32,6 +32,7 @@ import itertools
 from collections import deque
 
 from xcc.diagnostics import LaunchError, XccError
+from xcc.runtime.device import default_device, sync_blocking
 
 _NOT_RUN = object()
 _ids = itertools.count(1)
@@ -86,8 +87,6 @@ class Event:
 
 class Stream:
     def __init__(self, device=None, non_blocking: bool = False):
-        from xcc.runtime.device import default_device
-
         self.device = device or default_device()
         self.non_blocking = non_blocking
         self.id = next(_ids)
@@ -162,10 +161,3 @@ def run_on(stream: Stream | None, device, run, what: str):
         return stream.enqueue_launch(run, what)
     sync_blocking(device)
     return run()
-
-
-def sync_blocking(device) -> None:
-    """What the legacy default stream waits for: the work of every blocking stream of ``device``."""
-    for s in list(getattr(device, "streams", ())):
-        if not s.non_blocking and s._queue:
-            s.synchronize()

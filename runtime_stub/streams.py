@@ -59,6 +59,31 @@ def _event(h, what: str = "hEvent") -> Event:
     return e
 
 
+# -- the stream side of a capture (the captured Graph and the capture API: xcc.runtime.graphs) ----------
+def join_capture(stream: Stream, graph, recorded_on: Stream | None) -> bool:
+    """``stream`` waits on an event recorded on ``recorded_on`` in ``graph``'s capture: it joins the
+    capture (True); already in it, the wait is an order the graph keeps anyway (and the origin waiting
+    for a joined stream joins that stream back)."""
+    if graph is None or graph.origin.capture is not graph:
+        return False
+    if stream.kind == "legacy":
+        raise CudaError(R.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "the legacy default stream cannot join a capture")
+    if stream.capture is None:
+        stream.capture = graph
+        graph.joined.append(stream)
+        graph.rejoined.discard(id(stream))
+    elif stream is graph.origin and recorded_on is not None:
+        graph.rejoined.add(id(recorded_on))
+    return True
+
+
+def refuse_if_capturing(stream: Stream, what: str) -> None:
+    """Synchronous operations on a capturing stream are illegal and invalidate the capture."""
+    if stream.capture is not None:
+        stream.capture.invalidated = True
+        raise CudaError(R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, f"{what} on a stream that is capturing")
+
+
 @api(1)
 def cuStreamCreate(Flags=0) -> CUstream:
     """A new stream; ``Flags`` is ``CU_STREAM_DEFAULT`` (blocking) or ``CU_STREAM_NON_BLOCKING``."""
@@ -79,8 +104,6 @@ def cuStreamGetFlags(hStream) -> int:
 @api()
 def cuStreamSynchronize(hStream) -> None:
     """Wait for the stream's work: already done (work runs when it is enqueued); illegal while capturing."""
-    from xcc.runtime.graphs import refuse_if_capturing
-
     refuse_if_capturing(_stream(hStream), "cuStreamSynchronize")
 
 
@@ -98,8 +121,6 @@ def cuStreamWaitEvent(hStream, hEvent, Flags=0) -> None:
         raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "hEvent and hStream belong to different contexts")
     if as_int(Flags, "Flags") != 0:
         raise CudaError(R.CUDA_ERROR_INVALID_VALUE, "cuStreamWaitEvent flags must be 0")
-    from xcc.runtime.graphs import join_capture
-
     if join_capture(s, e.graph, e.stream):
         return
     if s.capture is not None:  # an event from outside the capture: already complete when the graph runs
