@@ -323,7 +323,7 @@ def eliminate_dead_code(blocks: list[MBlock]) -> None:
 def _has_effects(m: MInst) -> bool:
     """Effects beyond the virtual registers it defines: memory, control, calls, or a physical register
     written before allocation (the calling convention's stack pointer)."""
-    if m.d.has_effects or m.mnemonic in ("CALL", "RET", "SYSCALL"):
+    if m.d.has_effects:
         return True
     for op in m.d.operands:
         if op.is_def and isinstance(m.ops.get(op.field), int):

@@ -31,6 +31,7 @@ NUM_REGS = 255  # R0..R254
 NUM_PREDS = 7  # P0..P6
 NUM_SCOREBOARDS = 6
 NUM_CONV_BARRIERS = 16  # B0..B15, the convergence barriers of BSSY/BSYNC
+NUM_CTA_BARRIERS = 16  # barriers 0..15 of BAR / BAR.CNT / BAR.RED (PTX bar.sync a: a < 16)
 
 # field -> (low bit, width)
 FIELDS = {
@@ -68,6 +69,43 @@ class Operand:
     is_def: bool = False
 
 
+# The instruction classes a row of the table may name (its last, optional element: words separated by
+# spaces).  Every set of instructions the compiler, the interpreters and the cycle model treat alike is
+# derived from these words (below the table), never listed by mnemonic elsewhere.
+CLASSES = {
+    # memory: the access, and the state space it addresses (SPACES)
+    "load": "reads memory into its destination",
+    "store": "writes memory",
+    "atomic": "reads, modifies and writes memory, returning the old value",
+    "async_copy": "starts an asynchronous global -> shared copy (cp.async); the write lands at a DEPBAR",
+    "async_wait": "closes or waits for groups of asynchronous copies (a scheduling fence)",
+    # control
+    "branch": "changes control flow within the function",
+    "leave": "leaves the function or the thread: control never reaches the next instruction",
+    "reconverge": "convergence-barrier bookkeeping (BSSY/BSYNC)",
+    "call": "transfers control to or from another function or the runtime: every register may change",
+    # synchronisation
+    "barrier": "a CTA barrier (barriers 0 .. NUM_CTA_BARRIERS - 1)",
+    "barrier_wait": "always waits at its CTA barrier until the barrier completes",
+    "sync": "an ordering point that computes nothing (memory and proxy fences, warpgroup fences)",
+    "warp_sync": "exchanges values among the lanes of its member mask (e); a scheduling fence",
+    "collective": "warp-collective: the 32 lanes of the warp execute it together",
+    "warpgroup": "warpgroup-collective: the 128 threads of a warpgroup execute it together",
+    "tensor": "a tensor-core instruction (its family: tensor=hmma, imma or gmma; its shape in MMA_SHAPE)",
+    "nop": "does nothing; kept in place",
+}
+SPACES = ("global", "shared", "local", "generic", "const")
+TENSOR_FAMILIES = ("hmma", "imma", "gmma")  # Nsight's op kinds of the tensor pipe: HMMA, IMMA, HGMMA
+# classes whose instructions are never removed as dead code: they write memory, synchronise or change
+# control flow
+EFFECT_CLASSES = frozenset({"store", "atomic", "async_copy", "async_wait", "branch", "reconverge", "call",
+                            "barrier", "sync", "warp_sync"})
+# classes nothing is scheduled across (control flow, synchronisation, warp- and warpgroup-collective
+# exchanges, cp.async group boundaries): the active mask each instruction runs with is unchanged
+FENCE_CLASSES = frozenset({"branch", "reconverge", "barrier", "sync", "warp_sync", "async_wait", "warpgroup",
+                           "nop"})
+
+
 @dataclass(frozen=True)
 class InstrDef:
     mnemonic: str
@@ -78,11 +116,29 @@ class InstrDef:
     latency: str
     sass: str
     doc: str
+    classes: frozenset[str] = frozenset()  # words of CLASSES
+    space: str | None = None  # the state space of a memory instruction (SPACES)
+    tensor: str | None = None  # the family of a tensor-core instruction (TENSOR_FAMILIES)
 
     @property
     def has_effects(self) -> bool:
         """Writes memory, synchronises or changes control flow: never removed as dead code."""
-        return self.mnemonic in EFFECTS
+        return bool(self.classes & EFFECT_CLASSES)
+
+    @property
+    def is_fence(self) -> bool:
+        """Nothing is scheduled across it (see FENCE_CLASSES)."""
+        return bool(self.classes & FENCE_CLASSES)
+
+    @property
+    def is_load(self) -> bool:
+        return "load" in self.classes
+
+    @property
+    def independent_load(self) -> bool:
+        """A load through [a + b] that other such loads may pass (a warp-collective one is ordered as a
+        store)."""
+        return self.memory_operand and "load" in self.classes and "collective" not in self.classes
 
     @property
     def memory_operand(self) -> bool:
@@ -137,13 +193,6 @@ A_R, A_W, B_RIC, B_WIC, C_R, C_W = (Operand("a", "R"), Operand("a", "W"), Operan
 PA, PS, E_R, B_I = Operand("pa", "P"), Operand("ps", "P"), Operand("e", "R"), Operand("b", "I")
 E_W = Operand("e", "W")
 
-# Instructions with effects beyond their register results.
-EFFECTS = frozenset({"STG", "STG.64", "STS", "ATOMG", "ATOMS", "BAR", "BSSY", "BSYNC", "BRA", "EXIT", "MEMBAR",
-                     "SHFL", "VOTE", "STS.64", "ATOMG.64", "ATOMS.64", "MATCH", "MATCH.64", "REDUX",
-                     "STL", "STL.64", "ST", "ST.64", "ATOM", "ATOM.64",
-                     "LDGSTS", "LDGDEPBAR", "DEPBAR", "BAR.CNT", "BAR.RED",
-                     "WARPGROUP.ARRIVE", "WARPGROUP.COMMIT", "WARPGROUP.DEPBAR", "FENCE.VIEW.ASYNC"})
-
 # Latency classes whose result is ready after a fixed number of cycles (the compiler stalls for them);
 # every other class is variable and tracked with a scoreboard.
 FIXED_LATENCY_CLASSES = frozenset({"alu", "fma", "imad_wide", "branch", "fp64"})
@@ -155,20 +204,21 @@ FIXED_LATENCY_CLASSES = frozenset({"alu", "fma", "imad_wide", "branch", "fp64"})
 
 _ROWS = [
     # mnemonic, operands, mods, pipe, latency class, SASS, semantics
-    ("NOP", (), (), "alu", "alu", "NOP", "no operation"),
-    ("EXIT", (), (), "cbu", "branch", "EXIT", "the thread ends"),
-    ("BRA", (Operand("b", "L"),), (), "cbu", "branch", "BRA", "pc = target"),
+    ("NOP", (), (), "alu", "alu", "NOP", "no operation", "nop"),
+    ("EXIT", (), (), "cbu", "branch", "EXIT", "the thread ends", "branch leave"),
+    ("BRA", (Operand("b", "L"),), (), "cbu", "branch", "BRA", "pc = target", "branch"),
     ("BSSY", (Operand("c", "B"), Operand("b", "L")), (), "cbu", "branch", "BSSY",
-     "B[c] = active threads of the warp; their reconvergence point is target"),
+     "B[c] = active threads of the warp; their reconvergence point is target", "reconverge"),
     ("BSYNC", (Operand("c", "B"),), (), "cbu", "branch", "BSYNC",
-     "wait until every non-exited thread of B[c] has arrived, then continue together"),
-    ("BAR", (B_RIC,), (), "cbu", "branch", "BAR.SYNC", "wait until every thread of the CTA arrives at barrier b"),
-    ("MEMBAR", (), (FENCE_SCOPE,), "lsu", "lsu", "MEMBAR", "order memory accesses of the thread"),
+     "wait until every non-exited thread of B[c] has arrived, then continue together", "reconverge"),
+    ("BAR", (B_RIC,), (), "cbu", "branch", "BAR.SYNC", "wait until every thread of the CTA arrives at barrier b",
+     "barrier barrier_wait"),
+    ("MEMBAR", (), (FENCE_SCOPE,), "lsu", "lsu", "MEMBAR", "order memory accesses of the thread", "sync"),
     ("MOV", (D_R, B_RIC), (), "alu", "alu", "MOV / MOV32I", "d = b"),
     ("S2R", (D_R, Operand("b", "SR")), (), "adu", "s2r", "S2R", "d = special register b"),
     ("CS2R.64", (D_W, Operand("b", "SR")), (), "alu", "alu", "CS2R", "d = 64-bit special register b (clock64)"),
-    ("LDC", (D_R, Operand("b", "C")), (), "lsu", "ldc", "LDC", "d = c[bank][offset] (32 bits)"),
-    ("LDC.64", (D_W, Operand("b", "C")), (), "lsu", "ldc", "LDC.64", "d = c[bank][offset] (64 bits)"),
+    ("LDC", (D_R, Operand("b", "C")), (), "lsu", "ldc", "LDC", "d = c[bank][offset] (32 bits)", "load const"),
+    ("LDC.64", (D_W, Operand("b", "C")), (), "lsu", "ldc", "LDC.64", "d = c[bank][offset] (64 bits)", "load const"),
     ("IADD3", (D_R, A_R, B_RIC, C_R), (NEG_B, NEG_A), "alu", "alu", "IADD3",
      "d = (NEG_A ? -a : a) + (NEG_B ? -b : b) + c"),
     ("IADD.64", (D_W, A_W, B_WIC), (NEG_B,), "alu", "alu", "IADD3 + IADD3.X", "d = a + (NEG_B ? -b : b), 64-bit"),
@@ -210,21 +260,22 @@ _ROWS = [
     ("F2F.F64.F32", (D_W, A_R), (), "fp64", "fp64", "F2F.F64.F32", "d = f64(a)"),
     ("F2F.F32.F64", (D_R, A_W), (RND, FTZ), "fp64", "fp64", "F2F.F32.F64", "d = f32(a) rounded"),
     ("LDG", (D_R, A_W, B_I), (SIZE, BYPASS), "lsu", "lsu", "LDG.E [.STRONG.GPU]",
-     "d = global[a + b] (zero/sign-extended); BYPASS: not cached in L1 (timing only)"),
-    ("LDG.64", (D_W, A_W, B_I), (BYPASS,), "lsu", "lsu", "LDG.E.64 [.STRONG.GPU]", "d = global[a + b], 64-bit"),
-    ("STG", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "STG.E", "global[a + b] = c (low bits by size)"),
-    ("STG.64", (A_W, B_I, C_W), (), "lsu", "lsu", "STG.E.64", "global[a + b] = c, 64-bit"),
-    ("LDS", (D_R, A_R, B_I), (SIZE,), "lsu", "lsu", "LDS", "d = shared[a + b]"),
-    ("STS", (A_R, B_I, C_R), (SIZE,), "lsu", "lsu", "STS", "shared[a + b] = c"),
+     "d = global[a + b] (zero/sign-extended); BYPASS: not cached in L1 (timing only)", "load global"),
+    ("LDG.64", (D_W, A_W, B_I), (BYPASS,), "lsu", "lsu", "LDG.E.64 [.STRONG.GPU]", "d = global[a + b], 64-bit",
+     "load global"),
+    ("STG", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "STG.E", "global[a + b] = c (low bits by size)", "store global"),
+    ("STG.64", (A_W, B_I, C_W), (), "lsu", "lsu", "STG.E.64", "global[a + b] = c, 64-bit", "store global"),
+    ("LDS", (D_R, A_R, B_I), (SIZE,), "lsu", "lsu", "LDS", "d = shared[a + b]", "load shared"),
+    ("STS", (A_R, B_I, C_R), (SIZE,), "lsu", "lsu", "STS", "shared[a + b] = c", "store shared"),
     ("ATOMG", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, ATOM_TYPE), "lsu", "lsu", "ATOMG / RED",
-     "d = global[a + b]; global[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)"),
+     "d = global[a + b]; global[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)", "atomic global"),
     ("ATOMS", (D_R, A_R, B_I, C_R, E_R), (ATOM_OP, ATOM_TYPE), "lsu", "lsu", "ATOMS",
-     "d = shared[a + b]; shared[a + b] = op(d, c[, e])"),
+     "d = shared[a + b]; shared[a + b] = op(d, c[, e])", "atomic shared"),
     ("SHFL", (D_R, D_P, A_R, B_RIC, C_R, E_R), (SHFL_MODE,), "lsu", "shfl", "SHFL",
      "d = a of the lane chosen by mode, b (lane/offset) and c (clamp/segment); pd = lane in range; "
-     "e = member mask"),
+     "e = member mask", "warp_sync"),
     ("VOTE", (D_R, D_P, PS, E_R), (VOTE_MODE,), "alu", "alu", "VOTE",
-     "d = ballot of ps over the warp's active lanes in e; pd = all|any|eq of ps"),
+     "d = ballot of ps over the warp's active lanes in e; pd = all|any|eq of ps", "warp_sync"),
     # Bit-field, byte, dot-product and division instructions (appended: opcodes stay stable).
     ("PRMT", (D_R, A_R, B_RIC, C_R), (PRMT_MODE,), "alu", "alu", "PRMT",
      "d = bytes of the pair {c, a} chosen by selector b (PTX prmt; IDX: four 4-bit selectors with sign "
@@ -290,32 +341,34 @@ _ROWS = [
     ("I2F.F64.64", (D_W, A_W), (INT64_TYPE, RND), "fp64", "fp64", "I2F.F64.S64 / I2F.F64.U64",
      "d = f64(a), a 64-bit integer"),
     ("ATOMG.64", (D_W, A_W, B_I, C_W, E_W), (ATOM_OP, ATOM64_TYPE), "lsu", "lsu", "ATOMG.E.64 / RED.E.64",
-     "d = global[a + b]; global[a + b] = op(d, c[, e]), 64-bit  (CAS: c = compare, e = new)"),
+     "d = global[a + b]; global[a + b] = op(d, c[, e]), 64-bit  (CAS: c = compare, e = new)", "atomic global"),
     ("ATOMS.64", (D_W, A_R, B_I, C_W, E_W), (ATOM_OP, ATOM64_TYPE), "lsu", "lsu", "ATOMS.64 / ATOMS.CAS.64",
-     "d = shared[a + b]; shared[a + b] = op(d, c[, e]), 64-bit"),
-    ("LDS.64", (D_W, A_R, B_I), (), "lsu", "lsu", "LDS.64", "d = shared[a + b], 64-bit"),
-    ("STS.64", (A_R, B_I, C_W), (), "lsu", "lsu", "STS.64", "shared[a + b] = c, 64-bit"),
+     "d = shared[a + b]; shared[a + b] = op(d, c[, e]), 64-bit", "atomic shared"),
+    ("LDS.64", (D_W, A_R, B_I), (), "lsu", "lsu", "LDS.64", "d = shared[a + b], 64-bit", "load shared"),
+    ("STS.64", (A_R, B_I, C_W), (), "lsu", "lsu", "STS.64", "shared[a + b] = c, 64-bit", "store shared"),
     ("MATCH", (D_R, D_P, A_R, E_R), (MATCH_MODE,), "alu", "shfl", "MATCH.ANY / MATCH.ALL",
      "ANY: d = lanes of the warp taking part (in e) whose a equals this lane's; ALL: d = the taking-part "
-     "lanes if all their a are equal, else 0, pd = whether they are (PTX match.sync)"),
+     "lanes if all their a are equal, else 0, pd = whether they are (PTX match.sync)", "warp_sync"),
     ("MATCH.64", (D_R, D_P, A_W, E_R), (MATCH_MODE,), "alu", "shfl", "MATCH.ANY.U64 / MATCH.ALL.U64",
-     "as MATCH on a 64-bit a"),
+     "as MATCH on a 64-bit a", "warp_sync"),
     ("REDUX", (D_R, A_R, E_R), (REDUX_OP, INT_TYPE), "alu", "shfl",
      "REDUX (to a uniform register) + MOV R, UR",
-     "d = op over a of the warp's lanes taking part (in e), wrapping add (PTX redux.sync)"),
-    ("LDL", (D_R, A_R, B_I), (SIZE,), "lsu", "lsu", "LDL", "d = local[a + b] (the thread's own local memory)"),
-    ("STL", (A_R, B_I, C_R), (SIZE,), "lsu", "lsu", "STL", "local[a + b] = c"),
-    ("LDL.64", (D_W, A_R, B_I), (), "lsu", "lsu", "LDL.64", "d = local[a + b], 64-bit"),
-    ("STL.64", (A_R, B_I, C_W), (), "lsu", "lsu", "STL.64", "local[a + b] = c, 64-bit"),
+     "d = op over a of the warp's lanes taking part (in e), wrapping add (PTX redux.sync)", "warp_sync"),
+    ("LDL", (D_R, A_R, B_I), (SIZE,), "lsu", "lsu", "LDL", "d = local[a + b] (the thread's own local memory)",
+     "load local"),
+    ("STL", (A_R, B_I, C_R), (SIZE,), "lsu", "lsu", "STL", "local[a + b] = c", "store local"),
+    ("LDL.64", (D_W, A_R, B_I), (), "lsu", "lsu", "LDL.64", "d = local[a + b], 64-bit", "load local"),
+    ("STL.64", (A_R, B_I, C_W), (), "lsu", "lsu", "STL.64", "local[a + b] = c, 64-bit", "store local"),
     ("LD", (D_R, A_W, B_I), (SIZE, BYPASS), "lsu", "lsu", "LD.E [.STRONG.GPU]",
-     "d = generic[a + b]: the shared, local or const window, else global (see Memory spaces)"),
-    ("ST", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "ST.E", "generic[a + b] = c"),
-    ("LD.64", (D_W, A_W, B_I), (BYPASS,), "lsu", "lsu", "LD.E.64 [.STRONG.GPU]", "d = generic[a + b], 64-bit"),
-    ("ST.64", (A_W, B_I, C_W), (), "lsu", "lsu", "ST.E.64", "generic[a + b] = c, 64-bit"),
+     "d = generic[a + b]: the shared, local or const window, else global (see Memory spaces)", "load generic"),
+    ("ST", (A_W, B_I, C_R), (SIZE,), "lsu", "lsu", "ST.E", "generic[a + b] = c", "store generic"),
+    ("LD.64", (D_W, A_W, B_I), (BYPASS,), "lsu", "lsu", "LD.E.64 [.STRONG.GPU]", "d = generic[a + b], 64-bit",
+     "load generic"),
+    ("ST.64", (A_W, B_I, C_W), (), "lsu", "lsu", "ST.E.64", "generic[a + b] = c, 64-bit", "store generic"),
     ("ATOM", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, ATOM_TYPE), "lsu", "lsu", "ATOM.E",
-     "d = generic[a + b]; generic[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)"),
+     "d = generic[a + b]; generic[a + b] = op(d, c[, e])  (CAS: c = compare, e = new)", "atomic generic"),
     ("ATOM.64", (D_W, A_W, B_I, C_W, E_W), (ATOM_OP, ATOM64_TYPE), "lsu", "lsu", "ATOM.E.64",
-     "d = generic[a + b]; generic[a + b] = op(d, c[, e]), 64-bit"),
+     "d = generic[a + b]; generic[a + b] = op(d, c[, e]), 64-bit", "atomic generic"),
     # Half precision (f16/bf16, scalar and packed x2), conversions to and from f16/bf16, and carry
     # chains (appended: opcodes stay stable; executors in exec_half.py, selection in isel_half.py).
     # type F16/BF16; shape X2: both 16-bit elements, H0: element 0 only, the result zero-extended.
@@ -382,58 +435,60 @@ _ROWS = [
     ("HMMA.16816.F32", (D_W, A_W, Operand("b", "W"), C_W), (Mod("atype", ("F16", "BF16")),), "tensor", "tensor",
      "half of HMMA.16816.F32 / HMMA.16816.F32.BF16",
      "d = rows of a (8 x 16 f16|bf16: a.lo k 0-7, a.hi k 8-15) times b (16 x 8) + c (8 x 8 f32), each element "
-     "rounded once to f32 (xcc.semantics.matrix.mma, m16n8k16)"),
+     "rounded once to f32 (xcc.semantics.matrix.mma, m16n8k16)", "collective tensor=hmma"),
     ("HMMA.16816.F16", (D_R, A_W, Operand("b", "W"), C_R), (), "tensor", "tensor", "half of HMMA.16816.F16",
-     "as HMMA.16816.F32 with f16 inputs and f16x2 accumulators c and d (one register per half)"),
+     "as HMMA.16816.F32 with f16 inputs and f16x2 accumulators c and d (one register per half)",
+     "collective tensor=hmma"),
     ("HMMA.1688.F32", (D_W, A_R, Operand("b", "R"), C_W), (Mod("atype", ("F16", "BF16")),), "tensor", "tensor",
      "half of HMMA.1688.F32 / HMMA.1688.F32.BF16",
-     "d = rows of a (8 x 8 f16|bf16) times b (8 x 8) + c (8 x 8 f32) (m16n8k8)"),
+     "d = rows of a (8 x 8 f16|bf16) times b (8 x 8) + c (8 x 8 f32) (m16n8k8)", "collective tensor=hmma"),
     ("HMMA.1688.F16", (D_R, A_R, Operand("b", "R"), C_R), (), "tensor", "tensor", "half of HMMA.1688.F16",
-     "as HMMA.1688.F32 with f16 inputs and f16x2 accumulators"),
+     "as HMMA.1688.F32 with f16 inputs and f16x2 accumulators", "collective tensor=hmma"),
     ("IMMA.16832", (D_W, A_W, Operand("b", "W"), C_W),
      (Mod("atype", ("S8", "U8")), Mod("btype", ("S8", "U8")), SAT), "tensor", "tensor",
      "half of IMMA.16832.S8.S8 / .U8 [.SAT]",
      "d = rows of a (8 x 32 bytes: a.lo k 0-15, a.hi k 16-31) times b (32 x 8) + c (8 x 8 s32), exact, "
-     "wrapping mod 2^32 or with SAT clamped to s32 (m16n8k32)"),
+     "wrapping mod 2^32 or with SAT clamped to s32 (m16n8k32)", "collective tensor=imma"),
     ("LDSM", (D_R, A_R, B_I), (Mod("mat", ("M0", "M1", "M2", "M3")), _flag("T")), "lsu", "lsu",
      "one matrix of LDSM.16.M88 / .M88.2 / .M88.4 [.T] (.MT88 with T)",
      "d = lane's 2 elements of the 8x8 b16 matrix whose rows are at shared[a + b] of lanes 8*mat .. 8*mat+7 "
-     "(each 16-byte aligned): row lane/4, elements 2*(lane%4), +1; T: column lane/4 (PTX ldmatrix)"),
+     "(each 16-byte aligned): row lane/4, elements 2*(lane%4), +1; T: column lane/4 (PTX ldmatrix)",
+     "load shared collective"),
     ("LDGSTS", (A_R, B_I, Operand("c", "W"), E_R), (Mod("size", ("32", "64", "128")), _flag("BYPASS"),
                                                     _flag("ZFILL")), "lsu", "lsu",
      "LDGSTS.E [.BYPASS] .32/.64/.128 [.ZFILL]",
      "start an asynchronous copy of size bits from global[c] to shared[a + b] in the thread's open group: "
      "the source is read now, the destination written at the DEPBAR that covers the group; ZFILL: only "
-     "the first e bytes come from global, the rest are zeros (PTX cp.async)"),
+     "the first e bytes come from global, the rest are zeros (PTX cp.async)", "async_copy global"),
     ("LDGDEPBAR", (), (), "lsu", "lsu", "LDGDEPBAR",
-     "close the thread's open LDGSTS group (PTX cp.async.commit_group)"),
+     "close the thread's open LDGSTS group (PTX cp.async.commit_group)", "async_wait"),
     ("DEPBAR", (B_I,), (), "lsu", "lsu", "DEPBAR.LE SB0, b",
      "perform, in issue order, the thread's LDGSTS copies of all but its b most recently closed groups "
-     "(PTX cp.async.wait_group b; wait_all is LDGDEPBAR + DEPBAR 0)"),
+     "(PTX cp.async.wait_group b; wait_all is LDGDEPBAR + DEPBAR 0)", "async_wait"),
     # Calls (appended: opcodes stay stable; executors in exec_calls.py, selection in isel_calls.py; the
     # calling convention is in docs/isa.md, "Calls").  d.lo of CALL is the return pc (an instruction index
     # of the image), d.hi the caller's saved state: bits 0-15 its convergence-barrier membership B0..B15,
     # bits 16-22 its predicates P0..P6.
     ("CALL", (D_W, Operand("b", "L"), A_R), (), "cbu", "branch", "CALL.REL.NOINC",
      "d = {pc + 1, saved state}; the thread leaves every convergence barrier; pc = target.  Faults "
-     "'call stack overflow' when a (the end of the callee's frame) exceeds the thread's local memory"),
+     "'call stack overflow' when a (the end of the callee's frame) exceeds the thread's local memory", "call"),
     ("RET", (A_W,), (), "cbu", "branch", "RET.REL.NODEC",
-     "pc = a.lo; the convergence-barrier membership and predicates saved in a.hi are restored"),
+     "pc = a.lo; the convergence-barrier membership and predicates saved in a.hi are restored", "call leave"),
     ("SYSCALL", (A_R, B_I), (Mod("svc", ("TRAP", "VPRINTF", "ASSERTFAIL")),), "cbu", "branch",
      "BPT.TRAP / CALL.ABS.NOINC of the CUDA runtime's vprintf / __assertfail",
      "TRAP: fault with message b of the image; VPRINTF: printf(local[a], local[a + 8]) collected for the "
      "launch's output, local[a + 16] = arguments formatted; ASSERTFAIL: fault with the assertion message "
-     "of local[a .. a + 40)"),
+     "of local[a .. a + 40)", "call"),
     # Named barriers with thread counts and barrier reductions (appended: opcodes stay stable).  A thread
     # count c (a multiple of the warp size; RZ: every non-exited thread of the CTA) completes barrier b
     # once c threads arrived, counting both instructions; the result of BAR.RED is written when the
     # barrier completes.
     ("BAR.CNT", (B_RIC, C_R), (Mod("mode", ("SYNC", "ARV")),), "cbu", "branch", "BAR.SYNC b, c / BAR.ARV b, c",
-     "SYNC: wait until c threads (RZ: the CTA) arrived at barrier b; ARV: arrive and go on"),
+     "SYNC: wait until c threads (RZ: the CTA) arrived at barrier b; ARV: arrive and go on", "barrier"),
     ("BAR.RED", (D_R, B_RIC, C_R, PS), (Mod("op", ("POPC", "AND", "OR")),), "cbu", "branch",
      "BAR.RED.POPC / BAR.RED.AND / BAR.RED.OR",
      "wait as BAR.CNT.SYNC, then d = the number of arrived threads whose ps is true (POPC), or 1 if all (AND) / "
-     "any (OR) of them had ps true, else 0"),
+     "any (OR) of them had ps true, else 0", "barrier barrier_wait"),
     # Warpgroup MMA, sm_90a wgmma (appended: opcodes stay stable; executors in exec_matrix.py, selection in
     # isel_matrix.py).  Warpgroup-collective: the 128 threads of a warpgroup (CTA threads 128g .. 128g+127)
     # execute WGMMA and WARPGROUP.* together (a thread missing faults).  SASS's HGMMA.64xNx16.F32 writes N/2
@@ -449,22 +504,41 @@ _ROWS = [
      "warpgroup: A (64 x 16) at shared matrix descriptor a, B (16 x N) at descriptor c, K-major (TRANS_A / "
      "TRANS_B: MN-major), NEG_A / NEG_B negated; the descriptors and ps must be the same in all 128 threads; "
      "register b of thread t is element (16(t/32) + (t%32)/4 + 8((b/2)%2), 8(b/4) + 2(t%4) + b%2) of D; the "
-     "exact sum rounded once to f32 (xcc.semantics.wgmma)"),
+     "exact sum rounded once to f32 (xcc.semantics.wgmma)", "warpgroup tensor=gmma"),
     ("WARPGROUP.ARRIVE", (), (), "cbu", "branch", "WARPGROUP.ARRIVE",
-     "wgmma.fence over the warpgroup: no effect on values (WGMMA completes when it executes); a scheduling fence"),
+     "wgmma.fence over the warpgroup: no effect on values (WGMMA completes when it executes); a scheduling fence",
+     "sync warpgroup"),
     ("WARPGROUP.COMMIT", (), (), "cbu", "branch", "the gsb0 token of the last HGMMA",
-     "wgmma.commit_group over the warpgroup: no effect on values; a scheduling fence"),
+     "wgmma.commit_group over the warpgroup: no effect on values; a scheduling fence", "sync warpgroup"),
     ("WARPGROUP.DEPBAR", (B_I,), (), "cbu", "branch", "WARPGROUP.DEPBAR.LE gsb0, b",
-     "wgmma.wait_group b over the warpgroup: no effect on values (nothing is pending); a scheduling fence"),
+     "wgmma.wait_group b over the warpgroup: no effect on values (nothing is pending); a scheduling fence",
+     "sync warpgroup"),
     ("FENCE.VIEW.ASYNC", (), (), "lsu", "lsu", "FENCE.VIEW.ASYNC.S",
-     "fence.proxy.async: generic-proxy writes are already visible to WGMMA; a scheduling fence"),
+     "fence.proxy.async: generic-proxy writes are already visible to WGMMA; a scheduling fence", "sync"),
 ]
+
+
+def _classes(mn: str, words: str) -> tuple[frozenset[str], str | None, str | None]:
+    """(classes, space, tensor family) of a row's class words."""
+    classes, space, family = set(), None, None
+    for w in words.split():
+        if w in SPACES:
+            space = w
+        elif w.startswith("tensor="):
+            family = w.removeprefix("tensor=")
+            assert family in TENSOR_FAMILIES, f"{mn}: unknown tensor family {family!r}"
+            classes.add("tensor")
+        else:
+            assert w in CLASSES, f"{mn}: unknown instruction class {w!r}"
+            classes.add(w)
+    return frozenset(classes), space, family
 
 
 def _build() -> tuple[dict[str, InstrDef], dict[int, InstrDef]]:
     by_name, by_op = {}, {}
-    for opcode, (mn, operands, mods, pipe, lat, sass, doc) in enumerate(_ROWS, start=1):
-        d = InstrDef(mn, opcode, tuple(operands), tuple(mods), pipe, lat, sass, doc)
+    for opcode, (mn, operands, mods, pipe, lat, sass, doc, *words) in enumerate(_ROWS, start=1):
+        d = InstrDef(mn, opcode, tuple(operands), tuple(mods), pipe, lat, sass, doc,
+                     *_classes(mn, words[0] if words else ""))
         width = sum(m.width for m in d.mods)
         assert width <= FIELDS["mods"][1], f"{mn}: modifiers need {width} bits"
         by_name[mn] = by_op[opcode] = d
@@ -472,6 +546,40 @@ def _build() -> tuple[dict[str, InstrDef], dict[int, InstrDef]]:
 
 
 TABLE, BY_OPCODE = _build()
+
+
+def of_class(name: str) -> frozenset[str]:
+    """The mnemonics of the rows of class ``name`` (a word of :data:`CLASSES`)."""
+    assert name in CLASSES, name
+    return frozenset(mn for mn, d in TABLE.items() if name in d.classes)
+
+
+# -- instruction classes, derived from the rows --------------------------------------------------------------
+EFFECTS = frozenset(mn for mn, d in TABLE.items() if d.has_effects)
+"""Instructions with effects beyond their register results (never removed as dead code)."""
+FENCES = frozenset(mn for mn, d in TABLE.items() if d.is_fence)
+"""Instructions nothing is scheduled across."""
+LOADS = of_class("load")
+STORES = of_class("store")
+ATOMICS = of_class("atomic")
+CALLS = of_class("call")
+"""CALL, RET, SYSCALL: the callee or caller may overwrite any register."""
+LEAVES = of_class("leave")
+"""Control never continues to the next instruction (an unguarded BRA neither: not a class, a guard)."""
+CTA_BARRIERS = of_class("barrier")
+BARRIER_WAITS = of_class("barrier_wait")
+"""CTA barriers that always wait for their barrier to complete (BAR.CNT waits or not by its mode)."""
+BRANCH_TARGETS = frozenset(mn for mn, d in TABLE.items()
+                           if any(o.kind == "L" for o in d.operands) and "call" not in d.classes)
+"""Instructions whose operand b is a branch target within the function (BRA, BSSY; CALL's is a function)."""
+MEMORY_SPACE = {mn: d.space for mn, d in TABLE.items() if d.space is not None}
+"""The state space each memory instruction addresses (LDGSTS: its global source)."""
+CONSTANT_LOADS = frozenset(mn for mn, d in TABLE.items() if d.is_load and d.space == "const")
+"""Loads from a constant bank (LDC, LDC.64): the same value wherever they execute."""
+TENSOR_FAMILY = {mn: d.tensor for mn, d in TABLE.items() if d.tensor is not None}
+"""Each tensor-core instruction's family (Nsight's op kind of the tensor pipe)."""
+LDGSTS_BYTES = {v: int(v) // 8 for v in TABLE["LDGSTS"].mod("size").values}
+"""The async copy's size modifier -> the bytes it copies (cp.async cp-size 4, 8, 16)."""
 
 # The PTX mma.sync shape (m, n, k) each HMMA/IMMA half instruction computes 8 rows of, and the product a
 # WGMMA.F32 contributes to: one accumulator register of a warpgroup's m64nNk16 (64 x N x 16 over 4 warps x N/2

@@ -204,9 +204,22 @@ Operand B (`b`) is a register, a 32-bit immediate, or a constant-bank reference
 
 ## Instructions
 
-| mnemonic | operands | modifiers | pipe | latency class | SASS | semantics |
-|---|---|---|---|---|---|---|
+| mnemonic | operands | modifiers | pipe | latency class | classes | SASS | semantics |
+|---|---|---|---|---|---|---|---|
 {rows}
+
+## Instruction classes
+
+Each row names its classes; every set of instructions the compiler, the interpreters and the cycle
+model treat alike is derived from them (`isa.EFFECTS`, `isa.FENCES`, `isa.CALLS`, `isa.MEMORY_SPACE`,
+...). Memory instructions also name the state space they address ({spaces}); tensor-core
+instructions their family (`tensor=` {families}).
+
+| class | meaning |
+|---|---|
+{classes}
+
+Never removed as dead code (effects): {effects}. Nothing is scheduled across (fences): {fences}.
 
 ## Latency classes
 
@@ -227,12 +240,17 @@ def render() -> str:
     for d in sorted(isa.TABLE.values(), key=lambda d: d.opcode):
         ops = ", ".join(f"{o.field}:{o.kind}{'(def)' if o.is_def else ''}" for o in d.operands)
         mods = "; ".join(f"{m.name}: {_mod_values(m)}" for m in d.mods)
-        rows.append(f"| `{d.mnemonic}` | {ops} | {mods} | {d.pipe} | {d.latency} | {d.sass} | "
+        words = sorted(d.classes - {"tensor"}) + [w for w in (d.space,) if w] + \
+            ([f"tensor={d.tensor}"] if d.tensor else [])
+        rows.append(f"| `{d.mnemonic}` | {ops} | {mods} | {d.pipe} | {d.latency} | {' '.join(words)} | {d.sass} | "
                     f"{d.doc.replace('|', '&#124;')} |")
     windows = "\n".join(f"  - {space}: `[{base:#x}, {base + WINDOW_BYTES:#x})`"
                          for space, base in sorted(WINDOWS.items(), key=lambda kv: kv[1]))
     return MODEL.format(windows=windows, min_regs=MIN_REGISTERS, srs=", ".join(s[3:] for s in isa.SPECIAL_REGS), fields=fields, rows="\n".join(rows),
                         fixed=", ".join(sorted(isa.FIXED_LATENCY_CLASSES)),
+                        classes="\n".join(f"| {k} | {v} |" for k, v in isa.CLASSES.items()),
+                        spaces=", ".join(isa.SPACES), families=", ".join(isa.TENSOR_FAMILIES),
+                        effects=", ".join(sorted(isa.EFFECT_CLASSES)), fences=", ".join(sorted(isa.FENCE_CLASSES)),
                         pipes="; ".join(f"{k} = {v}" for k, v in PIPES.items()))
 
 

@@ -1,6 +1,6 @@
 """Instruction selection for calls: the xg1 calling convention (docs/isa.md, "Calls").
 
-A mixin of :class:`xcc.backend.isel.InstructionSelector` (as :mod:`xcc.backend.isel_half`).  Arguments and
+A rule group of :class:`xcc.backend.isel.InstructionSelector` (see :mod:`xcc.backend.isel_core`).  Arguments and
 return values travel in memory, exactly as the IR interpreter models PTX's ``.param`` space: every
 function has a frame in the thread's local memory at the stack pointer ``R1`` (its base; the kernel's
 frame is at local address 0 and addressed absolutely), laid out as
@@ -30,6 +30,7 @@ with its message in the image.
 from __future__ import annotations
 
 from xcc.backend.isa import RZ
+from xcc.backend.isel_core import SelectorCore
 from xcc.backend.minst import Half, Imm, MInst, new_vreg
 from xcc.diagnostics import LinkError, PtxSemanticError
 from xcc.ir.core import Function, Instruction, Variable, layout_variables
@@ -49,8 +50,8 @@ def _align(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
 
-class CallSelection:
-    # ----------------------------------------------------------------- set up by InstructionSelector
+class CallSelection(SelectorCore):
+    # ----------------------------------------------------------------- set up by the constructor
     def init_frame(self) -> None:
         """The frame layout of the function (see the module docstring); called by the constructor after the
         shared and local layouts.  Kernels keep their locals at absolute addresses and append their

@@ -1,5 +1,5 @@
-"""Instruction selection for the half IR ops: a mixin of :class:`xcc.backend.isel.InstructionSelector`
-(one ``op_<irop>`` method per IR op, as there).
+"""Instruction selection for the half IR ops: a rule group of :class:`xcc.backend.isel.InstructionSelector`
+(one ``op_<irop>`` method per IR op, as in :mod:`xcc.backend.isel_core`).
 
 * f16/bf16 arithmetic (scalar and packed x2): ``add``/``sub`` -> HADD2, ``mul`` -> HMUL2,
   ``fma``/``mad`` -> HFMA2, ``min``/``max`` -> HMNMX2, ``setp`` -> HSETP2 (one element each),
@@ -11,7 +11,6 @@
   an element of a 64-bit value is a register of its pair.
 * carry chains: ``addc``/``subc`` -> IADD3.CC (IADD.64.CC), ``madc`` -> IMAD.CC (IMAD.64.CC); the IR
   computes a result and its carry-out with two instructions of the same operands, which select to one.
-* narrow kernel parameters (``ld.param.u16`` of a ``__half``): LDC of the word + PRMT.
 
 :meth:`half_rule` routes an instruction here (called by ``InstructionSelector.select``), and
 :meth:`implements_flag` says which .relu/.NaN/.satfinite modifiers these rules implement.
@@ -20,7 +19,17 @@
 from __future__ import annotations
 
 from xcc.backend.isa import PT, RZ
-from xcc.backend.minst import CBank, Half, Imm, new_vreg
+from xcc.backend.isel_core import SelectorCore
+from xcc.backend.isel_tables import (
+    COMPLEMENT,
+    FLOAT_CMP,
+    LUT_AND,
+    LUT_XOR,
+    MIRROR,
+    PRMT_PACK_BYTES,
+    PRMT_PACK_LO16,
+)
+from xcc.backend.minst import Half, Imm, new_vreg
 from xcc.ir.core import Const, Instruction
 from xcc.ir.types import ptx_type
 
@@ -31,7 +40,11 @@ _PASSTHROUGH = frozenset({"mov", "selp", "ld", "st", "ld_param", "pack", "unpack
 _ARITH = frozenset({"add", "sub", "mul", "fma", "mad", "min", "max", "neg", "abs", "setp", "ex2", "tanh"})
 _FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite")
 _INT_RNDS = ("rni", "rzi", "rmi", "rpi")
-LUT_AND, LUT_XOR = 0xC0, 0x3C
+# half_rule: IR op -> the half_<rule> that selects it (the others: half_<op>)
+_HALF_RULE = {"sub": "add", "mad": "fma", "max": "min", "abs": "neg", "tanh": "mufu", "ex2": "mufu"}
+# (op, flag) pairs of the .relu/.NaN modifiers the arithmetic rules implement
+_HALF_FLAGS = frozenset({("fma", "relu"), ("mad", "relu"), ("min", "relu"), ("max", "relu"), ("min", "NaN"),
+                         ("max", "NaN")})
 
 
 def _half_type(name: str) -> bool:
@@ -42,7 +55,7 @@ def _cvt_half(inst: Instruction) -> bool:
     return inst.op == "cvt" and (inst.type.name in HALF_SCALARS or inst.attrs["src"] in HALF_SCALARS)
 
 
-class HalfSelection:
+class HalfSelection(SelectorCore):
     # ----------------------------------------------------------------- routing
     def half_rule(self, inst: Instruction):
         """The selection method for ``inst`` when it is a half-precision operation, else None."""
@@ -51,8 +64,7 @@ class HalfSelection:
         if inst.type is None or not _half_type(inst.type.name) or inst.op in _PASSTHROUGH:
             return None
         if inst.op in _ARITH:
-            return getattr(self, "half_" + {"sub": "add", "mad": "fma", "max": "min", "abs": "neg",
-                                            "tanh": "mufu", "ex2": "mufu"}.get(inst.op, inst.op))
+            return getattr(self, "half_" + _HALF_RULE.get(inst.op, inst.op))
         return self._half_unsupported
 
     def implements_flag(self, inst: Instruction, flag: str) -> bool:
@@ -63,8 +75,7 @@ class HalfSelection:
             return flag in ("relu", "satfinite") and inst.type.name in HALF_SCALARS
         if not _half_type(inst.type.name):
             return False
-        return (inst.op, flag) in {("fma", "relu"), ("mad", "relu"), ("min", "relu"), ("max", "relu"),
-                                   ("min", "NaN"), ("max", "NaN")}
+        return (inst.op, flag) in _HALF_FLAGS
 
     def _half_unsupported(self, inst):
         raise self.error(f"'{inst.op}.{inst.type}' is not supported by the xg1 backend yet")
@@ -139,8 +150,6 @@ class HalfSelection:
 
     def half_setp(self, inst):
         """setp on f16/bf16 (x2: element attrs.half, as the IR splits p|q) -> HSETP2."""
-        from xcc.backend.isel import COMPLEMENT, FLOAT_CMP, MIRROR
-
         self._half_check(inst, ("ftz",), rnd=False)
         a, b = inst.args[0], inst.args[1]
         cmp = FLOAT_CMP[inst.attrs["cmp"]]
@@ -217,7 +226,7 @@ class HalfSelection:
     def _pair16(self, lo, hi):
         """A register holding lo[15:0] | hi[15:0] << 16 (lo, hi: registers)."""
         r = new_vreg(1)
-        self.emit("PRMT", d=r, a=lo, b=Imm(0x5410), c=hi)
+        self.emit("PRMT", d=r, a=lo, b=Imm(PRMT_PACK_LO16), c=hi)
         return r
 
     def _pack32(self, elems: list, w: int):
@@ -228,8 +237,8 @@ class HalfSelection:
         if w == 16:
             return self._pair16(regs[0], regs[1])
         lo, hi = new_vreg(1), new_vreg(1)  # w == 8: bytes {e0, e1} and {e2, e3}, then the halves
-        self.emit("PRMT", d=lo, a=regs[0], b=Imm(0x0040), c=regs[1])
-        self.emit("PRMT", d=hi, a=regs[2], b=Imm(0x0040), c=regs[3])
+        self.emit("PRMT", d=lo, a=regs[0], b=Imm(PRMT_PACK_BYTES), c=regs[1])
+        self.emit("PRMT", d=hi, a=regs[2], b=Imm(PRMT_PACK_BYTES), c=regs[3])
         return self._pair16(lo, hi)
 
     def op_pack(self, inst):
@@ -249,7 +258,7 @@ class HalfSelection:
             if w == 32:
                 self.copy(d, inst.args[0])
             elif w == 16:
-                self.emit("PRMT", d=d, a=self.reg(inst.args[0]), b=Imm(0x5410), c=self.reg(inst.args[1]))
+                self.emit("PRMT", d=d, a=self.reg(inst.args[0]), b=Imm(PRMT_PACK_LO16), c=self.reg(inst.args[1]))
             else:
                 self.emit("MOV", d=d, b=self._pack32(list(inst.args), 8))
         elif t.bits == 16 and w == 8:  # byte 1 from e1; bytes 2, 3 are e0's (zero: it is zero-extended)
@@ -343,26 +352,3 @@ class HalfSelection:
             mods["type"] = "S64" if wide else "S32"
         self.emit("IMAD.64.CC" if wide else "IMAD.CC", d=d, pd=pd, a=self.reg(a), b=self.src_b(b), c=self.reg(c),
                   ps=self.pred_src(cin), mods=mods)
-
-    # ----------------------------------------------------------------- narrow kernel parameters
-    def ld_param_narrow(self, inst, off: int):
-        """A 8/16-bit kernel parameter (``ld.param.u16`` of a ``__half``): the constant-bank word holding
-        it, its bytes picked by PRMT, zero- or sign-extended to the result's width."""
-        t, rt = inst.type, inst.result.type
-        if rt.bits > 32 or off % t.bytes:
-            raise self.error(f"kernel parameter of type {t} at offset {inst.attrs['offset']} into .{rt} "
-                             "is not supported yet")
-        word = new_vreg(1)
-        self.emit("LDC", d=word, b=CBank(0, off & ~3))
-        k, nb = off & 3, min(t.bytes, rt.bytes)
-        sign = t.kind == "s" and rt.bits > t.bits
-        sel = 0
-        for i in range(4):
-            if i < nb:
-                s = k + i
-            elif i < rt.bytes and sign:
-                s = 8 | (k + t.bytes - 1)  # the sign of the top byte, replicated
-            else:
-                s = 4  # a byte of RZ
-            sel |= s << (4 * i)
-        self.emit("PRMT", d=self.vreg(inst.result), a=word, b=Imm(sel), c=RZ)

@@ -1,5 +1,5 @@
-"""Instruction selection for the matrix IR ops: a mixin of :class:`xcc.backend.isel.InstructionSelector`
-(one ``op_<irop>`` method per IR op, as there).
+"""Instruction selection for the matrix IR ops: a rule group of :class:`xcc.backend.isel.InstructionSelector`
+(one ``op_<irop>`` method per IR op, as in :mod:`xcc.backend.isel_core`).
 
 * ``mma`` (mma.sync and wmma.mma; one IR instruction per D register, ``attrs.part``) -> HMMA.16816.F32/.F16,
   HMMA.1688.F32/.F16 or IMMA.16832, each computing one 8-row half of a m16n8 D fragment: rows groupID take
@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from xcc.backend.isa import RZ, SR_INDEX
+from xcc.backend.isa import LDGSTS_BYTES, RZ, SR_INDEX
+from xcc.backend.isel_core import SelectorCore
+from xcc.backend.isel_tables import LUT_AND, PRMT_PACK_LO16
 from xcc.backend.minst import Half, Imm, new_vreg
 from xcc.ir.core import Const, Instruction, Value
 from xcc.semantics import matrix
 
-LUT_AND = 0xC0
-PRMT_PACK_LO16 = 0x5410  # d = a[15:0] | c[15:0] << 16
-_CP_SIZE = {4: "32", 8: "64", 16: "128"}
+_CP_SIZE = {nbytes: size for size, nbytes in LDGSTS_BYTES.items()}  # cp.async cp-size -> LDGSTS's size
 _MEM_PREFIX = {"global": "G", "generic": "", "shared": "S"}
 
 
@@ -105,21 +105,19 @@ _WGMMA_TYPES = {"f16": "F16", "bf16": "BF16"}
 _WGMMA_SYNC = {"fence": "WARPGROUP.ARRIVE", "commit_group": "WARPGROUP.COMMIT", "wait_group": "WARPGROUP.DEPBAR"}
 
 
-class MatrixSelection:
-    # ----------------------------------------------------------------- hooks of InstructionSelector
+class MatrixSelection(SelectorCore):
+    # ----------------------------------------------------------------- hooks of SelectorCore
     def half_rule(self, inst: Instruction):
         """The matrix ops are selected here whatever their element type (wmma on .f16 is not half arithmetic);
         everything else goes to the half-precision rules (HalfSelection, next in the MRO)."""
         if inst.op in _MATRIX_OPS:
             return None
-        base = getattr(super(), "half_rule", None)
-        return base(inst) if base else None
+        return super().half_rule(inst)
 
     def implements_flag(self, inst: Instruction, flag: str) -> bool:
         if inst.op == "mma" and flag == "satfinite":
             return True  # IMMA.16832.SAT (lower_matrix allows .satfinite on integer mma only)
-        base = getattr(super(), "implements_flag", None)
-        return bool(base and base(inst, flag))
+        return super().implements_flag(inst, flag)
 
     def _mx_cache(self, name: str) -> dict:
         c = self.__dict__.get(name)

@@ -9,8 +9,8 @@ latency-weighted longest path to the end of the block, as in most production sch
   and output (WAW) dependences only order.  Memory: loads may pass loads; any store, atomic or
   generic access is ordered with every other memory access.  Control and synchronisation
   (branches, EXIT, convergence barriers, BAR, MEMBAR) and warp-collective instructions (SHFL,
-  VOTE, MATCH, REDUX) are fences: nothing moves across them, so the active mask each instruction
-  runs with is unchanged.
+  VOTE, MATCH, REDUX) are fences (:data:`xcc.backend.isa.FENCES`, from the ISA table's instruction
+  classes): nothing moves across them, so the active mask each instruction runs with is unchanged.
 * **Selection.**  Each cycle, of the instructions whose dependences are met, the one with the
   longest path to the block's end issues (ties: original order, so the result is deterministic);
   when none is ready the clock advances to the earliest.
@@ -27,16 +27,6 @@ from xcc.backend.isel import MBlock
 from xcc.backend.machine import Machine
 from xcc.backend.minst import MInst
 
-# Instructions nothing may move across (control flow, synchronisation, warp-collective).
-FENCES = frozenset({"EXIT", "BRA", "BSSY", "BSYNC", "BAR", "BAR.CNT", "BAR.RED", "MEMBAR", "SHFL", "VOTE", "MATCH", "MATCH.64",
-                    "REDUX", "NOP",
-                    # cp.async group boundaries: LDGSTS must stay in its group, and DEPBAR writes shared memory
-                    "LDGDEPBAR", "DEPBAR", "WGMMA.F32", "WARPGROUP.ARRIVE", "WARPGROUP.COMMIT", "WARPGROUP.DEPBAR", "FENCE.VIEW.ASYNC"})
-# Memory instructions that only read (may pass each other).
-LOADS = frozenset({"LDG", "LDG.64", "LDS", "LDS.64", "LDL", "LDL.64", "LD", "LD.64"})
-# Typical latency of a variable-latency class when it is not in the machine description.
-_DEFAULT_VARIABLE = 20
-
 
 def schedule_blocks(blocks: list[MBlock], machine: Machine) -> None:
     """Reorder each block of ``blocks`` in place (see the module docstring)."""
@@ -47,16 +37,16 @@ def schedule_blocks(blocks: list[MBlock], machine: Machine) -> None:
 
 def latency(m: MInst, machine: Machine) -> int:
     """Cycles from ``m``'s issue until a dependent instruction can use its result (an estimate for a
-    variable-latency class; global loads count as L1 hits)."""
-    if m.mnemonic in ("LDG", "LDG.64", "LD", "LD.64"):
-        return int(machine.data["latency"].get("l1_hit", _DEFAULT_VARIABLE))
-    return int(machine.data["latency"].get(m.d.latency, _DEFAULT_VARIABLE))
+    variable-latency class; global loads count as L1 hits, ``[latency] l1_hit``)."""
+    if m.d.is_load and m.d.space in ("global", "generic"):
+        return machine.latency("l1_hit")
+    return machine.latency(m.d.latency)
 
 
 def _memory_kind(m: MInst) -> str | None:
     if not m.d.memory_operand:
         return None
-    return "load" if m.mnemonic in LOADS else "store"
+    return "load" if m.d.independent_load else "store"
 
 
 def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
@@ -94,7 +84,7 @@ def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
             if kind == "store":
                 for i in loads_since:
                     dep(i, 0)
-        if m.mnemonic in FENCES:
+        if m.d.is_fence:
             for i in since_fence:
                 dep(i, 0)
         dep(last_fence, 0)
@@ -109,7 +99,7 @@ def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
             last_store, loads_since = j, []
         elif kind == "load":
             loads_since.append(j)
-        if m.mnemonic in FENCES:
+        if m.d.is_fence:
             last_fence, since_fence = j, []
         else:
             since_fence.append(j)

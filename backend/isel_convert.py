@@ -1,0 +1,181 @@
+"""Instruction selection for comparison, selection and conversions: setp, selp, cvt (a rule group of
+:class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`)."""
+
+from __future__ import annotations
+
+from xcc.backend.isa import PT, RZ
+from xcc.backend.isel_core import SelectorCore, width_of
+from xcc.backend.isel_tables import (
+    COMPLEMENT,
+    FLOAT_CMP,
+    INT_CMP,
+    LUT_AND,
+    MIRROR,
+    PLUT_AND,
+    PLUT_OR,
+    UNSIGNED_CMPS,
+)
+from xcc.backend.minst import Half, Imm, VReg, new_vreg
+from xcc.ir.core import Const, Value
+from xcc.ir.types import ScalarType, ptx_type
+
+
+class ConvertSelection(SelectorCore):
+    # ----------------------------------------------------------------- comparison and selection
+    def op_setp(self, inst):
+        t = inst.type
+        a, b = inst.args[0], inst.args[1]
+        if t.is_float:
+            self._fbits(t)
+            cmp = FLOAT_CMP[inst.attrs["cmp"]]
+        else:
+            cmp = INT_CMP[inst.attrs["cmp"]]
+        if inst.attrs.get("negate"):
+            cmp = COMPLEMENT[cmp]
+            if not t.is_float:
+                cmp = cmp.rstrip("U")
+        if isinstance(a, Const) and not isinstance(b, Const):
+            a, b, cmp = b, a, MIRROR[cmp]
+        mods = {"cmp": cmp}
+        if "bool" in inst.attrs:
+            mods["bool"] = inst.attrs["bool"].upper()
+            ps = self.pred_src(inst.args[2])
+        else:
+            ps = (PT, False)
+        d = self.vreg(inst.result)
+        if t.is_float and t.bits == 64:
+            self.emit("DSETP", pd=d, a=self.reg(a), b=self.src_b(b), ps=ps, mods=mods)
+            return
+        if t.is_float:
+            if inst.attrs.get("ftz"):
+                mods["FTZ"] = "FTZ"
+            self.emit("FSETP", pd=d, a=self.reg(a), b=self.src_b(b), ps=ps, mods=mods)
+            return
+        w = self._check_int(inst)
+        signed = t.kind == "s" and inst.attrs["cmp"] not in UNSIGNED_CMPS
+        if w == 2:
+            self.emit("ISETP.64", pd=d, a=self.reg(a), b=self.src_b(b), ps=ps,
+                      mods={**mods, **({"type": "S64"} if signed else {})})
+        else:
+            if t.bits < 32 and signed:
+                a_r, b_v = self._sext(a, t.bits), self._sext(b, t.bits)
+            else:
+                a_r, b_v = self.reg(a), self.src_b(b)
+            self.emit("ISETP", pd=d, a=a_r, b=b_v, ps=ps, mods={**mods, **({"type": "S32"} if signed else {})})
+
+    def op_selp(self, inst):
+        a, b, c = inst.args
+        d = self.vreg(inst.result)
+        w = width_of(inst.type)
+        if w == 0:  # d = (a & c) | (b & !c)
+            t1, t2 = new_vreg(0), new_vreg(0)
+            self.emit("PLOP3", pd=t1, pa=self.reg(a), ps=self.pred_src(c), mods={"lut": f"{PLUT_AND:#04x}"})
+            self.emit("PLOP3", pd=t2, pa=self.reg(b), ps=self.pred_src(c, True), mods={"lut": f"{PLUT_AND:#04x}"})
+            self.emit("PLOP3", pd=d, pa=t1, ps=(t2, False), mods={"lut": f"{PLUT_OR:#04x}"})
+        elif w == 1:
+            ps = self.pred_src(c)
+            if isinstance(a, Const) and not isinstance(b, Const):
+                a, b, ps = b, a, (ps[0], not ps[1])
+            self.emit("SEL", d=d, a=self.reg(a), b=self.src_b(b), ps=ps)
+        else:
+            ps = self.pred_src(c)
+            for i in (0, 1):
+                self.emit("SEL", d=Half(d, i), a=self.half_reg(a, i), b=self.half(b, i), ps=ps)
+
+    # ----------------------------------------------------------------- conversions
+    def op_cvt(self, inst):
+        dt, st = inst.type, ptx_type(inst.attrs["src"])
+        a = inst.args[0]
+        d = self.vreg(inst.result)
+        rnd = inst.attrs.get("rnd")
+        ftz = {"FTZ": "FTZ"} if inst.attrs.get("ftz") else {}
+        if inst.attrs.get("sat") and not (dt.is_float and st.is_float):
+            raise self.error(f"cvt.sat.{dt}.{st} is not supported yet")
+        if dt.is_float and dt.bits not in (32, 64) or st.is_float and st.bits not in (32, 64):
+            raise self.error(f"cvt.{dt}.{st} is not supported yet")
+        if not dt.is_float and not st.is_float:
+            self._cvt_int(d, a, dt, st)
+        elif dt.is_float and not st.is_float:
+            self._cvt_i2f(d, a, dt, st, rnd)
+        elif not dt.is_float:
+            self._cvt_f2i(d, a, dt, st, (rnd or "rzi").upper(), ftz)
+        elif dt.bits == 64 and st.bits == 32:
+            src = self.reg(a)
+            if ftz:  # cvt.ftz.f64.f32 flushes a subnormal input: a + (-0.0) with FTZ is exact otherwise
+                src = new_vreg(1)
+                self.emit("FADD", d=src, a=self.reg(a), b=Imm(0x80000000), mods=ftz)
+            self.emit("F2F.F64.F32", d=d, a=src)
+        elif dt.bits == 32 and st.bits == 64:
+            self.emit("F2F.F32.F64", d=d, a=self.reg(a),
+                      mods={**({"rnd": rnd.upper()} if rnd and rnd != "rn" else {}), **ftz})
+        elif rnd in ("rni", "rzi", "rmi", "rpi") and not inst.attrs.get("sat"):  # round to integral
+            if dt.bits == 64:
+                self.emit("DRND", d=d, a=self.reg(a), mods={"rnd": rnd.upper()})
+            else:
+                self.emit("FRND", d=d, a=self.reg(a), mods={"rnd": rnd.upper(), **ftz})
+        elif dt == st and not rnd and not (inst.attrs.get("sat") or inst.attrs.get("ftz")):
+            self.alias(inst.result, a)
+        elif dt == st and dt.bits == 32 and not rnd:  # cvt.sat/.ftz.f32.f32: a + (-0.0) is exact
+            self.emit("FADD", d=d, a=self.reg(a), b=Imm(0x80000000), mods=self._fmods(inst, rnd=False))
+        else:
+            raise self.error(f"cvt.{rnd + '.' if rnd else ''}{dt}.{st} is not supported yet")
+
+
+    def _cvt_i2f(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType, rnd: str | None):
+        """I2F (32-bit -> f32), I2F.64 (64-bit -> f32), I2F.F64 (32-bit -> f64, exact), I2F.F64.64."""
+        signed = st.kind == "s"
+        rmod = {"rnd": rnd.upper()} if rnd and rnd != "rn" else {}
+        src = self._int_operand(a, st)
+        if st.bits == 64:
+            mn = "I2F.F64.64" if dt.bits == 64 else "I2F.64"
+            self.emit(mn, d=d, a=src, mods={**({"type": "S64"} if signed else {}), **rmod})
+        elif dt.bits == 64:
+            self.emit("I2F.F64", d=d, a=src, mods={"type": "U32"} if not signed else {})
+        else:
+            self.emit("I2F", d=d, a=src, mods={**({"type": "U32"} if not signed else {}), **rmod})
+
+    def _cvt_f2i(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType, rnd: str, ftz: dict):
+        """F2I (f32 -> 32-bit), F2I.64 (f32 -> 64-bit), F2I.F64 (f64 -> 32-bit), F2I.F64.64."""
+        if dt.bits not in (32, 64):
+            raise self.error(f"cvt.{dt}.{st} is not supported yet")
+        signed = dt.kind == "s"
+        if dt.bits == 64:
+            mn = "F2I.F64.64" if st.bits == 64 else "F2I.64"
+            self.emit(mn, d=d, a=self.reg(a), mods={**({"type": "S64"} if signed else {}), "rnd": rnd,
+                                                     **(ftz if st.bits == 32 else {})})
+        elif st.bits == 64:
+            self.emit("F2I.F64", d=d, a=self.reg(a), mods={**({"type": "U32"} if not signed else {}), "rnd": rnd})
+        else:
+            self.emit("F2I", d=d, a=self.reg(a), mods={**({"type": "U32"} if not signed else {}), "rnd": rnd, **ftz})
+
+    def _cvt_int(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType):
+        if dt.bits == 64:
+            lo = Half(d, 0)
+            if st.bits == 64:
+                self.copy(d, a)
+                return
+            src = self.reg(a)
+            if st.kind == "s" and st.bits < 32:
+                src = self._sext(a, st.bits)
+            self.emit("MOV", d=lo, b=src)
+            if st.kind == "s":
+                self.emit("SHR", d=Half(d, 1), a=src, b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+            return
+        src = self.half(a, 0) if st.bits == 64 else self.src_b(a)
+        if dt.bits == 32 and st.bits == 64:
+            self.emit("MOV", d=d, b=src)
+        elif dt.bits >= st.bits and st.kind == "s" and st.bits < 32:
+            self.emit("SGXT", d=d, a=self.reg(a), b=Imm(st.bits))
+            if dt.bits < 32:
+                self.emit("LOP3", d=d, a=d, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+        elif dt.bits >= st.bits:
+            self.emit("MOV", d=d, b=src)
+        else:
+            r = self.half_reg(a, 0) if st.bits == 64 else self.reg(a)
+            if dt.kind == "s":
+                self.emit("SGXT", d=d, a=r, b=Imm(dt.bits))
+                self.emit("LOP3", d=d, a=d, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+            else:
+                self.emit("LOP3", d=d, a=r, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
