@@ -32,6 +32,7 @@ from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, livenes
 from xcc.backend.schedule import schedule_blocks
 from xcc.backend.spill import MIN_REGISTERS, Spills, allocate_with_spilling
 from xcc.diagnostics import UnsupportedError
+from xcc.ir.cfg import call_graph, reachable_functions
 from xcc.ir.core import Function, Variable, layout_variables
 
 
@@ -150,27 +151,11 @@ class _Body:
         return ((self.frame + self.spills.frame_bytes + 15) & ~15) + self.sel.out_bytes
 
 
-def reachable_functions(fn: Function, functions: dict[str, Function]) -> list[Function]:
-    """``fn`` and the device functions it calls, transitively, in discovery order (calls to the CUDA
-    runtime's builtins and to functions no module defines are left to selection to refuse)."""
-    order, seen, work = [fn], {fn.name}, [fn]
-    while work:
-        for i in work.pop(0).instructions():
-            if i.op != "call":
-                continue
-            name = i.attrs["callee"]
-            if name not in seen and name in functions and not functions[name].is_entry:
-                seen.add(name)
-                order.append(functions[name])
-                work.append(functions[name])
-    return order
-
-
 def call_stack_bytes(funcs: list[Function], frames: dict[str, int], out: dict[str, int]) -> int:
     """Bytes of call stack past the kernel ``funcs[0]``'s frame: the deepest chain of callee frames (each
     starts at its caller's outgoing-argument area, ``out``), or :data:`RECURSIVE_STACK_BYTES` for a
     recursive call graph."""
-    calls = {f.name: [i.attrs["callee"] for i in f.instructions() if i.op == "call"] for f in funcs}
+    calls = call_graph(funcs)
     need: dict[str, int] = {}
     visiting: set[str] = set()
 

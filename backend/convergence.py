@@ -7,8 +7,8 @@ waits for them.  Branches that share J share a barrier.  A region is every block
 thread can run between its BSSY and its BSYNC (back edges included: the region of a
 loop's exit branch is the whole loop); regions that can be live at once get different
 barriers (greedy colouring of their interference graph), others reuse a number.
-Post-dominators come from the iterative data-flow algorithm on the reverse CFG
-(Cooper, Harvey and Kennedy 2001) with a virtual exit.
+Post-dominators come from :func:`xcc.ir.cfg.post_dominator_sets` (the iterative data-flow algorithm
+of Cooper, Harvey and Kennedy 2001 on the reverse CFG, with a virtual exit).
 """
 
 from __future__ import annotations
@@ -17,33 +17,7 @@ from xcc.backend.isa import NUM_CONV_BARRIERS
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import mi
 from xcc.diagnostics import UnsupportedError
-
-EXIT = "<exit>"
-
-
-def post_dominators(blocks: list[MBlock]) -> dict[str, set[str]]:
-    names = [b.name for b in blocks]
-    succs = {b.name: b.succs or [EXIT] for b in blocks}
-    everything = set(names) | {EXIT}
-    pdom = {n: set(everything) for n in names}
-    pdom[EXIT] = {EXIT}
-    changed = True
-    while changed:
-        changed = False
-        for n in reversed(names):
-            new = set.intersection(*(pdom[s] for s in succs[n])) | {n}
-            if new != pdom[n]:
-                pdom[n], changed = new, True
-    return pdom
-
-
-def immediate_post_dominator(pdom: dict[str, set[str]], n: str) -> str:
-    strict = pdom[n] - {n}
-    # The immediate one is the strict post-dominator that every other strict one post-dominates.
-    for c in strict:
-        if all(o in pdom[c] for o in strict):
-            return c
-    return EXIT
+from xcc.ir.cfg import EXIT, immediate, post_dominator_sets
 
 
 def region_interior(blocks: dict[str, MBlock], branches: list[MBlock], join: str) -> set[str]:
@@ -62,13 +36,13 @@ def region_interior(blocks: dict[str, MBlock], branches: list[MBlock], join: str
 
 def insert_convergence_barriers(blocks: list[MBlock]) -> int:
     """Insert BSSY/BSYNC pairs; returns the number of convergence barriers used."""
-    pdom = post_dominators(blocks)
     index = {b.name: i for i, b in enumerate(blocks)}
     by_name = {b.name: b for b in blocks}
+    pdom = post_dominator_sets([b.name for b in blocks], lambda n: by_name[n].succs)
     regions: dict[str, list[MBlock]] = {}
     for b in blocks:
         if any(m.mnemonic == "BRA" and m.guard is not None for m in b.insts):
-            j = immediate_post_dominator(pdom, b.name)
+            j = immediate(pdom, b.name, EXIT)
             if j != EXIT:
                 regions.setdefault(j, []).append(b)
     # A region is live inside its interior, at the tail of its branch blocks (from the BSSY) and at the

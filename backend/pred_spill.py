@@ -2,9 +2,10 @@
 
 Runs before register allocation, on virtual registers.  A linear scan over the predicate
 intervals (the same intervals the allocator uses) finds the points where more than
-:data:`NUM_PREDS` predicates are live and spills, at each, the predicate whose next use lies
-furthest ahead (Belady's rule, as in Braun and Hack, "Register Spilling and Live-Range
-Splitting for SSA-Form Programs", CC 2009).  A spilled predicate lives in a 32-bit register
+:data:`NUM_PREDS` predicates are live and spills, at each, the predicate the register spiller's
+chooser picks (:class:`xcc.backend.spill_choice.SpillChooser`: the one whose next use lies furthest
+ahead, Belady's rule, as in Braun and Hack, "Register Spilling and Live-Range Splitting for
+SSA-Form Programs", CC 2009).  A spilled predicate lives in a 32-bit register
 for its whole range, as ptxas keeps predicates with ``P2R``/``R2P``:
 
 - after each definition ``P2R g, t`` stores the new value (0 or 1) from a short-lived
@@ -21,13 +22,13 @@ maps every register it created to the predicate whose value it carries, which is
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 
 from xcc.backend.isa import NUM_PREDS, PT, RZ
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import MInst, VReg, mi, new_vreg
-from xcc.backend.regalloc import inst_uses, intervals
+from xcc.backend.regalloc import intervals
+from xcc.backend.spill_choice import SpillChooser
 from xcc.diagnostics import UnsupportedError
 
 
@@ -60,23 +61,7 @@ def spill_predicates(blocks: list[MBlock], kernel: str = "", max_rounds: int = 6
 def _choose_victims(blocks: list[MBlock], pinned: set[VReg], kernel: str) -> list[VReg]:
     """Linear scan over the predicate intervals; the predicates to spill, in a stable order."""
     iv = intervals(blocks)
-    reads: dict[VReg, list[int]] = {}
-    pos = 0
-    for b in blocks:
-        for m in b.insts:
-            for v in inst_uses(m):
-                if v.width == 0:
-                    reads.setdefault(v, []).append(pos)
-            pos += 1
-    total = pos
-
-    def next_use(v: VReg, at: int) -> int:
-        r = reads.get(v, [])
-        i = bisect.bisect_left(r, at)
-        if i < len(r):
-            return r[i]
-        return total + (r[0] if r else total)  # read again only around a loop, or never
-
+    chooser = SpillChooser(blocks, pinned, tracked=lambda v: v.width == 0)
     active: list[VReg] = []
     victims: list[VReg] = []
     for v in sorted((v for v in iv if v.width == 0), key=lambda v: (iv[v][0], v.id)):
@@ -85,10 +70,10 @@ def _choose_victims(blocks: list[MBlock], pinned: set[VReg], kernel: str) -> lis
         if len(active) < NUM_PREDS:
             active.append(v)
             continue
-        candidates = [a for a in active + [v] if a not in pinned]
+        candidates = [a for a in active + [v] if a not in chooser.pinned]
         if not candidates:
             raise UnsupportedError(f"kernel '{kernel}' needs more than {NUM_PREDS} predicates in one place")
-        victim = max(candidates, key=lambda a: (next_use(a, start), a.id))
+        victim = chooser.choose(candidates, start)
         victims.append(victim)
         if victim is not v:
             active.remove(victim)

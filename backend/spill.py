@@ -1,10 +1,11 @@
 """Spilling general registers to local memory, for when a kernel needs more than ``max_registers``.
 
 The allocator (:func:`xcc.backend.regalloc.linear_scan`) runs unchanged until no register is free
-for a new interval; then this module's chooser picks the value to evict among the active intervals
-and the new one (Poletto and Sarkar, "Linear Scan Register Allocation", TOPLAS 1999, section 2.2,
-with Belady's furthest-next-use rule in place of their furthest-end rule, as Braun and Hack,
-"Register Spilling and Live-Range Splitting for SSA-Form Programs", CC 2009, argue for).  The
+for a new interval; then the spill chooser (:class:`xcc.backend.spill_choice.SpillChooser`, shared
+with predicate spilling) picks the value to evict among the active intervals and the new one
+(Poletto and Sarkar, "Linear Scan Register Allocation", TOPLAS 1999, section 2.2, with Belady's
+furthest-next-use rule in place of their furthest-end rule, as Braun and Hack, "Register Spilling
+and Live-Range Splitting for SSA-Form Programs", CC 2009, argue for).  The
 evicted values are spilled *everywhere* (Chaitin's rule) and the scan runs again on the rewritten
 code, until a scan evicts nothing:
 
@@ -36,13 +37,13 @@ each value through memory, and the byte counts ``xcc compile -v`` reports as ptx
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 
 from xcc.backend.isa import RZ, SR_INDEX
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import CBank, Ctrl, Half, Imm, MInst, VReg, mi, new_vreg
-from xcc.backend.regalloc import inst_defs, inst_uses, linear_scan
+from xcc.backend.regalloc import inst_defs, linear_scan
+from xcc.backend.spill_choice import SpillChooser
 from xcc.diagnostics import UnsupportedError
 
 MIN_REGISTERS = 16
@@ -102,9 +103,9 @@ def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str
     spills.temps |= set(pinned)
     if force:
         spills.call_saves = len(force)
-        _rewrite(blocks, list(force), _Chooser(blocks, spills), spills)
+        _rewrite(blocks, list(force), _chooser(blocks, spills), spills)
     for _ in range(max_rounds):
-        chooser = _Chooser(blocks, spills)
+        chooser = _chooser(blocks, spills)
         assign, used, victims = linear_scan(blocks, max_registers, kernel, chooser, reserved)
         if not victims:
             return assign, used, spills
@@ -114,40 +115,16 @@ def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str
                            f"at {max_registers} registers")
 
 
-class _Chooser:
-    """The spill heuristic :func:`linear_scan` consults: among the candidates, a rematerialisable
-    value that is not read at this very position, else the one read furthest ahead (Belady)."""
-
-    def __init__(self, blocks: list[MBlock], spills: Spills):
-        self.pinned = spills.temps
-        self.reads: dict[VReg, list[int]] = {}
-        defs: dict[VReg, list[MInst]] = {}
-        pos = 0
-        for b in blocks:
-            for m in b.insts:
-                for v in inst_uses(m):
-                    r = self.reads.setdefault(v, [])
-                    if not r or r[-1] != pos:
-                        r.append(pos)
-                for v in inst_defs(m):
-                    defs.setdefault(v, []).append(m)
-                pos += 1
-        self.total = pos
-        self.remat = {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and _rematerialisable(ms[0], v)}
-
-    def next_use(self, v: VReg, at: int) -> int:
-        r = self.reads.get(v, [])
-        i = bisect.bisect_left(r, at)
-        if i < len(r):
-            return r[i]
-        return self.total + (r[0] if r else self.total)  # read again only around a loop, or never
-
-    def choose(self, candidates: list[VReg], position: int) -> VReg:
-        def key(v: VReg):
-            nxt = self.next_use(v, position)
-            return (v in self.remat and nxt > position, nxt, v.width, v.id)
-
-        return max(candidates, key=key)
+def _chooser(blocks: list[MBlock], spills: Spills) -> SpillChooser:
+    """The spill chooser for this round: the temporaries pinned, every value with a single
+    rematerialisable definition preferred."""
+    defs: dict[VReg, list[MInst]] = {}
+    for b in blocks:
+        for m in b.insts:
+            for v in inst_defs(m):
+                defs.setdefault(v, []).append(m)
+    remat = {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and _rematerialisable(ms[0], v)}
+    return SpillChooser(blocks, spills.temps, remat)
 
 
 def _rematerialisable(m: MInst, v: VReg) -> bool:
@@ -161,7 +138,7 @@ def _rematerialisable(m: MInst, v: VReg) -> bool:
     return m.mnemonic == "S2R" and m.ops["b"] in _CONSTANT_SREGS
 
 
-def _rewrite(blocks: list[MBlock], victims: list[VReg], chooser: _Chooser, spills: Spills) -> None:
+def _rewrite(blocks: list[MBlock], victims: list[VReg], chooser: SpillChooser, spills: Spills) -> None:
     for v in victims:
         if v in chooser.remat:
             spills.remat[v] = chooser.remat[v]

@@ -12,13 +12,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TextIO
 
-from xcc.backend.codegen import BackendOptions, compile_function, reachable_functions
+from xcc.backend.codegen import BackendOptions, compile_function
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.objfile import ObjectFile
 from xcc.backend.spill import MIN_REGISTERS
 from xcc.diagnostics import XccError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
+from xcc.ir.cfg import reachable_functions
 from xcc.ir.core import Module
 from xcc.ir.funcptr import resolve_function_pointers
 from xcc.ir.link import link_modules

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xcc.diagnostics import UnsupportedError
+from xcc.ir.cfg import reachable_blocks
 from xcc.ir.core import Const, Function, Value
 from xcc.ir.evaluate import PURE_OPS, evaluate
 from xcc.ir.rewrite import remove_edge, replace_uses
@@ -59,12 +60,7 @@ def _array(c: Const) -> np.ndarray:
 
 
 def _drop_unreachable(fn: Function) -> None:
-    seen, stack = {fn.entry}, [fn.entry]
-    while stack:
-        for s in stack.pop().succs:
-            if s not in seen:
-                seen.add(s)
-                stack.append(s)
+    seen = reachable_blocks(fn)
     for b in [b for b in fn.blocks if b not in seen]:
         for s in b.succs:
             if s in seen:

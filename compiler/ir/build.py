@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 
 from xcc.diagnostics import SourceLoc, UnsupportedError
 from xcc.frontend import ast
+from xcc.ir.cfg import reverse_postorder_from
 from xcc.ir.core import Block, Const, Function, Instruction, Module, Param, Phi, Value, Variable
-from xcc.ir.lower import InstLowering, _imm_bits
+from xcc.ir.lower import InstLowering, imm_bits
 from xcc.ir.scopes import FlatInst, FlatLabel, RegVar, flatten
 from xcc.ir.types import ptx_type
 
@@ -85,7 +86,7 @@ def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[st
             if not isinstance(e, ast.Imm):
                 raise UnsupportedError(f"initialiser of variable '{decl.name}' (an address) is not supported yet",
                                        decl.loc)
-            data += _imm_bits(e, t).to_bytes(t.bytes, "little")
+            data += imm_bits(e, t).to_bytes(t.bytes, "little")
         init = bytes(data.ljust(size, b"\0"))
     extern = decl.linkage == "extern"
     return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern, decl.linkage,
@@ -244,7 +245,7 @@ class FunctionBuilder:
         for fv in fvars:
             self.local_vars[fv.decl.name] = self.local_vars[fv.key] = _variable(fv.decl, fv.key)
         blocks = self._cfg(items)
-        order = _reverse_postorder(blocks[0])
+        order = reverse_postorder_from(blocks[0], _succ_blocks)
         reachable = set(id(pb) for pb in order)
         for pb in blocks:  # unreachable blocks do not feed phis
             if id(pb) not in reachable:
@@ -306,23 +307,6 @@ def _succ_blocks(pb: _ProtoBlock) -> list[_ProtoBlock]:
     if pb.end[0] == "cbr":
         return [pb.end[3], pb.end[4]]
     return []
-
-
-def _reverse_postorder(entry: _ProtoBlock) -> list[_ProtoBlock]:
-    seen, post = set(), []
-    stack = [(entry, iter(_succ_blocks(entry)))]
-    seen.add(id(entry))
-    while stack:
-        node, it = stack[-1]
-        for s in it:
-            if id(s) not in seen:
-                seen.add(id(s))
-                stack.append((s, iter(_succ_blocks(s))))
-                break
-        else:
-            post.append(node)
-            stack.pop()
-    return post[::-1]
 
 
 def _remove_trivial_phis(blocks: list[Block]) -> None:

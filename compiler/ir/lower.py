@@ -8,19 +8,16 @@ place: nothing is dropped silently.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from xcc.diagnostics import PtxSemanticError, UnsupportedError
 from xcc.frontend import ast
-from xcc.ir.core import Const, Instruction, Value
+from xcc.ir.core import Block, Const, Instruction, Param, Value, Variable
 from xcc.ir.lower_async import AsyncLowering
 from xcc.ir.lower_matrix import MatrixLowering
 from xcc.ir.scopes import CC_REG, RegVar
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
 from xcc.semantics.integer import PRMT_MODES
-
-if TYPE_CHECKING:
-    from xcc.ir.build import FunctionBuilder
 
 ROUNDING = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")
 FLOAT_FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite")
@@ -58,8 +55,24 @@ def types_of(mods) -> list[str]:
     return [m for m in mods if is_type_name(m)]
 
 
+class SsaBuilder(Protocol):
+    """What lowering needs from the function being built (:class:`xcc.ir.build.FunctionBuilder`, which
+    imports this module: the dependency runs one way): the block being filled, SSA reads and writes of
+    PTX registers, and the names in scope."""
+
+    block: Block | None
+    local_vars: dict[str, Variable]
+    module_vars: dict[str, Variable]
+    function_names: frozenset[str]
+    param_by_name: dict[str, Param]
+
+    def read(self, var: RegVar, block: Block) -> Value: ...
+
+    def write(self, var: RegVar, block: Block, value: Value) -> None: ...
+
+
 class InstLowering(MatrixLowering, AsyncLowering):
-    def __init__(self, builder: FunctionBuilder):
+    def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None
 
@@ -80,7 +93,7 @@ class InstLowering(MatrixLowering, AsyncLowering):
             v = self.b.read(op, self.b.block)
             return v
         if isinstance(op, ast.Imm):
-            return Const(type, _imm_bits(op, type))
+            return Const(type, imm_bits(op, type))
         if isinstance(op, ast.SpecialReg):
             name = op.name.lstrip("%") + (f".{op.component}" if op.component else "")
             st = ptx_type(SREG_TYPES.get(op.name.lstrip("%"), "u32"))
@@ -677,7 +690,7 @@ def type_name(op) -> str:
     return type(op).__name__.lower()
 
 
-def _imm_bits(imm: ast.Imm, t: ScalarType) -> int:
+def imm_bits(imm: ast.Imm, t: ScalarType) -> int:
     """The bit pattern of immediate ``imm`` as an operand of type ``t``."""
     if imm.kind == "int":
         if t.is_float:  # an integer literal where a float is expected: its value

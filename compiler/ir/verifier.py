@@ -11,8 +11,8 @@
 from __future__ import annotations
 
 from xcc.diagnostics import XccError
+from xcc.ir.cfg import dominators
 from xcc.ir.core import Const, Function, Module, Value
-from xcc.ir.dominance import dominators
 from xcc.ir.ops import OPS
 
 
