@@ -15,7 +15,7 @@ from xcc.backend.minst import CBank, Imm, MInst, mi
 from xcc.backend.objfile import KernelImage, ParamInfo
 from xcc.diagnostics import KernelFault, LaunchError
 from xcc.sim.isa.emulator import LaunchStats, run_kernel
-from xcc.sim.isa.exec_ops import IMPLS
+from xcc.sim.isa.executors import IMPLS
 from xcc.sim.memory import GlobalMemory
 
 U32 = np.uint32

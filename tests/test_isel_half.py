@@ -31,7 +31,7 @@ from xcc.semantics import halfp
 from xcc.semantics import integer as I
 from xcc.semantics.convert import convert
 from xcc.semantics.rounding import FORMATS
-from xcc.sim.isa.exec_ops import IMPLS, Binder
+from xcc.sim.isa.executors import IMPLS, Binder
 
 # the executors run outside the interpreters' np.errstate here: NaN casts are expected
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")

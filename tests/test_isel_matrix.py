@@ -33,7 +33,7 @@ from xcc.diagnostics import UnsupportedError
 from xcc.driver import CompileOptions, Source, compile_module
 from xcc.semantics import matrix, wgmma
 from xcc.sim.isa.exec_matrix import mma_half
-from xcc.sim.isa.exec_ops import IMPLS, Binder, ExecFault
+from xcc.sim.isa.executors import IMPLS, Binder, ExecFault
 from xcc.sim.memory import FlatMemory
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

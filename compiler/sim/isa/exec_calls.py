@@ -1,7 +1,8 @@
 """What the call instructions do when interpreted (executors registered with
-:func:`xcc.sim.isa.exec_ops.impl`; imported by exec_ops before its completeness check).
+:func:`xcc.sim.isa.exec_base.impl`; imported by :mod:`xcc.sim.isa.executors` before its completeness
+check).
 
-* ``CALL`` and ``RET`` are :class:`~xcc.sim.isa.exec_ops.Control` instructions: the emulator's scheduler
+* ``CALL`` and ``RET`` are :class:`~xcc.sim.isa.exec_base.Control` instructions: the emulator's scheduler
   (:mod:`xcc.sim.isa.emulator`) moves each thread to the callee or back to the pc its return-address
   register pair holds, saving and restoring the thread's convergence-barrier membership and predicates
   in the high word of that pair (see docs/isa.md, "Calls").  This module provides their operand
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.backend.isa import NUM_CONV_BARRIERS, NUM_PREDS
-from xcc.sim.isa.exec_ops import Binder, Control, ExecFault, impl
+from xcc.sim.isa.exec_base import Binder, Control, ExecFault, impl
 
 U32, U64 = np.uint32, np.uint64
 _LO = U64(0xFFFFFFFF)

@@ -1,5 +1,6 @@
 """What the half ISA instructions do when interpreted (executors registered with
-:func:`xcc.sim.isa.exec_ops.impl`; imported by exec_ops before its completeness check).
+:func:`xcc.sim.isa.exec_base.impl`; imported by :mod:`xcc.sim.isa.executors` before its completeness
+check).
 
 Half-precision arithmetic (HADD2, HMUL2, HFMA2, HMNMX2, HSETP2, HMUFU), conversions to and from
 f16/bf16 (F2F.16, F2F.16.F64, F2F.F64.16, I2F.16, I2F.16.64, F2I.16, F2I.16.64) and the carry-chain
@@ -22,7 +23,7 @@ from xcc.semantics import halfp
 from xcc.semantics import integer as I
 from xcc.semantics.convert import convert
 from xcc.semantics.rounding import FORMATS
-from xcc.sim.isa.exec_ops import Binder, _setp, impl
+from xcc.sim.isa.exec_base import Binder, _setp, impl
 
 U32 = np.uint32
 _KIND = {"F16": (16, "f"), "BF16": (16, "bf"), "F32": (32, "f")}

@@ -1,5 +1,6 @@
 """What the matrix ISA instructions do when interpreted (executors registered with
-:func:`xcc.sim.isa.exec_ops.impl`; imported by exec_ops before its completeness check).
+:func:`xcc.sim.isa.exec_base.impl`; imported by :mod:`xcc.sim.isa.executors` before its completeness
+check).
 
 * ``HMMA.16816.F32/.F16``, ``HMMA.1688.F32/.F16``, ``IMMA.16832``: one 8-row half of a PTX
   ``mma.sync`` D fragment.  The half's operands are placed in the registers of a whole
@@ -31,7 +32,8 @@ import numpy as np
 from xcc.backend.isa import MMA_SHAPE
 from xcc.semantics import matrix, warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
-from xcc.sim.isa.exec_ops import Binder, ExecFault, _shared_addr, impl
+from xcc.sim.isa.exec_base import Binder, ExecFault, impl
+from xcc.sim.isa.exec_memory import _shared_addr
 from xcc.sim.memory import MemoryFault, check_window
 
 U32, U64 = np.uint32, np.uint64

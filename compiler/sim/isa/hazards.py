@@ -27,7 +27,7 @@ import numpy as np
 from xcc.backend.control import _regs
 from xcc.backend.isa import NUM_SCOREBOARDS
 from xcc.backend.machine import Machine
-from xcc.sim.isa.exec_ops import ExecFault
+from xcc.sim.waves import ExecFault
 
 NO_SCOREBOARD = -2  # reg_sb of a variable-latency result written without a scoreboard
 
