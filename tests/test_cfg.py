@@ -3,6 +3,10 @@ function of the PTX corpus (as built, and after the -O3 pipeline), and on small 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from corpus import ALL_PTX, corpus_id
 
@@ -206,3 +210,16 @@ def test_reachable_functions_breadth_first_and_resolve_may_refuse():
         cfg.reachable_functions(by_name["k"], by_name, refuse)
     assert cfg.reachable_functions(by_name["k"], by_name, lambda n, i: by_name[n] if n != "b" else None) == [
         by_name[n] for n in ("k", "a", "c")]
+
+
+def test_immediate_post_dominator_in_an_endless_loop_does_not_depend_on_string_hashing():
+    """A branch inside an endless loop post-dominates nothing meaningful (every node qualifies): the first
+    in the sets' order is taken, the same in every process whatever PYTHONHASHSEED is."""
+    code = ("from xcc.ir import cfg\n"
+            "succ = {'entry': ['loop'], 'loop': ['odd', 'even'], 'odd': ['next'], 'even': ['next'],"
+            " 'next': ['loop']}\n"
+            "pdom = cfg.post_dominator_sets(list(succ), succ.__getitem__)\n"
+            "print(cfg.immediate(pdom, 'loop', cfg.EXIT))\n")
+    seen = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": str(seed)},
+                           capture_output=True, text=True, check=True).stdout.strip() for seed in range(4)}
+    assert seen == {"next"}  # the first candidate: the sets list EXIT, then the nodes last to first

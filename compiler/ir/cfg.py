@@ -111,10 +111,15 @@ def post_dominators(fn: Function) -> dict[Block | str, set[Block | str]]:
 
 def immediate(sets: Mapping[N, set[N]], n: N, default=None):
     """The immediate (post-)dominator of ``n`` from its (post-)dominator sets: the strict one that every
-    other strict one (post-)dominates; ``default`` if there is none (the entry, or :data:`EXIT`)."""
+    other strict one (post-)dominates; ``default`` if there is none (the entry, or :data:`EXIT`).
+
+    It is unique wherever the sets are meaningful.  Where they are not (a node unreachable from the
+    entry, or one in an endless loop for post-dominators, whose set is every node), several qualify and
+    the first in the order of ``sets`` is taken, so that the answer never depends on set iteration
+    order (string hashing changes from run to run)."""
     strict = sets[n] - {n}
-    for c in strict:
-        if all(o in sets[c] for o in strict):
+    for c in sets:
+        if c in strict and all(o in sets[c] for o in strict):
             return c
     return default
 
