@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from xcc.backend.control import assign_control_codes
 from xcc.backend.convergence import insert_convergence_barriers
 from xcc.backend.encoding import disassemble, encode_all
-from xcc.backend.isa import CBANK_GLOBALS, MAX_GLOBALS, PT, RZ
+from xcc.backend.isa import BRANCH_TARGETS, CALLS, CBANK_GLOBALS, LEAVES, MAX_GLOBALS, PT, RZ
 from xcc.backend.isel import InstructionSelector, MBlock
 from xcc.backend.isel_calls import RESERVED
 from xcc.backend.machine import Machine
@@ -238,7 +238,7 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     if options.schedule:
         tails = {}
         for b in blocks:  # a call or return ends its block and stays last
-            if b.insts and b.insts[-1].mnemonic in ("CALL", "SYSCALL", "RET"):
+            if b.insts and b.insts[-1].mnemonic in CALLS:
                 tails[b.name] = b.insts.pop()
         schedule_blocks(blocks, machine)
         for b in blocks:
@@ -250,7 +250,7 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     return _Body(fn, sel, _layout(blocks), nregs, frame, gspills, spills)
 
 
-_CALLS = ("CALL", "SYSCALL")
+_CALLS = CALLS - LEAVES  # the calls a block ends at: control comes back after them
 
 
 def _split_at_calls(blocks: list[MBlock]) -> list[MBlock]:
@@ -336,7 +336,7 @@ def _layout(blocks: list[MBlock]) -> list[MInst]:
         start[b.name] = len(insts)
         insts += b.insts
     for i, m in enumerate(insts):
-        if m.mnemonic in ("BRA", "BSSY"):
+        if m.mnemonic in BRANCH_TARGETS:
             m.ops["b"] = start[m.ops["b"]] - (i + 1)
     return insts
 

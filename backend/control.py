@@ -21,36 +21,12 @@ result on every strict-mode run.
 
 from __future__ import annotations
 
-from xcc.backend.isa import CALLS, LEAVES, NUM_SCOREBOARDS, PT, RZ
+from xcc.backend.isa import CALLS, LEAVES, NUM_SCOREBOARDS, PT
 from xcc.backend.isel import MBlock
 from xcc.backend.machine import Machine
-from xcc.backend.minst import MInst
+from xcc.backend.minst import register_operands
 
 MAX_STALL = 15
-
-
-def _regs(m: MInst, defs: bool) -> set[tuple[str, int]]:
-    out = set()
-    for op in m.d.operands:
-        if op.is_def != defs or op.field not in m.ops:
-            continue
-        v = m.ops[op.field]
-        if isinstance(v, tuple):
-            v = v[0]
-        if not isinstance(v, int):
-            continue
-        if op.kind == "P":
-            if v != PT:
-                out.add(("p", v))
-        elif op.kind in ("R", "RIC"):
-            if v != RZ:
-                out.add(("r", v))
-        elif op.kind in ("W", "WIC"):
-            if v != RZ:
-                out |= {("r", v), ("r", v + 1)}
-    if not defs and m.guard is not None and m.guard[0] != PT:
-        out.add(("p", m.guard[0]))
-    return out
 
 
 def _successors(blocks: list[MBlock]) -> dict[str, list[str]]:
@@ -79,7 +55,7 @@ def _transfer(b: MBlock, pending: dict, first: bool, emit: bool, machine: Machin
     ready: dict[tuple[str, int], int] = {}  # register -> cycle its fixed-latency value is ready
     t, prev = 0, None
     for k, m in enumerate(b.insts):
-        uses, defs = _regs(m, False), _regs(m, True)
+        uses, defs = register_operands(m, False), register_operands(m, True)
         wait = _ALL if (first and k == 0) or m.mnemonic in CALLS else 0
         for r in uses | defs:  # RAW on reads, WAW on writes
             for sb in pending.get(r, ()):
@@ -128,7 +104,7 @@ def assign_control_codes(blocks: list[MBlock], machine: Machine) -> None:
     next_sb = 0  # scoreboards in rotation over the function, in layout order
     for b in blocks:
         for m in b.insts:
-            if not m.d.fixed_latency and _regs(m, True):
+            if not m.d.fixed_latency and register_operands(m, True):
                 m.ctrl.wsb = next_sb
                 next_sb = (next_sb + 1) % NUM_SCOREBOARDS
     succ = _successors(blocks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from xcc.backend.isa import TABLE, InstrDef
+from xcc.backend.isa import PT, RZ, TABLE, InstrDef
 
 
 @dataclass(frozen=True)
@@ -103,3 +103,29 @@ def mi(mnemonic: str, guard=None, line: int = 0, debug_loc=None, mods: dict | No
     for m in mods or {}:
         d.mod(m)  # raises StopIteration on an unknown modifier group
     return MInst(d, dict(ops), dict(mods or {}), guard, Ctrl(), line, debug_loc)
+
+
+def register_operands(m: MInst, defs: bool) -> set[tuple[str, int]]:
+    """The physical registers (("r", n)) and predicates (("p", n)) instruction ``m`` writes (``defs``) or
+    reads (its guard included); RZ and PT are never dependences, a 64-bit operand is its register pair."""
+    out = set()
+    for op in m.d.operands:
+        if op.is_def != defs or op.field not in m.ops:
+            continue
+        v = m.ops[op.field]
+        if isinstance(v, tuple):
+            v = v[0]
+        if not isinstance(v, int):
+            continue
+        if op.kind == "P":
+            if v != PT:
+                out.add(("p", v))
+        elif op.kind in ("R", "RIC"):
+            if v != RZ:
+                out.add(("r", v))
+        elif op.kind in ("W", "WIC"):
+            if v != RZ:
+                out |= {("r", v), ("r", v + 1)}
+    if not defs and m.guard is not None and m.guard[0] != PT:
+        out.add(("p", m.guard[0]))
+    return out

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xcc.backend.isa import RZ, SR_INDEX
+from xcc.backend.isa import CONSTANT_LOADS, RZ, SR_INDEX
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import CBank, Ctrl, Half, Imm, MInst, VReg, mi, new_vreg
 from xcc.backend.regalloc import inst_defs, linear_scan
@@ -133,7 +133,7 @@ def _rematerialisable(m: MInst, v: VReg) -> bool:
         return False
     if m.mnemonic == "MOV":
         return isinstance(m.ops["b"], Imm | CBank)
-    if m.mnemonic in ("LDC", "LDC.64"):
+    if m.mnemonic in CONSTANT_LOADS:
         return True
     return m.mnemonic == "S2R" and m.ops["b"] in _CONSTANT_SREGS
 

@@ -62,14 +62,6 @@ ALLOWED: set[tuple[str, str, str]] = {
     ("compiler/sim/perf/timing.py", "latency", "lat.get('l2_hit', 262)"),
     ("compiler/sim/perf/timing.py", "latency", "lat.get('dram', 650)"),
     ("compiler/sim/perf/timing.py", "latency", "lat.get('l1_hit', 38)"),
-    # -- compile side, in files others were editing when the table gained its classes -----------------------
-    # backend/codegen.py: the calls that end a block (isa.CALLS - isa.LEAVES), the calls and returns kept last
-    # by the scheduler (isa.CALLS), the relative branch targets patched at layout (isa.BRANCH_TARGETS)
-    ("backend/codegen.py", "mnemonics", "CALL, SYSCALL"),
-    ("backend/codegen.py", "mnemonics", "CALL, RET, SYSCALL"),
-    ("backend/codegen.py", "mnemonics", "BRA, BSSY"),
-    # backend/spill.py: rematerialisable constant-bank loads (isa.CONSTANT_LOADS)
-    ("backend/spill.py", "mnemonics", "LDC, LDC.64"),
 }
 
 

@@ -43,31 +43,24 @@ What each op computes lives in :mod:`xcc.sim.ir.ops` (which calls :mod:`xcc.sema
 
 from __future__ import annotations
 
-import heapq
-import re
-import sys
 from collections.abc import Callable
 
 import numpy as np
 
-from xcc.backend.machine import Machine, load_machine
-from xcc.diagnostics import KernelFault, LaunchError, LinkError, PtxSemanticError, UnsupportedError, XccError
+from xcc.backend.machine import Machine
+from xcc.diagnostics import LinkError, PtxSemanticError, UnsupportedError, XccError
+from xcc.ir.cfg import callees, reachable_functions, reverse_postorder
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
-from xcc.semantics.threads import fault_message, special_register, thread_at
+from xcc.semantics.faults import MemoryFault
+from xcc.semantics.threads import special_register
 from xcc.semantics.warp import warp_runs
 from xcc.sim.ir import async_ops, matrix  # noqa: F401  (they register their ops' executors)
 from xcc.sim.ir.ops import CONTROL, OpBinder, build_executor, storage_dtype
-from xcc.sim.isa.emulator import LaunchStats
-from xcc.sim.memory import (
-    FlatMemory,
-    GenericMemory,
-    GlobalMemory,
-    MemoryFault,
-    ModuleGlobals,
-    check_window,
-)
+from xcc.sim.launch import Launch
+from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, check_window
 from xcc.sim.printf import c_printf
-from xcc.sim.waves import ExecFault
+from xcc.sim.stats import LaunchStats
+from xcc.sim.waves import ExecFault, bar_reduce
 
 __all__ = ["run_function", "WAVE_THREADS"]
 
@@ -85,84 +78,45 @@ BUILTINS = frozenset({"vprintf", "__assertfail"})
 (collected per thread, printed in thread order after the launch, ``LaunchStats.printf_output``) and
 ``assert`` (a located :class:`KernelFault` with the message, file, line and function)."""
 
-NUM_BARRIERS = 16
-_RUN, _EXITED, _WAITING = 0, 1, 2
 _NORMAL, _BR, _CBR, _EXIT, _TRAP, _BAR, _CALL, _RET = range(8)
 _U64 = np.uint64
 _LANES = np.arange(32, dtype=np.int64)
 
 
-def run_function(module: Module, fn_name: str, grid, block, params: bytes | list, gmem: GlobalMemory,
+def run_function(module: Module, fn_name: str, grid, block, params: bytes, gmem: GlobalMemory,
                  dynamic_shared: int = 0, max_steps: int | None = None,
                  machine: Machine | str | None = None, module_globals: ModuleGlobals | None = None) -> LaunchStats:
     """Run kernel ``fn_name`` of IR ``module`` on ``grid`` x ``block`` threads; ``gmem`` is modified in place.
 
-    ``params`` is the packed parameter buffer (bytes) or the launch arguments (numpy scalars, device
-    arrays, addresses, bytes), packed as the runtime packs them.  ``max_steps`` bounds the scheduler
-    steps (one instruction for one group of threads); exceeding it is a :class:`KernelFault`.
+    ``params`` is the packed parameter buffer (:func:`xcc.runtime.params.pack_params` packs launch
+    arguments).  ``max_steps`` bounds the scheduler steps (one instruction for one group of threads;
+    None: :func:`xcc.sim.launch.default_max_steps`, 0: no limit); exceeding it is a :class:`KernelFault`.
     ``module_globals`` holds the module's ``.global`` variables across launches (without it the
     launch allocates its own and frees them at its end).
     Raises :class:`LaunchError` for an impossible launch, :class:`UnsupportedError` for an operation
     without semantics and :class:`KernelFault` for any error of the kernel itself.
     """
     fn = module.function(fn_name)
-    if not isinstance(params, bytes | bytearray):
-        from xcc.runtime.params import pack_params
-
-        params = pack_params(fn, list(params))
-    return _Launch(module, fn, _dims(grid, "grid"), _dims(block, "block"), bytes(params), gmem,
-                   int(dynamic_shared), machine, max_steps, module_globals).run()
-
-
-def _dims(v, what: str) -> tuple[int, int, int]:
-    try:
-        t = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
-    except (TypeError, ValueError):
-        raise LaunchError(f"{what} must be up to three positive integers, not {v!r}") from None
-    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
-        raise LaunchError(f"{what} must be up to three positive integers, not {v!r}")
-    return t + (1,) * (3 - len(t))
-
-
-def reverse_postorder(fn: Function) -> list[Block]:
-    seen, post = {id(fn.entry)}, []
-    stack = [(fn.entry, iter(fn.entry.succs))]
-    while stack:
-        node, it = stack[-1]
-        for s in it:
-            if id(s) not in seen:
-                seen.add(id(s))
-                stack.append((s, iter(s.succs)))
-                break
-        else:
-            post.append(node)
-            stack.pop()
-    return post[::-1]
-
-
-def _callees(fn: Function) -> list[tuple[str, Instruction]]:
-    return [(i.attrs["callee"], i) for i in fn.instructions() if i.op == "call"]
+    return _Launch(module, fn, grid, block, bytes(params), gmem, int(dynamic_shared), machine, max_steps,
+                   module_globals).run()
 
 
 def _reachable(module: Module, fn: Function) -> list[Function]:
-    """``fn`` and every function it calls, transitively, in discovery order; a call to a function the
-    module neither defines nor gets from the runtime is a located :class:`LinkError`."""
-    order, seen, work = [fn], {fn.name}, [fn]
-    while work:
-        for name, inst in _callees(work.pop()):
-            if name in seen or name in BUILTINS:
-                continue
-            try:
-                callee = module.function(name)
-            except KeyError:
-                raise LinkError(f"call to '{name}', which no module defines (link the module that defines it)",
-                                inst.loc) from None
-            if callee.is_entry:
-                raise UnsupportedError(f"call to kernel '{name}' (dynamic parallelism) is not supported", inst.loc)
-            seen.add(name)
-            order.append(callee)
-            work.append(callee)
-    return order
+    """``fn`` and every function it calls, transitively; a call to a function the module neither
+    defines nor gets from the runtime is a located :class:`LinkError`."""
+    def resolve(name: str, inst: Instruction) -> Function | None:
+        if name in BUILTINS:
+            return None
+        try:
+            callee = module.function(name)
+        except KeyError:
+            raise LinkError(f"call to '{name}', which no module defines (link the module that defines it)",
+                            inst.loc) from None
+        if callee.is_entry:
+            raise UnsupportedError(f"call to kernel '{name}' (dynamic parallelism) is not supported", inst.loc)
+        return callee
+
+    return reachable_functions(fn, {}, resolve)
 
 
 class _Frame:
@@ -185,40 +139,20 @@ class _Frame:
         self.static = {v.name for v in static_local}  # module-level .local: in the kernel's frame
 
 
-class _Launch:
+class _Launch(Launch):
     def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps,
                  module_globals=None):
-        if machine is None or isinstance(machine, str):
-            machine = load_machine(machine or "xg1")
-        lim = machine.limits
-        self.fn, self.grid, self.block, self.params, self.gmem = fn, grid, block, params, gmem
-        self.max_steps = max_steps
-        self.tpb = block[0] * block[1] * block[2]
-        if self.tpb > int(lim.get("max_threads_per_block", 1024)):
-            raise LaunchError(f"kernel '{fn.name}': block {block} has {self.tpb} threads, more than the "
-                              f"{lim.get('max_threads_per_block', 1024)} allowed")
-        reqntid = fn.directives.get("reqntid")
-        if reqntid and _dims(reqntid, "reqntid") != block:
-            raise LaunchError(f"kernel '{fn.name}' requires block {tuple(reqntid)} (.reqntid), launched with {block}")
-        if dynamic_shared < 0:
-            raise LaunchError("dynamic shared memory size must be >= 0")
-        if len(params) < fn.param_bytes:
-            raise LaunchError(f"kernel '{fn.name}' takes {fn.param_bytes} bytes of parameters, got {len(params)}")
-        self.P = (self.tpb + 31) & ~31
-        self.nctas = grid[0] * grid[1] * grid[2]
-        self.sm_count = int(machine.data["sm"]["count"])
-        self.nwarpid = int(lim.get("max_warps", 64))
+        super().__init__(fn.name, grid, block, machine, max_steps, reqntid=fn.directives.get("reqntid"))
+        self.check_memory(fn.name, dynamic_shared, fn.param_bytes, params)
+        self.fn, self.params, self.gmem = fn, params, gmem
         self.funcs = _reachable(module, fn)
-        self.has_calls = len(self.funcs) > 1 or any(_callees(fn))
+        self.has_calls = len(self.funcs) > 1 or any(callees(fn))
         used = set().union(*(_used_symbols(f) for f in self.funcs))
         mvars = [v for v in module.variables if v.name in used]
         space = lambda s: ([v for f in self.funcs for v in f.variables if v.space == s]  # noqa: E731
                            + [v for v in mvars if v.space == s])
         self.shared_off, self.smem_size = layout_variables(space("shared"), dynamic_shared)
-        max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
-        if self.smem_size > max_shared:
-            raise LaunchError(f"kernel '{fn.name}': {self.smem_size} bytes of shared memory per CTA exceed "
-                              f"{max_shared}")
+        self.check_shared(self.smem_size)
         self.smem_stride = (self.smem_size + 15) & ~15
         self.frames = {f.name: _Frame(f, [v for v in mvars if v.space == "local"]) for f in self.funcs}
         kf = self.frames[fn.name]
@@ -237,10 +171,8 @@ class _Launch:
                 self.cmem.write(self.const_off[v.name], v.init)
         self.global_vars = space("global")
         self.global_addr: dict[str, int] = {}
-        self.module_globals = module_globals
-        self.step = 0
+        self.module_globals_arg = module_globals
         self.ext: dict = {}  # per-launch state of op families, by name (xcc.sim.ir.async_ops: cp.async groups)
-        self.printf: list[tuple[int, int, int, str]] = []  # (CTA, thread, order, text) of device printf
         self.vals: list[np.ndarray] = []
         self._slots: dict[Value, int] = {}
 
@@ -331,7 +263,8 @@ class _Launch:
             for inst in b.instructions:
                 if inst.result is not None:
                     slots.append(self.slot_of(inst.result))
-        reach = {f.name: {g.name for g in _reachable_from(self.funcs, f)} for f in self.funcs}
+        by_name = {f.name: f for f in self.funcs}
+        reach = {f.name: {g.name for g in reachable_functions(f, by_name)} for f in self.funcs}
         code = []
         for b in blocks:
             caller = self.fn_frame[id(b)]
@@ -431,26 +364,20 @@ class _Launch:
         src = (inst.loc.source_line or "").strip()
         return text + f" ({src or inst.op})"
 
-    def coords(self, slot: int):
-        return thread_at(slot, self, self.P)
-
-    def fault(self, pos: int, reason: str, slot: int | None, nthreads: int = 1, address=None) -> KernelFault:
-        msg, c3, t3 = fault_message(self.fn.name, self.where(pos), reason, self, self.P, slot, nthreads)
+    def line_of(self, pos: int) -> int:
         inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
-        err = KernelFault(msg, inst.loc if inst is not None else None)
-        err.kernel, err.pc, err.cta, err.thread, err.address = self.fn.name, pos, c3, t3, address
-        err.line = inst.loc.line if inst is not None and inst.loc is not None else 0
-        return err
+        return inst.loc.line if inst is not None and inst.loc is not None else 0
+
+    def loc_of(self, pos: int):
+        inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
+        return inst.loc if inst is not None else None
 
     # -- the launch --------------------------------------------------------------------------------
     def run(self) -> LaunchStats:
         wave = WAVE_THREADS_CALLS if self.has_calls else WAVE_THREADS
         per_wave = min(self.nctas, max(1, wave // self.P))
         T = per_wave * self.P
-        self.cta0 = 0
-        own = self.module_globals is None
-        globs = ModuleGlobals(self.gmem) if own else self.module_globals
-        try:
+        with self.module_globals(self.gmem, self.module_globals_arg) as globs:
             for v in self.global_vars:  # executors bind these addresses: allocate before building
                 self.global_addr[v.name] = globs.address(v.name, v.size, v.init)
             for v in self.const_vars:  # constant memory: the module's copy as the host left it
@@ -465,95 +392,38 @@ class _Launch:
             self.T = T
             self.tcounts = [0] * len(self.insts)
             self.wcounts = [0] * len(self.insts)
-            with np.errstate(all="ignore"):  # kernel arithmetic never warns, as on a GPU
-                for cta0 in range(0, self.nctas, per_wave):
-                    if cta0:
-                        self.smem.buf.fill(0)
-                        self.lmem.buf.fill(0)
-                        self.pmem.buf.fill(0)
-                    self.cta0 = cta0
-                    self.run_wave(per_wave, min(per_wave, self.nctas - cta0))
-        finally:
-            if own:
-                globs.free()
-        output = "".join(t for *_, t in sorted(self.printf))
-        if output:
-            sys.stdout.write(output)
-            sys.stdout.flush()
-        by_op: dict[str, int] = {}
-        for inst, w in zip(self.insts, self.wcounts):
-            if w:
-                by_op[inst.op] = by_op.get(inst.op, 0) + w
-        return LaunchStats(thread_instructions=sum(self.tcounts), warp_instructions=sum(self.wcounts),
-                           cycles=None, instructions_executed=by_op, kernel=self.fn.name, grid=self.grid,
-                           block=self.block, steps=self.step, printf_output=output)
+            for cta0, n in self.waves(per_wave):
+                if cta0:
+                    self.smem.buf.fill(0)
+                    self.lmem.buf.fill(0)
+                    self.pmem.buf.fill(0)
+                self.run_wave(per_wave, n)
+        return self.stats([inst.op for inst in self.insts], self.tcounts, self.wcounts)
 
     def run_wave(self, nslots: int, nctas: int) -> None:
-        P, tpb = self.P, self.tpb
-        T = nslots * P
-        exists = np.tile(np.arange(P) < tpb, nslots)
-        exists[nctas * P:] = False
-        state = np.where(exists, _RUN, _EXITED).astype(np.int8)
-        wait_pos = np.zeros(T, np.int64)
-        alive = np.where(np.arange(nslots) < nctas, tpb, 0)
-        bar_count = np.zeros((nslots, NUM_BARRIERS), np.int64)
-        bar_need = np.zeros((nslots, NUM_BARRIERS), np.int64)
-        red_sum = np.zeros((nslots, NUM_BARRIERS), np.int64)  # bar.red: predicates set, and threads, so far
-        red_n = np.zeros((nslots, NUM_BARRIERS), np.int64)
-        groups: dict[int, list[np.ndarray]] = {}
-        heap: list[int] = []
-        waiting = [0]
-
-        def push(p: int, arr: np.ndarray) -> None:
-            if arr.size:
-                lst = groups.get(p)
-                if lst is None:
-                    groups[p] = [arr]
-                    heapq.heappush(heap, p)
-                else:
-                    lst.append(arr)
-
-        def check_bar(ctas: np.ndarray) -> None:
-            """Release the barriers of ``ctas`` that every live thread (or the requested count) reached."""
-            cnt, need = bar_count[ctas], bar_need[ctas]
-            full = (cnt > 0) & (cnt >= np.where(need > 0, need, alive[ctas][:, None]))
-            for ci, k in zip(*np.nonzero(full)):
-                c = int(ctas[ci])
-                tt = c * P + np.arange(P)
-                r = tt[(state[tt] == _WAITING) & (wait_k[tt] == k)]
-                total, nred = int(red_sum[c, k]), int(red_n[c, k])
-                bar_count[c, k] = bar_need[c, k] = red_sum[c, k] = red_n[c, k] = 0
-                state[r] = _RUN
-                waiting[0] -= r.size
-                for q in np.unique(wait_pos[r]):
-                    rq = r[wait_pos[r] == q]
-                    op, _, _, slot, redop = code[q][1]
-                    if op == "bar_red":  # every waiting thread gets the reduction over all that took part
-                        vals[slot][rq] = (total if redop == "popc" else total == nred if redop == "and"
-                                          else total > 0)
-                    push(int(q) + 1, rq)
-
-        wait_k = np.zeros(T, np.int64)
+        """Run the IR for one wave: a group runs through its block, absorbing the threads waiting at each
+        position it reaches (reconvergence), until a branch, an exit, a call, a return or a barrier."""
+        T = nslots * self.P
+        wave = self.new_wave(nslots, nctas, self.base[self.blocks[0]])
+        wave.reduced = self._reduced
         self.depth = np.zeros(T, np.int64)
         self.pbase, self.lbase = np.zeros(T, np.int64), np.zeros(T, np.int64)
         self.stack: list[tuple[np.ndarray, np.ndarray, np.ndarray, dict]] = []
-        push(self.base[self.blocks[0]], np.flatnonzero(exists))
-        code, vals, tcounts, wcounts = self.code, self.vals, self.tcounts, self.wcounts
+        sched, heap = wave.sched, wave.sched.heap
+        code, tcounts, wcounts = self.code, self.tcounts, self.wcounts
         max_steps = self.max_steps
         pos, idx = -1, np.empty(0, np.int64)
         try:
             while heap:
-                pos = heapq.heappop(heap)
-                idx = _merge(groups.pop(pos))
+                pos, idx = sched.pop()
                 sel, n, nw = _sel(idx)
                 while True:
                     if heap and heap[0] == pos:  # threads waiting here join: reconvergence
-                        heapq.heappop(heap)
-                        idx = _merge([idx, *groups.pop(pos)])
+                        idx = sched.absorb(pos, idx)
                         sel, n, nw = _sel(idx)
                     self.step += 1
                     if max_steps is not None and self.step > max_steps:
-                        raise ExecFault(f"the kernel did not finish within {max_steps} scheduler steps", 0, n)
+                        raise self.over_limit(pos, idx)
                     tcounts[pos] += n
                     wcounts[pos] += nw
                     kind, ex = code[pos]
@@ -561,68 +431,53 @@ class _Launch:
                         ex(sel, idx, n)
                         pos += 1
                         continue
-                    if kind == _BR:
-                        _take(ex, vals, sel, n)
-                        push(ex[0], idx)
-                    elif kind == _CBR:
-                        cond, et, ef = ex
-                        c = np.asarray(cond(sel, n), bool)
-                        for e, sub in ((et, idx[c]), (ef, idx[~c])):
-                            if sub.size:
-                                s2, n2, _ = _sel(sub)
-                                _take(e, vals, s2, n2)
-                                push(e[0], sub)
-                    elif kind == _CALL:
-                        self.call(ex, pos, idx)
-                        push(ex[0], idx)
-                    elif kind == _RET:
-                        for q, r in self.ret(idx):
-                            push(q + 1, r)
-                    elif kind == _EXIT:
-                        state[idx] = _EXITED
-                        ctas, cnt = np.unique(idx // P, return_counts=True)
-                        alive[ctas] -= cnt
-                        if waiting[0]:
-                            check_bar(ctas)
-                    elif kind == _TRAP:
-                        raise ExecFault(ex, 0, n)
-                    else:  # _BAR
-                        op, rd, pred, _, _ = ex
-                        bid = np.asarray(rd[0](sel, n)).astype(np.int64)
-                        if bool((bid >= NUM_BARRIERS).any()):
-                            t = int(np.argmax(bid >= NUM_BARRIERS))
-                            raise ExecFault(f"barrier number {int(bid[t])} out of range (0..{NUM_BARRIERS - 1})", t)
-                        ctas = idx // P
-                        if len(rd) > 1:
-                            bar_need[ctas, bid] = np.asarray(rd[1](sel, n)).astype(np.int64)
-                        if op == "bar_arrive":  # counts toward the barrier; the thread goes on
-                            np.add.at(bar_count, (ctas, bid), 1)
-                            check_bar(np.unique(ctas))
-                            pos += 1
-                            continue
-                        if pred is not None:
-                            np.add.at(red_sum, (ctas, bid), np.asarray(pred(sel, n), bool).astype(np.int64))
-                            np.add.at(red_n, (ctas, bid), 1)
-                        state[idx], wait_pos[idx], wait_k[idx] = _WAITING, pos, bid
-                        np.add.at(bar_count, (ctas, bid), 1)
-                        waiting[0] += n
-                        check_bar(np.unique(ctas))
+                    if self.control(kind, ex, pos, idx, sel, n):
+                        pos += 1
+                        continue
                     break
-        except MemoryFault as f:
-            reason = re.sub(r" \(thread \d+(; \d+ threads faulted)?\)", "", str(f))
-            t = f.thread if f.thread is not None and f.thread < idx.size else 0
-            raise self.fault(pos, reason, int(idx[t]) if idx.size else None, f.addresses.size, f.address) from None
-        except ExecFault as f:
-            t = f.thread if f.thread is not None and f.thread < idx.size else 0
-            raise self.fault(pos, f.reason, int(idx[t]) if idx.size else None, f.nthreads) from None
-        except KernelFault:
-            raise
-        except XccError as e:  # e.g. an UnsupportedError raised by xcc.semantics: locate it
-            inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
-            raise type(e)(f"kernel '{self.fn.name}' at {self.where(pos)}: {e.message}",
-                          inst.loc if inst is not None else None) from None
-        if waiting[0]:
-            raise self.deadlock(state, wait_pos, wait_k)
+        except (MemoryFault, ExecFault, XccError, KeyboardInterrupt) as e:
+            raise self.located(e, pos, idx) from None
+        if wave.at_bar:
+            raise self.deadlock()
+
+    def control(self, kind: int, ex, pos: int, idx: np.ndarray, sel, n: int) -> bool:
+        """Carry out control op ``code[pos]`` for threads ``idx``; True if they go on to ``pos + 1``."""
+        wave, push, vals = self.wave, self.wave.sched.push, self.vals
+        if kind == _BR:
+            _take(ex, vals, sel, n)
+            push(ex[0], idx)
+        elif kind == _CBR:
+            cond, et, ef = ex
+            c = np.asarray(cond(sel, n), bool)
+            for e, sub in ((et, idx[c]), (ef, idx[~c])):
+                if sub.size:
+                    s2, n2, _ = _sel(sub)
+                    _take(e, vals, s2, n2)
+                    push(e[0], sub)
+        elif kind == _CALL:
+            self.call(ex, pos, idx)
+            push(ex[0], idx)
+        elif kind == _RET:
+            for q, r in self.ret(idx):
+                push(q + 1, r)
+        elif kind == _EXIT:
+            wave.exit(idx)
+        elif kind == _TRAP:
+            raise ExecFault(ex, 0, n)
+        else:  # _BAR: bar_sync a[, b] / bar_arrive a, b / bar_red p, a[, b]
+            op, rd, pred, _, _ = ex
+            count = rd[1](sel, n) if len(rd) > 1 else None
+            if op == "bar_arrive":  # counts toward the barrier; the thread goes on
+                wave.barrier(idx, pos, rd[0](sel, n), count, wait=False)
+                return True
+            wave.barrier(idx, pos, rd[0](sel, n), count, pred(sel, n) if pred is not None else None)
+        return False
+
+    def _reduced(self, pos: int, threads: np.ndarray, total, count) -> None:
+        """bar.red released: each waiting thread's result is the reduction over its CTA's arrivals."""
+        op, _, _, slot, redop = self.code[pos][1]
+        if op == "bar_red":
+            self.vals[slot][threads] = bar_reduce(redop, total, count)
 
     # -- calls ------------------------------------------------------------------------------------
     def _copy_params(self, idx, src_base, dst_base, copies) -> None:
@@ -681,38 +536,9 @@ class _Launch:
                 self.pbase[r], self.lbase[r], self.depth[r] = pb[r], lb[r], level
                 yield int(q), r
 
-    def deadlock(self, state, wait_pos, wait_k) -> KernelFault:
-        w = np.flatnonzero(state == _WAITING)
-        parts = []
-        for key in np.unique(wait_pos[w] * NUM_BARRIERS + wait_k[w]):
-            sel = w[wait_pos[w] * NUM_BARRIERS + wait_k[w] == key]
-            p, k = int(key) // NUM_BARRIERS, int(key) % NUM_BARRIERS
-            parts.append(f"{sel.size} thread(s) waiting at barrier {k} at {self.where(p)} "
-                         f"(first: {self.coords(int(sel[0]))[0]})")
-        err = self.fault(int(wait_pos[w[0]]), "deadlock: no thread can proceed; " + "; ".join(parts)
-                         + ". A barrier waits for every non-exited thread of the CTA", None)
-        return err
-
-
-def _reachable_from(funcs: list[Function], fn: Function) -> list[Function]:
-    by_name = {f.name: f for f in funcs}
-    seen, work = {fn.name}, [fn]
-    while work:
-        for name, _ in _callees(work.pop()):
-            if name not in seen and name in by_name:
-                seen.add(name)
-                work.append(by_name[name])
-    return [by_name[n] for n in seen]
-
 
 def _used_symbols(fn: Function) -> set[str]:
     return {i.attrs["symbol"] for i in fn.instructions() if i.op == "addr_of"}
-
-
-def _merge(arrs: list[np.ndarray]) -> np.ndarray:
-    if len(arrs) == 1:
-        return arrs[0]
-    return np.sort(np.concatenate(arrs))
 
 
 def _sel(idx: np.ndarray):

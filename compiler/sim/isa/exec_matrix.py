@@ -33,7 +33,7 @@ from xcc.backend.isa import MMA_SHAPE
 from xcc.semantics import matrix, warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
 from xcc.sim.isa.exec_base import Binder, ExecFault, impl
-from xcc.sim.isa.exec_memory import _shared_addr
+from xcc.sim.isa.exec_memory import shared_addr
 from xcc.sim.memory import MemoryFault, check_window
 
 U32, U64 = np.uint32, np.uint64
@@ -166,7 +166,7 @@ _CP_BYTES = {"32": 4, "64": 8, "128": 16}
 @impl("LDGSTS")
 def _ldgsts(x: Binder):
     cp = _CP_BYTES[x.mod("size")]
-    dst_at, src_at, ctx = _shared_addr(x), x.w("c"), x.ctx
+    dst_at, src_at, ctx = shared_addr(x), x.w("c"), x.ctx
     zfill = x.flag("ZFILL")
     size = x.r("e")
 

@@ -1,5 +1,5 @@
 """Executors of the loads, stores and atomics of the global, shared, local and generic spaces (the
-address readers ``_global_addr`` and ``_shared_addr`` serve exec_matrix and the emulator too);
+address readers ``global_addr`` and ``shared_addr`` serve exec_matrix and the emulator too);
 registered in :data:`xcc.sim.isa.exec_base.IMPLS`."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from xcc.sim.isa.exec_base import U64, Binder, _raise, impl
 from xcc.sim.memory import check_window
 
 # ============================================================================= memory
-_SIZE = {"32": (4, "u"), "U8": (1, "u"), "S8": (1, "s"), "U16": (2, "u"), "S16": (2, "s")}
+SIZE_BYTES = {"32": (4, "u"), "U8": (1, "u"), "S8": (1, "s"), "U16": (2, "u"), "S16": (2, "s")}
 
 
 def _extend(v, width: int, kind: str):
@@ -24,7 +24,7 @@ def _truncate(v, width: int):
     return v if width == 4 else convert(v, 8 * width, "u", 32, "u")
 
 
-def _global_addr(x: Binder):
+def global_addr(x: Binder):
     a = x.w("a")
     off = U64(int(x.ops["b"]) % (1 << 64))
     if off == 0:
@@ -32,7 +32,7 @@ def _global_addr(x: Binder):
     return lambda sel, n: a(sel, n) + off
 
 
-def _shared_addr(x: Binder):
+def shared_addr(x: Binder):
     """Reader of (flat offset into the wave's shared memory, CTA-relative address) for a width."""
     a, b, c = x.r("a"), int(x.ops["b"]), x.ctx
 
@@ -60,7 +60,7 @@ def _local_addr(x: Binder):
 
 def _generic_addr(x: Binder):
     """Reader of ``(generic addresses, wave slots)`` of ``[a + b]``, for :class:`GenericMemory`."""
-    a = _global_addr(x)
+    a = global_addr(x)
     return lambda sel, idx, n, width: (a(sel, n), idx)
 
 
@@ -75,14 +75,14 @@ def _loads_stores(prefix: str) -> None:
     @impl(f"LD{prefix}")
     def _ld(x: Binder):
         addr, d, ctx = addr_of(x), x.set_r(), x.ctx
-        width, kind = _SIZE[x.mod("size")]
+        width, kind = SIZE_BYTES[x.mod("size")]
         return lambda sel, idx, n: d(sel, _extend(getattr(ctx, mem_name).load(addr(sel, idx, n, width), width),
                                                   width, kind))
 
     @impl(f"ST{prefix}")
     def _st(x: Binder):
         addr, c, ctx = addr_of(x), x.r("c"), x.ctx
-        width = _SIZE[x.mod("size")][0]
+        width = SIZE_BYTES[x.mod("size")][0]
         return lambda sel, idx, n: getattr(ctx, mem_name).store(addr(sel, idx, n, width),
                                                                 _truncate(c(sel, n), width), width)
 
@@ -103,53 +103,53 @@ _loads_stores("")
 
 @impl("LDG")
 def _ldg(x: Binder):
-    addr, d, g = _global_addr(x), x.set_r(), x.ctx.gmem
-    width, kind = _SIZE[x.mod("size")]
+    addr, d, g = global_addr(x), x.set_r(), x.ctx.gmem
+    width, kind = SIZE_BYTES[x.mod("size")]
     return lambda sel, idx, n: d(sel, _extend(g.load(addr(sel, n), width), width, kind))
 
 
 @impl("LDG.64")
 def _ldg64(x: Binder):
-    addr, d, g = _global_addr(x), x.set_w(), x.ctx.gmem
+    addr, d, g = global_addr(x), x.set_w(), x.ctx.gmem
     return lambda sel, idx, n: d(sel, g.load(addr(sel, n), 8))
 
 
 @impl("STG")
 def _stg(x: Binder):
-    addr, c, g = _global_addr(x), x.r("c"), x.ctx.gmem
-    width = _SIZE[x.mod("size")][0]
+    addr, c, g = global_addr(x), x.r("c"), x.ctx.gmem
+    width = SIZE_BYTES[x.mod("size")][0]
     return lambda sel, idx, n: g.store(addr(sel, n), _truncate(c(sel, n), width), width)
 
 
 @impl("STG.64")
 def _stg64(x: Binder):
-    addr, c, g = _global_addr(x), x.w("c"), x.ctx.gmem
+    addr, c, g = global_addr(x), x.w("c"), x.ctx.gmem
     return lambda sel, idx, n: g.store(addr(sel, n), c(sel, n), 8)
 
 
 @impl("LDS")
 def _lds(x: Binder):
-    addr, d, ctx = _shared_addr(x), x.set_r(), x.ctx
-    width, kind = _SIZE[x.mod("size")]
+    addr, d, ctx = shared_addr(x), x.set_r(), x.ctx
+    width, kind = SIZE_BYTES[x.mod("size")]
     return lambda sel, idx, n: d(sel, _extend(ctx.smem.load(addr(sel, idx, n, width), width), width, kind))
 
 
 @impl("STS")
 def _sts(x: Binder):
-    addr, c, ctx = _shared_addr(x), x.r("c"), x.ctx
-    width = _SIZE[x.mod("size")][0]
+    addr, c, ctx = shared_addr(x), x.r("c"), x.ctx
+    width = SIZE_BYTES[x.mod("size")][0]
     return lambda sel, idx, n: ctx.smem.store(addr(sel, idx, n, width), _truncate(c(sel, n), width), width)
 
 
 @impl("LDS.64")
 def _lds64(x: Binder):
-    addr, d, ctx = _shared_addr(x), x.set_w(), x.ctx
+    addr, d, ctx = shared_addr(x), x.set_w(), x.ctx
     return lambda sel, idx, n: d(sel, ctx.smem.load(addr(sel, idx, n, 8), 8))
 
 
 @impl("STS.64")
 def _sts64(x: Binder):
-    addr, c, ctx = _shared_addr(x), x.w("c"), x.ctx
+    addr, c, ctx = shared_addr(x), x.w("c"), x.ctx
     return lambda sel, idx, n: ctx.smem.store(addr(sel, idx, n, 8), c(sel, n), 8)
 
 
@@ -169,17 +169,17 @@ def _atomic(x: Binder, space: str):
     if width == 8 and op in ("inc", "dec"):
         return _raise(f"invalid atomic: {x.inst.mnemonic}.{x.mod('op')} is defined on 32 bits only")
     if space == "global":
-        gaddr, mem = _global_addr(x), ctx.gmem
+        gaddr, mem = global_addr(x), ctx.gmem
 
         def where(sel, idx, n):
             return gaddr(sel, n)
     elif space == "generic":
-        gaddr, mem = _global_addr(x), ctx.generic
+        gaddr, mem = global_addr(x), ctx.generic
 
         def where(sel, idx, n):
             return gaddr(sel, n), idx
     else:
-        saddr, mem = _shared_addr(x), ctx.smem
+        saddr, mem = shared_addr(x), ctx.smem
 
         def where(sel, idx, n):
             return saddr(sel, idx, n, width)

@@ -24,9 +24,9 @@ import os
 
 import numpy as np
 
-from xcc.backend.control import _regs
 from xcc.backend.isa import NUM_SCOREBOARDS
 from xcc.backend.machine import Machine
+from xcc.backend.minst import register_operands
 from xcc.sim.waves import ExecFault
 
 NO_SCOREBOARD = -2  # reg_sb of a variable-latency result written without a scoreboard
@@ -44,13 +44,13 @@ def _name(key) -> str:
 
 class HazardChecker:
     def __init__(self, insts, machine: Machine, T: int, lines: list[int]):
-        keys = sorted({k for m in insts for k in _regs(m, False) | _regs(m, True)})
+        keys = sorted({k for m in insts for k in register_operands(m, False) | register_operands(m, True)})
         self.keys, row = keys, {k: i for i, k in enumerate(keys)}
         self.insts, self.lines = insts, lines
         self.plan = []
         for m in insts:
-            reads = [row[k] for k in sorted(_regs(m, False))]
-            writes = [row[k] for k in sorted(_regs(m, True))]
+            reads = [row[k] for k in sorted(register_operands(m, False))]
+            writes = [row[k] for k in sorted(register_operands(m, True))]
             lat = machine.latency(m.d.latency) if m.d.fixed_latency else None
             self.plan.append((reads, writes, m.ctrl.wait, lat, m.ctrl.wsb, m.ctrl.stall))
         rows = max(len(keys), 1)
