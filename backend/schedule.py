@@ -22,10 +22,9 @@ operands and their line-table entries are the same.
 
 from __future__ import annotations
 
-from xcc.backend.control import _regs
 from xcc.backend.isel import MBlock
 from xcc.backend.machine import Machine
-from xcc.backend.minst import MInst
+from xcc.backend.minst import MInst, register_operands
 
 
 def schedule_blocks(blocks: list[MBlock], machine: Machine) -> None:
@@ -64,7 +63,7 @@ def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
         npred[j] += 1
 
     for j, m in enumerate(insts):
-        uses, defs = _regs(m, False), _regs(m, True)
+        uses, defs = register_operands(m, False), register_operands(m, True)
         deps: dict[int, int] = {}  # predecessor -> latency
 
         def dep(i, lat, deps=deps):

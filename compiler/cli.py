@@ -26,8 +26,10 @@ import numpy as np
 
 from xcc import __version__
 from xcc.diagnostics import XccError
+from xcc.sim.launch import LaunchInterrupted
 
 EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 def _normalise_argv(argv: list[str]) -> list[str]:
@@ -214,9 +216,12 @@ def parse_run_arg(text: str):
               help="--no-timing: functional run only (no cycle model: faster; no cycles, no metrics).")
 @click.option("--hotspots", type=click.IntRange(1), default=None, metavar="N",
               help="Print the N PTX lines the cycle model attributes the most warp-cycles to (engine isa).")
+@click.option("--max-steps", type=click.IntRange(0), default=None, metavar="N",
+              help="Watchdog: stop the kernel after N scheduler steps with a report of where its warps are "
+                   "(default: XCC_MAX_STEPS, else 1000000; 0: no limit).")
 @click.argument("args", nargs=-1)
 def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, machine, show_stats, stats_json, timing,
-        hotspots, args):
+        hotspots, max_steps, args):
     """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
     from xcc import runtime as rt
 
@@ -235,7 +240,7 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
             launch_args.append(d)
         else:
             launch_args.append(v)
-    stats = fn.launch(grid_d, block_d, launch_args, shared_mem, timing=timing)
+    stats = fn.launch(grid_d, block_d, launch_args, shared_mem, timing=timing, max_steps=max_steps)
     results = {}
     for i, (name, d) in buffers.items():
         arr = d.copy_to_host()
@@ -279,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         return EXIT_INPUT
+    except LaunchInterrupted as e:  # Ctrl-C during a launch: where the kernel was, then the shell's code
+        click.echo(str(e), err=True)
+        return EXIT_INTERRUPTED
     except click.ClickException as e:
         e.show()
         return EXIT_USAGE

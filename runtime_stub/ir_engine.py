@@ -28,8 +28,9 @@ from xcc.runtime.launch import dim3
 from xcc.runtime.params import pack_params
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
 from xcc.sim.ir.interpreter import run_function
-from xcc.sim.isa.emulator import LaunchStats
+from xcc.sim.launch import step_limit
 from xcc.sim.memory import ModuleGlobals
+from xcc.sim.stats import LaunchStats
 
 
 def build_ir(src, opt_level: int = 0, verify: bool = False) -> Module:
@@ -62,12 +63,13 @@ class IRFunction:
     def name(self) -> str:
         return self.fn.name
 
-    def launch(self, grid, block, args=(), shared_mem: int = 0, max_steps: int | None = None,
-               stream: Stream | None = None, timing: bool = False) -> LaunchStats | PendingLaunch:
+    def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = False,
+               stream: Stream | None = None, *, max_steps: int | None = None) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does (on ``stream``: enqueued).
         The IR interpreter has no cycle model: ``timing`` is accepted as the ISA engine's launch takes it,
         and every launch is functional (``cycles`` None)."""
         params = pack_params(self.fn, list(args))
+        max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         return run_on(stream, self.device,
                       lambda: run_function(self.module, self.fn.name, grid, block, params, self.device.memory,
@@ -100,4 +102,4 @@ def launch_ptx(ptx, kernel_name: str, grid, block, args=(), device: Device | Non
                opt_level: int = 0, shared_mem: int = 0, max_steps: int | None = None) -> LaunchStats:
     """Build the IR of ``ptx`` and run ``kernel_name`` on the IR interpreter in ``device``'s memory."""
     mod = load_module_ir(ptx, opt_level, device)
-    return mod.get_function(kernel_name).launch(grid, block, args, shared_mem, max_steps)
+    return mod.get_function(kernel_name).launch(grid, block, args, shared_mem, max_steps=max_steps)

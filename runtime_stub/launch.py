@@ -10,6 +10,7 @@ from xcc.runtime.device import Device
 from xcc.runtime.params import pack_params
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
 from xcc.sim.isa.emulator import LaunchStats, run_kernel
+from xcc.sim.launch import step_limit
 from xcc.sim.memory import ModuleGlobals
 
 
@@ -41,11 +42,15 @@ class Function:
         return occupancy(self.kernel, self.device.machine, block_size, shared_mem)
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
-               stream: Stream | None = None) -> LaunchStats | PendingLaunch:
+               stream: Stream | None = None, *, max_steps: int | None = None) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion on the default stream and return its statistics; ``timing=False``
         skips the cycle model (``cycles`` None, no ``metrics``), the results are the same.  With a
         ``stream`` (:class:`xcc.runtime.queues.Stream`) the launch is checked and enqueued, and returns at
-        once a :class:`~xcc.runtime.queues.PendingLaunch` whose ``stats`` exist after synchronisation."""
+        once a :class:`~xcc.runtime.queues.PendingLaunch` whose ``stats`` exist after synchronisation.
+        ``max_steps`` is the watchdog's limit (:mod:`xcc.sim.launch`: None the default,
+        ``XCC_MAX_STEPS`` or 1M scheduler steps; 0 none): a kernel that runs longer is a located
+        :class:`KernelFault`, and so is a launch stopped with Ctrl-C."""
+        max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         k = self.kernel
         limits = self.device.machine.limits
@@ -63,7 +68,7 @@ class Function:
         def run() -> LaunchStats:
             try:
                 return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
-                                  timing=timing, module_globals=self.module_globals)
+                                  timing=timing, module_globals=self.module_globals, max_steps=max_steps)
             except KernelFault as e:
                 if e.loc is None and self.source is not None and getattr(e, "line", 0):
                     e.loc = source_loc(self.source, e.line)
@@ -72,8 +77,8 @@ class Function:
         return run_on(stream, self.device, run, f"the launch of '{k.name}'")
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
-                 stream: Stream | None = None) -> LaunchStats | PendingLaunch:
-        return self.launch(grid, block, args, shared_mem, timing, stream)
+                 stream: Stream | None = None, *, max_steps: int | None = None) -> LaunchStats | PendingLaunch:
+        return self.launch(grid, block, args, shared_mem, timing, stream, max_steps=max_steps)
 
 
 def source_loc(source: Source, line: int) -> SourceLoc:
