@@ -288,3 +288,16 @@ def wmma_offsets(operand: str, layout_name: str, stride) -> np.ndarray:
     st = np.asarray(stride, np.int64)[..., None, None]
     lead, minor = (rows, cols) if layout_name == "row" else (cols, rows)
     return lead * st + minor
+
+
+def misaligned_rows(rows: np.ndarray, part: int, mask: int) -> tuple[str, int] | None:
+    """``ldmatrix`` (PTX ISA 9.0 section 9.7.14.5.15): each row of an 8x8 ``.b16`` matrix is 16 bytes at the
+    address one of the lanes ``8*part .. 8*part+7`` gives, and must be 16-byte aligned.  ``rows`` holds those
+    addresses, one row of 8 per warp; returns (reason, thread of the warps' lanes) of the first misaligned
+    one (shown masked with ``mask``), or None."""
+    bad = (rows & 15) != 0
+    if not bad.any():
+        return None
+    k = np.argwhere(bad)[0]
+    return (f"misaligned ldmatrix row address {int(rows[k[0], k[1]]) & mask:#x}: each row of an 8x8 .b16 matrix "
+            "is 16 bytes and must be 16-byte aligned", int(k[0]) * 32 + 8 * part + int(k[1]))

@@ -98,12 +98,9 @@ def _ldmatrix(x: OpBinder):
         w = full_warps(idx, _OPNAME["ldmatrix"])
         a = (np.asarray(addr(sel, n)).astype(np.int64) + off).reshape(w, 32)[:, 8 * part:8 * part + 8]
         slots = idx.reshape(w, 32)[:, 8 * part:8 * part + 8]
-        bad = (a & 15) != 0
-        if bad.any():
-            k = np.argwhere(bad)[0]
-            raise ExecFault(f"misaligned ldmatrix row address {int(a[k[0], k[1]]) & (2**64 - 1):#x}: each row of an "
-                        "8x8 .b16 matrix is 16 bytes and must be 16-byte aligned",
-                        int(k[0]) * 32 + 8 * part + int(k[1]))
+        bad = matrix.misaligned_rows(a, part, 2**64 - 1)
+        if bad is not None:
+            raise ExecFault(*bad)
         el = (a[:, :, None] + 2 * np.arange(8)).ravel().astype(np.uint64)
         el_slots = np.repeat(slots.ravel(), 8)
         try:

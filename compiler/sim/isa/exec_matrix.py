@@ -130,12 +130,9 @@ def _ldsm(x: Binder):
     def run(sel, idx, n):
         w = full_warps(idx, "LDSM")
         rel = (np.broadcast_to(a(sel, n), (n,)).astype(np.int64) + off).reshape(w, 32)[:, 8 * mat:8 * mat + 8]
-        bad = (rel & 15) != 0
-        if bad.any():
-            k = np.argwhere(bad)[0]
-            raise ExecFault(f"misaligned ldmatrix row address {int(rel[k[0], k[1]]) & 0xFFFFFFFF:#x}: each row of "
-                            "an 8x8 .b16 matrix is 16 bytes and must be 16-byte aligned",
-                            int(k[0]) * 32 + 8 * mat + int(k[1]))
+        bad = matrix.misaligned_rows(rel, mat, 0xFFFFFFFF)
+        if bad is not None:
+            raise ExecFault(*bad)
         cta = (idx.reshape(w, 32)[:, 8 * mat:8 * mat + 8] // ctx.tpb_pad).astype(np.int64)
         el = (rel[:, :, None] + 2 * np.arange(8)).reshape(w, 64)
         try:
