@@ -68,7 +68,8 @@ WAVE_THREADS = 1 << 16
 WAVE_LOCAL_BYTES = 64 << 20
 """Upper bound on the local memory of one wave (kernels with a call stack run in smaller waves)."""
 _K_NORMAL, _K_BRA, _K_EXIT, _K_BAR, _K_BSYNC, _K_CALL, _K_RET = range(7)
-_KIND = {"BRA": _K_BRA, "EXIT": _K_EXIT, "BAR": _K_BAR, "BSYNC": _K_BSYNC, "CALL": _K_CALL, "RET": _K_RET}
+_KIND = {"branch": _K_BRA, "exit": _K_EXIT, "barrier": _K_BAR, "reconverge": _K_BSYNC, "call": _K_CALL,
+         "return": _K_RET}  # Control.kind: what the scheduler does
 _LANES = np.arange(32, dtype=np.int64)
 _EMPTY = np.empty(0, np.int64)
 

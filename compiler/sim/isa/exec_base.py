@@ -59,9 +59,11 @@ def impl(*mnemonics: str):
 
 @dataclass(frozen=True)
 class Control:
-    """A scheduling instruction: ``kind`` is 'BRA' (``target``), 'EXIT', 'BAR' (``barrier``: a reader
-    of the barrier number; ``count``, ``mode``, ``pred``, ``result`` for named barriers and reductions)
-    or 'BSYNC' (``barrier``: the convergence barrier number)."""
+    """An instruction the scheduler carries out, by what it does to the threads (``kind``): 'branch'
+    (``target``), 'exit', 'barrier' (``barrier``: a reader of the CTA barrier number; ``count``, ``mode``,
+    ``pred``, ``result`` for named barriers and reductions), 'reconverge' (``barrier``: the convergence
+    barrier number a BSYNC waits at), 'call' (``target``; ``barrier``: the stack probe and the
+    return-address writer) or 'return' (``barrier``: the return-address reader)."""
 
     kind: str
     target: int = 0

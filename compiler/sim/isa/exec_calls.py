@@ -48,13 +48,13 @@ def restore_state(bmask: np.ndarray, preds: np.ndarray, sel, hi: np.ndarray) -> 
 @impl("CALL")
 def _call(x: Binder):
     """Control('CALL', target, barrier=(probe reader, return-pair writer))."""
-    return Control("CALL", target=x.pc + 1 + int(x.ops["b"]), barrier=(x.r("a"), x.set_w("d")))
+    return Control("call", target=x.pc + 1 + int(x.ops["b"]), barrier=(x.r("a"), x.set_w("d")))
 
 
 @impl("RET")
 def _ret(x: Binder):
     """Control('RET', barrier=reader of the return-address pair)."""
-    return Control("RET", barrier=x.w("a"))
+    return Control("return", barrier=x.w("a"))
 
 
 def check_stack(probe: np.ndarray, local_size: int, callee: str) -> None:

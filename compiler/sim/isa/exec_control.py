@@ -16,17 +16,17 @@ from xcc.sim.isa.exec_base import _LO32, U32, U64, Binder, Control, ExecFault, _
 # ============================================================================= control
 @impl("BRA")
 def _bra(x: Binder):
-    return Control("BRA", target=x.pc + 1 + int(x.ops["b"]))
+    return Control("branch", target=x.pc + 1 + int(x.ops["b"]))
 
 
 @impl("EXIT")
 def _exit(x: Binder):
-    return Control("EXIT")
+    return Control("exit")
 
 
 @impl("BAR")
 def _bar(x: Binder):
-    return Control("BAR", barrier=x.ric("b"))
+    return Control("barrier", barrier=x.ric("b"))
 
 
 @impl("BAR.CNT", "BAR.RED")
@@ -34,8 +34,8 @@ def _bar_counted(x: Binder):
     """A named barrier: ``barrier`` reads b; ``count`` c (None: the CTA); BAR.RED's ``pred`` and ``result``."""
     count = None if x.ops.get("c", RZ) == RZ else x.r("c")
     if x.inst.mnemonic == "BAR.CNT":
-        return Control("BAR", barrier=x.ric("b"), count=count, mode=x.mod("mode"))
-    return Control("BAR", barrier=x.ric("b"), count=count, mode=x.mod("op"), pred=x.p("ps"), result=x.set_r("d"))
+        return Control("barrier", barrier=x.ric("b"), count=count, mode=x.mod("mode"))
+    return Control("barrier", barrier=x.ric("b"), count=count, mode=x.mod("op"), pred=x.p("ps"), result=x.set_r("d"))
 
 
 @impl("BSYNC")
@@ -43,7 +43,7 @@ def _bsync(x: Binder):
     k = int(x.ops["c"])
     if not 0 <= k < NUM_CONV_BARRIERS:
         raise ObjectFormatError(f"instruction {x.pc}: invalid convergence barrier B{k}")
-    return Control("BSYNC", barrier=k)
+    return Control("reconverge", barrier=k)
 
 
 @impl("BSSY")
