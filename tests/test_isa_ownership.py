@@ -40,28 +40,11 @@ LATENCY_KEYS = set(tomllib.loads((ROOT / "backend/machines/xg1.toml").read_text(
 # never add to it (an entry that is gone fails test_allow_list_is_not_stale).
 ALLOWED: set[tuple[str, str, str]] = {
     # -- the ISA interpreter (compiler/sim/isa/): use the ISA table's classes --------------------------------
-    # the wave step's dispatch kinds by mnemonic (isa.BRANCH_TARGETS, isa.LEAVES, isa.CALLS, isa.CTA_BARRIERS)
-    ("compiler/sim/isa/emulator.py", "mnemonics", "BAR, BRA, BSYNC, CALL, EXIT, RET"),
     # the warpgroup fences (isa.of_class("warpgroup") - set(isa.TENSOR_FAMILY)) and the MMA halves
     # (isa.TENSOR_FAMILY / isa.MMA_SHAPE)
     ("compiler/sim/isa/exec_matrix.py", "mnemonics", "WARPGROUP.ARRIVE, WARPGROUP.COMMIT, WARPGROUP.DEPBAR"),
     ("compiler/sim/isa/exec_matrix.py", "mnemonics",
      "HMMA.16816.F16, HMMA.16816.F32, HMMA.1688.F16, HMMA.1688.F32, IMMA.16832"),
-    # -- the cycle model (compiler/sim/perf/timing.py) --------------------------------------------------------
-    # memory spaces (isa.MEMORY_SPACE), Nsight op kinds, barrier waits (isa.BARRIER_WAITS), tensor families
-    # (isa.TENSOR_FAMILY), cp.async roles (isa.of_class("async_copy") / "async_wait")
-    ("compiler/sim/perf/timing.py", "mnemonics", "ATOM, ATOMG, ATOMS, LD, LDG, LDGSTS, LDL, LDS, LDSM, ST, STG, STL, STS"),
-    ("compiler/sim/perf/timing.py", "mnemonics", "LDGSTS, LDSM"),
-    ("compiler/sim/perf/timing.py", "mnemonics", "BAR, BAR.RED"),
-    ("compiler/sim/perf/timing.py", "mnemonics", "HMMA, IMMA, WGMMA"),
-    ("compiler/sim/perf/timing.py", "mnemonics", "LDGDEPBAR, LDGSTS"),
-    # latency fallbacks that repeat machines/xg1.toml (Machine.latency raises an XccError naming a missing key)
-    ("compiler/sim/perf/timing.py", "latency",
-     "lat = machine.latency(d.latency) if d.latency in machine.data['latency'] else 1"),
-    ("compiler/sim/perf/timing.py", "latency", "lat.get('barrier', 1)"),
-    ("compiler/sim/perf/timing.py", "latency", "lat.get('l2_hit', 262)"),
-    ("compiler/sim/perf/timing.py", "latency", "lat.get('dram', 650)"),
-    ("compiler/sim/perf/timing.py", "latency", "lat.get('l1_hit', 38)"),
 }
 
 

@@ -1,17 +1,18 @@
 """A hot-spot view of a timed launch, by PTX line: Nsight Compute's source view in text.
 
-The cycle model (:mod:`xcc.sim.perf.timing`) attributes every resident warp-cycle to the instruction
-the warp issues next (``metrics['xcc__pc_samples']``): the issue cycle to ``selected``, the cycles
-before it to the reason the warp waited (``wait``, ``long_scoreboard``, ...).  :func:`hotspots`
-sums those samples over the instructions of each PTX line (the kernel image's line table) and ranks
-the lines by warp-cycles, so a user sees which lines of *their* PTX the time goes to and why.
+The cycle model (:mod:`xcc.sim.perf.timing`, its stall attribution in :mod:`xcc.sim.perf.metrics`)
+attributes every resident warp-cycle to the instruction the warp issues next
+(``metrics['xcc__pc_samples']``): the issue cycle to ``selected``, the cycles before it to the reason
+the warp waited (``wait``, ``long_scoreboard``, ...).  :func:`hotspots` sums those samples over the
+instructions of each PTX line (the kernel image's line table) and ranks the lines by warp-cycles, so a
+user sees which lines of *their* PTX the time goes to and why.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xcc.sim.perf.timing import STALL_REASONS
+from xcc.sim.perf.metrics import STALL_REASONS
 
 
 @dataclass

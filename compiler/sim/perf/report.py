@@ -3,7 +3,7 @@
 The rows are a table: each names a label and unit as ``ncu``'s default sections do (*GPU Speed Of
 Light Throughput*, *Launch Statistics*, *Occupancy*, *Warp State Statistics*, *Memory Workload
 Analysis*, *Instruction Statistics*) and the metric it shows, by its Nsight name in
-``LaunchStats.metrics`` (:mod:`xcc.sim.perf.timing`, :func:`xcc.backend.occupancy.launch_metrics`) or
+``LaunchStats.metrics`` (:mod:`xcc.sim.perf.metrics`, :func:`xcc.backend.occupancy.launch_metrics`) or
 as a function of them.  A row whose metric the launch lacks is left out, so the report shows what the
 cycle model measured and nothing else.  The stall reasons are warp-cycles per issued instruction, as
 in Nsight's *Warp State* chart (they add up to *Warp Cycles Per Issued Instruction*).
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xcc.sim.perf.timing import STALL_PREFIX, STALL_REASONS, TENSOR_KINDS
+from xcc.sim.perf.facts import TENSOR_KINDS
+from xcc.sim.perf.metrics import STALL_PREFIX, STALL_REASONS
 
 Metrics = dict
 _TOP_OPCODES = 12
