@@ -44,7 +44,15 @@ from functools import lru_cache
 import numpy as np
 
 from xcc.backend.encoding import decode_all, format_inst
-from xcc.backend.isa import CBANK_GLOBALS, CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, NUM_CONV_BARRIERS, PT
+from xcc.backend.isa import (
+    CBANK_GLOBALS,
+    CBANK_NCTAID,
+    CBANK_NTID,
+    CBANK_PARAMS,
+    LDGSTS_BYTES,
+    NUM_CONV_BARRIERS,
+    PT,
+)
 from xcc.backend.machine import Machine
 from xcc.backend.objfile import KernelImage
 from xcc.backend.occupancy import launch_metrics
@@ -57,6 +65,7 @@ from xcc.sim.isa.executors import IMPLS, Binder, Control
 from xcc.sim.isa.hazards import HazardChecker, strict_default
 from xcc.sim.launch import Launch
 from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals
+from xcc.sim.perf.facts import machine_value
 from xcc.sim.perf.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 from xcc.sim.stats import LaunchStats
 from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, ExecFault, bar_reduce, runs
@@ -138,7 +147,8 @@ class _Launch(Launch):
         if int(self.machine.data.get("warp_size", 32)) != 32:
             raise LaunchError("the interpreter supports 32-thread warps only")
         self.dynamic_shared = dynamic_shared
-        self.rec = TraceRecorder() if timing else None
+        self.rec = (TraceRecorder(sector_bytes=int(machine_value(self.machine, "memory", "sector_bytes")))
+                    if timing else None)
         self.kernel, self.gmem = kernel, gmem
         self.module_globals_arg = module_globals
         self.strict = strict
@@ -265,8 +275,8 @@ class _Launch(Launch):
         if space is None:
             return None
         b = Binder(self.ctx, inst, pc)
-        sm = self.machine.data.get("shared_memory", {})
-        banks, bw = int(sm.get("banks", 32)), int(sm.get("bank_width_bytes", 4))
+        banks = int(machine_value(self.machine, "shared_memory", "banks"))
+        bw = int(machine_value(self.machine, "shared_memory", "bank_width_bytes"))
         if inst.mnemonic == "LDSM":  # one matrix: 8 rows of 16 bytes at the addresses of lanes 8*mat .. 8*mat+7
             a, off, mat = b.r("a"), int(inst.ops["b"]), int(b.mod("mat")[1])
 
@@ -277,7 +287,7 @@ class _Launch(Launch):
                     rec.shared_access(((eidx >> 5) + wb)[rows], rel[rows], 16, banks, bw)
             return ldsm
         if inst.mnemonic == "LDGSTS":  # the global read of cp.async: cp-size bytes at c (a 64-bit pair)
-            src, cp = b.w("c"), {"32": 4, "64": 8, "128": 16}[b.mod("size")]
+            src, cp = b.w("c"), LDGSTS_BYTES[b.mod("size")]
             return lambda esel, eidx, m, rec, wb: rec.global_access(
                 (eidx >> 5) + wb, np.broadcast_to(np.asarray(src(esel, m), np.uint64), (m,)), cp)
         width = 8 if inst.mnemonic.endswith(".64") else (
