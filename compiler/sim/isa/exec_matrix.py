@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from xcc.backend.isa import MMA_SHAPE
+from xcc.backend.isa import MMA_SHAPE, TENSOR_FAMILY, of_class
 from xcc.semantics import matrix, warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
 from xcc.sim.isa.exec_base import Binder, ExecFault, impl
@@ -60,15 +60,20 @@ def _one(rd, sel, n: int, w: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(rd(sel, n)), (n,)).astype(U32).reshape(w, 32)
 
 
-# mnemonic -> (PTX shape, registers of A, B, C in the whole fragment, which A/C registers the half's operands
-# fill: A pair -> (0, 2) [rows groupID], C pair -> (0, 1); an R operand fills register 0)
-_MMA = {mn: ("m{}n{}k{}".format(*MMA_SHAPE[mn]), *regs) for mn, regs in {
-    "HMMA.16816.F32": (4, 2, 4, True, True),
-    "HMMA.16816.F16": (4, 2, 2, True, False),
-    "HMMA.1688.F32": (2, 1, 4, False, True),
-    "HMMA.1688.F16": (2, 1, 2, False, False),
-    "IMMA.16832": (4, 2, 4, True, True),
-}.items()}
+def _fragments(mnemonic: str) -> tuple[str, int, int, int, bool, bool]:
+    """(PTX shape, registers of A, B, C in the whole fragment, whether the half's A and C operands are register
+    pairs) of the MMA half ``mnemonic``, from its :data:`~xcc.backend.isa.MMA_SHAPE` and element widths (8-bit
+    A/B for the imma family, 16-bit otherwise; a 16-bit accumulator for the .F16 rows, 32-bit otherwise): a
+    fragment of ``r x c`` elements of ``bits`` is ``r*c*bits/1024`` registers per lane.  A pair fills
+    registers (0, 2) of A (rows groupID and groupID+8) and (0, 1) of C; a single R operand fills register 0."""
+    m, n, k = MMA_SHAPE[mnemonic]
+    ab = 8 if TENSOR_FAMILY[mnemonic] == "imma" else 16
+    cb = 16 if mnemonic.endswith(".F16") else 32
+    na, nb, nc = m * k * ab // 1024, k * n * ab // 1024, m * n * cb // 1024
+    return f"m{m}n{n}k{k}", na, nb, nc, na == 4, nc == 4
+
+
+_MMA = {mn: _fragments(mn) for mn, family in TENSOR_FAMILY.items() if family in ("hmma", "imma")}
 
 
 def mma_half(mnemonic: str, types: tuple[str, str, str, str], a: np.ndarray, b: np.ndarray, c: np.ndarray,
@@ -264,14 +269,14 @@ def _wgmma(x: Binder):
     return run
 
 
-_WARPGROUP_PTX = {"WARPGROUP.ARRIVE": "wgmma.fence", "WARPGROUP.COMMIT": "wgmma.commit_group",
-                  "WARPGROUP.DEPBAR": "wgmma.wait_group"}
+_WARPGROUP_PTX = {"ARRIVE": "wgmma.fence", "COMMIT": "wgmma.commit_group", "DEPBAR": "wgmma.wait_group"}
+"""The PTX instruction each warpgroup fence (``WARPGROUP.<op>``) comes from, named in its faults."""
 
 
-@impl(*_WARPGROUP_PTX)
+@impl(*sorted(of_class("warpgroup") - set(TENSOR_FAMILY)))
 def _warpgroup(x: Binder):
     """Nothing to order or wait for (every WGMMA is complete when it executes): the warpgroup check only."""
-    ctx, what = x.ctx, _WARPGROUP_PTX[x.inst.mnemonic]
+    ctx, what = x.ctx, _WARPGROUP_PTX[x.inst.mnemonic.split(".")[1]]
     return lambda sel, idx, n: full_warpgroups(ctx, idx, what) and None
 
 
