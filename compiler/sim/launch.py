@@ -115,6 +115,7 @@ class Launch:
         self.wave: Wave | None = None
         self.wave_ctas = 0
         self.printf: list[tuple[int, int, int, str]] = []  # (CTA, thread, order, text) of device printf
+        self.ext: dict = {}  # per-wave state of op families, by name (see wave_state)
 
     @staticmethod
     def check_memory(name: str, dynamic_shared: int, param_bytes: int, params: bytes) -> None:
@@ -146,6 +147,14 @@ class Launch:
     def new_wave(self, nslots: int, nctas: int, start: int) -> Wave:
         self.wave, self.wave_ctas = Wave(self.P, self.tpb, nslots, nctas, start), nctas
         return self.wave
+
+    def wave_state(self, key: str, make):
+        """The state op family ``key`` keeps for the wave now running (e.g. the cp.async groups), made by
+        ``make()`` at its first use in the wave; a new wave starts without it."""
+        state = self.ext.get(key)
+        if state is None or state[0] != self.cta0:
+            state = self.ext[key] = (self.cta0, make())
+        return state[1]
 
     @contextmanager
     def module_globals(self, gmem, module_globals: ModuleGlobals | None):

@@ -4,7 +4,7 @@
 * ``cp_async``, ``cp_async_commit``, ``cp_async_wait``: PTX ISA 9.7.9.25, with the model of
   :mod:`xcc.semantics.async_copy` (the source is read when ``cp.async`` executes, the destination written at
   the issuing thread's ``wait_group``/``wait_all`` that covers the copy's group).  Each wave's pending copies
-  and group counters live in ``launch.ext["cp.async"]``; addresses go through the launch's addresser and the
+  and group counters are the wave state ``launch.wave_state("cp.async", ...)``; addresses go through the launch's addresser and the
   memories of :mod:`xcc.sim.memory`, so faults are located :class:`KernelFault` s as for ``ld``/``st``.
 * ``wgmma`` (one per accumulator register, ``attrs.part``), ``wgmma_sync`` (fence, commit_group,
   wait_group): PTX ISA 9.7.15, with the layouts and arithmetic of :mod:`xcc.semantics.wgmma`.  Every
@@ -31,10 +31,7 @@ _U64 = np.uint64
 # ============================================================================= cp.async
 def _groups(launch) -> CopyGroups:
     """The cp.async state of the launch's current wave (a new wave starts with none pending)."""
-    state = launch.ext.get("cp.async")
-    if state is None or state[0] != launch.cta0:
-        state = launch.ext["cp.async"] = (launch.cta0, CopyGroups(launch.T))
-    return state[1]
+    return launch.wave_state("cp.async", lambda: CopyGroups(launch.T))
 
 
 @impl("cp_async")

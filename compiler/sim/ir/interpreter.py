@@ -172,7 +172,6 @@ class _Launch(Launch):
         self.global_vars = space("global")
         self.global_addr: dict[str, int] = {}
         self.module_globals_arg = module_globals
-        self.ext: dict = {}  # per-launch state of op families, by name (xcc.sim.ir.async_ops: cp.async groups)
         self.vals: list[np.ndarray] = []
         self._slots: dict[Value, int] = {}
 

@@ -161,6 +161,7 @@ class _Launch(Launch):
         cb[CBANK_PARAMS:CBANK_PARAMS + len(params)] = params
         self.tpb_pad = self.P
         ctx = self.ctx = _Ctx()
+        ctx.launch = self  # the engine, for per-wave state (Launch.wave_state)
         ctx.cbank, ctx.gmem, ctx.block, ctx.grid, ctx.tpb_pad = bytes(cb), gmem, block, grid, self.P
         ctx.sm_count, ctx.nwarpid = self.sm_count, self.nwarpid
         ctx.smem_size = shared

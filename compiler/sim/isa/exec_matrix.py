@@ -156,10 +156,7 @@ def _ldsm(x: Binder):
 # ============================================================================= LDGSTS / LDGDEPBAR / DEPBAR
 def _groups(ctx) -> CopyGroups:
     """The cp.async state of the wave now running (a new wave starts with none pending)."""
-    state = getattr(ctx, "cp_async", None)
-    if state is None or state[0] != ctx.cta0:
-        state = ctx.cp_async = (ctx.cta0, CopyGroups(ctx.regs.shape[1]))
-    return state[1]
+    return ctx.launch.wave_state("cp.async", lambda: CopyGroups(ctx.regs.shape[1]))
 
 
 _CP_BYTES = {"32": 4, "64": 8, "128": 16}
