@@ -21,6 +21,7 @@ import numpy as np
 
 from xcc.semantics import warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
+from xcc.sim.copies import commit_executor, copy_groups, wait_executor
 from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.memory import MemoryFault
 from xcc.sim.waves import ExecFault
@@ -31,7 +32,7 @@ _U64 = np.uint64
 # ============================================================================= cp.async
 def _groups(launch) -> CopyGroups:
     """The cp.async state of the launch's current wave (a new wave starts with none pending)."""
-    return launch.wave_state("cp.async", lambda: CopyGroups(launch.T))
+    return copy_groups(launch, launch.T)
 
 
 @impl("cp_async")
@@ -59,22 +60,13 @@ def _cp_async(x: OpBinder):
 
 @impl("cp_async_commit")
 def _cp_async_commit(x: OpBinder):
-    launch = x.launch
-    return lambda sel, idx, n: _groups(launch).commit(idx)
+    return commit_executor(lambda: _groups(x.launch))
 
 
 @impl("cp_async_wait")
 def _cp_async_wait(x: OpBinder):
     """cp.async.wait_group N (``attrs.n``) or wait_all (``attrs.all``: commit, then wait_group 0)."""
-    launch, keep, wait_all = x.launch, int(x.attrs.get("n", 0)), bool(x.attrs.get("all"))
-
-    def run(sel, idx, n):
-        groups = _groups(launch)
-        if wait_all:
-            groups.commit(idx)
-        groups.wait(idx, keep)
-
-    return run
+    return wait_executor(lambda: _groups(x.launch), int(x.attrs.get("n", 0)), bool(x.attrs.get("all")))
 
 
 # ============================================================================= wgmma

@@ -32,6 +32,7 @@ import numpy as np
 from xcc.backend.isa import MMA_SHAPE, TENSOR_FAMILY, of_class
 from xcc.semantics import matrix, warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
+from xcc.sim.copies import commit_executor, copy_groups, wait_executor
 from xcc.sim.isa.exec_base import Binder, ExecFault, impl
 from xcc.sim.isa.exec_memory import shared_addr
 from xcc.sim.memory import MemoryFault, check_window
@@ -156,7 +157,7 @@ def _ldsm(x: Binder):
 # ============================================================================= LDGSTS / LDGDEPBAR / DEPBAR
 def _groups(ctx) -> CopyGroups:
     """The cp.async state of the wave now running (a new wave starts with none pending)."""
-    return ctx.launch.wave_state("cp.async", lambda: CopyGroups(ctx.regs.shape[1]))
+    return copy_groups(ctx.launch, ctx.regs.shape[1])
 
 
 _CP_BYTES = {"32": 4, "64": 8, "128": 16}
@@ -189,14 +190,12 @@ def _ldgsts(x: Binder):
 
 @impl("LDGDEPBAR")
 def _ldgdepbar(x: Binder):
-    ctx = x.ctx
-    return lambda sel, idx, n: _groups(ctx).commit(idx)
+    return commit_executor(lambda: _groups(x.ctx))
 
 
 @impl("DEPBAR")
 def _depbar(x: Binder):
-    ctx, keep = x.ctx, int(x.ops["b"])
-    return lambda sel, idx, n: _groups(ctx).wait(idx, keep) and None
+    return wait_executor(lambda: _groups(x.ctx), int(x.ops["b"]))
 
 
 # ============================================================================= WGMMA / WARPGROUP
