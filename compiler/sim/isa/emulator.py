@@ -390,7 +390,9 @@ class _Launch(Launch):
                             continue
                     push(pc + 1, skip)
         except (MemoryFault, ExecFault, XccError, KeyboardInterrupt) as e:
-            raise self.located(e, pc, eidx if eidx.size else idx) from None
+            # a fault is located at the threads that executed; an interrupt reports every thread at pc
+            here = idx if isinstance(e, KeyboardInterrupt) or not eidx.size else eidx
+            raise self.located(e, pc, here) from None
         if wave.live:
             raise self.deadlock()
         return rec is not None
