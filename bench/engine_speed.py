@@ -12,28 +12,14 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import throughput  # noqa: E402
-from kernel_cases import CASES, ptx_path  # noqa: E402
-
-from xcc import runtime as rt  # noqa: E402
-
-
-def _best(fn, n: int) -> float:
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from run import best_of, case_launches  # noqa: E402
 
 
 def main() -> None:
@@ -42,20 +28,14 @@ def main() -> None:
         out[f"{name}_functional_s"] = min(work(False)[1] for _ in range(5))
         out[f"{name}_timed_s"] = min(work(True)[1] for _ in range(2))
     functional = timed = 0.0
-    for case in CASES:
-        if case.xfail:
-            continue
-        launch = case.make(np.random.default_rng(0))
-        dev = rt.Device()
-        fn = rt.load_module(ptx_path(case, case.default_arch), device=dev).get_function(case.entry)
-        args = [rt.to_device(a, dev) if isinstance(a, np.ndarray) else a for a in launch.args]
+    for case, fn, launch, args in case_launches():
         fn.launch(launch.grid, launch.block, args, shared_mem=case.shared_mem)  # compile, warm up
 
         def run(timing: bool, fn=fn, launch=launch, args=args, case=case):
             return fn.launch(launch.grid, launch.block, args, shared_mem=case.shared_mem, timing=timing)
 
-        functional += _best(lambda: run(False), 3)
-        timed += _best(lambda: run(True), 3)
+        functional += best_of(lambda: run(False), 3)
+        timed += best_of(lambda: run(True), 3)
     out["cases_functional_s"], out["cases_timed_s"] = functional, timed
     print(json.dumps(out))
 

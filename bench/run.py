@@ -59,17 +59,23 @@ def compile_times() -> list[tuple[str, float, float | None]]:
     return rows
 
 
-def interpreter_throughput() -> list[tuple]:
-    """(case, warp instr, thread instr, seconds functional only, seconds with the cycle model,
-    cycles, IPC) per kernel case; cases marked xfail (known miscompiles) are left out."""
-    rows = []
+def case_launches():
+    """(case, kernel function, launch, arguments on the device) of every kernel case of tests/kernel_cases.py
+    but those marked xfail (known miscompiles), each module loaded on a device of its own."""
     for case in CASES:
         if case.xfail:
             continue
         launch = case.make(np.random.default_rng(0))
         device = rt.Device()
         fn = rt.load_module(ptx_path(case, case.default_arch), device=device).get_function(case.entry)
-        args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
+        yield case, fn, launch, [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
+
+
+def interpreter_throughput() -> list[tuple]:
+    """(case, warp instr, thread instr, seconds functional only, seconds with the cycle model,
+    cycles, IPC) per kernel case; cases marked xfail (known miscompiles) are left out."""
+    rows = []
+    for case, fn, launch, args in case_launches():
         stats = fn.launch(launch.grid, launch.block, args, shared_mem=case.shared_mem)
         t_func = best_of(lambda: fn.launch(launch.grid, launch.block, args, shared_mem=case.shared_mem,
                                            timing=False), 3)
