@@ -25,8 +25,7 @@ import click
 import numpy as np
 
 from xcc import __version__
-from xcc.diagnostics import XccError
-from xcc.sim.launch import LaunchInterrupted
+from xcc.diagnostics import LaunchInterrupted, XccError
 
 EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C

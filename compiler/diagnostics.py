@@ -94,5 +94,9 @@ class KernelFault(XccError):
     """A kernel did something illegal at run time (out-of-bounds access, trap)."""
 
 
+class LaunchInterrupted(KernelFault):
+    """A launch stopped by Ctrl-C (KeyboardInterrupt), with the watchdog's report of where it was."""
+
+
 class LaunchError(XccError):
     """A launch was asked for with bad arguments or an impossible configuration."""

@@ -14,7 +14,7 @@ to name a position (:meth:`Launch.where`, :meth:`Launch.line_of`).  The engine o
 * **The watchdog**: a launch runs at most ``max_steps`` scheduler steps (one instruction for one group
   of threads); None means :func:`default_max_steps` (``XCC_MAX_STEPS``, else
   :data:`DEFAULT_MAX_STEPS`), 0 means no limit.  A runaway launch, or one interrupted by Ctrl-C, ends in
-  a :class:`~xcc.diagnostics.KernelFault` (:class:`LaunchInterrupted` for Ctrl-C) that names the kernel,
+  a :class:`~xcc.diagnostics.KernelFault` (:class:`~xcc.diagnostics.LaunchInterrupted` for Ctrl-C) that names the kernel,
   where its warps are (PTX line and pc), how many warps are still running and the limit.
 """
 
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from xcc.backend.machine import Machine, load_machine
-from xcc.diagnostics import KernelFault, LaunchError, XccError
+from xcc.diagnostics import KernelFault, LaunchError, LaunchInterrupted, XccError
 from xcc.semantics.faults import MemoryFault
 from xcc.semantics.threads import fault_message, thread_at
 from xcc.sim.memory import ModuleGlobals
@@ -41,10 +41,6 @@ DEFAULT_MAX_STEPS = 1_000_000
 """Scheduler steps a launch may take unless told otherwise: a single spinning warp reaches it in about
 10 s on the IR engine and 40 s on the ISA engine (2-core CI machine), far beyond what the kernels of the
 corpus, the tests and the benchmarks take."""
-
-
-class LaunchInterrupted(KernelFault):
-    """A launch stopped by Ctrl-C (KeyboardInterrupt), with the watchdog's report of where it was."""
 
 
 def default_max_steps() -> int:

@@ -159,7 +159,6 @@ class _Launch(Launch):
         struct.pack_into("<3I", cb, CBANK_NTID, *block)
         struct.pack_into("<3I", cb, CBANK_NCTAID, *grid)
         cb[CBANK_PARAMS:CBANK_PARAMS + len(params)] = params
-        self.tpb_pad = self.P
         ctx = self.ctx = _Ctx()
         ctx.launch = self  # the engine, for per-wave state (Launch.wave_state)
         ctx.cbank, ctx.gmem, ctx.block, ctx.grid, ctx.tpb_pad = bytes(cb), gmem, block, grid, self.P
