@@ -9,6 +9,7 @@ and its phi operands).  Classic compiler-textbook pass (Aho et al., 9.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from xcc.passes.manager import FunctionPass
 
 @dataclass(frozen=True)
 class ConstantFold(FunctionPass):
-    name: str = "constfold"
+    name: ClassVar[str] = "constfold"
 
     def run_function(self, fn: Function) -> None:
         repl: dict[Value, Value] = {}

@@ -4,6 +4,7 @@ have no effects (mark-and-sweep from effectful roots, as in Cytron et al. 1991, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xcc.ir.core import Function
 from xcc.ir.ops import OPS
@@ -12,7 +13,7 @@ from xcc.passes.manager import FunctionPass
 
 @dataclass(frozen=True)
 class DeadCodeElimination(FunctionPass):
-    name: str = "dce"
+    name: ClassVar[str] = "dce"
 
     def run_function(self, fn: Function) -> None:
         defs = {}

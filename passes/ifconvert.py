@@ -21,6 +21,7 @@ removes a divergent branch and its reconvergence barrier; the ISA interpreter's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xcc.ir.core import Block, Function, Instruction, Value
 from xcc.ir.evaluate import PURE_OPS
@@ -32,7 +33,7 @@ SPECULATABLE = PURE_OPS - {"div", "rem", "sqrt", "rcp", "rsqrt", "ex2", "lg2", "
 
 @dataclass(frozen=True)
 class IfConversion(FunctionPass):
-    name: str = "ifconvert"
+    name: ClassVar[str] = "ifconvert"
     max_insts: int = 4
 
     def run_function(self, fn: Function) -> None:

@@ -25,12 +25,13 @@ from corpus import SUPPORTED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from xcc.diagnostics import XccError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
 from xcc.ir.core import Const, Module
 from xcc.ir.printer import print_module
 from xcc.ir.verifier import VerifyError, verify_module
-from xcc.passes import PassManager, pipeline_for_level, registered_passes
+from xcc.passes import PassManager, pipeline_for_level
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = sorted((ROOT / "tests" / "golden").glob("*.ptx"))
@@ -319,22 +320,19 @@ def test_constfold_leaves_unsupported_folds_alone():
 # --------------------------------------------------------------------------- the pass manager
 
 
-def test_registered_passes_and_pipelines():
-    assert registered_passes() == ["constfold", "dce", "ifconvert"]
+def test_pipelines_are_copies_and_levels_checked():
     assert pipeline_for_level(0) == []
-    assert pipeline_for_level(1) == ["constfold", "dce"]
-    assert pipeline_for_level(2) == pipeline_for_level(3) == ["constfold", "dce", "ifconvert", "constfold", "dce"]
     p = pipeline_for_level(1)
     p.append("mutated")
-    assert pipeline_for_level(1) == ["constfold", "dce"]  # a copy, not the table
+    assert "mutated" not in pipeline_for_level(1)  # a copy, not the table
     for bad in (-1, 4, 10):
         with pytest.raises(ValueError, match=f"optimisation level must be 0-3, got {bad}"):
             pipeline_for_level(bad)
 
 
 def test_unknown_pass_name():
-    with pytest.raises(KeyError, match=r"unknown pass 'licm' \(known: constfold, dce, ifconvert\)"):
-        PassManager(["constfold", "licm"])
+    with pytest.raises(XccError, match=r"unknown pass 'nosuchpass' \(known: .*constfold, .*dce"):
+        PassManager(["constfold", "nosuchpass"])
 
 
 SAXPY = ROOT / "examples" / "saxpy.sm_80.ptx"
