@@ -1,27 +1,34 @@
-"""IR passes: FileCheck-style golden tests (tests/golden/*.ptx), constant-folding results
-against exact references, -O0/-O3 on the examples, and the pass manager.
+"""IR passes: FileCheck golden tests (tests/golden/*.ptx and tests/golden/<pass>/*.ptx), constant-folding
+results against exact references, -O0/-O3 on the examples, and the pass manager.
 
-A golden file is a PTX module with comment directives:
+A golden file is a PTX module with comment directives, checked by the ``filecheck`` package (a Python clone of
+LLVM's FileCheck, https://github.com/AntonLydike/filecheck, as xDSL uses it):
 
-    // PASSES: constfold,dce       the pass list to run (through PassManager, verifying)
-    // CHECK: text                 the printed IR after those passes contains a line with
-                                   ``text``, after the line matched by the previous CHECK
+    // PASSES: constfold,dce       the pipeline to run (through PassManager, verifying): a list of names or an
+                                   xDSL/MLIR-style pipeline string, ``unroll{max-trip=32},dce``
+    // CHECK: text                 the printed IR after those passes contains ``text``, after the previous match
     // CHECK-NEXT: text            ... on the line right after the previous match
-    // CHECK-NOT: text             no line between the neighbouring matches contains ``text``
-    // O0: / O0-NEXT: / O0-NOT:    the same, for the IR at -O0 (no passes)
+    // CHECK-NOT: text             no text between the neighbouring matches contains ``text``
+    // O0: / O0-NEXT: / O0-NOT:    the same, for the IR at -O0 (no passes): ``--check-prefix O0``
 
-``{{regex}}`` inside a pattern is a regular expression; runs of whitespace match any run.
+and everything else FileCheck understands (CHECK-DAG, CHECK-LABEL, CHECK-SAME, ``[[VAR:regex]]`` captures).
+``{{regex}}`` inside a pattern is a regular expression; runs of horizontal whitespace match any run (FileCheck
+without ``--strict-whitespace``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from corpus import SUPPORTED
+from filecheck.matcher import Matcher
+from filecheck.options import Options
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,87 +41,50 @@ from xcc.ir.verifier import VerifyError, verify_module
 from xcc.passes import PassManager, pipeline_for_level
 
 ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = sorted((ROOT / "tests" / "golden").glob("*.ptx"))
+GOLDEN_DIR = ROOT / "tests" / "golden"
+GOLDEN = sorted([*GOLDEN_DIR.glob("*.ptx"), *GOLDEN_DIR.glob("*/*.ptx")])
 EXAMPLES = SUPPORTED
 EFFECT_OPS = ("st", "atom", "bar_sync", "fence", "shfl", "vote", "ret", "exit", "trap")
 
-# --------------------------------------------------------------------------- the matcher
-
-_DIRECTIVE = re.compile(r"^\s*//\s*(CHECK|O0)(-NEXT|-NOT)?:\s?(.*?)\s*$")
-
-
-@dataclass(frozen=True)
-class Directive:
-    prefix: str
-    kind: str  # "", "NEXT", "NOT"
-    pattern: str
-    line: int  # in the golden file
-
-    def regex(self) -> re.Pattern:
-        parts = re.split(r"\{\{(.*?)\}\}", _norm(self.pattern))
-        rx = "".join(p if i % 2 else re.escape(p) for i, p in enumerate(parts))
-        return re.compile(rx)
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.prefix}{'-' + self.kind if self.kind else ''}: {self.pattern}"
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
-def directives(text: str, prefix: str) -> list[Directive]:
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        m = _DIRECTIVE.match(line)
-        if m and m.group(1) == prefix:
-            out.append(Directive(prefix, (m.group(2) or "").lstrip("-"), m.group(3), n))
-    return out
+# --------------------------------------------------------------------------- the matcher: the filecheck package
 
 
 class CheckFailure(AssertionError):
     pass
 
 
-def filecheck(output: str, checks: list[Directive]) -> None:
-    """Raise :class:`CheckFailure` unless ``output`` satisfies ``checks`` (FileCheck semantics)."""
-    lines = [_norm(line) for line in output.splitlines()]
-    last = -1  # index of the line the previous positive check matched
-    nots: list[Directive] = []
-
-    def check_nots(end: int) -> None:
-        for d in nots:
-            rx = d.regex()
-            for i in range(last + 1, end):
-                if rx.search(lines[i]):
-                    raise CheckFailure(f"{d} matched output line {i + 1}: {lines[i]!r}\n--- output:\n{output}")
-        nots.clear()
-
-    for d in checks:
-        if d.kind == "NOT":
-            nots.append(d)
-            continue
-        rx = d.regex()
-        if d.kind == "NEXT":
-            if last < 0:
-                raise CheckFailure(f"{d}: NEXT without a previous match")
-            idx = last + 1
-            if idx >= len(lines) or not rx.search(lines[idx]):
-                got = lines[idx] if idx < len(lines) else "<end of output>"
-                raise CheckFailure(f"{d}: not on the next line (got {got!r})\n--- output:\n{output}")
-        else:
-            idx = next((i for i in range(last + 1, len(lines)) if rx.search(lines[i])), None)
-            if idx is None:
-                raise CheckFailure(f"{d}: no match after output line {last + 1}\n--- output:\n{output}")
-        check_nots(idx)
-        last = idx
-    check_nots(len(lines))
+def _prefixes(text: str) -> set[str]:
+    """The check prefixes with at least one positive directive (``PREFIX:`` or ``PREFIX-NEXT:``...) in ``text``."""
+    return {m.group(1) for m in re.finditer(r"//\s*([A-Z][A-Z0-9_]*)(?:-(?:NEXT|SAME|DAG|LABEL|COUNT-\d+))?:", text)}
 
 
-def test_matcher_itself():
+def filecheck(output: str, check_file: Path, prefix: str = "CHECK") -> None:
+    """Raise :class:`CheckFailure`, with filecheck's report and the output, unless ``output`` satisfies the
+    ``prefix`` directives of ``check_file`` (``filecheck --check-prefix PREFIX check_file < output``, run in
+    this process: the package's own ``Options`` and ``Matcher.from_opts``, as its command line does)."""
+    kinds = re.findall(rf"{re.escape(prefix)}(-NEXT|-SAME|-EMPTY)?(?:-NOT)?:", check_file.read_text())
+    if kinds and kinds[0]:  # LLVM FileCheck's rule, which the package does not enforce
+        raise CheckFailure(f"{check_file}: the first {prefix} directive is {prefix}{kinds[0]} (no previous match)")
+    with tempfile.TemporaryDirectory() as tmp:
+        inp = Path(tmp) / "output.ir"
+        inp.write_text(output)
+        report = io.StringIO()
+        with contextlib.redirect_stderr(report):  # the matcher reports on sys.stderr as it is when built
+            code = Matcher.from_opts(Options(str(check_file), str(inp), check_prefixes=[prefix])).run()
+    if code != 0:
+        raise CheckFailure(f"filecheck --check-prefix {prefix} {check_file} failed ({code}):\n"
+                           f"{report.getvalue()}\n--- output:\n{output}")
+
+
+def test_matcher_itself(tmp_path):
     out = "a: x\n  b  =  y\nc z\nd w\n"
-    ok = directives("// CHECK: a\n// CHECK-NEXT: b = {{[xy]}}\n// CHECK-NOT: q\n// CHECK: d\n", "CHECK")
-    filecheck(out, ok)
+
+    def check(text: str, prefix: str = "CHECK") -> None:
+        path = tmp_path / "checks.ptx"
+        path.write_text(text)
+        filecheck(out, path, prefix)
+
+    check("// CHECK: a\n// CHECK-NEXT: b = {{[xy]}}\n// CHECK-NOT: q\n// CHECK: d\n")
     bad_cases = [
         "// CHECK: c\n// CHECK: a\n",  # out of order
         "// CHECK: a\n// CHECK-NEXT: c\n",  # not adjacent
@@ -122,17 +92,21 @@ def test_matcher_itself():
         "// CHECK: b\n// CHECK-NOT: w\n",  # forbidden after the last match
         "// CHECK-NOT: a\n// CHECK: b\n",  # forbidden before the first match
         "// CHECK: nothing like this\n",
-        "// CHECK: {{^y}}\n",  # ^ anchors at the start of the (normalised) line
+        "// CHECK: {{^y}}\n",  # ^ anchors at the start of a line
         "// CHECK-NEXT: a\n",
+        "// O0: a\n",  # no CHECK directive at all
     ]
     for text in bad_cases:
         with pytest.raises(CheckFailure):
-            filecheck(out, directives(text, "CHECK"))
-    filecheck(out, directives("// CHECK: {{^b =}} y\n", "CHECK"))  # leading whitespace is not significant
+            check(text)
+    check("// CHECK: b =  y\n")  # runs of whitespace match any run
     # CHECK-NOT between two matches does not look outside them
-    filecheck(out, directives("// CHECK: b\n// CHECK-NOT: a\n// CHECK-NOT: d\n// CHECK: c\n", "CHECK"))
-    # other prefixes are ignored
-    assert directives("// O0: a\n// CHECK: b\n", "O0") == [Directive("O0", "", "a", 1)]
+    check("// CHECK: b\n// CHECK-NOT: a\n// CHECK-NOT: d\n// CHECK: c\n")
+    # other prefixes are ignored; --check-prefix selects them
+    check("// O0: a\n// O0-NEXT: b\n// CHECK: nothing like this\n", "O0")
+    with pytest.raises(CheckFailure, match="O0"):
+        check("// O0: nothing like this\n// CHECK: a\n", "O0")
+    assert _prefixes("// O0: a\n// CHECK-NEXT: b\n// CHECK-NOT: c\n// PASSES: dce\n") == {"O0", "CHECK", "PASSES"}
 
 
 # --------------------------------------------------------------------------- golden files
@@ -142,10 +116,15 @@ def _build(text: str, name: str) -> Module:
     return build_module(parse(text, name))
 
 
-def _passes_of(text: str) -> list[str]:
+def _passes_of(text: str) -> str:
+    """The ``// PASSES:`` pipeline: a pipeline string (``a,b{opt=1},c``) for :class:`PassManager`."""
     m = re.search(r"^//\s*PASSES:\s*(.+)$", text, re.M)
     assert m, "golden file without a '// PASSES:' line"
-    return [p.strip() for p in m.group(1).split(",") if p.strip()]
+    return m.group(1).strip()
+
+
+def _golden_id(path: Path) -> str:
+    return path.relative_to(GOLDEN_DIR).with_suffix("").as_posix()
 
 
 def test_golden_files_exist():
@@ -153,21 +132,26 @@ def test_golden_files_exist():
     assert {"constfold_arith", "constfold_branch", "dce", "dce_dead_phi", "o3_pipeline"} <= names
 
 
-@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
+def test_golden_subfolders_are_collected():
+    # tests/golden/<pass>/*.ptx are golden files too (one folder per pass); deeper folders are not
+    assert [p for p in GOLDEN if p.parent != GOLDEN_DIR] == sorted(GOLDEN_DIR.glob("*/*.ptx"))
+    assert all(p.parent == GOLDEN_DIR or p.parent.parent == GOLDEN_DIR for p in GOLDEN)
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=_golden_id)
 def test_golden(path):
     text = path.read_text()
-    checks, o0 = directives(text, "CHECK"), directives(text, "O0")
-    assert any(d.kind != "NOT" for d in checks) and any(d.kind != "NOT" for d in o0)
+    assert {"CHECK", "O0"} <= _prefixes(text), f"{path}: needs CHECK and O0 directives"
 
     at_o0 = PassManager(pipeline_for_level(0), verify=True).run(_build(text, str(path)))
-    filecheck(print_module(at_o0), o0)
+    filecheck(print_module(at_o0), path, "O0")
 
     after = PassManager(_passes_of(text), verify=True).run(_build(text, str(path)))
     verify_module(after)
-    filecheck(print_module(after), checks)
+    filecheck(print_module(after), path, "CHECK")
 
 
-@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", GOLDEN, ids=_golden_id)
 def test_golden_pipeline_reaches_a_fixpoint(path):
     text = path.read_text()
     mod = PassManager(pipeline_for_level(3), verify=True).run(_build(text, str(path)))
