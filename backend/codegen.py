@@ -2,7 +2,11 @@
 
     isel -> convergence barriers -> dead-code elimination -> predicate spilling ->
     register allocation with spilling to local memory (+ checker) -> copy cleanup -> list scheduling ->
-    layout -> control codes -> encoding
+    control codes -> layout -> encoding
+
+(the stage names of :data:`xcc.backend.stages.BACKEND_STAGES`: ``isel``, ``convergence``, ``machine-dce``,
+``pred-spill``, ``regalloc``, ``copy-cleanup``, ``schedule``, ``control-codes``; a
+:class:`~xcc.backend.stages.StageObserver` in :class:`BackendOptions` prints, verifies and times them).
 
 A kernel that calls device functions is compiled with every function it reaches into one image: each
 function runs the pipeline up to control codes on its own (values live across a call spilled first:
@@ -31,6 +35,7 @@ from xcc.backend.pred_spill import PredSpills, spill_predicates
 from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, liveness, rewrite
 from xcc.backend.schedule import schedule_blocks
 from xcc.backend.spill import MIN_REGISTERS, Spills, allocate_with_spilling
+from xcc.backend.stages import StageObserver
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.cfg import call_graph, reachable_functions
 from xcc.ir.core import Function, Variable, layout_variables
@@ -41,6 +46,7 @@ class BackendOptions:
     max_registers: int = 255
     check: bool = True  # run the register-allocation checker
     schedule: bool = True  # post-RA list scheduling (xcc.backend.schedule); off at -O0
+    observer: StageObserver | None = None  # --print-after / --verify-ir / --time-passes on the backend stages
 
 
 def compile_function(fn: Function, machine: Machine, options: BackendOptions | None = None,
@@ -221,10 +227,18 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     fn = sel.fn
     sel.messages = messages
     sel.set_callees(functions)
+    obs = options.observer
+    after = (lambda stage: obs.after(stage, fn.name, blocks)) if obs is not None else (lambda stage: None)
+    if obs is not None:
+        obs.start()
     blocks = _split_at_calls(sel.select().blocks)
+    after("isel")
     insert_convergence_barriers(blocks)
+    after("convergence")
     eliminate_dead_code(blocks)
+    after("machine-dce")
     spills: PredSpills = spill_predicates(blocks, fn.name)
+    after("pred-spill")
     frame = (sel.local_bytes + 7) & ~7  # spill slots follow the function's own variables
     force = live_across_calls(blocks) if has_calls else []
     assign, nregs, gspills = allocate_with_spilling(
@@ -233,8 +247,10 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     if options.check:
         check_allocation(blocks, assign, gspills.origin, gspills.accesses)
     rewrite(blocks, assign)
+    after("regalloc")
     _remove_self_moves(blocks)
     _remove_fallthrough_branches(blocks)
+    after("copy-cleanup")
     if options.schedule:
         tails = {}
         for b in blocks:  # a call or return ends its block and stays last
@@ -244,7 +260,9 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
         for b in blocks:
             if b.name in tails:
                 b.insts.append(tails[b.name])
+        after("schedule")
     assign_control_codes(blocks, machine)
+    after("control-codes")
     if has_calls:
         nregs = max(nregs, max(RESERVED) + 1)
     return _Body(fn, sel, _layout(blocks), nregs, frame, gspills, spills)

@@ -32,7 +32,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by 
 
 
 def _normalise_argv(argv: list[str]) -> list[str]:
-    """Accept nvcc/ptxas spellings: -arch=xg1, -arch xg1, -O3, -maxrregcount=N."""
+    """Accept nvcc/ptxas/clang spellings: -arch=xg1, -arch xg1, -O3, -maxrregcount=N, -ftime-report."""
     out = []
     for a in argv:
         m = re.fullmatch(r"-O([0-3])", a)
@@ -44,6 +44,8 @@ def _normalise_argv(argv: list[str]) -> list[str]:
             out.append("--arch")
         elif a.startswith("-maxrregcount="):
             out.append("--maxrregcount=" + a.split("=", 1)[1])
+        elif a == "-ftime-report":  # clang's spelling of --time-passes
+            out.append("--time-passes")
         else:
             out.append(a)
     return out
@@ -56,7 +58,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output .xbin file.")
 @click.option("--arch", default="xg1", show_default=True, help="Target architecture.")
 @click.option("--opt-level", type=click.IntRange(0, 3), default=3, show_default=True, help="-O0 .. -O3.")
@@ -64,14 +66,31 @@ def cli() -> None:
 @click.option("--machine", default="xg1", show_default=True, help="Machine description (name or TOML file).")
 @click.option("-v", "--verbose", is_flag=True, help="Report registers, shared memory and size per kernel.")
 @click.option("--stats-json", type=click.Path(dir_okay=False, path_type=Path), help="Write per-kernel stats.")
-@click.option("--print-after", help="Print the IR after PASS (or 'all').")
-@click.option("--verify-ir", is_flag=True, help="Verify the IR after every pass (debug mode).")
-def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, stats_json, print_after, verify_ir):
+@click.option("--passes", "passes", help="IR pass pipeline replacing the -O level's, e.g. "
+              "'sccp,gvn,licm,unroll{max-trip=32},dce' (the -O level still sets the backend's options).")
+@click.option("--list-passes", is_flag=True, help="List every pass with its options, and the backend stages.")
+@click.option("--print-after", help="Print the IR or machine code after a pass or backend stage (or 'all').")
+@click.option("--verify-ir", is_flag=True, help="Verify the IR after every pass and the machine code after every "
+              "backend stage (debug mode).")
+@click.option("--time-passes", is_flag=True, help="Print the time of each pass and backend stage (-ftime-report).")
+def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, stats_json, passes, list_passes,
+            print_after, verify_ir, time_passes):
     """Compile PTX files into one .xbin object file."""
-    from xcc.driver import CompileOptions, KernelStats, Source, compile_module, read_source
+    from xcc.driver import CompileOptions, KernelStats, Source, check_print_after, compile_module, read_source
 
+    if list_passes:
+        from xcc.backend.stages import BACKEND_STAGES
+        from xcc.passes.manager import describe_passes
+
+        click.echo("IR passes (--passes, --print-after):\n" + describe_passes())
+        click.echo("backend stages (--print-after, --verify-ir, --time-passes), in order:\n  "
+                   + ", ".join(BACKEND_STAGES))
+        return
+    if not inputs:
+        raise click.UsageError("no input files")
+    check_print_after(print_after)
     options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=maxrregcount, machine=machine,
-                             verify=verify_ir)
+                             verify=verify_ir, passes=passes)
     sources = []
     for p in inputs:
         s = read_source(p)
@@ -79,9 +98,12 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
             raise XccError(f"{p}: is already an .xbin object file")
         sources.append(s)
     stats: dict[str, KernelStats] = {}
-    obj = compile_module(sources, options, print_after=print_after, out=sys.stderr, stats=stats)
+    times: dict[str, float] | None = {} if time_passes else None
+    obj = compile_module(sources, options, print_after=print_after, out=sys.stderr, stats=stats, pass_times=times)
     out = output or inputs[0].with_suffix(".xbin")
     _write_atomically(out, obj.to_bytes())
+    if times is not None:
+        _report_times(times)
     if maxrregcount < options.max_registers:  # raised to the floor (xcc.backend.spill.MIN_REGISTERS)
         click.echo(f"xcc warning : adjusting per thread register count of {maxrregcount} to lower bound of "
                    f"{options.max_registers}", err=True)
@@ -99,6 +121,17 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
         data = {n: {"registers": k.registers, "instructions": k.instructions, "shared_bytes": k.shared_bytes,
                     "local_bytes": k.local_bytes, "spill_bytes": k.spill_bytes, "compile_ms": k.compile_ms} for n, k in stats.items()}
         _write_atomically(stats_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+
+
+def _report_times(times: dict[str, float]) -> None:
+    """The ``--time-passes`` report: seconds per pass and stage, as LLVM's -time-passes prints them."""
+    total = sum(times.values()) or 1e-12
+    click.echo("===" + "-" * 60 + "===\n                      ... Pass execution timing report ...\n"
+               "===" + "-" * 60 + "===", err=True)
+    click.echo(f"  Total Execution Time: {total:.4f} seconds\n\n   ---Wall Time---  --- Name ---", err=True)
+    for name, t in sorted(times.items(), key=lambda kv: (-kv[1], kv[0])):
+        click.echo(f"   {t:.4f} ({100 * t / total:5.1f}%)  {name}", err=True)
+    click.echo(f"   {total:.4f} (100.0%)  Total", err=True)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

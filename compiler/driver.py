@@ -7,6 +7,7 @@ compiles only the kernels that are launched.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from xcc.backend.codegen import BackendOptions, compile_function
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.objfile import ObjectFile
 from xcc.backend.spill import MIN_REGISTERS
+from xcc.backend.stages import BACKEND_STAGES, StageObserver
 from xcc.diagnostics import XccError
 from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
@@ -23,7 +25,9 @@ from xcc.ir.cfg import reachable_functions
 from xcc.ir.core import Module
 from xcc.ir.funcptr import resolve_function_pointers
 from xcc.ir.link import link_modules
+from xcc.ir.printer import print_module
 from xcc.passes import PassManager, pipeline_for_level
+from xcc.passes.manager import build_pipeline, registered_passes
 
 ARCHS = ("xg1",)
 
@@ -37,6 +41,9 @@ class CompileOptions:
     max_registers: int = 255
     machine: str = "xg1"
     verify: bool = False
+    # an explicit IR pass pipeline ('sccp,gvn,unroll{max-trip=32},dce') replacing the -O level's; the -O level
+    # still chooses the backend's settings (scheduling)
+    passes: str | None = None
 
     def __post_init__(self):
         if self.arch not in ARCHS:
@@ -45,6 +52,8 @@ class CompileOptions:
             raise XccError(f"optimisation level must be 0-3, got {self.opt_level}")
         if not 1 <= self.max_registers <= 255:
             raise XccError(f"--maxrregcount must be between 1 and 255, got {self.max_registers}")
+        if self.passes is not None:
+            build_pipeline(self.passes)  # an unknown pass or option is an error now, naming it
         if self.max_registers < MIN_REGISTERS:  # raised to the floor, as ptxas does below its ABI minimum
             object.__setattr__(self, "max_registers", MIN_REGISTERS)
 
@@ -52,6 +61,8 @@ class CompileOptions:
         d = asdict(self)
         d.pop("machine")  # enters the key through the machine description's hash instead
         d.pop("verify")
+        if d["passes"] is None:  # the -O level's pipeline: keys stay what they were before --passes existed
+            d.pop("passes")
         return d
 
 
@@ -113,18 +124,46 @@ def frontend(sources: list[Source]) -> Module:
     return resolve_function_pointers(link_modules([build_module(parse(s.text, s.name)) for s in sources]))
 
 
+IR_STAGES = ("build",)
+"""Stages before the passes that ``--print-after`` can name: ``build`` is the IR as built from the PTX."""
+
+
+def stage_names() -> list[str]:
+    """Every name ``--print-after`` accepts: the IR as built, each registered pass, each backend stage, ``all``."""
+    return [*IR_STAGES, *registered_passes(), *BACKEND_STAGES, "all"]
+
+
+def check_print_after(name: str | None) -> None:
+    if name is not None and name not in stage_names():
+        raise XccError(f"--print-after: no pass or stage named '{name}' (known: {', '.join(stage_names())})")
+
+
+def pipeline(options: CompileOptions) -> str | list[str]:
+    """The IR pass pipeline ``options`` run: ``options.passes`` when given, else the -O level's."""
+    return options.passes if options.passes is not None else pipeline_for_level(options.opt_level)
+
+
 def optimise(module: Module, options: CompileOptions, print_after: str | None = None,
-             out: TextIO | None = None) -> Module:
-    return PassManager(pipeline_for_level(options.opt_level), verify=options.verify, print_after=print_after,
-                       out=out).run(module)
+             out: TextIO | None = None, pass_times: dict[str, float] | None = None) -> Module:
+    if print_after in ("build", "all"):
+        (out or sys.stderr).write(f"; *** IR after build ***\n{print_module(module)}")
+    return PassManager(pipeline(options), verify=options.verify, print_after=print_after, out=out,
+                       timings=pass_times).run(module)
 
 
 def compile_module(sources: list[Source], options: CompileOptions = CompileOptions(),
                    kernels: list[str] | None = None, print_after: str | None = None, out: TextIO | None = None,
-                   stats: dict[str, KernelStats] | None = None, machine: Machine | None = None) -> ObjectFile:
-    """Compile ``kernels`` (all when None) of the PTX ``sources`` into one object file."""
+                   stats: dict[str, KernelStats] | None = None, machine: Machine | None = None,
+                   pass_times: dict[str, float] | None = None) -> ObjectFile:
+    """Compile ``kernels`` (all when None) of the PTX ``sources`` into one object file.  ``print_after`` names a
+    pass or backend stage (:func:`stage_names`) after which to print the IR or machine code to ``out``;
+    ``pass_times``, when given, accumulates seconds per pass and backend stage name (``--time-passes``)."""
+    check_print_after(print_after)
     machine = machine or load_machine(options.machine)
+    t0 = time.perf_counter()
     module = frontend(sources)
+    if pass_times is not None:
+        pass_times["frontend"] = pass_times.get("frontend", 0.0) + time.perf_counter() - t0
     names = [f.name for f in module.functions if f.is_entry]
     if kernels is not None:
         missing = [k for k in kernels if k not in names]
@@ -134,9 +173,13 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     by_name = {f.name: f for f in module.functions}
     called = {g.name for fn in chosen for g in reachable_functions(fn, by_name)[1:]}
     module.functions = chosen + [f for f in module.functions if f.name in called]  # with the device functions
-    optimise(module, options, print_after, out)
+    optimise(module, options, print_after, out, pass_times)
+    observer = None
+    if print_after is not None or options.verify or pass_times is not None:
+        observer = StageObserver(print_after, options.verify, out, pass_times)
     images = {}
-    backend = BackendOptions(max_registers=options.max_registers, schedule=options.opt_level > 0)
+    backend = BackendOptions(max_registers=options.max_registers, schedule=options.opt_level > 0,
+                             observer=observer)
     functions = {f.name: f for f in module.functions}
     for fn in module.functions:
         if not fn.is_entry:

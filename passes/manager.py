@@ -100,6 +100,8 @@ def pass_class(name: str) -> type:
     if name not in _REGISTRY:
         raise XccError(f"unknown pass '{name}' (known: {', '.join(registered_passes())})")
     mod, cls = _REGISTRY[name].split(":")
+    if importlib.util.find_spec(mod) is None:
+        raise XccError(f"pass '{name}' is registered but not built in this installation (no module {mod})")
     return getattr(importlib.import_module(mod), cls)
 
 
@@ -196,7 +198,7 @@ def pipeline_for_level(level: int) -> list[str]:
 def describe_passes() -> str:
     """One line per registered pass with its options and defaults (``xcc compile --list-passes``)."""
     lines = []
-    for name in registered_passes():
+    for name in available_passes():
         cls = pass_class(name)
         opts = " ".join(f"{f.name.replace('_', '-')}={_text(f.default)}" for f in option_fields(cls))
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
