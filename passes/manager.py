@@ -201,7 +201,10 @@ def describe_passes() -> str:
     for name in available_passes():
         cls = pass_class(name)
         opts = " ".join(f"{f.name.replace('_', '-')}={_text(f.default)}" for f in option_fields(cls))
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        doc = cls.__doc__ or ""
+        if doc.startswith(cls.__name__ + "("):  # the signature dataclass writes: the module says what it does
+            doc = sys.modules[cls.__module__].__doc__ or ""
+        doc = doc.strip().splitlines()[0] if doc.strip() else ""
         lines.append(f"  {name + ('{' + opts + '}' if opts else ''):<44} {doc}")
     return "\n".join(lines)
 
