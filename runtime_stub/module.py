@@ -129,8 +129,10 @@ class Module:
 
 
 def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
-                device: Device | None = None, engine: str = "isa") -> Module:
+                device: Device | None = None, engine: str = "isa", passes: str | None = None) -> Module:
     """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these.
+
+    ``passes`` is an IR pass pipeline replacing the ``opt_level``'s (as ``xcc compile --passes``).
 
     ``engine`` is "isa" (compiled code on the ISA interpreter) or "ir" (the IR interpreter; PTX only).
     """
@@ -138,7 +140,7 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
         raise XccError(f"unknown engine '{engine}' (known: {', '.join(ENGINES)})")
     device = device or default_device()
     options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=max_registers,
-                             machine=device.machine.name)
+                             machine=device.machine.name, passes=passes)
     items = src if isinstance(src, list | tuple) else [src]
     read = [read_source(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>") for i, s in enumerate(items)]
     images = [r for r in read if isinstance(r, bytes)]
