@@ -46,6 +46,7 @@ class BackendOptions:
     max_registers: int = 255
     check: bool = True  # run the register-allocation checker
     schedule: bool = True  # post-RA list scheduling (xcc.backend.schedule); off at -O0
+    uniform_branches: bool = True  # no reconvergence barrier for branches on warp-uniform predicates (-O1 up)
     observer: StageObserver | None = None  # --print-after / --verify-ir / --time-passes on the backend stages
 
 
@@ -76,6 +77,8 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     has_calls = any(i.op == "call" for f in funcs for i in f.instructions())
     messages: list[str] = []
     sels = [InstructionSelector(f, module_vars) for f in funcs]
+    for s in sels:
+        s.uniform_branches = options.uniform_branches
     if len(funcs) > 1:
         _share_module_layout(funcs, sels, module_vars)
     bodies = [_compile_body(sel, machine, options, max_regs, functions or {}, messages, has_calls)

@@ -1,5 +1,8 @@
 """Explicit reconvergence: BSSY/BSYNC around every divergent branch (as NVIDIA GPUs since Volta).
 
+A branch instruction selection marked ``uniform`` (its predicate is the same in every thread of the warp,
+:mod:`xcc.passes.divergence`) cannot split a warp and gets no barrier, as ptxas leaves uniform branches alone.
+
 For each conditional branch in block B, the threads of a warp reconverge at the
 immediate post-dominator J of B: ``BSSY Bk, J`` before the branch records the
 warp's active threads in convergence barrier k, ``BSYNC Bk`` at the head of J
@@ -41,7 +44,7 @@ def insert_convergence_barriers(blocks: list[MBlock]) -> int:
     pdom = post_dominator_sets([b.name for b in blocks], lambda n: by_name[n].succs)
     regions: dict[str, list[MBlock]] = {}
     for b in blocks:
-        if any(m.mnemonic == "BRA" and m.guard is not None for m in b.insts):
+        if any(m.mnemonic == "BRA" and m.guard is not None and not m.uniform for m in b.insts):
             j = immediate(pdom, b.name, EXIT)
             if j != EXIT:
                 regions.setdefault(j, []).append(b)
@@ -67,7 +70,8 @@ def insert_convergence_barriers(blocks: list[MBlock]) -> int:
     for j, bs in regions.items():
         k = barrier_of[j]
         for b in bs:
-            pos = next(i for i, m in enumerate(b.insts) if m.mnemonic == "BRA" and m.guard is not None)
+            pos = next(i for i, m in enumerate(b.insts) if m.mnemonic == "BRA" and m.guard is not None
+                       and not m.uniform)
             line = b.insts[pos].line
             b.insts.insert(pos, mi("BSSY", c=k, b=j, line=line))
         jb = blocks[index[j]]

@@ -64,6 +64,8 @@ class SelectorCore:
 
     def __init__(self, fn: Function, module_vars: list[Variable] = ()):
         self.fn = fn
+        self.uniform_branches = False  # mark branches on warp-uniform predicates (BackendOptions.uniform_branches)
+        self._uniformity = None
         self.vregs: dict[Value, VReg] = {}
         self.cbank: dict[Value, CBank] = {}  # values that are a constant-bank word
         self.out: list[MInst] = []
@@ -210,6 +212,7 @@ class SelectorCore:
         blocks: list[MBlock] = []
         for b in self.fn.blocks:
             self.out = []
+            self.block = b
             if b is self.fn.blocks[0]:
                 self.prologue()
             for inst in b.instructions:

@@ -8,6 +8,7 @@ from xcc.backend.isa import PT, RZ
 from xcc.backend.isel_core import SelectorCore, width_of
 from xcc.backend.isel_tables import FENCE_SCOPE, REDUX_OP, VOTE_MODE
 from xcc.backend.minst import Imm, new_vreg
+from xcc.passes.divergence import analyse_uniformity
 
 
 class SyncSelection(SelectorCore):
@@ -17,7 +18,11 @@ class SyncSelection(SelectorCore):
 
     def op_cbr(self, inst):
         t, f = inst.targets
-        self.emit("BRA", guard=self.pred_src(inst.args[0]), b=t.name)
+        bra = self.emit("BRA", guard=self.pred_src(inst.args[0]), b=t.name)
+        if self.uniform_branches:
+            if self._uniformity is None:
+                self._uniformity = analyse_uniformity(self.fn)
+            bra.uniform = not self._uniformity.operand_divergent(inst.args[0], self.block)
         self.emit("BRA", b=f.name)
 
     def op_ret(self, inst):

@@ -78,6 +78,9 @@ class MInst:
     ctrl: Ctrl = field(default_factory=Ctrl)
     line: int = 0  # the PTX line this came from (0: none)
     debug_loc: tuple[int, int, int] | None = None
+    # a conditional branch every thread of a warp takes the same way (xcc.passes.divergence): it needs no
+    # reconvergence barrier (xcc.backend.convergence)
+    uniform: bool = False
 
     @property
     def mnemonic(self) -> str:

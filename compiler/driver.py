@@ -179,7 +179,7 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
         observer = StageObserver(print_after, options.verify, out, pass_times)
     images = {}
     backend = BackendOptions(max_registers=options.max_registers, schedule=options.opt_level > 0,
-                             observer=observer)
+                             uniform_branches=options.opt_level > 0, observer=observer)
     functions = {f.name: f for f in module.functions}
     for fn in module.functions:
         if not fn.is_entry:
