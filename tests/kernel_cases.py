@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, replace
+from functools import cache, partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -189,12 +189,20 @@ def fma_f32(a, x, y) -> np.ndarray:
     return r
 
 
+def mad_f32(a, x, y, fused: bool = True) -> np.ndarray:
+    """``a * x + y`` in float32 as nvcc compiles it: one ``fma.rn.f32`` where it contracts (-O3), a rounded
+    ``mul.f32`` then ``add.f32`` where it does not (``nvcc -G`` contracts nothing)."""
+    if fused:
+        return fma_f32(a, x, y)
+    return (np.float32(a) * np.asarray(x, np.float32)).astype(np.float32) + np.asarray(y, np.float32)
+
+
 # --------------------------------------------------------------------------
 # case builders
 # --------------------------------------------------------------------------
 
 
-def _make_saxpy(rng: np.random.Generator) -> Launch:
+def _make_saxpy(rng: np.random.Generator, fused: bool = True) -> Launch:
     n, bs = 3001, 128
     grid = _ceil_div(n, bs)
     total = grid * bs + 7  # tail beyond n must stay untouched
@@ -202,7 +210,7 @@ def _make_saxpy(rng: np.random.Generator) -> Launch:
     x = rng.uniform(-100, 100, total).astype(np.float32)
     y = rng.uniform(-100, 100, total).astype(np.float32)
     exp_y = y.copy()
-    exp_y[:n] = fma_f32(a, x[:n], y[:n])
+    exp_y[:n] = mad_f32(a, x[:n], y[:n], fused)
     return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, x, y], [3], {3: exp_y})
 
 
@@ -416,7 +424,7 @@ def _make_dp4a(rng: np.random.Generator) -> Launch:
     return Launch((grid, 1, 1), (bs, 1, 1), [np.int32(n), a, b, acc, out, out2], [4, 5], {4: exp, 5: exp2})
 
 
-def _make_gemm_f32(rng: np.random.Generator) -> Launch:
+def _make_gemm_f32(rng: np.random.Generator, fused: bool = True) -> Launch:
     """gemm_tiled_f32: C = A B through 16x16 tiles; acc is one fma chain over k (nvcc contracts
     ``acc += As[ty][k] * Bs[k][tx]``), including the zero-padded k past K."""
     m, n, k = 37, 29, 45  # none a multiple of 16: partial tiles in every dimension
@@ -428,13 +436,14 @@ def _make_gemm_f32(rng: np.random.Generator) -> Launch:
     b_buf = np.concatenate([b.ravel(), np.full(pad, 777.0, np.float32)])
     c = np.full(m * n + pad, SENTINEL_F32, dtype=np.float32)
     exp = c.copy()
-    exp[: m * n] = _gemm_acc(a, b).ravel()
+    exp[: m * n] = _gemm_acc(a, b, fused).ravel()
     grid = (_ceil_div(n, tile), _ceil_div(m, tile), 1)
     return Launch(grid, (tile, tile, 1), [np.int32(m), np.int32(n), np.int32(k), a_buf, b_buf, c], [5], {5: exp})
 
 
-def _gemm_acc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """acc[r, c] = fma(A[r, k], B[k, c], acc) for k = 0, 1, ... up to K rounded up to 16 (zeros)."""
+def _gemm_acc(a: np.ndarray, b: np.ndarray, fused: bool = True) -> np.ndarray:
+    """acc[r, c] = fma(A[r, k], B[k, c], acc) for k = 0, 1, ... up to K rounded up to 16 (zeros); a rounded
+    multiply then add when not ``fused`` (``nvcc -G``)."""
     m, k = a.shape
     n = b.shape[1]
     kp = _ceil_div(k, 16) * 16
@@ -443,11 +452,11 @@ def _gemm_acc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ap[:, :k], bp[:k] = a, b
     acc = np.zeros((m, n), np.float32)
     for kk in range(kp):
-        acc = fma_f32(ap[:, kk : kk + 1], bp[kk : kk + 1, :], acc)
+        acc = mad_f32(ap[:, kk : kk + 1], bp[kk : kk + 1, :], acc, fused)
     return acc
 
 
-def _make_gemm_alpha_beta(rng: np.random.Generator) -> Launch:
+def _make_gemm_alpha_beta(rng: np.random.Generator, fused: bool = True) -> Launch:
     """gemm_tiled_alpha_beta: C = fma(acc, alpha, C * beta) (nvcc: ``mul.f32`` then ``fma.rn.f32``)."""
     m, n, k = 21, 35, 19
     tile = 16
@@ -460,7 +469,7 @@ def _make_gemm_alpha_beta(rng: np.random.Generator) -> Launch:
     c0 = rng.uniform(-3, 3, m * n).astype(np.float32)
     c = np.concatenate([c0, np.full(pad, SENTINEL_F32, np.float32)])
     exp = c.copy()
-    exp[: m * n] = fma_f32(_gemm_acc(a, b).ravel(), alpha, c0 * beta)  # fma(acc, alpha, C*beta)
+    exp[: m * n] = mad_f32(_gemm_acc(a, b, fused).ravel(), alpha, c0 * beta, fused)  # fma(acc, alpha, C*beta)
     grid = (_ceil_div(n, tile), _ceil_div(m, tile), 1)
     args = [np.int32(m), np.int32(n), np.int32(k), alpha, beta, a_buf, b_buf, c]
     return Launch(grid, (tile, tile, 1), args, [7], {7: exp})
@@ -962,8 +971,9 @@ def _make_silu(rng: np.random.Generator) -> Launch:
                                                                                -87.0, 88.0))
 
 
-def _conv2d_ref(x, w, bias, n_, cin, h, wd, cout, kh, kw, pad) -> np.ndarray:
-    """The kernel's fma chain: acc = bias (or 0), then fma(x, w, acc) over ci, ky, kx, skipping the padding."""
+def _conv2d_ref(x, w, bias, n_, cin, h, wd, cout, kh, kw, pad, fused: bool = True) -> np.ndarray:
+    """The kernel's fma chain: acc = bias (or 0), then fma(x, w, acc) over ci, ky, kx, skipping the padding
+    (a rounded multiply then add when not ``fused``: ``nvcc -G``)."""
     ho, wo = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
     xs = x[: n_ * cin * h * wd].reshape(n_, cin, h, wd)
     ws = w[: cout * cin * kh * kw].reshape(cout, cin, kh, kw)
@@ -977,12 +987,12 @@ def _conv2d_ref(x, w, bias, n_, cin, h, wd, cout, kh, kw, pad) -> np.ndarray:
                 iy, ix = oy + ky - pad, ox + kx - pad
                 okr, okc = (iy >= 0) & (iy < h), (ix >= 0) & (ix < wd)
                 patch = xs[:, ci][:, np.clip(iy, 0, h - 1)][:, :, np.clip(ix, 0, wd - 1)]  # (n, ho, wo)
-                new = fma_f32(patch[:, None], ws[None, :, ci, ky, kx, None, None], acc)
+                new = mad_f32(patch[:, None], ws[None, :, ci, ky, kx, None, None], acc, fused)
                 acc = np.where((okr[:, None] & okc[None, :])[None, None], new, acc)
     return acc.ravel()
 
 
-def _conv2d_launch(rng: np.random.Generator, with_bias: bool) -> Launch:
+def _conv2d_launch(rng: np.random.Generator, with_bias: bool, fused: bool = True) -> Launch:
     n_, cin, h, wd, cout, kh, kw, pad = 2, 3, 7, 6, 4, 3, 3, 1  # 2*4*7*6 = 336 outputs over 192 threads
     x = rng.uniform(-2, 2, n_ * cin * h * wd + 3).astype(np.float32)
     w = rng.uniform(-1, 1, cout * cin * kh * kw + 3).astype(np.float32)
@@ -990,7 +1000,7 @@ def _conv2d_launch(rng: np.random.Generator, with_bias: bool) -> Launch:
     total = n_ * cout * h * wd
     y = np.full(total + 5, SENTINEL_F32, np.float32)
     exp = y.copy()
-    exp[:total] = _conv2d_ref(x, w, bias if with_bias else None, n_, cin, h, wd, cout, kh, kw, pad)
+    exp[:total] = _conv2d_ref(x, w, bias if with_bias else None, n_, cin, h, wd, cout, kh, kw, pad, fused)
     dims = [np.int32(v) for v in (n_, cin, h, wd, cout, kh, kw, pad)]
     return Launch((3, 1, 1), (64, 1, 1), [*dims, x, w, bias if with_bias else np.uint64(0), y], [11], {11: exp})
 
@@ -1304,14 +1314,14 @@ AFFINE = np.dtype([("n", "<i4"), ("scale", "<f4"), ("offset", "<f4"), ("stride",
                   align=True)  # struct Affine of examples/fnptr_struct.cu: 24 bytes, aligned to 8
 
 
-def _make_affine_struct(rng: np.random.Generator) -> Launch:
+def _make_affine_struct(rng: np.random.Generator, fused: bool = True) -> Launch:
     """affine_struct(Affine p, x, y): the struct by value, as a numpy structured scalar."""
     n, stride = 300, 3
     p = np.array((n, 1.75, -0.25, stride, 1.5), AFFINE)[()]
     x = rng.standard_normal(n * stride).astype(np.float32)
     y = np.full(n + 4, SENTINEL_F32, np.float32)
     exp = y.copy()
-    v = fma_f32(np.float32(1.75), x[::stride][:n], np.float32(-0.25)).astype(np.float64)  # nvcc fuses to fma
+    v = mad_f32(np.float32(1.75), x[::stride][:n], np.float32(-0.25), fused).astype(np.float64)  # nvcc -O3: fma
     exp[:n] = np.minimum(v, 1.5).astype(np.float32)
     return Launch((_ceil_div(n, 128), 1, 1), (128, 1, 1), [p, x, y], [2], {2: exp})
 
@@ -1515,12 +1525,56 @@ IR_ONLY_CASES: list[KernelCase] = [c for c in OP_CASES if "isa" not in c.engines
 ALL_CASES: list[KernelCase] = CASES + IR_ONLY_CASES
 assert all("ir" in c.engines for c in ALL_CASES) and all("isa" in c.engines for c in CASES)
 
-CASES_BY_NAME: dict[str, KernelCase] = {c.name: c for c in ALL_CASES}
-assert len(CASES_BY_NAME) == len(ALL_CASES), "duplicate case names"
+
+def debug_ptx_file(stem: str) -> str | None:
+    """``<stem>.sm_80.debug.ptx`` (nvcc -G, the Makefile's PTX_DEBUG) where that file exists, else None."""
+    name = f"{stem}.sm_80.debug.ptx"
+    return name if (EXAMPLES_DIR / name).exists() else None
+
+
+# -G cases whose compiled kernel is known to be wrong or refused: name -> reason (marked xfail(strict=True))
+_NO_RECONVERGENCE = ("after a divergent loop whose body calls a function (-G calls fmaxf), the warp does not "
+                     "reconverge before __shfl_xor_sync (shfl.sync.bfly with a full member mask), on both engines: "
+                     "lanes with fewer trips shuffle alone (tests/test_debug_builds.py has a 30-line reproducer)")
+DEBUG_XFAIL: dict[str, str] = {
+    "softmax_rows_debug": _NO_RECONVERGENCE,
+    "attention_row_debug": _NO_RECONVERGENCE,
+    "poly_constant_debug": "the backend refuses cvta.const.u64 (a generic address of a __constant__ variable, "
+                           "globals_misc.sm_80.debug.ptx:138): 'cvta for the .const space is not supported'",
+    "cp_async_pipeline_debug": "the backend refuses the kernel: with -G it and its callees use 76 .global "
+                               "variables (the __assert_fail strings of cuda::pipeline), more than the 40 "
+                               "constant bank 0 has room for",
+}
+# the subset of DEBUG_XFAIL whose result is wrong on the IR interpreter too (against numpy)
+DEBUG_IR_XFAIL: dict[str, str] = {k: v for k, v in DEBUG_XFAIL.items() if v is _NO_RECONVERGENCE}
+
+# nvcc -G contracts no ``a * b + c`` into ``fma``: the references of these cases round the product first
+DEBUG_MAKE: dict[str, Callable[[np.random.Generator], Launch]] = {
+    "saxpy": partial(_make_saxpy, fused=False),
+    "gemm_tiled_f32": partial(_make_gemm_f32, fused=False),
+    "gemm_tiled_alpha_beta": partial(_make_gemm_alpha_beta, fused=False),
+    "conv2d_nchw": partial(_conv2d_launch, with_bias=True, fused=False),
+    "conv2d_nchw_nobias": partial(_conv2d_launch, with_bias=False, fused=False),
+    "affine_struct": partial(_make_affine_struct, fused=False),
+}
+
+# Every case of ``ALL_CASES`` on its stem's ``nvcc -G`` build (``<name>_debug``, ``ptx_file`` the .debug.ptx):
+# the same launch, the same engines, the reference of DEBUG_MAKE where -G rounds differently. -G copies every
+# value through chains of ``mov``, branches around every statement and calls the intrinsics' wrappers (.func):
+# unoptimised PTX for the optimiser (bench/opt_levels.py). They are not in ``CASES`` (so the corpus and timing
+# tests keep their size): tests/test_debug_builds.py runs them.
+DEBUG_CASES: list[KernelCase] = [
+    replace(c, name=c.name + "_debug", ptx_file=debug_ptx_file(c.ptx_stem), make=DEBUG_MAKE.get(c.name, c.make),
+            xfail=DEBUG_XFAIL.get(c.name + "_debug", c.xfail))
+    for c in ALL_CASES if c.ptx_file in (None, f"{c.ptx_stem}.sm_80.ptx") and debug_ptx_file(c.ptx_stem)
+]
+
+CASES_BY_NAME: dict[str, KernelCase] = {c.name: c for c in ALL_CASES + DEBUG_CASES}
+assert len(CASES_BY_NAME) == len(ALL_CASES) + len(DEBUG_CASES), "duplicate case names"
 
 
 if __name__ == "__main__":
-    for case in ALL_CASES:
+    for case in ALL_CASES + DEBUG_CASES:
         grid, block, args, outputs, expected = case.make(np.random.default_rng(1234))
         for arch in case.archs:
             p = ptx_path(case, arch)
