@@ -512,6 +512,9 @@ class InstLowering(MatrixLowering, AsyncLowering):
         dests = inst.operands[0].elements if isinstance(inst.operands[0], ast.Vector) else (inst.operands[0],)
         cache = load_cache_policy(inst.modifiers)
         extra = {"cache": cache} if cache else {}
+        # the memory-model qualifiers optimisers must honour (xcc.passes.memory_model): never merge such loads
+        sem = next((m for m in inst.modifiers if m in ("volatile", "relaxed", "acquire", "sc", "mmio")), None)
+        extra.update({"sem": sem} if sem else {}, **({"lu": True} if "lu" in inst.modifiers else {}))
         for k, d in enumerate(dests):
             if isinstance(d, ast.Sink):
                 continue

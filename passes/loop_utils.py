@@ -1,0 +1,235 @@
+"""CFG helpers the loop and redundancy passes share: the dominator tree, loop nests with preheaders and exits,
+block splitting, and the trip count of a counted loop.
+
+* :func:`dominator_tree`: each reachable block's immediate dominator and children (in ``fn.blocks`` order),
+  from :func:`xcc.ir.cfg.dominators` (the immediate dominator is the strict dominator with the largest
+  dominator set: the dominators of a block form a chain);
+* :func:`loops_innermost_first`: :func:`xcc.ir.cfg.natural_loops` ordered so a loop comes before any
+  loop containing it;
+* :func:`ensure_preheader`: a block that is the only way into a loop from outside (LLVM's
+  ``LoopSimplify``: the one predecessor of the header outside the loop, ending in ``br header``, or a
+  new block the outside edges are redirected through, with the header's phis split);
+* :func:`exit_blocks`: the blocks outside a loop that its blocks branch to;
+* :func:`counted_loop` / :func:`trip_count`: the ``i = phi [start, i + step]; cbr (i' cmp bound)`` shape of a
+  loop with one latch that is also its only exit, and its constant trip count when start, step and
+  bound are constants (evaluated with the interpreters' integer semantics, wrap-around included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from xcc.ir.cfg import Loop, dominators, natural_loops, reverse_postorder
+from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
+from xcc.ir.evaluate import evaluate
+from xcc.semantics.bits import UDTYPE
+
+
+@dataclass
+class DomTree:
+    """Immediate dominators and dominator-tree children of the blocks reachable from the entry."""
+
+    idom: dict[Block, Block | None]
+    children: dict[Block, list[Block]]
+    dom: dict[Block, set[Block]]
+    rpo: list[Block]
+
+    def dominates(self, a: Block, b: Block) -> bool:
+        return a in self.dom[b]
+
+    def preorder(self) -> list[Block]:
+        out, stack = [], [self.rpo[0]]
+        while stack:
+            b = stack.pop()
+            out.append(b)
+            stack.extend(reversed(self.children[b]))
+        return out
+
+
+def dominator_tree(fn: Function) -> DomTree:
+    rpo = reverse_postorder(fn)
+    reach = set(rpo)
+    dom = dominators(fn)
+    idom: dict[Block, Block | None] = {fn.entry: None}
+    children: dict[Block, list[Block]] = {b: [] for b in rpo}
+    for b in fn.blocks:
+        if b not in reach or b is fn.entry:
+            continue
+        strict = [d for d in dom[b] if d is not b and d in reach]
+        idom[b] = max(strict, key=lambda d: len(dom[d]))
+        children[idom[b]].append(b)
+    return DomTree(idom, children, dom, rpo)
+
+
+def loops_innermost_first(fn: Function, dom=None) -> list[Loop]:
+    """Natural loops, a nested loop before the loops containing it (then in reverse postorder of headers)."""
+    loops = natural_loops(fn, dom)
+    return sorted(loops, key=lambda lp: len(lp.body))
+
+
+def exit_blocks(loop: Loop, fn: Function) -> list[Block]:
+    """The blocks outside ``loop`` that a block of it branches to, in ``fn.blocks`` order."""
+    targets = {s for b in loop.body for s in b.succs if s not in loop.body}
+    return [b for b in fn.blocks if b in targets]
+
+
+def outside_preds(loop: Loop) -> list[Block]:
+    return [p for p in loop.header.preds if p not in loop.body]
+
+
+def ensure_preheader(fn: Function, loop: Loop) -> Block:
+    """The loop's preheader: the one outside predecessor of the header when it ends in ``br header``;
+    otherwise a new block, placed before the header in ``fn.blocks``, that the outside edges now reach
+    the header through (the header's phis get a phi in the preheader for those edges)."""
+    h = loop.header
+    outs = outside_preds(loop)
+    if len(outs) == 1 and outs[0].terminator.op == "br" and outs[0].succs == [h]:
+        return outs[0]
+    term0 = outs[0].terminator
+    pre = Block(_fresh_name(fn, h.name + ".pre"))
+    idx = [k for k, p in enumerate(h.preds) if p not in loop.body]
+    for phi in h.phis:
+        vals = [phi.args[k] for k in idx]
+        if all(v is vals[0] for v in vals):
+            merged = vals[0]
+        else:
+            merged = Value(phi.result.type)
+            pre.phis.append(Phi(merged, vals, pre))
+        keep = [a for k, a in enumerate(phi.args) if k not in idx]
+        phi.args = [merged] + keep
+    pre.preds = [h.preds[k] for k in idx]
+    h.preds = [pre] + [p for k, p in enumerate(h.preds) if k not in idx]
+    for p in pre.preds:
+        t = p.terminator
+        t.attrs["targets"] = [pre if x is h else x for x in t.targets]
+    pre.append(Instruction("br", None, [], None, {"targets": [h]}, term0.loc, term0.debug_loc))
+    fn.blocks.insert(fn.blocks.index(h), pre)
+    return pre
+
+
+def _fresh_name(fn: Function, base: str) -> str:
+    names = {b.name for b in fn.blocks}
+    name, k = base, 1
+    while name in names:
+        k += 1
+        name = f"{base}{k}"
+    return name
+
+
+def split_edge(fn: Function, src: Block, dst: Block) -> Block:
+    """A new block on the edge ``src -> dst`` (every such edge of ``src``), ending in ``br dst``."""
+    term = src.terminator
+    mid = Block(_fresh_name(fn, f"{src.name}.{dst.name}"))
+    mid.preds = [src]
+    t = src.terminator
+    t.attrs["targets"] = [mid if x is dst else x for x in t.targets]
+    dst.preds = [mid if p is src else p for p in dst.preds]
+    mid.append(Instruction("br", None, [], None, {"targets": [dst]}, term.loc, term.debug_loc))
+    fn.blocks.insert(fn.blocks.index(src) + 1, mid)
+    return mid
+
+
+@dataclass
+class CountedLoop:
+    """``iv = phi [start from outside, next from the latch]``, ``next = iv + step`` (or ``next = step + iv``),
+    and the latch ends in ``cbr (cmp next bound)``: the loop runs again while the test is ``stay``."""
+
+    loop: Loop
+    iv: Phi
+    start: Value
+    step: Value
+    next: Instruction
+    cmp: Instruction
+    bound: Value
+    stay: bool  # True: targets[0] of the latch's cbr continues the loop
+    next_on_left: bool  # the compare reads ``next`` as its first operand
+
+
+def counted_loop(loop: Loop) -> CountedLoop | None:
+    """The counted-loop shape of ``loop`` (one latch, which ends in the only exit test of the loop), or None."""
+    if len(loop.latches) != 1:
+        return None
+    latch, h = loop.latches[0], loop.header
+    term = latch.terminator
+    if term is None or term.op != "cbr":
+        return None
+    inside = [t in loop.body for t in term.targets]
+    if inside.count(True) != 1 or term.targets[inside.index(True)] is not h:
+        return None
+    if any(s not in loop.body for b in loop.body if b is not latch for s in b.succs):
+        return None  # another exit
+    if len(outside_preds(loop)) != len(h.preds) - 1:
+        return None
+    cmp = _def_in(term.args[0], latch)
+    if cmp is None or cmp.op != "setp" or "bool" in cmp.attrs or cmp.attrs.get("negate") or cmp.type.is_float \
+            or cmp.type.name in ("f16x2", "bf16x2"):
+        return None
+    li = h.preds.index(latch)
+    oi = 0 if li == 1 else 1
+    if len(h.preds) != 2:
+        return None
+    for phi in h.phis:
+        nxt = _def_in(phi.args[li], None, loop)
+        if nxt is None or nxt.op not in ("add", "sub") or nxt.attrs.get("sat") or nxt.type.is_float \
+                or nxt.type.bits != cmp.type.bits:
+            continue
+        a, b = nxt.args
+        if a is phi.result:
+            step = b
+        elif b is phi.result and nxt.op == "add":
+            step = a
+        else:
+            continue
+        if not is_invariant(step, loop):
+            continue
+        x, y = cmp.args
+        if x is nxt.result and is_invariant(y, loop):
+            bound, left = y, True
+        elif y is nxt.result and is_invariant(x, loop):
+            bound, left = x, False
+        else:
+            continue
+        if nxt.op == "sub":
+            if not isinstance(step, Const):
+                continue
+            step = Const(step.type, -step.bits)
+        return CountedLoop(loop, phi, phi.args[oi], step, nxt, cmp, bound, inside[0], left)
+    return None
+
+
+def _def_in(v: Value, block: Block | None, loop: Loop | None = None) -> Instruction | None:
+    """The instruction defining ``v`` if it lies in ``block`` (or in ``loop``)."""
+    blocks = [block] if block is not None else loop.body
+    for b in blocks:
+        for inst in b.instructions:
+            if inst.result is v:
+                return inst
+    return None
+
+
+def is_invariant(v: Value, loop: Loop) -> bool:
+    """``v`` is a constant or defined outside ``loop``."""
+    if isinstance(v, Const):
+        return True
+    return not any(p.result is v for b in loop.body for p in b.phis) and \
+        not any(i.result is v for b in loop.body for i in b.instructions)
+
+
+def trip_count(cl: CountedLoop, limit: int = 1 << 20) -> int | None:
+    """How many times the body runs (>= 1: the test is at the bottom) when start, step and bound are constants,
+    by stepping the integer semantics (so wrap-around is exact); None when unknown or above ``limit``."""
+    if not all(isinstance(v, Const) for v in (cl.start, cl.step, cl.bound)):
+        return None
+    t = cl.next.type
+    dt = UDTYPE[max(t.bits, 8)]
+    i, step, bound = cl.start.bits, cl.step.bits, cl.bound.bits
+    mask = (1 << t.bits) - 1
+    for n in range(1, limit + 1):
+        i = (i + step) & mask
+        args = [i, bound] if cl.next_on_left else [bound, i]
+        r = bool(evaluate(cl.cmp, [np.array([a], dtype=dt) for a in args])[0])
+        if r != cl.stay:
+            return n
+    return None

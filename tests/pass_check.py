@@ -1,0 +1,62 @@
+"""Before/after checks for one optimisation pass on the IR interpreter (the PTX semantics oracle).
+
+:func:`run_on_ir` builds a kernel case's PTX, runs a pass pipeline on it (verifying the IR after every pass)
+and launches it on the IR interpreter; :func:`check_pass_on_case` compares the outputs with no pass and with
+the pipeline bit for bit, and with the case's numpy reference.  :func:`timed_pass` gives the seconds one
+pass takes on a module (reported, never asserted).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from kernel_cases import CASES_BY_NAME, ptx_path
+
+from xcc import runtime as rt
+from xcc.driver import frontend, read_source
+from xcc.ir.core import Module
+from xcc.passes import PassManager
+from xcc.runtime.device import Device
+from xcc.runtime.ir_engine import IRFunction
+
+
+def build(path) -> Module:
+    return frontend([read_source(str(path))])
+
+
+def count_ops(mod: Module, *ops: str) -> int:
+    return sum(1 for f in mod.functions for i in f.instructions() if not ops or i.op in ops)
+
+
+def run_on_ir(case, passes: str | list, arch: str | None = None, seed: int = 0):
+    """(outputs by arg index, the launch, the module) of ``case`` after ``passes`` on the IR interpreter."""
+    arch = arch or case.default_arch
+    mod = PassManager(passes, verify=True).run(build(ptx_path(case, arch)))
+    device = Device()
+    launch = case.make(np.random.default_rng(seed))
+    args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
+    IRFunction(mod, case.entry, device).launch(launch.grid, launch.block, args, case.shared_mem)
+    return {i: args[i].copy_to_host() for i in launch.outputs}, launch, mod
+
+
+def check_pass_on_case(name: str, passes: str | list, arch: str | None = None) -> Module:
+    """Run case ``name`` with no pass and with ``passes``: bit-identical outputs, and the reference holds."""
+    case = CASES_BY_NAME[name]
+    before, _, _ = run_on_ir(case, [], arch)
+    after, launch, mod = run_on_ir(case, passes, arch)
+    for i, want in before.items():
+        np.testing.assert_array_equal(after[i].view(np.uint8), want.view(np.uint8),
+                                      err_msg=f"{name} arg {i} changed by {passes}")
+    for i, want in launch.expected.items():
+        if case.rtol or case.atol:
+            np.testing.assert_allclose(after[i], want, rtol=case.rtol, atol=case.atol)
+        else:
+            np.testing.assert_array_equal(after[i].view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+    return mod
+
+
+def timed_pass(mod: Module, name: str) -> float:
+    t0 = time.perf_counter()
+    PassManager([name]).run(mod)
+    return time.perf_counter() - t0
