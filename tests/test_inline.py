@@ -1,0 +1,139 @@
+"""The inliner (xcc.passes.inline) and the .param slot promotion behind it (xcc.passes.param_slots).
+
+Kernels with calls run on the IR interpreter after ``inline`` (verified) and must give the numpy reference of
+their kernel case (or, for the call-heavy launches without one, the outputs of the un-inlined IR bit for bit);
+compiled with ``inline,constfold,dce`` they must have no CALL left (but for recursion) and run the same on the
+ISA interpreter.  The golden files tests/golden/inline*.ptx show the IR (run by tests/test_passes.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kernel_cases import ALL_CASES
+from pass_harness import EXAMPLES, build, count_ops, debug_cases, run_outputs
+
+from xcc import runtime as rt
+from xcc.backend.codegen import disassemble_kernel
+from xcc.driver import CompileOptions, Source, compile_module, frontend, read_source
+from xcc.ir.printer import print_module
+from xcc.passes import PassManager
+from xcc.passes.inline import Inliner, cost
+
+GOLDEN = Path(__file__).parent / "golden" / "inline.ptx"
+CALL_FILES = ("device_functions.sm_80.debug.ptx", "spmv_csr.sm_80.debug.ptx", "scan_sort.sm_80.debug.ptx",
+              "transformer_ops.sm_80.debug.ptx", "globals_misc.sm_80.debug.ptx")
+CASES = [c for c in debug_cases() if c.path.name in CALL_FILES]
+BY_NAME = {c.name: c for c in ALL_CASES}
+
+
+def _check_outputs(case, got, want_uninlined=None):
+    """``got`` against the kernel case's numpy reference (its tolerance), or bit for bit against the outputs
+    of the un-inlined IR where the case has no reference."""
+    launch = case.make(np.random.default_rng(0))
+    kc = BY_NAME.get(case.id.split(":")[1])
+    for k, idx in enumerate(launch.outputs):
+        if idx in launch.expected and kc is not None:
+            want = launch.expected[idx]
+            if want.dtype.kind == "f":
+                np.testing.assert_allclose(got[k], want, rtol=kc.rtol, atol=kc.atol, err_msg=case.id)
+            else:
+                np.testing.assert_array_equal(got[k], want, err_msg=case.id)
+        else:
+            w = want_uninlined[k] if want_uninlined is not None else run_outputs(build(case.path), case)[k]
+            np.testing.assert_array_equal(got[k].view(np.uint8), w.view(np.uint8), err_msg=case.id)
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_inlined_kernels_compute_the_same(case):
+    mod = build(case.path)
+    PassManager("inline", verify=True).run(mod)
+    for fn in mod.functions:  # no .param variable is left but those a remaining call uses
+        used = {n for i in fn.instructions() if i.op == "call" for n in i.attrs["params"] + i.attrs["rets"]}
+        assert {v.name for v in fn.variables if v.space == "param"} <= used, fn.name
+    _check_outputs(case, run_outputs(mod, case))
+
+
+def test_only_recursion_keeps_calls_and_dead_callees_go():
+    mod = build(EXAMPLES / "device_functions.sm_80.debug.ptx")
+    PassManager("inline", verify=True).run(mod)
+    calls = sorted({(f.name, i.attrs["callee"]) for f in mod.functions for i in f.instructions() if i.op == "call"})
+    assert calls == [("_Z3fibj", "_Z3fibj"), ("recursive_fib", "_Z3fibj")]
+    assert sorted(f.name for f in mod.functions if not f.is_entry) == ["_Z3fibj"]
+    for path in ("spmv_csr.sm_80.debug.ptx", "scan_sort.sm_80.debug.ptx"):
+        mod = build(EXAMPLES / path)
+        PassManager("inline", verify=True).run(mod)
+        assert count_ops(mod, "call") == 0 and all(f.is_entry for f in mod.functions)
+        assert not any(v.space == "param" for f in mod.functions for v in f.variables)
+
+
+def test_backend_has_no_call_left_and_runs_the_same():
+    for name in ("device_functions.sm_80.debug.ptx", "spmv_csr.sm_80.debug.ptx", "device_functions.sm_80.ptx"):
+        src = read_source(str(EXAMPLES / name))
+        obj = compile_module([src], CompileOptions(passes="inline,constfold,dce"))
+        for kname, k in obj.kernels.items():
+            assert ("CALL" in disassemble_kernel(k)) == (kname == "recursive_fib"), (name, kname)
+            assert kname == "recursive_fib" or k.stack_bytes == 0
+        for case in [c for c in CASES if c.path.name == name]:
+            launch = case.make(np.random.default_rng(0))
+            device = rt.Device()
+            args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
+            mod = rt.load_module(obj.to_bytes(), device=device)
+            mod.get_function(case.entry).launch(launch.grid, launch.block, args, case.shared_mem)
+            _check_outputs(case, [args[i].copy_to_host() for i in launch.outputs])
+
+
+def test_threshold_and_single_call_sites():
+    text = GOLDEN.read_text()
+    callees = {}
+    for threshold in (-1000, 1100):
+        mod = frontend([Source(text, "inline.ptx")])
+        Inliner(threshold=threshold).run(mod)
+        callees[threshold] = sorted(i.attrs["callee"] for f in mod.functions for i in f.instructions()
+                                    if i.op == "call")
+    assert callees[-1000] == ["fact", "fact", "twice", "twice"]  # pick: one call site, inlined anyway
+    assert callees[1100] == ["fact", "fact"]
+    mod = frontend([Source(text, "inline.ptx")])
+    assert cost(mod.function("twice")) == 10 and cost(mod.function("pick")) > cost(mod.function("twice"))
+
+
+def test_relocatable_keeps_functions_with_linkage():
+    text = GOLDEN.read_text().replace(".func  (.param .b32 func_retval0) pick(",
+                                      ".visible .func  (.param .b32 func_retval0) pick(")
+    for whole, kept in ((True, ["fact"]), (False, ["fact", "pick"])):
+        mod = frontend([Source(text, "inline.ptx")])
+        PassManager([Inliner(whole_program=whole)], verify=True).run(mod)
+        assert sorted(f.name for f in mod.functions if not f.is_entry) == kept  # inlined, kept for other callers
+        assert count_ops(mod, "call") == 2  # fact's
+        # -c: the visible pick may have callers elsewhere, so its one call here earns no bonus over the threshold
+        mod = frontend([Source(text, "inline.ptx")])
+        PassManager([Inliner(whole_program=whole, threshold=-1000)], verify=True).run(mod)
+        assert any(i.attrs.get("callee") == "pick" for i in mod.function("inl").instructions()) == (not whole)
+
+
+def test_deterministic():
+    texts = set()
+    for _ in range(2):
+        mod = build(EXAMPLES / "device_functions.sm_80.debug.ptx")
+        PassManager("inline", verify=True).run(mod)
+        texts.add(print_module(mod))
+    assert len(texts) == 1
+
+
+def test_param_slot_left_in_memory_when_read_before_written():
+    # a load of a .param variable that no store reaches keeps its memory (its bytes are undefined)
+    text = GOLDEN.read_text().replace("ld.param.b32 \t%r6, [retval0+0];\n\t}", "ld.param.b32 \t%r6, [retval0+0];\n"
+                                      "\tld.param.b32 \t%r6, [param0+4];\n\t}")
+    text = text.replace(".param .b32 param0;\n\tst.param.b32 \t[param0+0], %r1;",
+                        ".param .b64 param0;\n\tst.param.b32 \t[param0+0], %r1;")
+    text = text.replace("(.param .b32 func_retval0) twice(\n\t.param .b32 twice_param_0",
+                        "(.param .b32 func_retval0) twice(\n\t.param .b64 twice_param_0")
+    mod = frontend([Source(text, "inline.ptx")])
+    PassManager("inline", verify=True).run(mod)
+    kernel = mod.function("inl")
+    base = {i.result for i in kernel.instructions() if i.op == "addr_of" and i.attrs["symbol"] == "param0.1"}
+    access = [(i.op, i.attrs["offset"]) for i in kernel.instructions() if i.args and i.args[0] in base]
+    assert access == [("ld", 4)]  # the slot at 0 (stored, then read by the inlined twice) is promoted
+    assert "param0.1" in {v.name for v in kernel.variables}
