@@ -159,11 +159,23 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     pass or backend stage (:func:`stage_names`) after which to print the IR or machine code to ``out``;
     ``pass_times``, when given, accumulates seconds per pass and backend stage name (``--time-passes``)."""
     check_print_after(print_after)
-    machine = machine or load_machine(options.machine)
     t0 = time.perf_counter()
     module = frontend(sources)
     if pass_times is not None:
         pass_times["frontend"] = pass_times.get("frontend", 0.0) + time.perf_counter() - t0
+    return compile_ir(module, options, kernels, print_after, out, stats, machine, pass_times,
+                      sources[0].name if sources else "")
+
+
+def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kernels: list[str] | None = None,
+               print_after: str | None = None, out: TextIO | None = None,
+               stats: dict[str, KernelStats] | None = None, machine: Machine | None = None,
+               pass_times: dict[str, float] | None = None, source_name: str = "") -> ObjectFile:
+    """The back half of :func:`compile_module`, from a linked IR ``module`` (changed in place): the ``-O``
+    pipeline (or ``options.passes``) and the backend, for ``kernels`` (all when None).  ``xcc link`` enters here
+    with the IR of ``.xo`` objects (xcc.lto)."""
+    check_print_after(print_after)
+    machine = machine or load_machine(options.machine)
     names = [f.name for f in module.functions if f.is_entry]
     if kernels is not None:
         missing = [k for k in kernels if k not in names]
@@ -192,7 +204,7 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
             stats[k.name] = KernelStats(k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes,
                                         round((time.perf_counter() - t0) * 1000, 3), k.barriers, k.local_bytes,
                                         report["pred_spills"].count, k.spill_stores, k.spill_loads)
-    return ObjectFile(images, options.arch, sources[0].name if sources else "", dict(module.source_files))
+    return ObjectFile(images, options.arch, source_name, dict(module.source_files))
 
 
 def kernel_names(sources: list[Source]) -> list[str]:
