@@ -166,6 +166,9 @@ def main() -> None:
     t0 = time.perf_counter()
     figs = microbench.measure()
     lines += microbench.markdown_section(figs, seconds=time.perf_counter() - t0) + [""]
+    import opt_levels  # bench/opt_levels.py: cycles per -O level, -G PTX, code size against ptxas, time per pass
+
+    lines += [opt_levels.opt_levels_section()]
     out = ROOT / "docs" / "BENCHMARKS.md"
     out.write_text("\n".join(lines))
     print("\n".join(lines))
