@@ -24,6 +24,7 @@ import numpy as np
 from xcc.ir.cfg import Loop, dominators, natural_loops, reverse_postorder
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.evaluate import evaluate
+from xcc.ir.rewrite import replace_uses
 from xcc.semantics.bits import UDTYPE
 
 
@@ -107,6 +108,27 @@ def ensure_preheader(fn: Function, loop: Loop) -> Block:
     pre.append(Instruction("br", None, [], None, {"targets": [h]}, term0.loc, term0.debug_loc))
     fn.blocks.insert(fn.blocks.index(h), pre)
     return pre
+
+
+def remove_trivial_phis(fn: Function) -> None:
+    """Replace each phi whose operands are one value ``v`` and the phi itself by ``v`` (to a fixed point)."""
+    changed = True
+    while changed:
+        changed = False
+        repl: dict[Value, Value] = {}
+        for b in fn.blocks:
+            kept = []
+            for phi in b.phis:
+                others = {id(a): a for a in phi.args if a is not phi.result}
+                target = next(iter(others.values())) if len(others) == 1 else None
+                if target is not None and target not in repl:  # (never a cycle of replacements)
+                    repl[phi.result] = target
+                else:
+                    kept.append(phi)
+            b.phis = kept
+        if repl:
+            replace_uses(fn, repl)
+            changed = True
 
 
 def _fresh_name(fn: Function, base: str) -> str:

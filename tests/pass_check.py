@@ -60,3 +60,23 @@ def timed_pass(mod: Module, name: str) -> float:
     t0 = time.perf_counter()
     PassManager([name]).run(mod)
     return time.perf_counter() - t0
+
+
+def run_ptx(text: str, entry: str, passes: str | list, grid, block, args: list, outputs: list[int]) -> list:
+    """Launch kernel ``entry`` of PTX ``text`` after ``passes`` on the IR interpreter; the host copies of the
+    buffers ``outputs`` (indices into ``args``) afterwards."""
+    mod = PassManager(passes, verify=True).run(frontend([read_source(text, "t.ptx")]))
+    device = Device()
+    dev = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in args]
+    IRFunction(mod, entry, device).launch(grid, block, dev)
+    return [dev[i].copy_to_host() for i in outputs]
+
+
+def same_on_ir(text: str, entry: str, passes: str | list, grid, block, args: list, outputs: list[int]) -> list:
+    """:func:`run_ptx` with no pass and with ``passes``: the outputs must be bit-identical; returns them."""
+    before = run_ptx(text, entry, [], grid, block, [a.copy() if isinstance(a, np.ndarray) else a for a in args],
+                     outputs)
+    after = run_ptx(text, entry, passes, grid, block, args, outputs)
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    return after
