@@ -32,6 +32,12 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# Regenerate frontend/ptx_standalone.py (Lark's runtime + the LALR tables of frontend/ptx.lark) after
+# editing the grammar; tests/test_parser_tables.py fails while it is out of date.
+.PHONY: parser
+parser: $(STAMP)
+	$(BIN)/python -m xcc.frontend.gen_parser
+
 # Regenerate the examples' PTX (needs nvcc; the PTX is committed so nothing else does).
 # Every examples/X.cu gives X.sm_80.ptx and X.sm_90.ptx (-O3); the PTX_RDC stems are compiled
 # with -rdc=true (separate compilation); the PTX_DEBUG / PTX_LINEINFO stems also give

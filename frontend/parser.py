@@ -1,7 +1,9 @@
 """PTX text -> :class:`xcc.frontend.ast.Module`.
 
-The Lark LALR parser (grammar in ``ptx.lark``) is built once per process, lazily, with the
-transformer below embedded, so no parse tree is materialised. After parsing,
+The Lark LALR parser (grammar in ``ptx.lark``) is loaded once per process, lazily, from the
+generated module ``ptx_standalone.py`` (Lark's runtime and the precomputed LALR tables, made by
+``gen_parser.py``; ``make parser`` after editing the grammar), with the transformer below embedded,
+so no parse tree is materialised and the ``lark`` package is not imported. After parsing,
 :func:`_finish_body` gives each instruction its ``.loc`` debug position, turns plain
 identifiers declared by ``.reg`` into :class:`~ast.Reg`, and collects ``.file`` entries;
 then :func:`xcc.frontend.checker.check` runs the semantic checks.
@@ -22,15 +24,21 @@ import dataclasses
 import re
 import struct
 import threading
-from pathlib import Path
-
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.lexer import PatternStr
 
 from xcc.diagnostics import PtxSyntaxError, SourceLoc, XccError, raise_errors
 from xcc.frontend import ast
 from xcc.frontend.checker import RegScope, check
+from xcc.frontend.ptx_standalone import (
+    Lark,
+    Lark_StandAlone,
+    PatternStr,
+    Token,
+    Transformer,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 
 SPECIAL_REGS = frozenset(
     """tid ntid laneid warpid nwarpid ctaid nctaid smid nsmid gridid is_explicit_cluster clusterid
@@ -108,15 +116,12 @@ _LARK: Lark | None = None
 
 
 def _get_parser() -> Lark:
-    """The LALR parser, built on first use (about 80 ms, once per process). Positions come from
-    the tokens themselves, so Lark's position propagation (15% of the parse time) is off. Lark's
-    own table cache is a pickle; xcc does not load pickles from a cache directory (issue 7), so
-    the tables are rebuilt per process: the JIT's hit path never parses."""
+    """The LALR parser, loaded on first use from the committed tables (a few ms; building them from
+    the grammar took about 250 ms, see gen_parser.py). Positions come from the tokens themselves, so
+    Lark's position propagation (15% of the parse time) is off (gen_parser.LARK_OPTIONS)."""
     global _LARK
     if _LARK is None:
-        grammar = Path(__file__).with_name("ptx.lark").read_text()
-        _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=False,
-                     maybe_placeholders=False, transformer=_BUILDER)
+        _LARK = Lark_StandAlone(transformer=_BUILDER)
     return _LARK
 
 
