@@ -3,6 +3,7 @@
 ``debug_cases()`` are the kernels of every ``examples/*.debug.ptx`` (nvcc ``-G`` builds, the scalar passes'
 main target) that have a launch: a :class:`kernel_cases.KernelCase` with the file's stem and entry name, or
 one of :data:`EXTRA_LAUNCHES` (the call-heavy kernels that tests/test_calls.py checks by hand).
+``debug_cases(one_per_file=True)`` keeps the first kernel of each file (the fast tier's sample).
 ``corpus_cases()`` are every kernel case of ``kernel_cases.ALL_CASES`` on its default arch.
 :func:`assert_pass_preserves` runs a case with no passes and with ``passes`` (verifying the IR after each)
 and compares every output buffer bit for bit.
@@ -78,7 +79,8 @@ EXTRA_LAUNCHES = {
 }
 
 
-def debug_cases() -> list[PassCase]:
+def debug_cases(one_per_file: bool = False) -> list[PassCase]:
+    """The -G kernels with a launch; ``one_per_file``: only the first of each file (the fast tier)."""
     out = []
     for path in sorted(EXAMPLES.glob("*.debug.ptx")):
         stem = path.name.split(".")[0]
@@ -90,6 +92,11 @@ def debug_cases() -> list[PassCase]:
             for name, make in EXTRA_LAUNCHES.get(stem, []):
                 if name == entry:
                     out.append(PassCase(f"{path.name}:{name}", path, entry, make))
+    if one_per_file:
+        firsts = {}
+        for c in out:
+            firsts.setdefault(c.path, c)
+        return list(firsts.values())
     return out
 
 

@@ -16,13 +16,13 @@ from xcc.ir.verifier import verify_function
 from xcc.passes.copyprop import CopyPropagation, copy_source
 
 
-@pytest.mark.parametrize("case", debug_cases(), ids=repr)
+@pytest.mark.parametrize("case", debug_cases(one_per_file=True), ids=repr)
 def test_debug_kernels_bit_identical(case):
     assert_pass_preserves("copyprop", case, before="simplifycfg,sccp")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", corpus_cases(), ids=repr)
+@pytest.mark.parametrize("case", debug_cases() + corpus_cases(), ids=repr)
 def test_corpus_bit_identical(case):
     assert_pass_preserves("copyprop", case)
 

@@ -15,13 +15,13 @@ from xcc.passes import PassManager
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
 
-@pytest.mark.parametrize("case", debug_cases(), ids=repr)
+@pytest.mark.parametrize("case", debug_cases(one_per_file=True), ids=repr)
 def test_debug_kernels_bit_identical(case):
     assert_pass_preserves("sccp", case, before="simplifycfg")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", corpus_cases(), ids=repr)
+@pytest.mark.parametrize("case", debug_cases() + corpus_cases(), ids=repr)
 def test_corpus_bit_identical(case):
     assert_pass_preserves("sccp", case)
 

@@ -14,7 +14,7 @@ from xcc.passes import PassManager
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
 
-@pytest.mark.parametrize("case", debug_cases(), ids=repr)
+@pytest.mark.parametrize("case", debug_cases(one_per_file=True), ids=repr)
 def test_debug_kernels_bit_identical(case):
     before = sum(len(f.blocks) for f in build_text(case.path.read_text()).functions)
     mod = assert_pass_preserves("simplifycfg", case)
@@ -26,7 +26,7 @@ def test_debug_kernels_bit_identical(case):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", corpus_cases(), ids=repr)
+@pytest.mark.parametrize("case", debug_cases() + corpus_cases(), ids=repr)
 def test_corpus_bit_identical(case):
     assert_pass_preserves("simplifycfg", case)
 
