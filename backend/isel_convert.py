@@ -148,6 +148,16 @@ class ConvertSelection(SelectorCore):
         else:
             self.emit("F2I", d=d, a=self.reg(a), mods={**({"type": "U32"} if not signed else {}), "rnd": rnd, **ftz})
 
+    def _needs_zext(self, a: Value, st: ScalarType) -> bool:
+        """Whether reading ``a`` as the unsigned ``st`` (narrower than 32 bits) must clear its high bits: PTX
+        takes a wider register's low ``st.bits`` bits (``cvt.u32.u8 %r, %r32``); a value loaded or converted
+        as ``st`` or narrower is already zero-extended."""
+        if st.kind == "s" or st.bits >= 32 or isinstance(a, Const) or a.type.bits <= st.bits:
+            return False
+        d = self.def_of(a)
+        return not (d is not None and d.op in ("ld", "ld_param", "cvt") and d.type is not None
+                    and d.type.kind in ("u", "b") and d.type.bits <= st.bits)
+
     def _cvt_int(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType):
         if dt.bits == 64:
             lo = Half(d, 0)
@@ -157,6 +167,10 @@ class ConvertSelection(SelectorCore):
             src = self.reg(a)
             if st.kind == "s" and st.bits < 32:
                 src = self._sext(a, st.bits)
+            elif self._needs_zext(a, st):
+                src = new_vreg(1)
+                self.emit("LOP3", d=src, a=self.reg(a), b=Imm((1 << st.bits) - 1), c=RZ,
+                          mods={"lut": f"{LUT_AND:#04x}"})
             self.emit("MOV", d=lo, b=src)
             if st.kind == "s":
                 self.emit("SHR", d=Half(d, 1), a=src, b=Imm(31), mods={"type": "S32"})
@@ -170,6 +184,8 @@ class ConvertSelection(SelectorCore):
             self.emit("SGXT", d=d, a=self.reg(a), b=Imm(st.bits))
             if dt.bits < 32:
                 self.emit("LOP3", d=d, a=d, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+        elif dt.bits >= st.bits and self._needs_zext(a, st):
+            self.emit("LOP3", d=d, a=self.reg(a), b=Imm((1 << st.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
         elif dt.bits >= st.bits:
             self.emit("MOV", d=d, b=src)
         else:

@@ -66,6 +66,7 @@ class SelectorCore:
         self.fn = fn
         self.uniform_branches = False  # mark branches on warp-uniform predicates (BackendOptions.uniform_branches)
         self._uniformity = None
+        self._defs: dict[Value, Instruction] | None = None
         self.vregs: dict[Value, VReg] = {}
         self.cbank: dict[Value, CBank] = {}  # values that are a constant-bank word
         self.out: list[MInst] = []
@@ -106,6 +107,12 @@ class SelectorCore:
                inst.debug_loc if inst is not None else None, mods, **ops)
         self.out.append(m)
         return m
+
+    def def_of(self, v: Value) -> Instruction | None:
+        """The instruction of this function that defines ``v`` (None for phis, constants and parameters)."""
+        if self._defs is None:
+            self._defs = {i.result: i for i in self.fn.instructions() if i.result is not None}
+        return self._defs.get(v)
 
     def vreg(self, v: Value) -> VReg:
         """The virtual register of an SSA value (created on first mention)."""

@@ -60,8 +60,6 @@ LEVELS = (0, 1, 2, 3)
 KNOWN_BUGS: dict[str, str] = {
     # mnemonic -> the bug it triggers; the generator leaves these out unless told otherwise (``--no-avoid``), and
     # test_translation_validation.py holds a strict-xfail reproducer for each, which fails once the bug is fixed.
-    "cvt.u32.u8": "backend: cvt.u32.u8 of a 32-bit register is not zero-extended (the source is copied)",
-    "cvt.u32.u16": "backend: cvt.u32.u16 of a 32-bit register is not zero-extended (the source is copied)",
 }
 MAX_STEPS = 200_000  # the watchdog's limit: a generated program needs a few thousand scheduler steps
 
