@@ -234,7 +234,7 @@ def _ratio(a, b) -> str:
 
 def table(rows: list[Row], times: dict[str, dict[str, float]], summary: dict, passes: str | None) -> list[str]:
     """The markdown lines: per-case table, targets, failures, seconds per pass."""
-    lines = [f"Pipeline at -O3: `{passes}`" if passes else "Pipeline at -O3: the -O3 default", "",
+    lines = [f"Pipeline at -O3: `{passes}`" if passes is not None else "Pipeline at -O3: the -O3 default", "",
              "| kernel | cycles -O0 | -O1 | -O3 | O0/O3 | -G -O0 | -G -O3 | G O0/O3 | G/O3 | regs xcc | ptxas | -G | "
              "instr xcc | ptxas | -G |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
