@@ -2,6 +2,8 @@
 
     xcc compile [-arch=xg1] [-O0..-O3] [--maxrregcount=N] [--machine=FILE] [-v] [--stats-json FILE]
                 [--print-after=PASS|all] -o out.xbin in.ptx...
+    xcc compile -c [options] -o out.xo in.ptx...          (a relocatable object: IR, for xcc link)
+    xcc link [-O0..-O3] [options] -o out.xbin in.xo|in.ptx...
     xcc check in.ptx...
     xcc disasm out.xbin
     xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--engine isa|ir]
@@ -73,8 +75,10 @@ def cli() -> None:
 @click.option("--verify-ir", is_flag=True, help="Verify the IR after every pass and the machine code after every "
               "backend stage (debug mode).")
 @click.option("--time-passes", is_flag=True, help="Print the time of each pass and backend stage (-ftime-report).")
+@click.option("-c", "relocatable", is_flag=True, help="Write one .xo relocatable object holding the inputs' IR after "
+              "the -O pipeline, externs unresolved allowed, for `xcc link` (as ptxas -c / nvcc -dc).")
 def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, stats_json, passes, list_passes,
-            print_after, verify_ir, time_passes):
+            print_after, verify_ir, time_passes, relocatable):
     """Compile PTX files into one .xbin object file."""
     from xcc.driver import CompileOptions, KernelStats, Source, check_print_after, compile_module, read_source
 
@@ -97,6 +101,12 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
         if not isinstance(s, Source):
             raise XccError(f"{p}: is already an .xbin object file")
         sources.append(s)
+    if relocatable:  # -c: the IR in an .xo (docs/xo-format.md), linked later by `xcc link`
+        from xcc.lto import compile_relocatable
+
+        xo = compile_relocatable(sources, options, print_after=print_after, out=sys.stderr)
+        _write_atomically(output or inputs[0].with_suffix(".xo"), xo.to_bytes())
+        return
     stats: dict[str, KernelStats] = {}
     times: dict[str, float] | None = {} if time_passes else None
     obj = compile_module(sources, options, print_after=print_after, out=sys.stderr, stats=stats, pass_times=times)
@@ -121,6 +131,34 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
         data = {n: {"registers": k.registers, "instructions": k.instructions, "shared_bytes": k.shared_bytes,
                     "local_bytes": k.local_bytes, "spill_bytes": k.spill_bytes, "compile_ms": k.compile_ms} for n, k in stats.items()}
         _write_atomically(stats_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output .xbin file.")
+@click.option("--arch", default="xg1", show_default=True, help="Target architecture.")
+@click.option("--opt-level", type=click.IntRange(0, 3), default=3, show_default=True, help="-O0 .. -O3.")
+@click.option("--maxrregcount", type=int, default=255, show_default=True, help="Registers per thread at most.")
+@click.option("--machine", default="xg1", show_default=True, help="Machine description (name or TOML file).")
+@click.option("--passes", "passes", help="IR pass pipeline replacing the -O level's (after the link-time passes).")
+@click.option("--print-after", help="Print the IR or machine code after a pass or backend stage (or 'all').")
+@click.option("--verify-ir", is_flag=True, help="Verify the IR after every pass (debug mode).")
+@click.option("-v", "--verbose", is_flag=True, help="Report registers, shared memory and size per kernel.")
+def link(inputs, output, arch, opt_level, maxrregcount, machine, passes, print_after, verify_ir, verbose):
+    """Link .xo objects (xcc compile -c) and PTX files into one .xbin, optimising across them (LTO)."""
+    from xcc.driver import CompileOptions, KernelStats
+    from xcc.lto import link as link_objects
+
+    options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=maxrregcount, machine=machine,
+                             verify=verify_ir, passes=passes)
+    stats: dict[str, KernelStats] = {}
+    obj = link_objects(list(inputs), options, print_after=print_after, out=sys.stderr, stats=stats)
+    _write_atomically(output or inputs[0].with_suffix(".xbin"), obj.to_bytes())
+    if verbose:
+        for name, k in stats.items():
+            click.echo(f"xcc info    : Linked entry function '{name}' for '{arch}': used {k.registers} registers, "
+                       f"{k.local_bytes} bytes stack frame, {k.shared_bytes} bytes smem, {k.instructions} "
+                       "instructions", err=True)
 
 
 def _report_times(times: dict[str, float]) -> None:

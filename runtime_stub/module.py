@@ -23,7 +23,8 @@ import numpy as np
 from xcc.backend.objfile import KernelImage, ObjectFile
 from xcc.cache import JitCache, cache_key
 from xcc.diagnostics import LaunchError, XccError
-from xcc.driver import CompileOptions, Source, compile_module, kernel_names, read_source
+from xcc.driver import CompileOptions, Source, compile_module, kernel_names
+from xcc.lto import RelocatableObject, read_input
 from xcc.runtime.device import Device, DeviceArray, default_device
 from xcc.runtime.launch import Function
 from xcc.sim.memory import ModuleGlobals
@@ -130,7 +131,9 @@ class Module:
 
 def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
                 device: Device | None = None, engine: str = "isa", passes: str | None = None) -> Module:
-    """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these.
+    """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these.  A list
+    with ``.xo`` relocatable objects (``xcc compile -c``) among its PTX is linked with link-time
+    optimisation first, as ``xcc link`` does (:mod:`xcc.lto`).
 
     ``passes`` is an IR pass pipeline replacing the ``opt_level``'s (as ``xcc compile --passes``).
 
@@ -142,7 +145,9 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
     options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=max_registers,
                              machine=device.machine.name, passes=passes)
     items = src if isinstance(src, list | tuple) else [src]
-    read = [read_source(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>") for i, s in enumerate(items)]
+    read = [read_input(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>") for i, s in enumerate(items)]
+    if any(isinstance(r, RelocatableObject) for r in read):
+        return _linked_module(read, options, device, engine)
     images = [r for r in read if isinstance(r, bytes)]
     if images:
         if engine == "ir":
@@ -152,3 +157,23 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
         image = ObjectFile.from_bytes(images[0], str(items[0]) if isinstance(items[0], str | Path) else "<xbin>")
         return Module(None, image, options, device)
     return Module(read, None, options, device, engine)
+
+
+def _linked_module(read: list, options: CompileOptions, device: Device, engine: str) -> Module:
+    """A module of ``.xo`` objects and PTX linked with LTO (:func:`xcc.lto.link`): compiled whole at load (the JIT
+    cache is keyed on every input's bytes), or for engine "ir" the linked IR after the ``-O`` pipeline."""
+    from xcc.driver import optimise
+    from xcc.lto import link, link_program
+
+    if any(isinstance(r, bytes) for r in read):
+        raise XccError("an .xbin image cannot be linked with other sources")
+    if engine == "ir":
+        mod = Module(None, None, options, device, engine)
+        mod._ir = optimise(link_program(read, options), options)
+        mod._names = [f.name for f in mod._ir.functions if f.is_entry]
+        return mod
+    parts = [r.to_bytes() if isinstance(r, RelocatableObject) else r.text.encode() for r in read]
+    key = cache_key(parts, None, {**options.key(), "link": True}, device.machine.hash)
+    data, _hit = jit_cache().get_or_compile(key, lambda: link(read, options, machine=device.machine).to_bytes(),
+                                            lambda b: ObjectFile.from_bytes(b, "cache entry"))
+    return Module(None, ObjectFile.from_bytes(data, "cache entry"), options, device)

@@ -50,8 +50,9 @@ def _rename(m: Module, names: dict[str, str]) -> None:
                    for v in m.variables]
 
 
-def link_modules(modules: list[Module]) -> Module:
-    """One module holding every function and variable of ``modules``, with externs resolved."""
+def link_modules(modules: list[Module], partial: bool = False) -> Module:
+    """One module holding every function and variable of ``modules``, with externs resolved.  With ``partial``
+    (``xcc compile -c``, as ``ptxas -c``) an extern no module defines stays declared for a later link."""
     # Private names used by more than one module, or also global somewhere: rename all but the first.
     def is_global(obj) -> bool:
         return obj.linkage in _GLOBAL or (isinstance(obj, Function) and obj.is_entry)
@@ -94,6 +95,10 @@ def link_modules(modules: list[Module]) -> Module:
                 declarations.setdefault(name, m.declarations[name])
                 continue
             found = defs.get(name)
+            if found is None and partial:
+                if kind == "function":
+                    declarations.setdefault(name, m.declarations[name])
+                continue
             if found is None:
                 others = ", ".join(x.filename for x in modules if x is not m)
                 where = f"not defined (.visible) in {others}" if others else "and no other module was linked with it"
@@ -107,7 +112,7 @@ def link_modules(modules: list[Module]) -> Module:
     variables, seen = [], set()
     for m in modules:
         for v in m.variables:
-            if v.extern and _is_symbol(v):
+            if v.extern and _is_symbol(v) and not (partial and v.name not in defs):
                 continue  # resolved to its definition
             if v.name in seen or (is_global(v) and defs[v.name][1] is not v):
                 continue

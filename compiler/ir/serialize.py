@@ -6,6 +6,7 @@ The document (UTF-8 JSON, keys sorted, so the same module always gives the same 
 
     {"format": "xcc-ir", "version": 1, "filename": ..., "files": {"1": "a.cu"},
      "locs": [[file, line, col, source line or null], ...],         source places, each once
+     "consts": [[type, bits], ...],                                   constants, each object once
      "variables": [VAR...], "declarations": [["f", loc | null]...],
      "functions": [{"name", "entry", "linkage", "loc", "directives": [[name, [int...]]...],
                     "params": [PARAM...], "rets": [PARAM...], "variables": [VAR...],
@@ -14,7 +15,8 @@ The document (UTF-8 JSON, keys sorted, so the same module always gives the same 
                                            [[attr, VALUE]...], loc | null, debug_loc | null]...]}]}]}
 
 Values are numbered per function in order of definition (each block's phis, then its instructions); an
-ARG is that number, or ``[type, bits]`` for a constant.  PARAM is ``[name, type, offset, size, align]``,
+ARG is that number, or ``[k]`` for constant ``k`` of the table (a constant object used in several places is
+one entry: code generation tells shared constants apart, so the round trip keeps the sharing).  PARAM is ``[name, type, offset, size, align]``,
 VAR ``[name, space, size, align, init hex | null, extern, linkage, [[offset, function]...]]``.  Attribute
 values are JSON scalars as they are, and tagged otherwise: ``{"list": [...]}``, ``{"tuple": [...]}``,
 ``{"blocks": [index...]}`` (branch targets), ``{"float": hex}``, ``{"dict": [[key, value]...]}``.
@@ -45,7 +47,7 @@ def dump_module(module: Module) -> bytes:
            "variables": [_var(v) for v in module.variables],
            "declarations": [[n, w.loc(loc)] for n, loc in module.declarations.items()],
            "functions": [w.function(f) for f in module.functions]}
-    doc["locs"] = w.locs
+    doc["locs"], doc["consts"] = w.locs, w.consts
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
@@ -92,6 +94,8 @@ class _Writer:
     def __init__(self):
         self.locs: list[list] = []
         self._loc_index: dict[SourceLoc, int] = {}
+        self.consts: list[list] = []
+        self._const_index: dict[Const, int] = {}  # by identity: code generation tells shared constants apart
 
     def loc(self, loc: SourceLoc | None) -> int | None:
         if loc is None:
@@ -114,7 +118,10 @@ class _Writer:
 
         def arg(v: Value):
             if isinstance(v, Const):
-                return [v.type.name, v.bits]
+                if v not in self._const_index:
+                    self._const_index[v] = len(self.consts)
+                    self.consts.append([v.type.name, v.bits])
+                return [self._const_index[v]]
             if v not in number:
                 raise XccError(f"cannot serialise '{f.name}': a value used but defined nowhere in it")
             return number[v]
@@ -156,6 +163,7 @@ class _Reader:
         self.name = name
         self.path: list[str] = []
         self.locs: list[SourceLoc] = []
+        self.consts: list[Const] = []
 
     def where(self) -> str:
         return ".".join(self.path) or "the top level"
@@ -164,6 +172,8 @@ class _Reader:
         self.path = ["locs"]
         self.locs = [SourceLoc(_str(f), _int(ln), _int(col), None if src is None else _str(src))
                      for f, ln, col, src in doc["locs"]]
+        self.path = ["consts"]
+        self.consts = [Const(_type(t), _int(bits)) for t, bits in doc["consts"]]
         self.path = ["variables"]
         variables = [_read_var(v) for v in doc["variables"]]
         self.path = ["declarations"]
@@ -191,7 +201,8 @@ class _Reader:
 
         def arg(a) -> Value:
             if isinstance(a, list):
-                return Const(_type(a[0]), _int(a[1]))
+                (k,) = a
+                return self.consts[_int(k)]
             return values[_int(a)]
 
         def attr(v):
