@@ -21,7 +21,10 @@ What it generates, and why each is free of undefined behaviour (PTX ISA 8.x, "In
   in converged code; warp ``shfl.sync`` (up/down/bfly/idx) and ``vote.sync`` (ballot/any/all/uni) only in
   converged code (blocks are whole warps); ``activemask`` only before the kernel's first divergent branch (after a
   divergent region PTX does not promise that the threads run together again: the IR interpreter, for one, runs
-  the threads that skipped a call on ahead of those inside it);
+  the threads that skipped a call on ahead of those inside it); and no warp collective after a call in divergent
+  code, nor a ``bar.sync`` (the known "no reconvergence after a divergent loop with a call" of
+  tests/test_debug_builds.py: the IR interpreter runs ``shfl.sync``/``vote.sync`` with a full member mask on part
+  of the warp, and compiled code deadlocks at the next ``bar.sync``, part of the warp still at the loop's BSYNC);
 * ``.local`` memory as nvcc ``-G`` uses it (a ``__local_depot`` addressed through ``%SPL``, and generically through
   ``%SP = cvta.local %SPL``): slots zeroed first, every index masked into the array;
 * global loads from the input buffer at masked indices (in bounds), with the address arithmetic repeated as
@@ -44,7 +47,8 @@ NV32, NV64, NVF = 6, 2, 3  # variables of each kind
 NSCRATCH = 8  # per-thread scratch words in the output buffer (stored and loaded back)
 NLOCAL = 8  # u32 slots of the kernel's .local depot
 OUT_WORDS = 32  # output words per thread: 2*NV64 + NV32 + NVF + NSCRATCH + NLOCAL <= 32
-V64_AT, V32_AT, VF_AT, SCRATCH_AT, LOCAL_AT = 0, 2 * NV64, 2 * NV64 + NV32, 2 * NV64 + NV32 + NVF, 24
+V64_AT, V32_AT, VF_AT, SCRATCH_AT, LOCAL_AT = 0, 2 * NV64, 2 * NV64 + NV32, 16, 24  # scratch 16-byte aligned
+assert VF_AT + NVF <= SCRATCH_AT
 assert SCRATCH_AT + NSCRATCH <= LOCAL_AT and LOCAL_AT + NLOCAL <= OUT_WORDS
 
 
@@ -153,7 +157,7 @@ def _render_func(fn: Func) -> str:
         head = f".func (.param .b32 {fn.name}_ret) {fn.name}(\n{params}\n)"
     lines = [head, "{"]
     if fn.depot:
-        lines.append(f"\t.local .align 8 .b8 __local_depot_{fn.name}[{fn.depot}];")
+        lines.append(f"\t.local .align 16 .b8 __local_depot_{fn.name}[{fn.depot}];")
     for prefix, (typ, count) in fn.regs.items():  # a count of 0: one register of that name
         lines.append(f"\t.reg .{typ} %{prefix}<{count}>;" if count else f"\t.reg .{typ} %{prefix};")
     lines += ["\t" + x for x in fn.prologue]
@@ -225,10 +229,11 @@ class _Gen:
         self.labels = 0
         self.avoid = avoid
         self.diverged = False  # has the kernel branched on a thread-dependent value yet?
+        self.divergent_call = False  # has it called a function in divergent code yet?
 
     # -- registers of the function being generated
     def start(self, fn_name: str, entry: bool):
-        self.fn_name, self.entry, self.diverged = fn_name, entry, False
+        self.fn_name, self.entry, self.diverged, self.divergent_call = fn_name, entry, False, False
         self.count = {"t": 0, "td": 0, "tf": 0, "p": 0, "c": 0, "b": 0}
 
     def tmp(self, kind: str) -> str:
@@ -271,11 +276,14 @@ class _Gen:
 
     def stmt(self, ctx: dict, budget: int):
         r = self.rng
-        kinds = ["int"] * 6 + ["int64"] * 2 + ["f32"] * 3 + ["pred"] * 3 + ["divrem", "bits", "cvt"]
+        kinds = ["int"] * 6 + ["int64"] * 2 + ["f32"] * 3 + ["pred"] * 3 + ["divrem", "bits", "cvt", "const",
+                                                                            "invariant"]
         if ctx["entry"]:
-            kinds += ["load", "load", "scratch", "scratch", "local", "local", "localvar"]
+            kinds += ["load", "load", "scratch", "scratch", "local", "local", "localvar", "vector"]
+            if ctx["counter"] is not None:
+                kinds += ["loopload", "loopload"]
             if ctx["converged"]:
-                kinds += ["shared", "warp", "warp"]
+                kinds += ["shared", "warp", "warp"] * (not self.divergent_call)
         if self.callees:
             kinds += ["call", "call"]
         if ctx["depth"] < 3 and budget > 3:
@@ -339,7 +347,7 @@ class _Gen:
         breaks = form == "while" and r.random() < 0.3  # early exits (which make the loop divergent)
         self.diverged |= divergent or breaks
         inner = dict(ctx, depth=ctx["depth"] + 1, converged=ctx["converged"] and not divergent and not breaks,
-                     break_to=f"{loop.label}_end" if breaks else None)
+                     break_to=f"{loop.label}_end" if breaks else None, counter=c)
         n = min(budget - 1, r.randrange(1, 5))
         loop.body = self.stmts(inner, n)
         if r.random() < 0.5 and "add.s32" not in self.avoid:  # the counter as a value
@@ -449,9 +457,58 @@ class _Gen:
                       f"ld{space}.u32 {self.v32()}, [{a2}+{4 * r.randrange(0, NIN // 2)}];"]
         return lines
 
-    def s_scratch(self, ctx):
-        """Store to / load from the thread's scratch words (constant or masked index)."""
+    def s_const(self, ctx):
+        """A constant into a variable (food for constant propagation)."""
         r = self.rng
+        k = r.randrange(3)
+        if k == 0:
+            return [f"mov.u32 {self.v32()}, {self.imm32()};"]
+        if k == 1:
+            return [f"mov.f32 {self.vf()}, {r.choice(F32_CONSTS)};"]
+        return [f"mov.u64 {self.v64()}, {r.choice([0, 1, 1 << 33, -5])};"]
+
+    def s_invariant(self, ctx):
+        """A value of the uniform parameter and constants only (loop-invariant wherever it stands), or a load at
+        such an index."""
+        r = self.rng
+        src = "%n" if ctx["entry"] else str(r.randrange(0, 9))
+        if not ctx["entry"] or r.random() < 0.5:
+            return [f"mad.lo.s32 {self.v32()}, {src}, {r.randrange(1, 40)}, {r.randrange(0, 9)};"]
+        t, o, a = self.tmp("t"), self.tmp("td"), self.tmp("td")
+        return [f"and.b32 {t}, %n, {NIN // 2 - 1};", f"mul.wide.u32 {o}, {t}, 4;", f"add.s64 {a}, %in, {o};",
+                f"ld.global.u32 {self.v32()}, [{a}+{4 * r.randrange(0, 16)}];"]
+
+    def s_vector(self, ctx):
+        """Four adjacent, 16-byte aligned words: loaded from the input into variables, or stored to the scratch
+        words (what a load/store vectoriser merges)."""
+        r = self.rng
+        if r.random() < 0.5:
+            t, o, a = self.tmp("t"), self.tmp("td"), self.tmp("td")
+            lines = [f"and.b32 {t}, {self.v32()}, {NIN - 4};", f"mul.wide.u32 {o}, {t}, 4;",
+                     f"add.s64 {a}, %in, {o};"]
+            dests = r.sample(range(self.nv32), 4)
+            return lines + [f"ld.global.u32 %v{d}, [{a}+{4 * i}];" for i, d in enumerate(dests)]
+        base = 4 * (SCRATCH_AT + 4 * r.randrange(NSCRATCH // 4))
+        return [f"st.global.u32 [%outp+{base + 4 * i}], {self.op32()};" for i in range(4)]
+
+    def s_loopload(self, ctx):
+        """A load at the innermost loop's counter (an induction variable: at most 4) plus a masked offset."""
+        r = self.rng
+        t, o, a = self.tmp("t"), self.tmp("td"), self.tmp("td")
+        if r.random() < 0.5:
+            return [f"mul.wide.u32 {o}, {ctx['counter']}, 4;", f"add.s64 {a}, %in, {o};",
+                    f"ld.global.u32 {self.v32()}, [{a}+{4 * r.randrange(0, 64)}];"]
+        return [f"shl.b32 {t}, {ctx['counter']}, 2;", f"add.s32 {t}, {t}, {4 * r.randrange(0, 64)};",
+                f"cvt.u64.u32 {o}, {t};", f"add.s64 {a}, %in, {o};", f"ld.global.u32 {self.v32()}, [{a}];",
+                f"st.global.u32 [%outp+{4 * (SCRATCH_AT + r.randrange(NSCRATCH))}], {self.v32()};"]
+
+    def s_scratch(self, ctx):
+        """Store to / load from the thread's scratch words (constant or masked index; a store stored over)."""
+        r = self.rng
+        if r.random() < 0.15:
+            off = 4 * (SCRATCH_AT + r.randrange(NSCRATCH))
+            return [f"st.global.u32 [%outp+{off}], {self.v32()};", f"ld.global.u32 {self.v32()}, [%outp+{off}];",
+                    f"st.global.u32 [%outp+{off}], {self.op32()};"]
         if r.random() < 0.5:
             off = 4 * (SCRATCH_AT + r.randrange(NSCRATCH))
             if r.random() < 0.5:
@@ -538,6 +595,7 @@ class _Gen:
         lines.append("\t.param .b32 retval0;")
         args = ", ".join(f"param{i}" for i in range(callee.nparams))
         uni = ".uni" if ctx["converged"] else ""
+        self.divergent_call |= not ctx["converged"]
         lines += [f"\tcall{uni} (retval0), {callee.name}, ({args});", f"\tld.param.b32 {self.v32()}, [retval0];", "}"]
         return lines
 
@@ -558,7 +616,7 @@ def _device_function(g: _Gen, index: int, callees: list[Func]) -> Func:
     prologue = [f"ld.param.u32 %v{i}, [{name}_param_{i % nparams}];" for i in range(4)]
     prologue += [f"cvt.u64.u32 %vd{i}, %v{i};" for i in range(NV64)]
     prologue += [f"cvt.rn.f32.s32 %vf{i}, %v{i};" for i in range(NVF)]
-    ctx = {"entry": False, "converged": False, "depth": 1, "break_to": None}
+    ctx = {"entry": False, "converged": False, "depth": 1, "break_to": None, "counter": None}
     body = g.stmts(ctx, r.randrange(2, 7))
     epilogue = ["xor.b32 %v0, %v0, %v1;", "add.s32 %v0, %v0, %v2;", "cvt.rzi.s32.f32 %v3, %vf0;",
                 "add.s32 %v0, %v0, %v3;", "cvt.u32.u64 %v3, %vd0;", "xor.b32 %v0, %v0, %v3;",
@@ -584,7 +642,7 @@ def _kernel(g: _Gen, callees: list[Func], block: int, size: int) -> Func:
     for i in range(NVF):
         pro += [f"shr.s32 %gid_t, %v{i + 2}, 22;", f"cvt.rn.f32.s32 %vf{i}, %gid_t;"]
     pro += [f"st.local.u32 [%SPL+{4 * i}], 0;" for i in range(NLOCAL)]
-    ctx = {"entry": True, "converged": True, "depth": 0, "break_to": None}
+    ctx = {"entry": True, "converged": True, "depth": 0, "break_to": None, "counter": None}
     body = g.stmts(ctx, g.rng.randrange(size // 3, size + 1))
     epi = [f"st.global.u64 [%outp+{4 * (V64_AT + 2 * i)}], %vd{i};" for i in range(NV64)]
     epi += [f"st.global.u32 [%outp+{4 * (V32_AT + i)}], %v{i};" for i in range(NV32)]

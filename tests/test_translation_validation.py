@@ -21,7 +21,7 @@ from ptxgen import OUT_WORDS, Leaf, generate, opcode
 from xcc.frontend.parser import parse
 from xcc.passes import FunctionPass
 
-FAST_SEEDS, FAST_SIZE, FAST_CHUNK = range(0, 240), 8, 30
+FAST_SEEDS, FAST_SIZE, FAST_CHUNK = range(0, 200), 8, 25
 SLOW_SEEDS, SLOW_SIZE = range(100_000, 102_000), 16
 
 

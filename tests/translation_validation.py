@@ -9,7 +9,8 @@ bit for bit with the reference (f32 words: any NaN equals any NaN):
 * a pipeline of six available passes drawn by the program's seed (repeats allowed), after every pass: the
   interactions the -O pipelines do not have yet;
 * each available pass alone (``PassManager([name], verify=True)``) on the frontend's IR;
-* the compiled program at ``-O0``..``-O3`` (:func:`xcc.driver.compile_module`) on the ISA interpreter.
+* the compiled program at ``-O0``..``-O3`` (:func:`xcc.driver.compile_module` with ``verify=True``: the IR
+  verifier after every pass and the machine verifier after every backend stage) on the ISA interpreter.
 
 A crash (any exception), a verifier error, a kernel fault or a different output is a :class:`Failure` naming the
 stage.  The IR interpreter's result is remembered per printed IR text, so a pass that changes nothing costs no
@@ -138,7 +139,7 @@ class Validator:
         """The program compiled by :func:`xcc.driver.compile_module` at ``level``, on the ISA interpreter.  The
         driver's frontend is given the IR already built from this PTX (parsing again would give the same)."""
         with mock.patch.object(driver, "frontend", lambda sources: self.frontend_ir()):
-            obj = driver.compile_module([self.source], CompileOptions(opt_level=level), [self.prog.kernel],
+            obj = driver.compile_module([self.source], CompileOptions(opt_level=level, verify=True), [self.prog.kernel],
                                         machine=self.device.machine)
         return self._launch(Function(obj.kernels[self.prog.kernel], self.device))
 
