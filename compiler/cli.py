@@ -19,8 +19,6 @@ import json
 import os
 import re
 import sys
-import tempfile
-import traceback
 from pathlib import Path
 
 import click
@@ -175,12 +173,13 @@ def _report_times(times: dict[str, float]) -> None:
 def _write_atomically(path: Path, data: bytes) -> None:
     """Write to a temporary file beside ``path`` and move it into place: never a half-written file."""
     path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # not tempfile: its imports slow every cold start
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as f:
+        with open(tmp, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except OSError as e:
+        tmp.unlink(missing_ok=True)
         raise XccError(f"cannot write '{path}': {e.strerror}") from None
 
 
@@ -365,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     except Exception:  # a bug in xcc: say so, with the traceback for the report
         click.echo("xcc: internal error (this is a bug in xcc; please report it with the input):", err=True)
+        import traceback
+
         click.echo(traceback.format_exc(), err=True)
         return EXIT_INTERNAL
 

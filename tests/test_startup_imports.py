@@ -1,0 +1,60 @@
+"""`xcc compile` and `xcc check` start without importing what they do not use: the simulator, the
+runtime, the JIT disk cache, llvmlite, or the lark package (the parser's tables are committed,
+frontend/ptx_standalone.py). Each case runs in a fresh interpreter, as the command does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PTX = ROOT / "examples" / "saxpy.sm_80.ptx"
+
+# A module is unwanted if its name is one of these or starts with one of them and a dot.
+UNWANTED = ("xcc.sim", "xcc.runtime", "xcc.cache", "llvmlite", "lark", "diskcache")
+
+_PROBE = """
+import json, sys
+from xcc.cli import main
+rc = main(sys.argv[1:])
+unwanted = tuple(json.loads({unwanted!r}))
+found = sorted(m for m in sys.modules if m in unwanted or m.startswith(tuple(u + "." for u in unwanted)))
+print(json.dumps({{"rc": rc, "unwanted": found}}))
+"""
+
+
+def _imports_of(*args: str) -> dict:
+    code = _PROBE.format(unwanted=json.dumps(UNWANTED))
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("command", ["compile", "check"])
+def test_command_does_not_import_unused_layers(command, tmp_path):
+    args = ["compile", str(PTX), "-o", str(tmp_path / "out.xbin")] if command == "compile" else ["check", str(PTX)]
+    result = _imports_of(*args)
+    assert result["rc"] == 0
+    assert result["unwanted"] == []
+    if command == "compile":
+        assert (tmp_path / "out.xbin").stat().st_size > 0
+
+
+def test_import_of_the_cli_alone_is_light():
+    """`xcc --help` and the argument parsing load no compiler layer; each command imports what it uses."""
+    code = "import sys, xcc.cli; print(sorted(m for m in sys.modules if m.startswith(('xcc.', 'lark', 'llvmlite'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert json.loads(out.stdout.replace("'", '"')) == ["xcc.cli", "xcc.diagnostics"]
+
+
+def test_probe_sees_an_unwanted_import():
+    """The check can fail: `xcc run` does use the runtime and the simulator."""
+    result = _imports_of("run", str(PTX), "--kernel", "saxpy", "--grid", "1", "--block", "32", "--no-timing",
+                         "s32:32", "f32:2.0", "zeros:float32[32]", "zeros:float32[32]")
+    assert result["rc"] == 0
+    assert any(m.startswith("xcc.runtime") for m in result["unwanted"])
+    assert any(m.startswith("xcc.sim") for m in result["unwanted"])
