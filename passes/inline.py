@@ -34,7 +34,7 @@ their address otherwise than to load them, or when it declares variables other t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xcc.ir.cfg import callees
@@ -68,22 +68,22 @@ class Inliner(ModulePass):
         for fn in _bottom_up(module.functions, graph):
             calls = [i for i in fn.instructions() if i.op == "call"]
             names = {b.name for b in fn.blocks}
+            sizes = {v.name: v.size for v in fn.variables}  # fn's variables (inlining adds to them)
             follow: dict[Block, list[Block]] = {}  # block -> the blocks inlining put right after it
-            serial = 0
-            for call in calls:
+            # the last call first: each split of a block then moves only what lies between two calls
+            for serial, call in reversed(list(enumerate(calls))):
                 g = funcs.get(call.attrs.get("callee"))
                 if g is None or g is fn or g.is_entry or not g.blocks or g.name in recursive:
                     continue
                 if g.name not in ok:
                     ok[g.name], costs[g.name] = _body_inlinable(g), cost(g)
-                if not ok[g.name] or not _call_fits(fn, call, g):
+                if not ok[g.name] or not _call_fits(sizes, call, g):
                     continue
                 last_call = sites.get(g.name, 0) == 1 and (self.whole_program or g.linkage is None)
                 if not last_call and costs[g.name] - saving(call) > self.threshold:
                     continue
                 block = call.block
-                follow[block] = inline_call(fn, call, g, names, serial) + follow.get(block, [])
-                serial += 1
+                follow[block] = inline_call(fn, call, g, names, serial, sizes) + follow.get(block, [])
             if follow:
                 fn.blocks = _placed(fn.blocks, follow)
                 promote_param_slots(fn)
@@ -111,12 +111,12 @@ def saving(call: Instruction) -> int:
     return CALL_PENALTY + INSTR_COST * (1 + n)
 
 
-def _call_fits(fn: Function, call: Instruction, g: Function) -> bool:
-    """Whether ``call`` passes ``g`` distinct variables large enough for its parameters."""
+def _call_fits(sizes: dict[str, int], call: Instruction, g: Function) -> bool:
+    """Whether ``call`` passes ``g`` distinct variables (of the caller's ``sizes``) large enough for its
+    parameters."""
     params, rets = list(call.attrs.get("params") or []), list(call.attrs.get("rets") or [])
     if len(params) != len(g.params) or len(rets) > len(g.ret_params) or len(set(params + rets)) != len(params + rets):
         return False
-    sizes = {v.name: v.size for v in fn.variables if v.space == "param" and v.name in params + rets}
     return all(sizes.get(v, -1) >= p.size for v, p in zip(params + rets, g.params + g.ret_params))
 
 
@@ -138,12 +138,14 @@ def _body_inlinable(g: Function) -> bool:
     return True
 
 
-def inline_call(fn: Function, call: Instruction, g: Function, names: set[str], serial: int = 0) -> list[Block]:
+def inline_call(fn: Function, call: Instruction, g: Function, names: set[str], serial: int = 0,
+                variables: dict[str, int] | None = None) -> list[Block]:
     """Replace ``call`` (in ``fn``) by a copy of ``g``'s body (see the module docstring); returns the new
     blocks, which belong right after the call's block, in order (the caller puts them into ``fn.blocks``).
-    ``names`` holds the names of ``fn``'s blocks and gets the new ones; ``serial`` tags the copies' names."""
+    ``names`` holds the names of ``fn``'s blocks and gets the new ones; ``serial`` tags the copies' names;
+    ``variables`` (name -> size of ``fn``'s variables, computed when None) gets the variables added."""
     block = call.block
-    at = block.instructions.index(call)
+    at = next(k for k in range(len(block.instructions) - 1, -1, -1) if block.instructions[k] is call)
     base = re.sub(r"(\.i\d+(\.\d+)?\.ret)+$", "", block.name)  # the rest of a block split before keeps its name
     tag = _unique(f"i{serial}", lambda t: any(f"{b.name}.{t}" in names for b in g.blocks)
                   or f"{base}.{t}.ret" in names)
@@ -157,44 +159,43 @@ def inline_call(fn: Function, call: Instruction, g: Function, names: set[str], s
     # g's variables and parameters in fn: the argument variables, fresh copies of g's own variables
     symbols = dict(zip([p.name for p in g.params], call.attrs.get("params") or []))
     symbols.update(zip([p.name for p in g.ret_params], call.attrs.get("rets") or []))
-    taken = {v.name for v in fn.variables}
-    for p in g.ret_params[len(call.attrs.get("rets") or []):]:  # a return value the call does not take
-        symbols[p.name] = _unique(f"{p.name}.{tag}", taken.__contains__)
-        taken.add(symbols[p.name])
-        fn.variables.append(Variable(symbols[p.name], "param", p.size, p.align))
-    for v in g.variables:
-        symbols[v.name] = _unique(f"{v.name}.{tag}", taken.__contains__)
-        taken.add(symbols[v.name])
-        fn.variables.append(replace(v, name=symbols[v.name]))
+    taken = variables if variables is not None else {v.name: v.size for v in fn.variables}
+    added = [Variable(p.name, "param", p.size, p.align)  # a return value the call does not take
+             for p in g.ret_params[len(call.attrs.get("rets") or []):]] + g.variables
+    for v in added:
+        symbols[v.name] = new_name = _unique(f"{v.name}.{tag}", taken.__contains__)
+        taken[new_name] = v.size
+        fn.variables.append(Variable(new_name, v.space, v.size, v.align, v.init, v.extern, v.linkage, v.relocs))
 
     bmap = {b: Block(f"{b.name}.{tag}") for b in g.blocks}
-    vmap: dict[Value, Value] = {}
+    vmap: dict[Value, Value] = {}  # every value g defines -> its copy, first: a phi may use a later value
+    for b in g.blocks:
+        for x in [*b.phis, *b.instructions]:
+            if x.result is not None:
+                vmap[x.result] = Value(x.result.type, x.result.name)
+    get = vmap.get
     for b in g.blocks:
         nb = bmap[b]
         nb.preds = [bmap[p] for p in b.preds]
-        for phi in b.phis:
-            vmap[phi.result] = Value(phi.result.type, phi.result.name)
-            nb.phis.append(Phi(vmap[phi.result], list(phi.args), nb))
+        nb.phis = [Phi(vmap[phi.result], [get(a, a) for a in phi.args], nb) for phi in b.phis]
+        out = nb.instructions
         for inst in b.instructions:
-            attrs = dict(inst.attrs)
-            if inst.op == "ret":
-                nb.append(Instruction("br", None, [], None, {"targets": [rest]}, inst.loc, inst.debug_loc))
+            op = inst.op
+            if op == "ret":
+                out.append(Instruction("br", None, [], None, {"targets": [rest]}, inst.loc, inst.debug_loc, nb))
                 rest.preds.append(nb)
                 continue
+            attrs = dict(inst.attrs)
             if "targets" in attrs:
                 attrs["targets"] = [bmap[t] for t in attrs["targets"]]
-            if inst.op == "addr_of" and attrs.get("space") in ("param", "local"):
+            if op == "addr_of" and attrs.get("space") in ("param", "local"):
                 attrs["symbol"] = symbols.get(attrs["symbol"], attrs["symbol"])
-            if inst.op == "call":
+            elif op == "call":
                 attrs["params"] = [symbols.get(n, n) for n in attrs.get("params") or []]
                 attrs["rets"] = [symbols.get(n, n) for n in attrs.get("rets") or []]
-            result = None
-            if inst.result is not None:
-                result = vmap[inst.result] = Value(inst.result.type, inst.result.name)
-            nb.append(Instruction(inst.op, inst.type, list(inst.args), result, attrs, inst.loc, inst.debug_loc))
-    for nb in bmap.values():
-        for x in [*nb.phis, *nb.instructions]:
-            x.args = [vmap.get(a, a) for a in x.args]
+            out.append(Instruction(op, inst.type, [get(a, a) for a in inst.args],
+                                   None if inst.result is None else vmap[inst.result], attrs, inst.loc,
+                                   inst.debug_loc, nb))
     entry = bmap[g.entry]
     block.append(Instruction("br", None, [], None, {"targets": [entry]}, call.loc, call.debug_loc))
     entry.preds = [block]
