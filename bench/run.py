@@ -169,6 +169,9 @@ def main() -> None:
     import opt_levels  # bench/opt_levels.py: cycles per -O level, -G PTX, code size against ptxas, time per pass
 
     lines += [opt_levels.opt_levels_section()]
+    import startup  # bench/startup.py: a cold `xcc compile` process, with and without bytecode, against ptxas
+
+    lines += ["", startup.startup_section()]
     out = ROOT / "docs" / "BENCHMARKS.md"
     out.write_text("\n".join(lines))
     print("\n".join(lines))
