@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kernel_cases import ALL_CASES
-from pass_harness import EXAMPLES, build, count_ops, debug_cases, run_outputs
+from kernel_cases import CASES_BY_NAME
+from pass_harness import EXAMPLES, PassCase, build, count_ops, debug_cases, run_outputs
 
 from xcc import runtime as rt
 from xcc.backend.codegen import disassemble_kernel
@@ -26,14 +26,23 @@ GOLDEN = Path(__file__).parent / "golden" / "inline.ptx"
 CALL_FILES = ("device_functions.sm_80.debug.ptx", "spmv_csr.sm_80.debug.ptx", "scan_sort.sm_80.debug.ptx",
               "transformer_ops.sm_80.debug.ptx", "globals_misc.sm_80.debug.ptx")
 CASES = [c for c in debug_cases() if c.path.name in CALL_FILES]
-BY_NAME = {c.name: c for c in ALL_CASES}
+
+
+def _with_reference(case: PassCase):
+    """``case`` with the launch (inputs and numpy reference) of its kernel case: the ``_debug`` one for an
+    nvcc -G file (whose references follow -G's uncontracted arithmetic); (case, None) when there is none."""
+    name = case.id.split(":")[1]
+    kc = CASES_BY_NAME.get(name + "_debug" if ".debug." in case.path.name else name)
+    if kc is None:
+        return case, None
+    return PassCase(case.id, case.path, case.entry, kc.make, case.shared_mem), kc
 
 
 def _check_outputs(case, got, want_uninlined=None):
     """``got`` against the kernel case's numpy reference (its tolerance), or bit for bit against the outputs
     of the un-inlined IR where the case has no reference."""
+    case, kc = _with_reference(case)
     launch = case.make(np.random.default_rng(0))
-    kc = BY_NAME.get(case.id.split(":")[1])
     for k, idx in enumerate(launch.outputs):
         if idx in launch.expected and kc is not None:
             want = launch.expected[idx]
@@ -53,7 +62,7 @@ def test_inlined_kernels_compute_the_same(case):
     for fn in mod.functions:  # no .param variable is left but those a remaining call uses
         used = {n for i in fn.instructions() if i.op == "call" for n in i.attrs["params"] + i.attrs["rets"]}
         assert {v.name for v in fn.variables if v.space == "param"} <= used, fn.name
-    _check_outputs(case, run_outputs(mod, case))
+    _check_outputs(case, run_outputs(mod, _with_reference(case)[0]))
 
 
 def test_only_recursion_keeps_calls_and_dead_callees_go():
@@ -76,7 +85,7 @@ def test_backend_has_no_call_left_and_runs_the_same():
         for kname, k in obj.kernels.items():
             assert ("CALL" in disassemble_kernel(k)) == (kname == "recursive_fib"), (name, kname)
             assert kname == "recursive_fib" or k.stack_bytes == 0
-        for case in [c for c in CASES if c.path.name == name]:
+        for case in [_with_reference(c)[0] for c in CASES if c.path.name == name]:
             launch = case.make(np.random.default_rng(0))
             device = rt.Device()
             args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
@@ -137,3 +146,11 @@ def test_param_slot_left_in_memory_when_read_before_written():
     access = [(i.op, i.attrs["offset"]) for i in kernel.instructions() if i.args and i.args[0] in base]
     assert access == [("ld", 4)]  # the slot at 0 (stored, then read by the inlined twice) is promoted
     assert "param0.1" in {v.name for v in kernel.variables}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in debug_cases() if "call.uni" in c.path.read_text()], ids=repr)
+def test_every_debug_kernel_with_calls_computes_the_same_inlined(case):
+    mod = build(case.path)
+    PassManager("inline,constfold,dce", verify=True).run(mod)
+    _check_outputs(case, run_outputs(mod, _with_reference(case)[0]))
