@@ -1,9 +1,11 @@
 """Global dead-code elimination: delete the functions and module variables nothing live refers to.
 
 Source: LLVM's ``GlobalDCEPass`` (``llvm/lib/Transforms/IPO/GlobalDCE.cpp``): mark from the roots, sweep
-the rest.  The roots are the kernels and every symbol with linkage (``.visible``, ``.weak``, ``.common``,
-``.extern``: other modules or the host may use them; :class:`xcc.passes.internalize.Internalize` takes
-the linkage away from what they cannot).  A live function makes live what it calls, whose address it
+the rest.  The roots are the kernels, every symbol with linkage (``.visible``, ``.weak``, ``.common``,
+``.extern``: other modules may use them; :class:`xcc.passes.internalize.Internalize` takes the linkage
+away from what they cannot), and every ``.global`` and ``.const`` variable: the host reaches those by
+name (``cuModuleGetGlobal``, ``cudaMemcpyToSymbol``; CUDA registers each with the runtime, which keeps
+it alive in LLVM's NVPTX pipeline too).  A live function makes live what it calls, whose address it
 takes (``addr_of {space=code}``) and the module variables whose address it takes (``addr_of``); a live
 variable makes live the functions its initialiser points to (``relocs``).  Function declarations
 (``.extern .func``) nothing calls any more are dropped too.
@@ -20,7 +22,8 @@ from xcc.passes.manager import ModulePass
 
 @dataclass(frozen=True)
 class GlobalDCE(ModulePass):
-    """Delete unreferenced functions and module variables (LLVM's GlobalDCE)."""
+    """Delete unreferenced functions, declarations and module variables the host cannot name (LLVM's
+    GlobalDCE)."""
 
     name: ClassVar[str] = "globaldce"
 
@@ -29,7 +32,8 @@ class GlobalDCE(ModulePass):
         variables = {v.name: v for v in module.variables}
         live: set[str] = set()
         work = [f.name for f in module.functions if f.is_entry or f.linkage is not None]
-        work += [v.name for v in module.variables if v.linkage is not None or (v.extern and v.space == "shared")]
+        work += [v.name for v in module.variables
+                 if v.linkage is not None or v.space in ("global", "const") or (v.extern and v.space == "shared")]
         while work:
             name = work.pop()
             if name in live:
