@@ -22,7 +22,7 @@ from xcc.frontend.parser import parse
 from xcc.passes import FunctionPass
 
 FAST_SEEDS, FAST_SIZE, FAST_CHUNK = range(0, 200), 8, 25
-SLOW_SEEDS, SLOW_SIZE = range(100_000, 102_000), 16
+SLOW_SEEDS, SLOW_SIZE = range(100_000, 102_000), 14
 
 
 def _validate_seeds(seeds, size: int) -> list[tv.Failure]:

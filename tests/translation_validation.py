@@ -57,6 +57,8 @@ from xcc.passes import PassManager, available_passes, pipeline_for_level  # noqa
 from xcc.runtime.ir_engine import IRFunction  # noqa: E402
 from xcc.runtime.launch import Function  # noqa: E402
 
+__all__ = ["Failure", "Validator", "validate", "reduce", "check_seed", "validate_range", "KNOWN_BUGS"]
+
 LEVELS = (0, 1, 2, 3)
 KNOWN_BUGS: dict[str, str] = {
     # mnemonic -> the bug it triggers; the generator leaves these out unless told otherwise (``--no-avoid``), and
@@ -76,13 +78,13 @@ class Failure:
     ptx: str = ""
     signature: tuple = ()  # what a reduced program must keep: (stage family, exception type, differing words)
     key: str = ""  # the stage of Validator.stages that failed ("-O2 pipeline", "pass gvn alone", "isa -O1")
-
     reproduce: str = ""  # the command line that gives this failure again
+    reduced: bool = False  # is ``ptx`` the reduced program?
 
     def report(self) -> str:
         return (f"translation validation failed: seed {self.seed}, {self.stage}: {self.detail}\n"
                 f"reproduce: {self.reproduce or f'python tests/translation_validation.py --seed {self.seed}'}\n"
-                f"--- program (reduced) ---\n{self.ptx}")
+                f"--- program{' (reduced)' if self.reduced else ''} ---\n{self.ptx}")
 
 
 class _Mismatch(Exception):
@@ -374,10 +376,8 @@ def check_seed(seed: int, passes: list[str] | None = None, levels: tuple[int, ..
         return failure
     small = reduce(prog, failure, passes)
     again = Validator(small, passes, LEVELS, isa, focus=failure.key).validate() or failure
-    return Failure(seed, again.stage, again.detail, small.text, failure.signature, failure.key, failure.reproduce)
-
-
-__all__ = ["Failure", "Validator", "validate", "reduce", "check_seed", "validate_range", "KNOWN_BUGS"]
+    return Failure(seed, again.stage, again.detail, small.text, failure.signature, failure.key, failure.reproduce,
+                   reduced=True)
 
 
 def validate_range(start: int, stop: int, size: int = 20) -> list[Failure]:
