@@ -46,7 +46,9 @@ class BackendOptions:
     max_registers: int = 255
     check: bool = True  # run the register-allocation checker
     schedule: bool = True  # post-RA list scheduling (xcc.backend.schedule); off at -O0
-    uniform_branches: bool = True  # no reconvergence barrier for branches on warp-uniform predicates (-O1 up)
+    # -O1 up: no reconvergence barrier for branches on warp-uniform predicates, and a branch to a block that only
+    # exits becomes a guarded EXIT
+    uniform_branches: bool = True
     observer: StageObserver | None = None  # --print-after / --verify-ir / --time-passes on the backend stages
 
 
@@ -78,7 +80,7 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
     messages: list[str] = []
     sels = [InstructionSelector(f, module_vars) for f in funcs]
     for s in sels:
-        s.uniform_branches = options.uniform_branches
+        s.uniform_branches = s.early_exit = options.uniform_branches
     if len(funcs) > 1:
         _share_module_layout(funcs, sels, module_vars)
     bodies = [_compile_body(sel, machine, options, max_regs, functions or {}, messages, has_calls)
@@ -346,6 +348,14 @@ def _remove_self_moves(blocks: list[MBlock]) -> None:
 
 
 def _remove_fallthrough_branches(blocks: list[MBlock]) -> None:
+    """Drop an unconditional branch to the next block; ``@P BRA next; BRA other`` becomes ``@!P BRA other``."""
+    for b, nxt in zip(blocks, blocks[1:]):
+        if (len(b.insts) >= 2 and b.insts[-1].mnemonic == "BRA" and b.insts[-1].guard is None
+                and b.insts[-2].mnemonic == "BRA" and b.insts[-2].guard is not None
+                and b.insts[-2].ops["b"] == nxt.name):
+            cond, other = b.insts[-2], b.insts.pop()
+            reg, negated = cond.guard
+            cond.guard, cond.ops["b"] = (reg, not negated), other.ops["b"]
     for b, nxt in zip(blocks, blocks[1:]):
         if b.insts and b.insts[-1].mnemonic == "BRA" and b.insts[-1].guard is None and b.insts[-1].ops["b"] == nxt.name:
             b.insts.pop()

@@ -36,9 +36,8 @@ def _successors(blocks: list[MBlock]) -> dict[str, list[str]]:
     for i, b in enumerate(blocks):
         out = [m.ops["b"] for m in b.insts if m.mnemonic == "BRA" and isinstance(m.ops.get("b"), str)]
         last = b.insts[-1] if b.insts else None
-        ends = last is not None and (last.mnemonic in LEAVES or
-                                     (last.mnemonic == "BRA" and (last.guard is None or last.guard[0] == PT
-                                                                  and not last.guard[1])))
+        always = last is not None and (last.guard is None or last.guard[0] == PT and not last.guard[1])
+        ends = always and (last.mnemonic in LEAVES or last.mnemonic == "BRA")  # a guarded EXIT falls through
         if not ends and i + 1 < len(blocks):
             out.append(blocks[i + 1].name)
         succ[b.name] = out

@@ -65,6 +65,7 @@ class SelectorCore:
     def __init__(self, fn: Function, module_vars: list[Variable] = ()):
         self.fn = fn
         self.uniform_branches = False  # mark branches on warp-uniform predicates (BackendOptions.uniform_branches)
+        self.early_exit = False  # a branch to a block that only exits becomes a guarded EXIT (BackendOptions)
         self._uniformity = None
         self._defs: dict[Value, Instruction] | None = None
         self.vregs: dict[Value, VReg] = {}

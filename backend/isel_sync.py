@@ -11,6 +11,21 @@ from xcc.backend.minst import Imm, new_vreg
 from xcc.passes.divergence import analyse_uniformity
 
 
+def _only_exits(block, hops: int = 4) -> bool:
+    """Whether reaching ``block`` ends the thread at once: it (or the chain of empty blocks it jumps to)
+    holds nothing but ``ret``/``exit`` and no phis."""
+    for _ in range(hops):
+        if block.phis or len(block.instructions) != 1:
+            return False
+        term = block.instructions[0]
+        if term.op in ("ret", "exit"):
+            return True
+        if term.op != "br":
+            return False
+        block = term.targets[0]
+    return False
+
+
 class SyncSelection(SelectorCore):
     # ----------------------------------------------------------------- terminators
     def op_br(self, inst):
@@ -18,6 +33,14 @@ class SyncSelection(SelectorCore):
 
     def op_cbr(self, inst):
         t, f = inst.targets
+        if self.early_exit and self.fn.is_entry:
+            for target, other, negated in ((t, f, False), (f, t, True)):
+                if _only_exits(target) and not _only_exits(other):
+                    # a guard such as `if (i >= n) return;`: the threads that leave exit here, as ptxas does
+                    # (no branch, no reconvergence barrier: exited threads leave every barrier's mask)
+                    self.emit("EXIT", guard=self.pred_src(inst.args[0], negated))
+                    self.emit("BRA", b=other.name)
+                    return
         bra = self.emit("BRA", guard=self.pred_src(inst.args[0]), b=t.name)
         if self.uniform_branches:
             if self._uniformity is None:
