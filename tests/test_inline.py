@@ -154,3 +154,27 @@ def test_every_debug_kernel_with_calls_computes_the_same_inlined(case):
     mod = build(case.path)
     PassManager("inline,constfold,dce", verify=True).run(mod)
     _check_outputs(case, run_outputs(mod, _with_reference(case)[0]))
+
+
+IPCONST_FILES = ("device_functions.sm_80.debug.ptx", "spmv_csr.sm_80.debug.ptx", "warp_vote.sm_80.debug.ptx",
+                 "bit_ops.sm_80.debug.ptx")
+
+
+@pytest.mark.parametrize("case", [c for c in debug_cases() if c.path.name in IPCONST_FILES], ids=repr)
+def test_link_time_passes_compute_the_same(case):
+    # ipconst alone (its constants visible to the calls that stay), then the whole link-time pipeline
+    for pipeline in ("internalize,ipconst", "internalize,ipconst,inline,globaldce"):
+        mod = build(case.path)
+        PassManager(pipeline, verify=True).run(mod)
+        _check_outputs(case, run_outputs(mod, _with_reference(case)[0]))
+
+
+def test_ipconst_changes_what_it_should():
+    mod = build(EXAMPLES / "device_functions.sm_80.debug.ptx")
+    PassManager("internalize,ipconst", verify=True).run(mod)
+    clamp = mod.function("_Z11clamp_indexiiiPKi")  # clamp_index(i - 3, 0, n - 1, table): lo is always 0
+    loads = [i.attrs.get("symbol") for i in clamp.instructions() if i.op == "addr_of"
+             if any(u.op == "ld" and u.args[0] is i.result for u in clamp.instructions())]
+    assert "_Z11clamp_indexiiiPKi_param_1" not in loads and "_Z11clamp_indexiiiPKi_param_0" in loads
+    fib = mod.function("_Z3fibj")  # called with n % 20, n - 1, n - 2: nothing to propagate
+    assert any(i.op == "ld" for i in fib.instructions())
