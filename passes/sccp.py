@@ -122,6 +122,8 @@ class _Solver:
                     self._visit(u)
 
     def _visit(self, u: Instruction | Phi) -> None:
+        if u.result is not None and self.lat.get(u.result) is BOTTOM:  # the lattice only goes down
+            return
         if isinstance(u, Phi):
             self.set(u.result, self._meet(u))
             return
