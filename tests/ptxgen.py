@@ -634,10 +634,10 @@ def _kernel(g: _Gen, callees: list[Func], block: int, size: int) -> Func:
            "mov.u32 %gid, %ctaid.x;", "mov.u32 %tid_s, %ntid.x;", "mov.u32 %gid_t, %tid.x;",
            "mad.lo.s32 %gid, %gid, %tid_s, %gid_t;",
            f"mul.wide.u32 %gid_d, %gid, {4 * OUT_WORDS};", "add.s64 %outp, %outp, %gid_d;"]
-    for i in range(NV32):
-        pro += [f"add.s32 %gid_t, %gid, {i * 37};", f"and.b32 %gid_t, %gid_t, {NIN - 1};",
-                "mul.wide.u32 %gid_d, %gid_t, 4;", "add.s64 %gid_d, %in, %gid_d;",
-                f"ld.global.u32 %v{i}, [%gid_d];"]
+    pro += [f"and.b32 %gid_t, %gid, {NIN // 2 - 1};", "mul.wide.u32 %gid_d, %gid_t, 4;",
+            "add.s64 %gid_d, %in, %gid_d;"]
+    pro += [f"ld.global.u32 %v{i}, [%gid_d+{4 * 17 * i}];" for i in range(NV32)]  # (gid & 127) + 17 i < NIN
+    assert NIN // 2 + 17 * NV32 <= NIN
     pro += [f"mul.wide.s32 %vd{i}, %v{i}, %v{i + 1};" for i in range(NV64)]
     for i in range(NVF):
         pro += [f"shr.s32 %gid_t, %v{i + 2}, 22;", f"cvt.rn.f32.s32 %vf{i}, %gid_t;"]

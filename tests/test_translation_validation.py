@@ -189,7 +189,8 @@ def test_command_line(capsys):
 # --------------------------------------------------------------------------- known bugs: reproducers
 
 
-@pytest.mark.parametrize("mnemonic", sorted(tv.KNOWN_BUGS))
+@pytest.mark.parametrize("mnemonic", sorted(tv.KNOWN_BUGS) or [
+    pytest.param(None, marks=pytest.mark.skip(reason="no known bug: translation_validation.KNOWN_BUGS is empty"))])
 def test_known_bug(mnemonic):
     """Each mnemonic the generator avoids by default still miscompiles, in a kernel of one generated statement that
     uses it; once fixed, this fails (a strict xfail): take the mnemonic out of KNOWN_BUGS."""
