@@ -65,6 +65,20 @@ def _reject_jump_tables(body: list) -> None:
             _reject_jump_tables(st.body)
 
 
+def _mark_nounroll(body: list, blocks: list[Block]) -> None:
+    """``L: .pragma "nounroll";`` (what nvcc emits for ``#pragma unroll 1``, PTX ISA 9.0 section 11.5.1): every
+    branch to the loop header ``L`` gets ``attrs.nounroll``, which xcc.passes.unroll honours."""
+    heads, prev = set(), None
+    for st in body:
+        if isinstance(st, ast.Pragma) and "nounroll" in st.text.split() and isinstance(prev, ast.Label):
+            heads.add(prev.name.replace("$", ""))
+        prev = st
+    for b in blocks if heads else ():
+        t = b.terminator
+        if t is not None and any(s.name in heads for s in t.targets):
+            t.attrs["nounroll"] = True
+
+
 def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[str] = frozenset()) -> Variable:
     """The IR variable of ``decl``; an initialiser element naming one of ``functions`` (a 64-bit function
     pointer) is a relocation that :mod:`xcc.ir.funcptr` resolves after linking."""
@@ -269,6 +283,7 @@ class FunctionBuilder:
                 self._seal(pb.block)
         ir_blocks = [pb.block for pb in order]
         _remove_trivial_phis(ir_blocks)
+        _mark_nounroll(fn.body or [], ir_blocks)
         variables = sorted({v.name: v for k, v in self.local_vars.items() if k not in self.frame_params}.values(),
                            key=lambda v: v.name)
         return Function(fn.name, fn.is_entry, self.params, ir_blocks, variables, dict(fn.directives), fn.loc,
