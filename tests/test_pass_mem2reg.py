@@ -164,3 +164,39 @@ def test_device_function_uninitialised_read_stays():
     assert _locals(mod) == 0
     phi = next(p for b in mod.functions[0].blocks for p in b.phis)
     assert sorted(a.bits if hasattr(a, "bits") else -1 for a in phi.args) == [-1, 5]
+
+
+def test_call_free_param_variable_promoted_and_call_argument_kept():
+    """A function-level .param variable no call names is ordinary private memory: promoted.  One a call
+    names is that call's argument frame: it stays, with its store."""
+    text = HEADER + """
+.func (.param .b32 r) id(.param .b32 a)
+{
+  .reg .b32 %r<2>;
+  ld.param.u32 %r1, [a];
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .entry k(.param .u64 out)
+{
+  .reg .b64 %rd<2>;
+  .reg .b32 %r<4>;
+  .param .b32 tmp;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  st.param.b32 [tmp], %r1;
+  ld.param.b32 %r2, [tmp];
+  { .param .b32 a0; st.param.b32 [a0], %r2; .param .b32 ret0;
+    call.uni (ret0), id, (a0); ld.param.b32 %r3, [ret0]; }
+  st.global.u32 [%rd1], %r3;
+  ret;
+}
+"""
+    mod = build_text(text)
+    k = mod.function("k")
+    before = sorted(v.name for v in k.variables if v.space == "param")
+    PassManager("mem2reg", verify=True).run(mod)
+    after = sorted(v.name for v in k.variables if v.space == "param")
+    assert "tmp" in before and "tmp" not in after and len(after) == len(before) - 1
+    stores = [i for i in k.instructions() if i.op == "st" and i.attrs.get("space") == "param"]
+    assert len(stores) == 1  # the argument of the call
