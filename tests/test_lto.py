@@ -253,3 +253,22 @@ def test_cli_compile_c_and_link(tmp_path, capsys):
     (tmp_path / "bad.xo").write_bytes(main_xo.read_bytes()[:-5])
     assert main(["link", str(tmp_path / "bad.xo"), str(lib_xo), "-o", str(tmp_path / "y.xbin")]) == 1
     assert "bad.xo: checksum mismatch" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["apply_fnptr", "lut_device_global", "dyn_smem_reverse", "poly_constant"])
+def test_one_file_through_c_and_link_runs_like_its_ptx(name):
+    # function pointers (addresses given at the link), module .global tables, .const, dynamic shared memory
+    from kernel_cases import CASES_BY_NAME, ptx_path
+
+    case = CASES_BY_NAME[name]
+    path = ptx_path(case, case.default_arch)
+    outs = []
+    for src in ([str(path)], [_xo(path)]):
+        launch = case.make(np.random.default_rng(0))
+        dev = rt.Device()
+        args = [rt.to_device(a, dev) if isinstance(a, np.ndarray) else a for a in launch.args]
+        rt.load_module(src, device=dev).get_function(case.entry).launch(launch.grid, launch.block, args,
+                                                                         case.shared_mem)
+        outs.append([args[i].copy_to_host() for i in launch.outputs])
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
