@@ -11,8 +11,9 @@ phis removed), over a CFG whose every block is complete (sealed).
 
 A variable is left in memory (correct, only slower) when it is still named by a call, when its address is
 used other than as the address of a ``param`` load or store, when two of its slots overlap without being
-equal, when a load or store changes the width (``ld.u8`` into a 16-bit register, ``st.b32`` of a 64-bit
-value), or when a load may run before any store to its slot (its bytes would be undefined).  A value is
+equal, or when a load or store changes the width (``ld.u8`` into a 16-bit register, ``st.b32`` of a 64-bit
+value); a slot is, when a load may run before any store to it (its bytes are undefined: the value of the
+entry block's ``readVariable`` in Braun et al.), found after the construction, whose new phis it discards.  A value is
 its bit pattern (:mod:`xcc.ir.types`): a ``b32`` store forwarded to an ``f32`` load needs no conversion, as
 a register read as another type needs none in the lowering.
 """
