@@ -21,6 +21,7 @@ from xcc.driver import CompileOptions, Source, compile_module, frontend, read_so
 from xcc.ir.printer import print_module
 from xcc.passes import PassManager
 from xcc.passes.inline import Inliner, cost
+from xcc.runtime.ir_engine import IRModule
 
 GOLDEN = Path(__file__).parent / "golden" / "inline.ptx"
 CALL_FILES = ("device_functions.sm_80.debug.ptx", "spmv_csr.sm_80.debug.ptx", "scan_sort.sm_80.debug.ptx",
@@ -178,3 +179,82 @@ def test_ipconst_changes_what_it_should():
     assert "_Z11clamp_indexiiiPKi_param_1" not in loads and "_Z11clamp_indexiiiPKi_param_0" in loads
     fib = mod.function("_Z3fibj")  # called with n % 20, n - 1, n - 2: nothing to propagate
     assert any(i.op == "ld" for i in fib.instructions())
+
+
+LOCAL_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+
+.func  (.param .b32 func_retval0) rev_sum(
+	.param .b32 rev_sum_param_0
+)
+{
+	.local .align 4 .b8 	buf[16];
+	.reg .b32 	%r<12>;
+	.reg .b64 	%rd<3>;
+	ld.param.u32 	%r1, [rev_sum_param_0];
+	mov.u64 	%rd1, buf;
+	add.s32 	%r2, %r1, 1;
+	add.s32 	%r3, %r1, 2;
+	add.s32 	%r4, %r1, 3;
+	st.local.u32 	[buf], %r1;
+	st.local.u32 	[buf+4], %r2;
+	st.local.u32 	[buf+8], %r3;
+	st.local.u32 	[buf+12], %r4;
+	ld.local.u32 	%r5, [buf+12];
+	ld.local.u32 	%r6, [buf];
+	mul.lo.s32 	%r7, %r5, 10;
+	add.s32 	%r8, %r7, %r6;
+	st.param.b32 	[func_retval0+0], %r8;
+	ret;
+}
+
+.visible .entry loc(
+	.param .u64 loc_param_0
+)
+{
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<4>;
+	ld.param.u64 	%rd1, [loc_param_0];
+	mov.u32 	%r1, %tid.x;
+	{
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r1;
+	.param .b32 retval0;
+	call.uni (retval0), rev_sum, (param0);
+	ld.param.b32 	%r2, [retval0+0];
+	}
+	add.s32 	%r3, %r1, 100;
+	{
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r3;
+	.param .b32 retval0;
+	call.uni (retval0), rev_sum, (param0);
+	ld.param.b32 	%r4, [retval0+0];
+	}
+	add.s32 	%r5, %r2, %r4;
+	cvta.to.global.u64 	%rd2, %rd1;
+	mul.wide.u32 	%rd3, %r1, 4;
+	add.s64 	%rd2, %rd2, %rd3;
+	st.global.u32 	[%rd2], %r5;
+	ret;
+}
+"""
+
+
+def test_callee_local_arrays_get_a_copy_per_inlined_call():
+    want = sum((i + 3) * 10 + i for i in (np.arange(64), np.arange(64) + 100))
+    src = Source(LOCAL_PTX, "local.ptx")
+    mod = frontend([src])
+    PassManager("inline", verify=True).run(mod)
+    assert sorted(v.name for v in mod.function("loc").variables) == ["buf.i0", "buf.i1"]
+    dev = rt.Device()
+    out = rt.to_device(np.zeros(64, np.int32), dev)
+    IRModule(mod, dev).get_function("loc").launch((1, 1, 1), (64, 1, 1), [out])
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    obj = compile_module([src], CompileOptions(passes="inline,constfold,dce"))
+    assert "CALL" not in disassemble_kernel(obj.kernels["loc"])
+    out = rt.to_device(np.zeros(64, np.int32), dev)
+    rt.load_module(obj.to_bytes(), device=dev).get_function("loc").launch((1, 1, 1), (64, 1, 1), [out])
+    np.testing.assert_array_equal(out.copy_to_host(), want)
