@@ -25,7 +25,9 @@ What the pass does, for each function ``F`` in bottom-up order and each call sit
   function; with ``whole_program=false`` (``xcc compile -c``, where other modules may call it) only those
   without linkage (``.func`` without ``.visible``/``.weak``).
 
-A call is left alone when the callee is a builtin (``vprintf``, ``__assertfail``) or undefined, when the
+A call is left alone when the callee is a builtin (``vprintf``, ``__assertfail``) or undefined, when it is
+``.weak`` and the module is not the whole program (the link may choose another module's definition: LLVM
+does not inline interposable functions either), when the
 call passes the same ``.param`` variable twice, when the callee writes its own input parameters or uses
 their address otherwise than to load them, or when it declares variables other than ``.param`` and
 ``.local`` ones (those are per-function statics: copies would not share them).
@@ -75,6 +77,8 @@ class Inliner(ModulePass):
                 g = funcs.get(call.attrs.get("callee"))
                 if g is None or g is fn or g.is_entry or not g.blocks or g.name in recursive:
                     continue
+                if not self.whole_program and g.linkage == "weak":
+                    continue  # interposable: the link may pick another module's definition
                 if g.name not in ok:
                     ok[g.name], costs[g.name] = _body_inlinable(g), cost(g)
                 if not ok[g.name] or not _call_fits(sizes, call, g):

@@ -258,3 +258,12 @@ def test_callee_local_arrays_get_a_copy_per_inlined_call():
     out = rt.to_device(np.zeros(64, np.int32), dev)
     rt.load_module(obj.to_bytes(), device=dev).get_function("loc").launch((1, 1, 1), (64, 1, 1), [out])
     np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_weak_callee_is_not_inlined_in_a_relocatable_module():
+    text = GOLDEN.read_text().replace(".func  (.param .b32 func_retval0) twice(",
+                                      ".weak .func  (.param .b32 func_retval0) twice(")
+    for whole, calls in ((True, 0), (False, 2)):
+        mod = frontend([Source(text, "inline.ptx")])
+        PassManager([Inliner(whole_program=whole)], verify=True).run(mod)
+        assert sum(i.attrs.get("callee") == "twice" for i in mod.function("inl").instructions()) == calls
