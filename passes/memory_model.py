@@ -34,8 +34,9 @@ GENERIC_TARGETS = frozenset({"global", "shared", "local", "generic"})
 """The spaces a generic address may point into (and generic itself)."""
 
 ALL_WRITABLE = frozenset({"global", "shared", "local", "param", "generic"})
-SHARED_WITH_OTHER_THREADS = frozenset({"global", "shared", "generic"})
-"""What other threads may write: what a barrier, fence, atomic or acquire load makes stale."""
+SHARED_WITH_OTHER_THREADS = frozenset({"global", "shared"})
+"""What other threads may write: what a barrier, fence, atomic or acquire load makes stale (generic loads
+too, through :func:`may_alias`; a thread's ``.local`` memory is its own)."""
 
 _NO_MEMORY_EFFECT = frozenset({"br", "cbr", "ret", "exit", "trap", "shfl", "vote", "match", "redux",
                                "activemask"})

@@ -91,3 +91,23 @@ def test_reduces_debug_address_arithmetic_and_is_deterministic():
     PassManager("gvn,dce", verify=True).run(again)
     assert count_ops(mod, "cvt", "shl", "ld", "addr_of") < before
     assert print_module(mod) == print_module(again)
+
+
+def test_memory_model_alias_table():
+    from xcc.ir.core import Instruction
+    from xcc.passes.memory_model import clobbers, is_plain_load, kills, may_alias
+
+    spaces = ["global", "shared", "local", "param", "const", "generic"]
+    disjoint = {("global", "shared"), ("global", "local"), ("shared", "local"), ("param", "generic")}
+    for a in spaces:
+        for b in spaces:
+            expect = a == b or ("generic" in (a, b) and "param" not in (a, b) and "const" not in (a, b))
+            assert may_alias(a, b) == expect, (a, b)
+            if (a, b) in disjoint:
+                assert not may_alias(a, b)
+    bar = Instruction("bar_sync", None, [])
+    assert kills("shared", clobbers(bar)) and kills("generic", clobbers(bar))
+    assert not kills("const", clobbers(bar)) and not kills("local", clobbers(bar))
+    call = Instruction("call", None, [], attrs={"callee": "f"})
+    assert kills("param", clobbers(call)) and kills("local", clobbers(call)) and not kills("const", clobbers(call))
+    assert not is_plain_load(Instruction("ld", None, [], attrs={"sem": "relaxed"}))

@@ -523,7 +523,8 @@ class InstLowering(MatrixLowering, AsyncLowering):
                 p = self.b.param_by_name[param]
                 v = self.emit("ld_param", t, [], rt, offset=p.offset + off + k * t.bytes)
             else:
-                v = self.emit("ld", t, [base], rt, space=space, offset=off + k * t.bytes, **extra)
+                vec = {"vec": len(dests) * t.bytes} if k == 0 and len(dests) > 1 else {}  # its alignment
+                v = self.emit("ld", t, [base], rt, space=space, offset=off + k * t.bytes, **extra, **vec)
             self.write(d, v.result)
 
     op_ldu = op_ld
@@ -536,8 +537,11 @@ class InstLowering(MatrixLowering, AsyncLowering):
         if param is not None:
             raise self.error("stores to kernel parameters are not supported")
         srcs = inst.operands[1].elements if isinstance(inst.operands[1], ast.Vector) else (inst.operands[1],)
+        sem = next((m for m in inst.modifiers if m in ("volatile", "relaxed", "release", "sc", "mmio")), None)
         for k, s in enumerate(srcs):
-            self.emit("st", t, [base, self.read(s, t)], None, space=space, offset=off + k * t.bytes)
+            vec = {"vec": len(srcs) * t.bytes} if k == 0 and len(srcs) > 1 else {}  # (PTX: aligned to its size)
+            vec.update({"sem": sem} if sem else {})
+            self.emit("st", t, [base, self.read(s, t)], None, space=space, offset=off + k * t.bytes, **vec)
 
     def op_atom(self, inst, has_result: bool = True) -> None:
         t = self._type(inst)
