@@ -12,10 +12,10 @@ where no value of ``B`` is used in the region ``T`` reaches without passing ``B`
 the edge from ``B``), so every use stays dominated by its definition without new phis.  ``B`` loses the
 edge from ``P`` and is removed once unreachable.  At most ``max_threads`` edges are threaded per function.
 
-Only functions without warp-collective operations, barriers or calls are threaded: the copy changes
-which threads of a warp run ``B`` together, and the interpreters' reconvergence (by block position, and
-BSSY/BSYNC at immediate post-dominators) must not change what a ``shfl``, ``vote`` or ``bar.sync``
-sees.
+Only functions without warp-collective operations (``shfl``, ``vote``, ``match``, ``redux``, matrix ops,
+``activemask``) or calls are threaded: the copy changes which threads of a warp run ``B`` together, and
+the interpreters' reconvergence (by block position, and BSSY/BSYNC at immediate post-dominators) must
+not change what a warp collective sees.  CTA barriers count threads, so they do not stop it.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from xcc.passes.sccp import fold
 from xcc.passes.simplifycfg import drop_unreachable
 
 SAFE_OPS = PURE_OPS | {"ld", "st", "atom", "fence", "br", "cbr", "ret", "exit", "trap", "ld_param", "sreg",
-                       "addr_of", "cvta", "isspacep"}
-"""The operations a threaded function may hold: none of them depends on which threads run it together."""
+                       "addr_of", "cvta", "isspacep", "bar_sync", "bar_arrive", "bar_red"}
+"""The operations a threaded function may hold: none of them depends on which threads of a warp run it
+together (CTA barriers count threads, not warps)."""
 
 
 @dataclass(frozen=True)
