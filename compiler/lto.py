@@ -93,7 +93,7 @@ class RelocatableObject:
             ir = zlib.decompress(body[_PREFIX.size + hlen:])
         except ObjectFormatError:
             raise
-        except (ValueError, KeyError, TypeError, AttributeError, zlib.error) as e:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError, zlib.error) as e:
             raise ObjectFormatError(f"{name}: malformed relocatable object header ({e})") from None
         return cls(load_module_ir(ir, name), options, inputs)
 

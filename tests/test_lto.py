@@ -108,6 +108,11 @@ def test_bad_json_names_line_and_column():
     assert (e.value.loc.file, e.value.loc.line) == ("f.ir", 2)
 
 
+def test_deep_nesting_is_an_error():
+    with pytest.raises(ObjectFormatError, match="nested too deeply"):
+        load_module_ir(b"[" * 100000 + b"]" * 100000, "deep.ir")
+
+
 def test_random_damage_never_escapes_as_another_exception():
     data = dump_module(frontend([read_source(str(EX / "saxpy.sm_80.ptx"))]))
     rng = random.Random(7)

@@ -60,6 +60,8 @@ def load_module_ir(data: bytes, name: str = "<ir>") -> Module:
     except json.JSONDecodeError as e:
         raise ObjectFormatError(f"{name}: malformed IR document: {e.msg}",
                                 SourceLoc(name, e.lineno, e.colno)) from None
+    except RecursionError:
+        raise ObjectFormatError(f"{name}: malformed IR document: nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ObjectFormatError(f"{name}: not an xcc IR document (no \"format\": \"{FORMAT}\")")
     if doc.get("version") != VERSION:
@@ -69,7 +71,7 @@ def load_module_ir(data: bytes, name: str = "<ir>") -> Module:
         module = r.module(doc)
     except XccError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as e:
         raise ObjectFormatError(f"{name}: malformed IR document at {r.where()}: {type(e).__name__}: {e}") from None
     try:
         verify_module(module, f"reading {name}")
