@@ -93,6 +93,7 @@ def _doc() -> dict:
     (lambda d: d["functions"][0].pop("blocks"), r"malformed IR document at functions\[0\]"),
     (lambda d: d["functions"][-1]["blocks"][1]["insts"][0].__setitem__(1, "u33"), r"functions\[5\]\.blocks\[1\]"),
     (lambda d: d["functions"][0]["blocks"][0]["insts"].pop(), "does not verify"),
+    (lambda d: d["functions"][0].update(blocks=[]), "function '.*' has no blocks"),
     (lambda d: d["functions"][-1]["blocks"][1]["insts"][0][2].append(10 ** 6), "malformed IR document"),
 ])
 def test_damaged_ir_is_a_located_error(damage, message):
@@ -106,6 +107,35 @@ def test_bad_json_names_line_and_column():
     with pytest.raises(ObjectFormatError, match="malformed IR document") as e:
         load_module_ir(b'{"format": "xcc-ir",\n "version": 1,, }', "f.ir")
     assert (e.value.loc.file, e.value.loc.line) == ("f.ir", 2)
+
+
+def test_random_structural_damage_is_an_error_or_still_verifies():
+    doc = json.loads(dump_module(frontend([read_source(str(EX / "device_functions.sm_80.ptx"))])))
+    leaves = []
+
+    def walk(x, path):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, path + [k])
+        elif isinstance(x, list) and x:
+            for k, v in enumerate(x):
+                walk(v, path + [k])
+        else:
+            leaves.append(path)
+
+    walk(doc, [])
+    rng = random.Random(11)
+    for _ in range(200):
+        d = json.loads(json.dumps(doc))
+        path = rng.choice(leaves)
+        target = d
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = rng.choice([0, -1, 3, 10 ** 9, "x", "b32", None, [], {}, True, [0], {"list": 1}])
+        try:
+            load_module_ir(json.dumps(d).encode(), "fuzz.ir")
+        except ObjectFormatError:
+            pass
 
 
 def test_deep_nesting_is_an_error():

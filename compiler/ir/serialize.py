@@ -73,6 +73,9 @@ def load_module_ir(data: bytes, name: str = "<ir>") -> Module:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as e:
         raise ObjectFormatError(f"{name}: malformed IR document at {r.where()}: {type(e).__name__}: {e}") from None
+    empty = next((f.name for f in module.functions if not f.blocks), None)
+    if empty is not None:
+        raise ObjectFormatError(f"{name}: the IR does not verify: function '{empty}' has no blocks")
     try:
         verify_module(module, f"reading {name}")
     except XccError as e:
