@@ -120,18 +120,20 @@ class _DropLastTerminator(FunctionPass):
         fn.blocks[-1].instructions.pop()
 
 
-def _seed_with(mnemonic: str) -> int:
-    """A seed whose kernel computes a variable with ``mnemonic`` at its top level."""
-    return next(s for s in range(200) if any(opcode(x) == mnemonic and x.split()[1].startswith("%v")
-                                             for leaf in generate(s, FAST_SIZE).funcs[-1].body
-                                             if isinstance(leaf, Leaf) for x in leaf.lines))
+def _seeds_with(mnemonic: str) -> list[int]:
+    """Seeds whose kernel computes a variable with ``mnemonic`` at its top level."""
+    return [s for s in range(200) if any(opcode(x) == mnemonic and x.split()[1].startswith("%v")
+                                         for leaf in generate(s, FAST_SIZE).funcs[-1].body
+                                         if isinstance(leaf, Leaf) for x in leaf.lines)]
 
 
 def test_a_miscompiling_pass_is_found_named_and_reduced():
-    seed = _seed_with("xor.b32")
-    prog = generate(seed, FAST_SIZE)
-    failure = tv.Validator(prog, [_XorIsOr()], levels=(0,), isa=False, random_pipeline=0).validate()
+    # the first of the programs with an xor whose result reaches the output (or can differ from xor's)
+    found = ((s, tv.Validator(generate(s, FAST_SIZE), [_XorIsOr()], levels=(0,), isa=False,
+                              random_pipeline=0).validate()) for s in _seeds_with("xor.b32")[:10])
+    seed, failure = next(((s, f) for s, f in found if f is not None), (None, None))
     assert failure is not None and failure.stage == "pass xor-is-or alone"
+    prog = generate(seed, FAST_SIZE)
     assert "output words differ from the reference" in failure.detail
     small = tv.reduce(prog, failure, [_XorIsOr()], random_pipeline=0)
     assert len(small.text) < len(prog.text)
@@ -145,7 +147,8 @@ def test_a_miscompiling_pass_is_found_named_and_reduced():
 
 
 def test_a_pass_in_a_pipeline_is_named_by_position():
-    prog = generate(_seed_with("xor.b32"), FAST_SIZE)
+    prog = generate(next(s for s in _seeds_with("xor.b32") if tv.Validator(
+        generate(s, FAST_SIZE), [_XorIsOr()], levels=(0,), isa=False, random_pipeline=0).validate()), FAST_SIZE)
     v = tv.Validator(prog, [], levels=(2,), isa=False, pipelines={2: ["constfold", _XorIsOr(), "dce"]})
     failure = v.validate()
     assert failure is not None and failure.stage == "-O2 after pass 2 (xor-is-or)", failure.stage
