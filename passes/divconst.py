@@ -38,3 +38,34 @@ def signed_magic(d: int, bits: int) -> tuple[int, int]:
         m = -m
         m = (m & mask) - (1 << bits) if (m & mask) >> (bits - 1) else m & mask
     return m, p - bits
+
+
+def unsigned_magic(d: int, bits: int) -> tuple[int, bool, int]:
+    """(M, add, s) for unsigned division by ``d`` (2 <= d < 2^bits, not a power of two), Hacker's Delight
+    figure 10-2 (``magicu``) for word width ``bits``: ``t = mulhi_u(n, M)``; without ``add`` the quotient
+    is ``t >> s``, with it ``(((n - t) >> 1) + t) >> (s - 1)``."""
+    mask = (1 << bits) - 1
+    half = 1 << (bits - 1)
+    add = False
+    nc = mask - ((1 << bits) - d) % d
+    p = bits - 1
+    q1, r1 = divmod(half, nc)
+    q2, r2 = divmod(half - 1, d)
+    while True:
+        p += 1
+        if r1 >= nc - r1:
+            q1, r1 = (2 * q1 + 1) & mask, 2 * r1 - nc
+        else:
+            q1, r1 = (2 * q1) & mask, 2 * r1
+        if r2 + 1 >= d - r2:
+            if q2 >= half - 1:
+                add = True
+            q2, r2 = (2 * q2 + 1) & mask, 2 * r2 + 1 - d
+        else:
+            if q2 >= half:
+                add = True
+            q2, r2 = (2 * q2) & mask, 2 * r2 + 1
+        delta = d - 1 - r2
+        if not (p < 2 * bits and (q1 < delta or q1 == delta and r1 == 0)):
+            break
+    return (q2 + 1) & mask, add, p - bits

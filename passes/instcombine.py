@@ -16,7 +16,9 @@ Integer rules (types u/s/b of 8-64 bits, the packed half types excluded; only in
   comparison is the unordered one: ``lt`` <-> ``geu``, ``eq`` <-> ``neu``, ``num`` <-> ``nan``, as
   :func:`xcc.semantics.compare` defines them); ``cbr (not p), T, F`` -> ``cbr p, F, T``;
 * ``cvt`` of an integer ``cvt`` that widened ``x`` back to ``x``'s width (no saturation) -> ``x``;
-* unsigned ``div``/``rem`` by ``2^k`` -> ``shr``/``and``; signed ``div`` by a constant ``d`` (|d| >= 2)
+* unsigned ``div``/``rem`` by ``2^k`` -> ``shr``/``and``, by any other constant -> the multiply-high
+  sequence of Hacker's Delight figure 10-2 (with its add fix-up where the magic number needs W+1 bits);
+  signed ``div`` by a constant ``d`` (|d| >= 2)
   -> the multiply-high sequence with the magic number of Hacker's Delight figure 10-1 (round-toward-zero
   shifts for powers of two), signed ``rem`` -> ``x - (x / d) * d``; ``div`` by 1 -> ``x``, by -1 ->
   ``neg``;
@@ -39,7 +41,7 @@ from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.evaluate import HALF_TYPES
 from xcc.ir.rewrite import replace_uses
 from xcc.ir.types import PRED, TYPES, ScalarType
-from xcc.passes.divconst import signed_magic
+from xcc.passes.divconst import signed_magic, unsigned_magic
 from xcc.passes.manager import FunctionPass
 
 U32 = TYPES["u32"]
@@ -292,7 +294,10 @@ def divide_by_constant(inst: Instruction):
     e = _Emitter(inst)
     if t.kind != "s":
         if d & (d - 1):
-            return None
+            q = _unsigned_quotient(e, x, d, t)
+            if inst.op == "div":
+                return e.out, q
+            return e.out, e("sub", t, [x, e("mul", t, [q, Const(t, d)], {"mode": "lo"})])
         k = d.bit_length() - 1
         if inst.op == "div":
             return ([], x) if k == 0 else (e.out, e("shr", t, [x, Const(U32, k)]))
@@ -331,6 +336,17 @@ def _signed_quotient(e: _Emitter, x: Value, d: int, t: ScalarType) -> Value:
         q = e("shr", t, [q, Const(U32, s)])
     sign = e("shr", TYPES[f"u{bits}"], [q, Const(U32, bits - 1)])
     return e("add", t, [q, sign])
+
+
+def _unsigned_quotient(e: _Emitter, x: Value, d: int, t: ScalarType) -> Value:
+    """x / d for unsigned x, d a constant that is not a power of two (Hacker's Delight figure 10-2)."""
+    m, add, s = unsigned_magic(d, t.bits)
+    hi = e("mul", t, [x, Const(t, m)], {"mode": "hi"})
+    if not add:
+        return e("shr", t, [hi, Const(U32, s)]) if s else hi
+    half = e("shr", t, [e("sub", t, [x, hi]), Const(U32, 1)])
+    q = e("add", t, [half, hi])
+    return e("shr", t, [q, Const(U32, s - 1)]) if s > 1 else q
 
 
 def bypass_slow_division(fn: Function) -> bool:

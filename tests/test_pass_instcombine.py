@@ -128,7 +128,7 @@ def test_binary_rules_exact(data, typ, op, shape):
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data(), typ=st.sampled_from(["s16", "s32", "s64", "u32", "u64"]), op=st.sampled_from(["div", "rem"]))
+@given(data=st.data(), typ=st.sampled_from(["s16", "s32", "s64", "u16", "u32", "u64"]), op=st.sampled_from(["div", "rem"]))
 def test_division_by_constants_exact(data, typ, op):
     t = TYPES[typ]
     bits = t.bits
@@ -139,8 +139,27 @@ def test_division_by_constants_exact(data, typ, op):
         check(make_fn([Instruction(op, t, [x, Const(t, d)], Value(t))]), {x: xv})
     InstCombine().run_function(fn)
     ops = [i.op for i in fn.blocks[0].instructions]
-    if t.kind == "s" and d not in (0, 1, (1 << bits) - 1):
-        assert "div" not in ops and "rem" not in ops, ops  # every other signed constant is a multiply
+    if d not in (0, 1) and (t.kind == "u" or d != (1 << bits) - 1):
+        assert "div" not in ops and "rem" not in ops, ops  # every other constant is a multiply or a shift
+
+
+@pytest.mark.parametrize("bits", [16, 32, 64])
+def test_unsigned_magic_small_divisors(bits):
+    """The unsigned magic multiply (with and without the add fix-up) divides exactly for every divisor below 100
+    and random large ones, on edge and random dividends."""
+    rng = np.random.default_rng(bits + 1)
+    m = (1 << bits) - 1
+    xs = [0, 1, m, m - 1, 1 << (bits - 1), *map(int, rng.integers(0, m, 30, dtype=np.uint64))]
+    t = TYPES[f"u{bits}"]
+    divisors = [*range(3, 100), *map(int, rng.integers(3, m, 10, dtype=np.uint64))]
+    for d in divisors:
+        if d & (d - 1) == 0:
+            continue
+        x = Value(t)
+        fn = make_fn([Instruction("div", t, [x, Const(t, d)], Value(t)), Instruction("rem", t, [x, Const(t, d)], Value(t))])
+        ref = [run(fn, {x: v}) for v in xs]
+        InstCombine().run_function(fn)
+        assert [run(fn, {x: v}) for v in xs] == ref, d
 
 
 @pytest.mark.parametrize("bits", [16, 32, 64])
