@@ -242,6 +242,9 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     after("convergence")
     eliminate_dead_code(blocks)
     after("machine-dce")
+    if options.schedule:
+        _schedule(blocks, machine, virtual=True)
+        after("pre-schedule")
     spills: PredSpills = spill_predicates(blocks, fn.name)
     after("pred-spill")
     frame = (sel.local_bytes + 7) & ~7  # spill slots follow the function's own variables
@@ -257,20 +260,25 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     _remove_fallthrough_branches(blocks)
     after("copy-cleanup")
     if options.schedule:
-        tails = {}
-        for b in blocks:  # a call or return ends its block and stays last
-            if b.insts and b.insts[-1].mnemonic in CALLS:
-                tails[b.name] = b.insts.pop()
-        schedule_blocks(blocks, machine)
-        for b in blocks:
-            if b.name in tails:
-                b.insts.append(tails[b.name])
+        _schedule(blocks, machine)
         after("schedule")
     assign_control_codes(blocks, machine)
     after("control-codes")
     if has_calls:
         nregs = max(nregs, max(RESERVED) + 1)
     return _Body(fn, sel, _layout(blocks), nregs, frame, gspills, spills)
+
+
+def _schedule(blocks: list[MBlock], machine: Machine, virtual: bool = False) -> None:
+    """List-schedule every block (:mod:`xcc.backend.schedule`); a call or return ends its block and stays last."""
+    tails = {}
+    for b in blocks:
+        if b.insts and b.insts[-1].mnemonic in CALLS:
+            tails[b.name] = b.insts.pop()
+    schedule_blocks(blocks, machine, virtual)
+    for b in blocks:
+        if b.name in tails:
+            b.insts.append(tails[b.name])
 
 
 _CALLS = CALLS - LEAVES  # the calls a block ends at: control comes back after them

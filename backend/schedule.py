@@ -24,14 +24,96 @@ from __future__ import annotations
 
 from xcc.backend.isel import MBlock
 from xcc.backend.machine import Machine
-from xcc.backend.minst import MInst, register_operands
+from xcc.backend.minst import Half, MInst, VReg, register_operands
 
 
-def schedule_blocks(blocks: list[MBlock], machine: Machine) -> None:
-    """Reorder each block of ``blocks`` in place (see the module docstring)."""
+def schedule_blocks(blocks: list[MBlock], machine: Machine, virtual: bool = False) -> None:
+    """Reorder each block of ``blocks`` in place (see the module docstring).  ``virtual``: before register
+    allocation, where operands are virtual registers — no anti or output dependences between different values, so
+    independent loads can start early (the pre-RA machine scheduler of LLVM's ``MachineScheduler``); a call or
+    return stays last in its block either way (every later stage assumes it)."""
+    operands = _virtual_operands if virtual else register_operands
+    live_out = _live_out(blocks) if virtual else {}
     for b in blocks:
         if len(b.insts) > 2:
-            b.insts = schedule_block(b.insts, machine)
+            if not virtual:
+                b.insts = schedule_block(b.insts, machine, operands)
+                continue
+            out = live_out[b.name]
+            limit = pressure(b.insts, out) + PRESSURE_SLACK
+            order = schedule_block(b.insts, machine, operands, (out, limit))
+            if pressure(order, out) <= limit:  # else keep the order that needs fewer registers
+                b.insts = order
+
+
+PRESSURE_SLACK = 0
+"""Registers (32-bit units) pre-RA scheduling may add to a block's peak pressure; a reorder needing more is dropped."""
+
+
+def _live_out(blocks: list[MBlock]) -> dict:
+    from xcc.backend.regalloc import liveness
+
+    return liveness(blocks)[1]
+
+
+def pressure(insts: list[MInst], live_out) -> int:
+    """Peak number of 32-bit registers the virtual registers live in ``insts`` need (pairs count two, predicates
+    none), walking backwards from ``live_out``."""
+    live = {v for v in live_out if v.width}
+    size = sum(v.width for v in live)
+    peak = size
+    for m in reversed(insts):
+        for v in _virtual_operands(m, True):
+            if isinstance(v, VReg) and v in live:
+                live.discard(v)
+                size -= v.width
+        for v in _virtual_operands(m, False):
+            if isinstance(v, VReg) and v.width and v not in live:
+                live.add(v)
+                size += v.width
+        peak = max(peak, size)
+    return peak
+
+
+class _Pressure:
+    """Registers live at the current point of a forward schedule of one block (32-bit units)."""
+
+    def __init__(self, insts: list[MInst], operands, live_out, limit: int):
+        self.limit, self.live_out = limit, live_out
+        self.uses = [[v for v in operands(m, False) if isinstance(v, VReg) and v.width] for m in insts]
+        self.defs = [[v for v in operands(m, True) if isinstance(v, VReg) and v.width] for m in insts]
+        self.left: dict[VReg, int] = {}
+        for us in self.uses:
+            for v in us:
+                self.left[v] = self.left.get(v, 0) + 1
+        defined = {v for ds in self.defs for v in ds}
+        self.size = sum(v.width for v in self.left if v not in defined)  # live into the block and read in it
+
+    def delta(self, i: int) -> int:
+        born = sum(v.width for v in self.defs[i] if self.left.get(v, 0) or v in self.live_out)
+        dies = sum(v.width for v in self.uses[i] if self.left[v] == 1 and v not in self.live_out)
+        return born - dies
+
+    def issue(self, i: int) -> None:
+        self.size += self.delta(i)
+        for v in self.uses[i]:
+            self.left[v] -= 1
+
+    def over(self) -> bool:
+        return self.size >= self.limit
+
+
+def _virtual_operands(m: MInst, defs: bool) -> set:
+    """The virtual registers (and any physical ones) ``m`` writes or reads, as dependence keys."""
+    out = set(register_operands(m, defs))
+    for x in (m.defs() if defs else m.uses()):
+        if isinstance(x, tuple):
+            x = x[0]
+        if isinstance(x, VReg):
+            out.add(x)
+        elif isinstance(x, Half):
+            out.add(x.vreg)
+    return out
 
 
 def latency(m: MInst, machine: Machine) -> int:
@@ -48,8 +130,13 @@ def _memory_kind(m: MInst) -> str | None:
     return "load" if m.d.independent_load else "store"
 
 
-def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
-    """The instructions of one block in their new order."""
+def schedule_block(insts: list[MInst], machine: Machine, operands=register_operands,
+                   pressure_limit: tuple | None = None) -> list[MInst]:
+    """The instructions of one block in their new order (``operands(m, defs)``: the dependence keys).
+    ``pressure_limit`` = (live-out virtual registers, limit): while the registers live at the current point
+    exceed the limit, the ready instruction that frees the most (then the most critical) goes first, as
+    register-pressure-aware schedulers do (Goodman and Hsu, "Code scheduling and register allocation in large
+    basic blocks", ICS 1988; LLVM's GenericScheduler)."""
     n = len(insts)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npred = [0] * n
@@ -63,7 +150,7 @@ def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
         npred[j] += 1
 
     for j, m in enumerate(insts):
-        uses, defs = register_operands(m, False), register_operands(m, True)
+        uses, defs = operands(m, False), operands(m, True)
         deps: dict[int, int] = {}  # predecessor -> latency
 
         def dep(i, lat, deps=deps):
@@ -110,12 +197,19 @@ def schedule_block(insts: list[MInst], machine: Machine) -> list[MInst]:
     ready = [i for i in range(n) if npred[i] == 0]
     order: list[int] = []
     cycle = 0
+    track = _Pressure(insts, operands, *pressure_limit) if pressure_limit is not None else None
     while ready:
-        now = [i for i in ready if earliest[i] <= cycle]
-        if not now:
-            cycle = min(earliest[i] for i in ready)
-            continue
-        pick = max(now, key=lambda i: (prio[i], -i))
+        if track is not None and track.over():
+            pick = min(ready, key=lambda i: (track.delta(i), -prio[i], i))
+            cycle = max(cycle, earliest[pick])
+        else:
+            now = [i for i in ready if earliest[i] <= cycle]
+            if not now:
+                cycle = min(earliest[i] for i in ready)
+                continue
+            pick = max(now, key=lambda i: (prio[i], -i))
+        if track is not None:
+            track.issue(pick)
         ready.remove(pick)
         order.append(pick)
         for j, lat in succs[pick]:

@@ -15,10 +15,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-BACKEND_STAGES = ("isel", "convergence", "machine-dce", "pred-spill", "regalloc", "copy-cleanup", "schedule",
-                  "control-codes")
+BACKEND_STAGES = ("isel", "convergence", "machine-dce", "pre-schedule", "pred-spill", "regalloc", "copy-cleanup",
+                  "schedule", "control-codes")
 """The backend stages in the order they run: instruction selection, convergence barriers (BSSY/BSYNC),
-dead-code elimination on machine code, predicate spilling, register allocation with spilling (and its checker),
+dead-code elimination on machine code, list scheduling on virtual registers (-O1 and above), predicate spilling,
+register allocation with spilling (and its checker),
 removal of self-moves and fall-through branches, list scheduling (-O1 and above), control codes (stalls,
 scoreboards, yields)."""
 
