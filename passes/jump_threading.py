@@ -73,13 +73,14 @@ def _safe_uses(b: Block, target: Block) -> bool:
     ``b``: none lies in the region reached from ``target`` without passing ``b``, except ``target``'s phi
     operands on the edge from ``b`` (the copy provides those)."""
     own = {p.result for p in b.phis} | {i.result for i in b.instructions if i.result is not None}
-    region, work = {target}, [target]
+    region, order, work = {target}, [target], [target]
     while work:
         for s in work.pop().succs:
             if s is not b and s not in region:
                 region.add(s)
+                order.append(s)
                 work.append(s)
-    for x in region:
+    for x in order:
         for phi in x.phis:
             for a, p in zip(phi.args, x.preds):
                 if a in own and p is not b and p in region:
