@@ -126,7 +126,12 @@ def _thread_block(fn: Function, b: Block, budget: int) -> int:
 def _thread(fn: Function, b: Block, p: Block, target: Block) -> None:
     """Give ``p`` its own copy of ``b`` ending in ``br target``."""
     k = b.preds.index(p)
-    copy = Block(f"{b.name}.from.{p.name}")
+    name, taken = f"{b.name}.from.{p.name}", {x.name for x in fn.blocks}
+    k2 = 1
+    while name in taken:  # block names stay unique (PTX labels have no dots, so only copies can collide)
+        k2 += 1
+        name = f"{b.name}.from.{p.name}.{k2}"
+    copy = Block(name)
     vmap: dict[Value, Value] = {phi.result: phi.args[k] for phi in b.phis}
     for inst in b.instructions[:-1]:
         r = Value(inst.result.type, inst.result.name) if inst.result is not None else None
