@@ -31,12 +31,12 @@ from typing import ClassVar
 import numpy as np
 
 from xcc.diagnostics import UnsupportedError
-from xcc.ir.cfg import Loop, dominators, natural_loops, reverse_postorder
+from xcc.ir.cfg import Loop, natural_loops
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.evaluate import evaluate
 from xcc.ir.rewrite import replace_uses
 from xcc.ir.types import ptx_type
-from xcc.passes.loop_utils import ensure_preheader
+from xcc.passes.loop_utils import dominator_tree, ensure_preheader
 from xcc.passes.manager import FunctionPass
 from xcc.passes.memory_model import space_of
 from xcc.semantics.bits import UDTYPE
@@ -66,8 +66,8 @@ class InductionVariableSimplification(FunctionPass):
         for loop in loops:
             if len(loop.latches) == 1 and [p for p in loop.header.preds if p not in loop.body]:
                 ensure_preheader(fn, loop)
-        dom = dominators(fn)
-        rpo = reverse_postorder(fn)
+        tree = dominator_tree(fn)
+        dom, rpo = tree.sets(), tree.rpo
         for loop in sorted(natural_loops(fn, dom), key=lambda lp: len(lp.body)):
             if len(loop.latches) == 1 and len(loop.header.preds) == 2:
                 _Reducer(fn, loop, dom, rpo).run()

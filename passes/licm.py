@@ -27,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xcc.ir.cfg import Loop, dominators, natural_loops, reverse_postorder
+from xcc.ir.cfg import Loop, natural_loops
 from xcc.ir.core import Block, Const, Function, Instruction, Value
 from xcc.passes.gvn import numberable
 from xcc.passes.ifconvert import SPECULATABLE
-from xcc.passes.loop_utils import ensure_preheader, remove_trivial_phis
+from xcc.passes.loop_utils import dominator_tree, ensure_preheader, remove_trivial_phis
 from xcc.passes.manager import FunctionPass
 from xcc.passes.memory_model import clobbers, is_plain_load, kills, space_of
 
@@ -51,8 +51,8 @@ class LoopInvariantCodeMotion(FunctionPass):
             if _outside_preds(loop):  # a loop back to the entry block has no way in to put a preheader on
                 ensure_preheader(fn, loop)
         remove_trivial_phis(fn)
-        dom = dominators(fn)
-        rpo = reverse_postorder(fn)
+        tree = dominator_tree(fn)
+        dom, rpo = tree.sets(), tree.rpo
         for loop in sorted(natural_loops(fn, dom), key=lambda lp: len(lp.body)):
             if len(_outside_preds(loop)) == 1:
                 self._hoist(loop, dom, rpo)

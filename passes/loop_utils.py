@@ -2,8 +2,7 @@
 block splitting, and the trip count of a counted loop.
 
 * :func:`dominator_tree`: each reachable block's immediate dominator and children (in ``fn.blocks`` order),
-  from :func:`xcc.ir.cfg.dominators` (the immediate dominator is the strict dominator with the largest
-  dominator set: the dominators of a block form a chain);
+  by Cooper, Harvey and Kennedy's algorithm on reverse-postorder numbers;
 * :func:`loops_innermost_first`: :func:`xcc.ir.cfg.natural_loops` ordered so a loop comes before any
   loop containing it;
 * :func:`ensure_preheader`: a block that is the only way into a loop from outside (LLVM's
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xcc.ir.cfg import Loop, dominators, natural_loops, reverse_postorder
+from xcc.ir.cfg import Loop, natural_loops, reverse_postorder
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.evaluate import evaluate
 from xcc.ir.rewrite import replace_uses
@@ -34,34 +33,68 @@ class DomTree:
 
     idom: dict[Block, Block | None]
     children: dict[Block, list[Block]]
-    dom: dict[Block, set[Block]]
     rpo: list[Block]
 
-    def dominates(self, a: Block, b: Block) -> bool:
-        return a in self.dom[b]
+    def dominates(self, a: Block, b: Block | None) -> bool:
+        while b is not None:
+            if b is a:
+                return True
+            b = self.idom.get(b)
+        return False
 
-    def preorder(self) -> list[Block]:
-        out, stack = [], [self.rpo[0]]
-        while stack:
-            b = stack.pop()
-            out.append(b)
-            stack.extend(reversed(self.children[b]))
-        return out
+    def sets(self) -> _DominatorSets:
+        """``dom[b]``-style membership (``a in sets[b]``: a dominates b) for :func:`xcc.ir.cfg.natural_loops`."""
+        return _DominatorSets(self)
+
+
+class _DominatorSets:
+    def __init__(self, tree: DomTree):
+        self.tree = tree
+
+    def __getitem__(self, b: Block) -> _Dominators:
+        return _Dominators(self.tree, b)
+
+
+@dataclass
+class _Dominators:
+    tree: DomTree
+    block: Block
+
+    def __contains__(self, a: Block) -> bool:
+        return self.tree.dominates(a, self.block)
 
 
 def dominator_tree(fn: Function) -> DomTree:
+    """Cooper, Harvey and Kennedy's iterative algorithm ("A Simple, Fast Dominance Algorithm", 2001) on
+    reverse-postorder numbers; children in ``fn.blocks`` order."""
     rpo = reverse_postorder(fn)
-    reach = set(rpo)
-    dom = dominators(fn)
-    idom: dict[Block, Block | None] = {fn.entry: None}
+    num = {b: k for k, b in enumerate(rpo)}
+    idom: dict[Block, Block | None] = {rpo[0]: rpo[0]}
+
+    def intersect(a: Block, b: Block) -> Block:
+        while a is not b:
+            while num[a] > num[b]:
+                a = idom[a]
+            while num[b] > num[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo[1:]:
+            done = [p for p in b.preds if p in idom]
+            new = done[0]
+            for p in done[1:]:
+                new = intersect(p, new)
+            if idom.get(b) is not new:
+                idom[b], changed = new, True
+    idom[rpo[0]] = None
     children: dict[Block, list[Block]] = {b: [] for b in rpo}
     for b in fn.blocks:
-        if b not in reach or b is fn.entry:
-            continue
-        strict = [d for d in dom[b] if d is not b and d in reach]
-        idom[b] = max(strict, key=lambda d: len(dom[d]))
-        children[idom[b]].append(b)
-    return DomTree(idom, children, dom, rpo)
+        if b in num and idom[b] is not None:
+            children[idom[b]].append(b)
+    return DomTree(idom, children, rpo)
 
 
 def loops_innermost_first(fn: Function, dom=None) -> list[Loop]:

@@ -111,3 +111,18 @@ def test_memory_model_alias_table():
     call = Instruction("call", None, [], attrs={"callee": "f"})
     assert kills("param", clobbers(call)) and kills("local", clobbers(call)) and not kills("const", clobbers(call))
     assert not is_plain_load(Instruction("ld", None, [], attrs={"sem": "relaxed"}))
+
+
+@pytest.mark.parametrize("stem", ["gemm_simt.sm_80.debug", "scan_sort.sm_80", "transformer_ops.sm_80.debug",
+                                  "device_functions.sm_80.debug"])
+def test_dominator_tree_matches_the_cfg_utilities(stem):
+    from kernel_cases import EXAMPLES_DIR
+
+    from xcc.ir.cfg import immediate_dominators
+    from xcc.passes.loop_utils import dominator_tree
+
+    for fn in build(EXAMPLES_DIR / f"{stem}.ptx").functions:
+        tree = dominator_tree(fn)
+        assert tree.idom == immediate_dominators(fn), fn.name
+        for b, kids in tree.children.items():
+            assert kids == [k for k in fn.blocks if tree.idom.get(k) is b]
