@@ -116,7 +116,7 @@ _LARK: Lark | None = None
 
 
 def _get_parser() -> Lark:
-    """The LALR parser, loaded on first use from the committed tables (a few ms; building them from
+    """The LALR parser, loaded on first use from the committed tables (about 10 ms; building them from
     the grammar took about 250 ms, see gen_parser.py). Positions come from the tokens themselves, so
     Lark's position propagation (15% of the parse time) is off (gen_parser.LARK_OPTIONS)."""
     global _LARK
