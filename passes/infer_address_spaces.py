@@ -17,6 +17,13 @@ address* when it is
 
 Since a generic address of global memory is the global address itself, only the access's ``space`` changes.
 Addresses that come from memory (a pointer loaded from an array) are never assumed global.
+
+Generic addresses into the **shared and local windows** are followed too (any function): ``cvta.to_generic`` of
+a ``.shared``/``.local`` address ``x``, plus or minus offsets, is that window's base plus ``x`` plus the same
+offsets, so the access becomes a ``.shared``/``.local`` one of ``x`` + offsets (new ``add``/``sub`` instructions
+beside the generic ones, which dead-code elimination then drops).  This is what lets ``nvcc -G``'s stack frame
+(``cvta.local`` of ``__local_depot``) be promoted to registers by mem2reg, and its shared arrays use the
+shared-memory path.
 """
 
 from __future__ import annotations
@@ -39,12 +46,18 @@ class InferAddressSpaces(FunctionPass):
     name: ClassVar[str] = "infer-address-spaces"
 
     def run_function(self, fn: Function) -> None:
-        if not fn.is_entry:
-            return  # a device function's pointers come from its callers: known only after inlining
-        glob = global_addresses(fn)
-        for inst in fn.instructions():
-            if inst.op in REWRITTEN_OPS and inst.attrs.get("space") == "generic" and inst.args[0] in glob:
+        # a device function's global pointers come from its callers: known only after inlining
+        glob = global_addresses(fn) if fn.is_entry else set()
+        windows = _Windows(fn)
+        for inst in list(fn.instructions()):
+            if inst.op not in REWRITTEN_OPS or inst.attrs.get("space") != "generic":
+                continue
+            if inst.args[0] in glob:
                 inst.attrs["space"] = "global"
+                continue
+            found = windows.address(inst.args[0])
+            if found is not None:
+                inst.attrs["space"], inst.args[0] = found
 
 
 def global_addresses(fn: Function) -> set[Value]:
@@ -97,3 +110,52 @@ def _holds(d: Instruction | Phi, cand: set[Value], defs) -> bool:
         a, b = d.args
         return a in cand and (isinstance(b, Const) or b not in cand) and not _is_other_address(b, defs)
     return False
+
+
+class _Windows:
+    """Generic addresses that point into the shared or local window, with the same address in that space."""
+
+    def __init__(self, fn: Function):
+        self.defs: dict[Value, Instruction] = {}
+        self.where: dict[int, list[Instruction]] = {}
+        for b in fn.blocks:
+            for inst in b.instructions:
+                if inst.result is not None:
+                    self.defs[inst.result] = inst
+                    self.where[id(inst)] = b.instructions
+        self.memo: dict[Value, tuple[str, Value] | None] = {}
+
+    def address(self, v: Value) -> tuple[str, Value] | None:
+        """(space, the address in that space) when generic address ``v`` provably lies in a shared or local
+        window, else None."""
+        if v not in self.memo:
+            self.memo[v] = None  # cycles (through phis) are not followed
+            self.memo[v] = self._find(v)
+        return self.memo[v]
+
+    def _find(self, v: Value) -> tuple[str, Value] | None:
+        d = self.defs.get(v)
+        if d is None:
+            return None
+        if d.op == "cvta" and d.attrs.get("to_generic") and d.attrs.get("space") in ("shared", "local"):
+            return d.attrs["space"], d.args[0]
+        if d.op in ("add", "sub") and d.type is not None and d.type.bits == 64:
+            sides = ((0, 1), (1, 0)) if d.op == "add" else ((0, 1),)
+            for p, q in sides:
+                inner = self.address(d.args[p])
+                other = d.args[q]
+                if inner is not None and (isinstance(other, Const) or self.address(other) is None):
+                    args = [inner[1], other] if p == 0 else [other, inner[1]]
+                    return inner[0], self._beside(d, args)
+        return None
+
+    def _beside(self, d: Instruction, args: list[Value]) -> Value:
+        """A copy of ``d`` (an add or sub) on ``args``, inserted right after it."""
+        out = Value(d.result.type)
+        new = Instruction(d.op, d.type, args, out, dict(d.attrs), d.loc, d.debug_loc)
+        insts = self.where[id(d)]
+        new.block = d.block
+        insts.insert(next(k for k, i in enumerate(insts) if i is d) + 1, new)
+        self.where[id(new)] = insts
+        self.defs[out] = new
+        return out
