@@ -9,7 +9,8 @@ actually taken is found even when other paths would give other values.  A pure i
 (:data:`xcc.ir.evaluate.PURE_OPS`) whose operands are constants gets the value
 :func:`xcc.ir.evaluate.evaluate` computes, i.e. the interpreters' own semantics (an operation the
 semantics refuse, an :class:`~xcc.diagnostics.UnsupportedError`, stays BOTTOM); ``selp`` on a constant
-predicate takes the chosen operand's cell.  Everything else (loads, special registers, warp collectives)
+predicate takes the chosen operand's cell; ``and`` with 0, ``or`` with all ones and integer ``mul.lo`` by 0
+are constant even when the other operand varies.  Everything else (loads, special registers, warp collectives)
 is BOTTOM.  A ``cbr`` on a constant marks only the taken edge; one on a value still TOP at the fixed point
 is made BOTTOM (both edges) and the propagation resumes.
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
-from xcc.ir.evaluate import PURE_OPS, evaluate
+from xcc.ir.evaluate import HALF_TYPES, PURE_OPS, evaluate
 from xcc.ir.rewrite import remove_edge, replace_uses
 from xcc.passes.manager import FunctionPass
 from xcc.semantics.bits import UDTYPE
@@ -155,12 +156,31 @@ class _Solver:
         cells = [self.cell(a) for a in inst.args]
         if inst.op == "selp" and cells[2] is not None and cells[2] is not BOTTOM:
             return cells[0] if cells[2] else cells[1]
+        absorbed = _absorbing(inst, cells)
+        if absorbed is not None:
+            return absorbed
         if any(c is BOTTOM for c in cells):
             return BOTTOM
         if any(c is None for c in cells):
             return None
         r = fold(inst, [Const(a.type, c) for a, c in zip(inst.args, cells)])
         return BOTTOM if r is None else r.bits
+
+
+def _absorbing(inst: Instruction, cells: list) -> int | None:
+    """``and`` with 0, ``or`` with all ones, integer ``mul.lo`` by 0: the result whatever the other operand
+    is (as LLVM's SCCP does for an overdefined operand)."""
+    t = inst.type
+    if inst.op not in ("and", "or", "mul") or t.name in HALF_TYPES or t.bits > 64 or t.is_float:
+        return None
+    if set(inst.attrs) - {"mode"} or inst.attrs.get("mode", "lo") != "lo" or inst.result.type.bits != t.bits:
+        return None
+    ones = (1 << t.bits) - 1 if t.bits > 1 else 1
+    absorbing = ones if inst.op == "or" else 0
+    for a, c in zip(inst.args, cells):
+        if c is not None and c is not BOTTOM and a.type.bits == t.bits and c & ones == absorbing:
+            return absorbing
+    return None
 
 
 def _rewrite(fn: Function, lat: dict, live: set[Block]) -> None:

@@ -116,3 +116,35 @@ def test_unfoldable_operations_stay():
     mod = build_text(text)
     PassManager("sccp", verify=True).run(mod)
     assert [i.op for i in mod.functions[0].instructions()] == ["ld_param", "rsqrt", "add", "st", "ret"]
+
+
+def test_absorbing_operands_make_constants():
+    """and with false (0), or with true (all ones), mul.lo by 0 are constant whatever the other operand."""
+    text = HEADER + """
+.visible .entry k(.param .u64 out)
+{
+  .reg .pred %p<6>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1, %r1, 5;
+  setp.eq.u32 %p2, 0, 1;
+  and.pred %p3, %p1, %p2;
+  @%p3 bra NEVER;
+  mul.lo.u32 %r2, %r1, 0;
+  or.b32 %r3, %r1, -1;
+  st.global.u32 [%rd1], %r2;
+  st.global.u32 [%rd1+4], %r3;
+  ret;
+NEVER:
+  st.global.u32 [%rd1+8], %r1;
+  ret;
+}
+"""
+    mod = build_text(text)
+    PassManager("sccp,dce", verify=True).run(mod)
+    fn = mod.functions[0]
+    assert "NEVER" not in [b.name for b in fn.blocks] and not any(i.op == "cbr" for i in fn.instructions())
+    stores = [i.args[1] for i in fn.instructions() if i.op == "st"]
+    assert [(isinstance(v, Const), getattr(v, "bits", None)) for v in stores] == [(True, 0), (True, 0xFFFFFFFF)]
