@@ -142,7 +142,7 @@ GENERIC = r"""
 """
 
 
-def test_infer_address_spaces_marks_only_kernel_pointer_arithmetic_global():
+def test_infer_address_spaces_kernel_pointers_global_and_shared_window():
     m = frontend([Source(GENERIC, "g.ptx")])
     fn = m.functions[0]
     spaces_before = [i.attrs["space"] for i in fn.instructions() if i.op in ("ld", "st")]
@@ -150,7 +150,7 @@ def test_infer_address_spaces_marks_only_kernel_pointer_arithmetic_global():
     glob = global_addresses(fn)
     PassManager("infer-address-spaces", verify=True).run(m)
     spaces = [i.attrs["space"] for i in fn.instructions() if i.op in ("ld", "st")]
-    assert spaces == ["global", "generic", "generic", "global"]  # the shared window's accesses stay generic
+    assert spaces == ["global", "shared", "shared", "global"]  # the shared window's accesses use its address
     assert glob
     dev = rt.Device()
     a = rt.to_device(np.arange(32, dtype=np.uint32) * 3, dev)
