@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xcc.backend.combine import combine
 from xcc.backend.isa import CBANK_GLOBALS, MAX_GLOBALS, PT, RZ
 from xcc.backend.isel_tables import LUT_AND, PLUT_A, TERMINATORS, UNIMPLEMENTED_FLAGS
 from xcc.backend.minst import CBank, Half, Imm, MInst, VReg, mi, new_vreg
@@ -235,6 +236,7 @@ class SelectorCore:
                                      "backend yet (run it with engine='ir')")
                 (self.half_rule(inst) or getattr(self, "op_" + inst.op, self._unsupported))(inst)
             blocks.append(MBlock(b.name, self.out, [s.name for s in b.succs]))
+        combine(blocks)
         return SelectedFunction(self.fn.name, blocks, self.shared_offsets, self.shared_bytes, self.local_offsets,
                                 self.local_bytes, self.globals)
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xcc.backend.coalesce import coalesce_copies, thread_branches
 from xcc.backend.isa import CONSTANT_LOADS, RZ, SR_INDEX
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import CBank, Ctrl, Half, Imm, MInst, VReg, mi, new_vreg
@@ -86,7 +87,7 @@ class Spills:
 def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str = "", base: int = 0,
                            origin: dict | None = None,
                            max_rounds: int = 200, *, base_reg: int = RZ, reserved: frozenset[int] = frozenset(),
-                           force: list[VReg] = (), pinned: set[VReg] = frozenset()
+                           force: list[VReg] = (), pinned: set[VReg] = frozenset(), coalesce: bool = True
                            ) -> tuple[dict[VReg, int], int, Spills]:
     """Allocate registers, spilling to local memory from offset ``base`` (8-byte aligned) as needed;
     rewrites ``blocks``.  ``origin``: the predicate spiller's map, extended in the result.  Returns
@@ -96,10 +97,17 @@ def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str
     For the calling convention (:mod:`xcc.backend.isel_calls`): slots are addressed from ``base_reg``;
     ``force`` values (those live across a call: every register is caller-saved) are spilled, or
     rematerialised, before the first scan; ``pinned`` values are never spilled (a call's stack probe,
-    which lives where R1 already points at the callee's frame); ``reserved`` registers are never assigned."""
+    which lives where R1 already points at the callee's frame); ``reserved`` registers are never assigned.
+
+    With ``coalesce`` the copies between values that do not interfere are coalesced first
+    (:mod:`xcc.backend.coalesce`; the predicate spiller's, ``force`` and ``pinned`` values excepted)."""
     if base % 8:
         raise ValueError("the spill area must be 8-byte aligned")
     spills = Spills(base=base, origin=dict(origin or {}), base_reg=base_reg)
+    if coalesce:
+        keep = set(pinned) | set(force) | {v for kv in spills.origin.items() for v in kv if isinstance(v, VReg)}
+        coalesce_copies(blocks, keep)
+        thread_branches(blocks)
     spills.temps |= set(pinned)
     if force:
         spills.call_saves = len(force)

@@ -1,0 +1,206 @@
+"""Machine-code combining after instruction selection: operands folded into their users, as ptxas folds them.
+
+Instruction selection lowers one IR op at a time, so a constant it had to put in a register, or a product
+that only feeds an addition, costs an instruction of its own.  This pass, on the virtual-register code of
+one function (before convergence barriers and register allocation), folds:
+
+- a register whose only definition is ``MOV t, imm`` into the instructions that read it: ``RZ`` for 0 in a
+  32-bit register operand, the immediate itself in a B operand (``RIC``); in ``IADD3`` a constant in the A or
+  C slot swaps with a register B, and a constant address register of a shared or local access becomes the
+  access's immediate offset (``[RZ + imm]``), as in ptxas's ``LDS R0, [0x10]``;
+- a multiplication whose only reader adds it to a register: ``IMAD t, x, y, RZ; IADD3 d, t, z, RZ`` is
+  ``IMAD d, x, y, z``, ``SHL t, x, k; IADD3 d, t, z, RZ`` is ``IMAD d, x, 2**k, z`` and ``IMAD.WIDE t, x,
+  y, RZ; IADD.64 d, t, z`` is ``IMAD.WIDE d, x, y, z`` (ptxas's ``IMAD.WIDE R2, R2, 0x4, R4`` for
+  ``&p[i]``): the same bits modulo 2**32 (2**64), one instruction fewer.
+
+A fold moves a computation to its reader only when the reader is in the same block, nothing between them
+redefines the registers it reads, and the folded register has one definition and that one reader; every
+instruction involved is unguarded.  What becomes dead is left to machine dead-code elimination.
+"""
+
+from __future__ import annotations
+
+from xcc.backend.isa import PT, RZ, TABLE
+from xcc.backend.minst import Half, Imm, MInst, VReg
+
+_OFFSET_ACCESS = frozenset({"LDS", "STS", "LDS.64", "STS.64", "LDL", "STL", "LDL.64", "STL.64"})
+"""Shared and local accesses: a 32-bit address register ``a`` and an immediate offset ``b``."""
+
+
+def _vregs(xs) -> list[VReg]:
+    out = []
+    for x in xs:
+        if isinstance(x, tuple):
+            x = x[0]
+        if isinstance(x, Half):
+            x = x.vreg
+        if isinstance(x, VReg):
+            out.append(x)
+    return out
+
+
+def inst_defs(m: MInst) -> list[VReg]:
+    return _vregs(m.defs())
+
+
+def inst_uses(m: MInst) -> list[VReg]:
+    return _vregs(m.uses())
+
+
+def combine(blocks: list) -> None:
+    """Fold constants and multiply-adds in ``blocks`` (a list of :class:`xcc.backend.isel_core.MBlock`), in
+    place."""
+    defs: dict[VReg, list[MInst]] = {}
+    uses: dict[VReg, int] = {}
+    for b in blocks:
+        for m in b.insts:
+            for v in inst_defs(m):
+                defs.setdefault(v, []).append(m)
+            for v in inst_uses(m):
+                uses[v] = uses.get(v, 0) + 1
+    consts = {v: ms[0].ops["b"].value for v, ms in defs.items()
+              if len(ms) == 1 and _const_mov(ms[0]) and ms[0].ops["d"] is v}
+    for b in blocks:
+        for m in b.insts:
+            _fold_constants(m, consts)
+    same = _repeated_constants(blocks, consts)
+    if same:
+        _substitute(blocks, same)
+    for b in blocks:
+        _fold_multiply_adds(b, defs, uses)
+        _merge_shuffles(b)
+
+
+def _const_mov(m: MInst) -> bool:
+    return m.mnemonic == "MOV" and m.guard is None and isinstance(m.ops["d"], VReg) and isinstance(m.ops["b"], Imm)
+
+
+def _fold_constants(m: MInst, consts: dict[VReg, int]) -> None:
+    kinds = {o.field: o.kind for o in m.d.operands if not o.is_def}
+    if m.mnemonic in _OFFSET_ACCESS and m.ops.get("a") in consts:
+        off = m.ops["b"] + consts[m.ops["a"]]
+        if -(1 << 31) <= off < (1 << 31):
+            m.ops["a"], m.ops["b"] = RZ, off
+    if (m.mnemonic == "IADD3" and not m.mods and isinstance(m.ops["b"], VReg | int)
+            and not isinstance(m.ops["b"], Imm)):
+        for f in ("a", "c"):
+            if m.ops[f] in consts and consts[m.ops[f]] != 0:
+                m.ops[f], m.ops["b"] = m.ops["b"], m.ops[f]
+                break
+    for f, kind in kinds.items():
+        x = m.ops.get(f)
+        if not isinstance(x, VReg) or x not in consts:
+            continue
+        if kind == "RIC":
+            m.ops[f] = Imm(consts[x])
+        elif kind == "R" and consts[x] == 0:
+            m.ops[f] = RZ
+
+
+def _repeated_constants(blocks: list, consts: dict[VReg, int]) -> dict[VReg, VReg]:
+    """A constant moved into a register again in the same block: the later register -> the earlier one."""
+    same: dict[VReg, VReg] = {}
+    for b in blocks:
+        first: dict[int, VReg] = {}
+        for m in b.insts:
+            d = m.ops.get("d")
+            if _const_mov(m) and d in consts:
+                if consts[d] in first:
+                    same[d] = first[consts[d]]
+                else:
+                    first[consts[d]] = d
+    return same
+
+
+def _substitute(blocks: list, same: dict[VReg, VReg]) -> None:
+    """Read the registers of ``same`` from their replacements (the replaced definitions become dead)."""
+    for b in blocks:
+        for m in b.insts:
+            for o in m.d.operands:
+                x = m.ops.get(o.field)
+                if o.is_def or x is None:
+                    continue
+                if isinstance(x, VReg) and x in same:
+                    m.ops[o.field] = same[x]
+                elif isinstance(x, tuple) and x[0] in same:
+                    m.ops[o.field] = (same[x[0]], x[1])
+            if m.guard is not None and m.guard[0] in same:
+                m.guard = (same[m.guard[0]], m.guard[1])
+
+
+def _merge_shuffles(b) -> None:
+    """PTX ``shfl.sync d|p, ...`` is selected as one SHFL for ``d`` and one for ``p`` (``d`` = RZ): when
+    nothing between them changes their operands, the first writes both and the second goes."""
+    dead: set[int] = set()
+    for i, m in enumerate(b.insts):
+        if m.mnemonic != "SHFL" or m.guard is not None or m.ops["pd"] != PT or not isinstance(m.ops["d"], VReg):
+            continue
+        for j in range(i + 1, len(b.insts)):
+            n = b.insts[j]
+            if (n.mnemonic == "SHFL" and n.guard is None and n.ops["d"] == RZ and n.mods == m.mods
+                    and all(n.ops[f] == m.ops[f] for f in ("a", "b", "c", "e"))):
+                p = n.ops["pd"]
+                if any(p in inst_uses(x) or p in inst_defs(x) for x in b.insts[i + 1:j]):
+                    break
+                m.ops["pd"] = p
+                dead.add(id(n))
+                break
+            if n.d.has_effects or n.d.is_fence or any(
+                    _redefined([n], m.ops[f]) for f in ("a", "b", "c", "e", "d")):
+                break
+    if dead:
+        b.insts = [m for m in b.insts if id(m) not in dead]
+
+
+def _fold_multiply_adds(b, defs: dict[VReg, list[MInst]], uses: dict[VReg, int]) -> None:
+    pos = {id(m): i for i, m in enumerate(b.insts)}
+    dead: set[int] = set()
+    for i, m in enumerate(b.insts):
+        if m.guard is not None or m.mods or m.mnemonic not in ("IADD3", "IADD.64"):
+            continue
+        wide = m.mnemonic == "IADD.64"
+        if not wide and m.ops["c"] != RZ:
+            continue
+        for f, other in (("a", "b"), ("b", "a")):
+            t, z = m.ops[f], m.ops[other]
+            if not (isinstance(t, VReg) and (isinstance(z, VReg) or z == RZ) and uses.get(t) == 1
+                    and len(defs.get(t, ())) == 1 and t.width == (2 if wide else 1)):
+                continue
+            p = defs[t][0]
+            j = pos.get(id(p))
+            if j is None or j >= i or id(p) in dead or p.guard is not None or p.ops.get("d") is not t:
+                continue
+            new = _multiply_add(p, wide)
+            if new is None:
+                continue
+            mnemonic, ops, mods = new
+            if any(_redefined(b.insts[j + 1:i], x) for x in (ops["a"], ops["b"])):
+                continue
+            m.d = TABLE[mnemonic]
+            m.ops, m.mods = {"d": m.ops["d"], **ops, "c": z}, mods
+            dead.add(id(p))
+            break
+    if dead:
+        b.insts = [m for m in b.insts if id(m) not in dead]
+
+
+def _multiply_add(p: MInst, wide: bool) -> tuple[str, dict, dict] | None:
+    """The multiplication ``p`` computes as (mnemonic, its a and b operands, modifiers), or None."""
+    if wide:
+        if p.mnemonic == "IMAD.WIDE" and p.ops["c"] == RZ:
+            return "IMAD.WIDE", {"a": p.ops["a"], "b": p.ops["b"]}, dict(p.mods)
+        return None
+    if p.mnemonic == "IMAD" and p.ops["c"] == RZ and p.mods.get("mode", "LO") == "LO":
+        return "IMAD", {"a": p.ops["a"], "b": p.ops["b"]}, {}
+    if p.mnemonic == "SHL" and isinstance(p.ops["b"], Imm) and p.ops["b"].value < 32:
+        return "IMAD", {"a": p.ops["a"], "b": Imm(1 << p.ops["b"].value)}, {}
+    return None
+
+
+def _redefined(between: list[MInst], x) -> bool:
+    if isinstance(x, Half):
+        x = x.vreg
+    if not isinstance(x, VReg):
+        return False
+    return any(x in inst_defs(m) for m in between)
+
