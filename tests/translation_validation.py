@@ -363,7 +363,8 @@ def reproduce_command(prog: Program) -> str:
 
 def check_seed(seed: int, passes: list[str] | None = None, levels: tuple[int, ...] = LEVELS, isa: bool = True,
                reduce_failures: bool = True, size: int = 20,
-               avoid: frozenset[str] | set[str] = frozenset(KNOWN_BUGS)) -> Failure | None:
+               avoid: frozenset[str] | set[str] = frozenset(KNOWN_BUGS),
+               log: Callable[[str], None] | None = None) -> Failure | None:
     """Validate the program ``generate(seed, size, avoid)``; on failure, the failure with its reduced program and
     the command line that reproduces it."""
     prog = generate(seed, size, avoid)
@@ -374,7 +375,9 @@ def check_seed(seed: int, passes: list[str] | None = None, levels: tuple[int, ..
     failure.reproduce = reproduce_command(prog)
     if not reduce_failures:
         return failure
-    small = reduce(prog, failure, passes)
+    if log:
+        log(f"seed {seed}: {failure.stage}: {failure.detail}; reducing")
+    small = reduce(prog, failure, passes, log=log)
     again = Validator(small, passes, LEVELS, isa, focus=failure.key).validate() or failure
     return Failure(seed, again.stage, again.detail, small.text, failure.signature, failure.key, failure.reproduce,
                    reduced=True)
@@ -394,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--print", action="store_true", help="print the program's PTX and stop")
     ap.add_argument("--no-isa", action="store_true", help="IR stages only")
     ap.add_argument("--no-reduce", action="store_true", help="report failures unreduced")
+    ap.add_argument("-v", "--verbose", action="store_true", help="say what the reducer does (on stderr)")
     ap.add_argument("--size", type=int, default=20, help="statements at the kernel's top level (default 20)")
     ap.add_argument("--avoid", default=",".join(sorted(KNOWN_BUGS)),
                     help="comma-separated mnemonics not to generate (default: the known bugs' mnemonics)")
@@ -410,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for s in seeds:
         f = check_seed(s, passes, isa=not args.no_isa, reduce_failures=not args.no_reduce, size=args.size,
-                       avoid=avoid)
+                       avoid=avoid, log=(lambda m: print(m, file=sys.stderr, flush=True)) if args.verbose else None)
         if f is not None:
             failed += 1
             print(f.report(), flush=True)
