@@ -16,8 +16,10 @@ exit block (loop-closed SSA) with one operand per copy that can leave.
 * **Partial**: otherwise, for a loop of at most ``max_size / factor`` instructions, ``factor`` copies
   per trip around the loop, each keeping its own exit test, so any trip count, known or not, runs
   exactly as before and no remainder loop is needed (the back-edge jumps of ``factor - 1`` iterations
-  become fall-throughs and the copies can be scheduled together).  A runtime-unrolled loop with one test
-  per ``factor`` iterations and a remainder loop (LLVM's ``LoopUnrollRuntime``) is not done.
+  become fall-throughs and the copies can be scheduled together).  When the trip count is a known constant
+  (at most :data:`KNOWN_TRIP_LIMIT`) and a multiple of ``factor``, only the last copy keeps its test.  A
+  runtime-unrolled loop with one test per ``factor`` iterations for an unknown trip count and a remainder
+  loop (LLVM's ``LoopUnrollRuntime``) is not done.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.rewrite import replace_uses
 from xcc.passes.loop_utils import counted_loop, ensure_preheader, split_edge, trip_count
 from xcc.passes.manager import FunctionPass
+
+KNOWN_TRIP_LIMIT = 1024
+"""Constant trip counts are found by stepping the loop's counter at most this many times."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +58,12 @@ class LoopUnroll(FunctionPass):
     def _unroll(self, fn: Function, loop: Loop, rank: dict[Block, int]) -> None:
         size = sum(len(b.instructions) + len(b.phis) for b in loop.body)
         cl = counted_loop(loop)
-        n = trip_count(cl, self.max_trip) if cl is not None else None
+        n = trip_count(cl, KNOWN_TRIP_LIMIT) if cl is not None else None
         if n is not None and 1 <= n <= self.max_trip and n * size <= self.max_size:
             _Copier(fn, loop, rank).run(n, full=True)
         elif self.factor > 1 and size * self.factor <= self.max_size:
-            _Copier(fn, loop, rank).run(self.factor, full=False)
+            multiple = n is not None and n % self.factor == 0  # then only every factor-th test can leave
+            _Copier(fn, loop, rank).run(self.factor, full=False, tests_only_last=multiple)
 
 
 def _shape_ok(loop: Loop) -> bool:
@@ -84,7 +90,7 @@ class _Copier:
     def __init__(self, fn: Function, loop: Loop, rank: dict[Block, int]):
         self.fn, self.loop, self.rank = fn, loop, rank
 
-    def run(self, copies: int, full: bool) -> None:
+    def run(self, copies: int, full: bool, tests_only_last: bool = False) -> None:
         fn, loop = self.fn, self.loop
         pre = ensure_preheader(fn, loop)
         h, latch = loop.header, loop.latches[0]
@@ -130,7 +136,7 @@ class _Copier:
             lk = bmap[latch]
             t = lk.terminator
             nxt = copies_blocks[k + 1][h] if k + 1 < copies else h
-            if full:
+            if full or (tests_only_last and k + 1 < copies):
                 dest = nxt if k + 1 < copies else exit_
                 lk.instructions[-1] = Instruction("br", None, [], None, {"targets": [dest]}, t.loc, t.debug_loc)
                 lk.instructions[-1].block = lk
@@ -139,7 +145,7 @@ class _Copier:
             if k + 1 < copies:
                 copies_blocks[k + 1][h].preds = [lk]
         # the exit's phis (loop-closed values) take one operand per copy that can leave
-        leaving = [copies_blocks[-1][latch]] if full else [bm[latch] for bm in copies_blocks]
+        leaving = [copies_blocks[-1][latch]] if full or tests_only_last else [bm[latch] for bm in copies_blocks]
         for phi in exit_.phis:
             v = phi.args[0]
             phi.args = [vm.get(v, v) for bm, vm in zip(copies_blocks, vmaps) if bm[latch] in leaving]

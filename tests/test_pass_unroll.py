@@ -72,3 +72,12 @@ def test_limits_and_nounroll():
     assert "L_FULL.u1" not in big and "L_RT.u1" not in big  # 4 copies of 6 instructions > 8
     default = print_module(PassManager("unroll", verify=True).run(build_module(parse(text, "t.ptx"))))
     assert "L_RT.u3:" in default and "L_NO.u1" not in default
+
+
+def test_known_trip_count_multiple_of_the_factor_keeps_one_test():
+    text = print_module(PassManager("unroll{max-trip=2},dce", verify=True).run(
+        build_module(parse(GOLDEN.read_text(), "t.ptx"))))
+    full = text.split("L_FULL:")[1].split("bb3:")[0]  # 4 trips, factor 4: copies 0-2 cannot leave
+    assert full.count("cbr") == 1 and "L_FULL.u3:" in full, text
+    rt = text.split("\nL_RT:")[1].split("L_NO:")[0]  # unknown trip count: every copy tests
+    assert rt.count("cbr") == 4, text
