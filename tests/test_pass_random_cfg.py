@@ -1,5 +1,5 @@
 """Random PTX kernels through the scalar passes: forward branches on thread-dependent and constant
-conditions, integer arithmetic (division by constants included) and a local frame reached directly and
+conditions, back edges bounded by one shared counter (loops, phis), integer arithmetic (division by constants included) and a local frame reached directly and
 through cvta.local.  Every pass alone, and the group together, must leave the IR verifying and every
 thread's results bit-identical on the IR interpreter (hypothesis draws the programs)."""
 
@@ -50,6 +50,10 @@ def programs(draw) -> str:
                 c = draw(st.sampled_from(CONSTS))
                 lines.append(f"  setp.eq.s32 %p1, %r{a}, {c};")
                 lines.append(f"  selp.u32 %r{d}, 1, 0, %p1;")
+        if draw(st.integers(0, 3)) == 0:  # a back edge, taken at most 3 times in all (one shared counter)
+            lines.append("  add.u32 %c0, %c0, 1;")
+            lines.append("  setp.lt.u32 %p0, %c0, 3;")
+            lines.append(f"  @%p0 bra B{draw(st.integers(0, b))};")
         if b + 1 < nblocks:
             target = draw(st.integers(b + 1, nblocks - 1))
             kind = draw(st.sampled_from(["cond", "cond", "uncond", "flag", "none"]))
@@ -76,10 +80,12 @@ def programs(draw) -> str:
   .reg .b64 %SP, %SPL;
   .reg .pred %p<3>;
   .reg .b32 %r<{REGS}>;
+  .reg .b32 %c<1>;
   .reg .b64 %rd<4>;
   mov.u64 %SPL, __local_depot0;
   cvta.local.u64 %SP, %SPL;
   ld.param.u64 %rd1, [out];
+  mov.u32 %c0, 0;
   mov.u32 %r0, %tid.x;
   mul.lo.u32 %r1, %r0, -7;
   mov.u32 %r2, 5;
