@@ -23,6 +23,7 @@ from xcc.backend.combine import combine
 from xcc.backend.isa import CBANK_GLOBALS, MAX_GLOBALS, PT, RZ
 from xcc.backend.isel_tables import LUT_AND, PLUT_A, TERMINATORS, UNIMPLEMENTED_FLAGS
 from xcc.backend.minst import CBank, Half, Imm, MInst, VReg, mi, new_vreg
+from xcc.backend.predicate import predicate
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Block, Const, Function, Instruction, Value, Variable, layout_variables
 from xcc.ir.types import ScalarType
@@ -237,6 +238,8 @@ class SelectorCore:
                 (self.half_rule(inst) or getattr(self, "op_" + inst.op, self._unsupported))(inst)
             blocks.append(MBlock(b.name, self.out, [s.name for s in b.succs]))
         combine(blocks)
+        if self.early_exit:  # -O1 and up: short branches become guarded instructions
+            predicate(blocks)
         return SelectedFunction(self.fn.name, blocks, self.shared_offsets, self.shared_bytes, self.local_offsets,
                                 self.local_bytes, self.globals)
 

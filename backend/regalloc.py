@@ -44,9 +44,43 @@ def inst_uses(m: MInst) -> list[VReg]:
     return [v for x in m.uses() for v in _vregs_in(x)]
 
 
+def guarded_kills(blocks: list[MBlock]) -> set[int]:
+    """The guarded instructions (by ``id``) whose definitions kill all the same: each register it defines
+    has no other definition, and every read of it comes later in the same block under the very same guard,
+    with the guard's predicate not redefined in between (predicated code, :mod:`xcc.backend.predicate`).
+    Where the guard is false the old value is never read, so it need not be kept."""
+    ndefs: dict[VReg, int] = {}
+    for b in blocks:
+        for m in b.insts:
+            for v in inst_defs(m):
+                ndefs[v] = ndefs.get(v, 0) + 1
+    out: set[int] = set()
+    for b in blocks:
+        for i, m in enumerate(b.insts):
+            if m.guard is None or not isinstance(m.guard[0], VReg):
+                continue
+            regs = inst_defs(m)
+            if not regs or any(ndefs[v] != 1 or v == m.guard[0] for v in regs):
+                continue
+            reads = sum(1 for x in b.insts[i + 1:] for v in inst_uses(x) if v in regs)
+            ok = 0
+            for x in b.insts[i + 1:]:
+                if any(v in regs for v in inst_uses(x)):
+                    if x.guard != m.guard:
+                        break
+                    ok += sum(1 for v in inst_uses(x) if v in regs)
+                if m.guard[0] in inst_defs(x):
+                    break
+            total = sum(1 for bb in blocks for x in bb.insts for v in inst_uses(x) if v in regs)
+            if ok == reads == total:
+                out.add(id(m))
+    return out
+
+
 def liveness(blocks: list[MBlock]) -> tuple[dict[str, set[VReg]], dict[str, set[VReg]]]:
     """(live-in, live-out) sets per block."""
     use, kill = {}, {}
+    killing = guarded_kills(blocks)
     for b in blocks:
         u, k = set(), set()
         for m in b.insts:
@@ -54,9 +88,10 @@ def liveness(blocks: list[MBlock]) -> tuple[dict[str, set[VReg]], dict[str, set[
                 if v not in k:
                     u.add(v)
             for x in m.defs():
-                # A guarded definition does not kill the old value.  Both halves of a pair are
-                # always written together, so a half-register write counts as a definition.
-                if m.guard is None:
+                # A guarded definition does not kill the old value (unless nothing reads the old value:
+                # guarded_kills).  Both halves of a pair are always written together, so a
+                # half-register write counts as a definition.
+                if m.guard is None or id(m) in killing:
                     k.update(_vregs_in(x))
         use[b.name], kill[b.name] = u, k
     live_in = {b.name: set() for b in blocks}
