@@ -532,24 +532,30 @@ class _Gen:
                 f"cvt.u64.u32 {o}, {t};", f"add.s64 {a}, %in, {o};", f"ld.global.u32 {self.v32()}, [{a}];",
                 f"st.global.u32 [%outp+{4 * (SCRATCH_AT + r.randrange(NSCRATCH))}], {self.v32()};"]
 
+    def _out(self) -> tuple[str, str]:
+        """The thread's output block as (base, state space): through the global pointer, or (one time in three)
+        through the generic one, so that global and generic accesses to the same words meet."""
+        return ("%outg", "") if self.rng.random() < 0.33 else ("%outp", ".global")
+
     def s_scratch(self, ctx):
         """Store to / load from the thread's scratch words (constant or masked index; a store stored over)."""
         r = self.rng
+        (b1, s1), (b2, s2), (b3, s3) = self._out(), self._out(), self._out()
         if r.random() < 0.15:
             off = 4 * (SCRATCH_AT + r.randrange(NSCRATCH))
-            return [f"st.global.u32 [%outp+{off}], {self.v32()};", f"ld.global.u32 {self.v32()}, [%outp+{off}];",
-                    f"st.global.u32 [%outp+{off}], {self.op32()};"]
+            return [f"st{s1}.u32 [{b1}+{off}], {self.v32()};", f"ld{s2}.u32 {self.v32()}, [{b2}+{off}];",
+                    f"st{s3}.u32 [{b3}+{off}], {self.op32()};"]
         if r.random() < 0.5:
             off = 4 * (SCRATCH_AT + r.randrange(NSCRATCH))
             if r.random() < 0.5:
-                return [f"st.global.u32 [%outp+{off}], {self.v32()};"]
-            return [f"ld.global.u32 {self.v32()}, [%outp+{off}];"]
+                return [f"st{s1}.u32 [{b1}+{off}], {self.v32()};"]
+            return [f"ld{s1}.u32 {self.v32()}, [{b1}+{off}];"]
         t, o, a = self.tmp("t"), self.tmp("td"), self.tmp("td")
         lines = [f"and.b32 {t}, {self.v32()}, {NSCRATCH - 1};", f"mul.wide.u32 {o}, {t}, 4;",
-                 f"add.s64 {a}, %outp, {o};"]
+                 f"add.s64 {a}, {b1}, {o};"]
         if r.random() < 0.5:
-            return lines + [f"st.global.u32 [{a}+{4 * SCRATCH_AT}], {self.v32()};"]
-        return lines + [f"ld.global.u32 {self.v32()}, [{a}+{4 * SCRATCH_AT}];"]
+            return lines + [f"st{s1}.u32 [{a}+{4 * SCRATCH_AT}], {self.v32()};"]
+        return lines + [f"ld{s1}.u32 {self.v32()}, [{a}+{4 * SCRATCH_AT}];"]
 
     def s_local(self, ctx):
         """A .local slot through %SPL (st.local/ld.local) or generically through %SP, constant or masked index."""
@@ -663,7 +669,8 @@ def _kernel(g: _Gen, callees: list[Func], block: int, size: int) -> Func:
            "mov.u64 %SPL, __local_depot_k;", "cvta.local.u64 %SP, %SPL;",
            "mov.u32 %gid, %ctaid.x;", "mov.u32 %tid_s, %ntid.x;", "mov.u32 %gid_t, %tid.x;",
            "mad.lo.s32 %gid, %gid, %tid_s, %gid_t;",
-           f"mul.wide.u32 %gid_d, %gid, {4 * OUT_WORDS};", "add.s64 %outp, %outp, %gid_d;"]
+           f"mul.wide.u32 %gid_d, %gid, {4 * OUT_WORDS};", "add.s64 %outp, %outp, %gid_d;",
+           "ld.param.u64 %outg, [k_out];", "add.s64 %outg, %outg, %gid_d;"]  # the same block, generically
     pro += [f"and.b32 %gid_t, %gid, {NIN // 2 - 1};", "mul.wide.u32 %gid_d, %gid_t, 4;",
             "add.s64 %gid_d, %in, %gid_d;"]
     pro += [f"ld.global.u32 %v{i}, [%gid_d+{4 * 17 * i}];" for i in range(NV32)]  # (gid & 127) + 17 i < NIN
@@ -681,7 +688,7 @@ def _kernel(g: _Gen, callees: list[Func], block: int, size: int) -> Func:
         epi += [f"ld.local.u32 %gid_t, [%SPL+{4 * i}];", f"st.global.u32 [%outp+{4 * (LOCAL_AT + i)}], %gid_t;"]
     epi.append("ret;")
     regs = _regs(g, NV32, True)
-    regs["in"], regs["in_generic"], regs["outp"] = ("b64", 0), ("b64", 0), ("b64", 0)
+    regs["in"], regs["in_generic"], regs["outp"], regs["outg"] = ("b64", 0), ("b64", 0), ("b64", 0), ("b64", 0)
     regs["SP"], regs["SPL"], regs["gid_d"] = ("b64", 0), ("b64", 0), ("b64", 0)
     regs["n"], regs["gid"], regs["gid_t"], regs["tid_s"] = ("b32", 0), ("b32", 0), ("b32", 0), ("b32", 0)
     return Func("k", True, 3, regs, pro, body, epi, depot=4 * NLOCAL)
