@@ -19,7 +19,8 @@ with the LUT of its first operand) without a guard count as copies; values named
 predicate spiller's registers, call-related values) are left alone.  After renaming, the copies that
 became ``x = x`` are deleted, and a branch to a block that is now only an unconditional branch goes to
 that branch's target instead (the block, if nothing else reaches it and no convergence barrier names it,
-is dropped): the back edge of a rotated loop is then one conditional branch.
+is dropped): the back edge of a rotated loop is then one conditional branch.  Blocks nothing reaches any
+more are dropped (:func:`drop_unreachable`).
 """
 
 from __future__ import annotations
@@ -177,6 +178,29 @@ def thread_branches(blocks: list[MBlock]) -> None:
     named = {m.ops["b"] for b in blocks for m in b.insts if m.mnemonic == "BSSY"}
     reached = {s for b in blocks for s in b.succs} | named | {blocks[0].name}
     blocks[:] = [b for b in blocks if b.name in reached or b.name not in only]
+
+
+def drop_unreachable(blocks: list[MBlock]) -> None:
+    """Drop the blocks no instruction reaches (a branch, or a fall-through) from the entry: e.g. the exit
+    block of a loop whose exit test became a guarded ``EXIT``.  Blocks a BSSY names stay; successor lists
+    lose the dropped blocks."""
+    index = {b.name: i for i, b in enumerate(blocks)}
+    keep = {m.ops["b"] for b in blocks for m in b.insts if m.mnemonic == "BSSY"}
+    seen, work = set(), [blocks[0].name] if blocks else []
+    while work:
+        n = work.pop()
+        if n in seen or n not in index:
+            continue
+        seen.add(n)
+        b = blocks[index[n]]
+        work += [m.ops["b"] for m in b.insts if m.mnemonic == "BRA"]
+        if _falls_through(b) and index[n] + 1 < len(blocks):
+            work.append(blocks[index[n] + 1].name)
+    gone = {b.name for b in blocks} - seen - keep
+    if gone:
+        blocks[:] = [b for b in blocks if b.name not in gone]
+        for b in blocks:
+            b.succs = [x for x in b.succs if x not in gone]
 
 
 def _falls_through(b: MBlock) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from xcc import runtime as rt
-from xcc.backend.coalesce import coalesce_copies, thread_branches
+from xcc.backend.coalesce import coalesce_copies, drop_unreachable, thread_branches
 from xcc.backend.combine import combine
 from xcc.backend.isa import PT, RZ, SR_INDEX
 from xcc.backend.isel import MBlock
@@ -162,3 +162,22 @@ def test_combine_shares_repeated_constants_and_merges_shuffle_pairs():
     shfl = [m for m in blocks[0].insts if m.mnemonic == "SHFL"]
     assert len(shfl) == 1 and shfl[0].ops["d"] == d and shfl[0].ops["pd"] == p
     assert (shfl[0].ops["c"], shfl[0].ops["e"]) == (c1, e1)
+
+
+def test_unreachable_exit_block_is_dropped():
+    """A loop whose exit test became ``@!P EXIT; BRA loop`` leaves its exit block reached by nothing (its
+    successor lists still name it)."""
+    i, p = new_vreg(1), new_vreg(0)
+    blocks = [
+        MBlock("entry", [mi("S2R", d=i, b=SR_INDEX["SR_TID.X"])], ["loop"]),
+        MBlock("loop", [mi("IADD3", d=i, a=i, b=Imm(1), c=RZ),
+                        mi("ISETP", pd=p, a=i, b=Imm(9), ps=(PT, False), mods={"cmp": "LT"}),
+                        mi("EXIT", guard=(p, True)), mi("BRA", b="loop")], ["loop", "done"]),
+        MBlock("done", [mi("EXIT")], []),
+    ]
+    drop_unreachable(blocks)
+    assert [b.name for b in blocks] == ["entry", "loop"] and blocks[1].succs == ["loop"]
+    blocks.append(MBlock("done", [mi("EXIT")], []))
+    blocks[1].insts[-1] = mi("BRA", guard=(p, False), b="loop")  # now the loop falls through into it
+    drop_unreachable(blocks)
+    assert [b.name for b in blocks] == ["entry", "loop", "done"]
