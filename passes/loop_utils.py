@@ -288,3 +288,63 @@ def trip_count(cl: CountedLoop, limit: int = 1 << 20) -> int | None:
         if r != cl.stay:
             return n
     return None
+
+
+def clone_body(fn: Function, order: list[Block], header: Block, vmap: dict[Value, Value], suffix: str) -> dict:
+    """Copies of the loop blocks ``order`` (header first) named ``<name><suffix>``, returned as old -> new.
+    ``vmap`` maps each header phi to the value it has in the copy and receives a new value for everything the
+    blocks define; the header's copy has no phis and no predecessors yet; branches to ``header`` stay
+    branches to ``header`` (the caller chains the copies), to other loop blocks go to their copies."""
+    bmap = {b: Block(_fresh_name(fn, b.name + suffix)) for b in order}
+    for b in order:
+        if b is not header:
+            for phi in b.phis:
+                vmap[phi.result] = Value(phi.result.type, phi.result.name)
+        for inst in b.instructions:
+            if inst.result is not None:
+                vmap[inst.result] = Value(inst.result.type, inst.result.name)
+    for b in order:
+        nb = bmap[b]
+        if b is not header:
+            nb.phis = [Phi(vmap[p.result], [vmap.get(a, a) for a in p.args], nb) for p in b.phis]
+            nb.preds = [bmap[p] for p in b.preds]
+        for inst in b.instructions:
+            attrs = dict(inst.attrs)
+            if "targets" in attrs:
+                attrs["targets"] = [t if t is header else bmap.get(t, t) for t in inst.targets]
+            nb.append(Instruction(inst.op, inst.type, [vmap.get(a, a) for a in inst.args],
+                                  vmap.get(inst.result) if inst.result is not None else None, attrs,
+                                  inst.loc, inst.debug_loc))
+    return bmap
+
+
+def close_loop(fn: Function, loop: Loop, exit_: Block) -> None:
+    """Loop-closed SSA: a one-operand phi in ``exit_`` (the loop's only exit, reached only from it) for every
+    value of the loop used outside it, and those uses read the phi."""
+    inside = {p.result for b in loop.body for p in b.phis}
+    inside |= {i.result for b in loop.body for i in b.instructions if i.result is not None}
+    used_outside: list[Value] = []
+    seen: set[Value] = set()
+    for b in fn.blocks:
+        if b in loop.body:
+            continue
+        for a in [a for p in b.phis for a in p.args] + [a for i in b.instructions for a in i.args]:
+            if not isinstance(a, Const) and a in inside and a not in seen:
+                seen.add(a)
+                used_outside.append(a)
+    repl = {}
+    for v in used_outside:
+        phi = Phi(Value(v.type, v.name), [v], exit_)
+        exit_.phis.append(phi)
+        repl[v] = phi.result
+    if not repl:
+        return
+    mine = {id(p) for p in exit_.phis[-len(repl):]}
+    for b in fn.blocks:
+        if b in loop.body:
+            continue
+        for p in b.phis:
+            if id(p) not in mine:
+                p.args = [repl.get(a, a) for a in p.args]
+        for i in b.instructions:
+            i.args = [repl.get(a, a) for a in i.args]

@@ -28,9 +28,16 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xcc.ir.cfg import Loop, natural_loops, reverse_postorder
-from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
+from xcc.ir.core import Block, Function, Instruction, Value
 from xcc.ir.rewrite import replace_uses
-from xcc.passes.loop_utils import counted_loop, ensure_preheader, split_edge, trip_count
+from xcc.passes.loop_utils import (
+    clone_body,
+    close_loop,
+    counted_loop,
+    ensure_preheader,
+    split_edge,
+    trip_count,
+)
 from xcc.passes.manager import FunctionPass
 
 KNOWN_TRIP_LIMIT = 1024
@@ -96,7 +103,7 @@ class _Copier:
         h, latch = loop.header, loop.latches[0]
         exit_ = next(t for t in latch.terminator.targets if t not in loop.body)
         exit_ = split_edge(fn, latch, exit_) if len(exit_.preds) > 1 or exit_.phis else exit_
-        self._close(exit_)
+        close_loop(fn, loop, exit_)
         order = sorted(loop.body, key=self.rank.__getitem__)
         li = h.preds.index(latch)
         pi = 1 - li
@@ -106,29 +113,7 @@ class _Copier:
         for k in range(1, copies):
             prev_map = vmaps[-1]
             vmap = {phi.result: prev_map.get(v, v) for phi, v in ((p, back[p.result]) for p in h.phis)}
-            bmap = {b: Block(_fresh(fn, f"{b.name}.u{k}")) for b in order}
-            for b in order:  # phis first (their values may be used anywhere in the copy)
-                nb = bmap[b]
-                if b is not h:
-                    for phi in b.phis:
-                        vmap[phi.result] = Value(phi.result.type, phi.result.name)
-            for b in order:
-                for inst in b.instructions:
-                    if inst.result is not None:
-                        vmap[inst.result] = Value(inst.result.type, inst.result.name)
-            for b in order:
-                nb = bmap[b]
-                if b is not h:
-                    nb.phis = [Phi(vmap[p.result], [vmap.get(a, a) for a in p.args], nb) for p in b.phis]
-                    nb.preds = [bmap[p] for p in b.preds]
-                for inst in b.instructions:
-                    attrs = dict(inst.attrs)
-                    if "targets" in attrs:
-                        attrs["targets"] = [t if t is h else bmap.get(t, t) for t in inst.targets]
-                    new = Instruction(inst.op, inst.type, [vmap.get(a, a) for a in inst.args],
-                                      vmap.get(inst.result) if inst.result is not None else None, attrs,
-                                      inst.loc, inst.debug_loc)
-                    nb.append(new)
+            bmap = clone_body(fn, order, h, vmap, f".u{k}")
             copies_blocks.append(bmap)
             vmaps.append(vmap)
         # chain the copies: latch k -> header k+1, the last latch back to the header (or out, when full)
@@ -166,43 +151,3 @@ class _Copier:
         at = fn.blocks.index(exit_) if exit_ in fn.blocks else len(fn.blocks)
         new_blocks = [bm[b] for bm in copies_blocks[1:] for b in order]
         fn.blocks[at:at] = new_blocks
-
-    def _close(self, exit_: Block) -> None:
-        """Loop-closed SSA: a phi in the (dedicated) exit block for every loop value used outside the loop."""
-        loop = self.loop
-        inside = {p.result for b in loop.body for p in b.phis}
-        inside |= {i.result for b in loop.body for i in b.instructions if i.result is not None}
-        used_outside: list[Value] = []
-        seen: set[Value] = set()
-        for b in self.fn.blocks:
-            if b in loop.body:
-                continue
-            vals = [a for p in b.phis for a in p.args] + [a for i in b.instructions for a in i.args]
-            for a in vals:
-                if not isinstance(a, Const) and a in inside and a not in seen:
-                    seen.add(a)
-                    used_outside.append(a)
-        repl = {}
-        for v in used_outside:
-            phi = Phi(Value(v.type, v.name), [v], exit_)
-            exit_.phis.append(phi)
-            repl[v] = phi.result
-        if repl:
-            for b in self.fn.blocks:
-                if b in loop.body:
-                    continue
-                for p in b.phis:
-                    if p.block is exit_ and p.result in repl.values():
-                        continue
-                    p.args = [repl.get(a, a) for a in p.args]
-                for i in b.instructions:
-                    i.args = [repl.get(a, a) for a in i.args]
-
-
-def _fresh(fn: Function, base: str) -> str:
-    names = {b.name for b in fn.blocks}
-    name, k = base, 1
-    while name in names:
-        k += 1
-        name = f"{base}.{k}"
-    return name
