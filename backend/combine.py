@@ -164,7 +164,11 @@ def _fold_multiply_adds(b, defs: dict[VReg, list[MInst]], uses: dict[VReg, int])
         for f, other in (("a", "b"), ("b", "a")):
             t, z = m.ops[f], m.ops[other]
             if not (isinstance(t, VReg) and (isinstance(z, VReg) or z == RZ) and uses.get(t) == 1
-                    and len(defs.get(t, ())) == 1 and t.width == (2 if wide else 1)):
+                    and t.width == (2 if wide else 1)):
+                continue
+            if wide and len(defs.get(t, ())) == 2 and _fold_extension(b, m, i, t, z, defs[t], pos, dead):
+                break
+            if len(defs.get(t, ())) != 1:
                 continue
             p = defs[t][0]
             j = pos.get(id(p))
@@ -182,6 +186,32 @@ def _fold_multiply_adds(b, defs: dict[VReg, list[MInst]], uses: dict[VReg, int])
             break
     if dead:
         b.insts = [m for m in b.insts if id(m) not in dead]
+
+
+def _fold_extension(b, m: MInst, i: int, t: VReg, z, pair: list[MInst], pos: dict, dead: set[int]) -> bool:
+    """``t = sext|zext(x)`` (``MOV t.lo, x`` and ``SHR.S32 t.hi, x, 31`` or ``MOV t.hi, 0``) added to ``z``
+    by ``m`` (IADD.64): ``IMAD.WIDE[.S32] m.d, x, 1, z``, as ptxas folds ``cvt.s64.s32`` into the address."""
+    lo = next((p for p in pair if p.ops.get("d") == Half(t, 0)), None)
+    hi = next((p for p in pair if p.ops.get("d") == Half(t, 1)), None)
+    if lo is None or hi is None or lo.mnemonic != "MOV" or not isinstance(lo.ops["b"], VReg):
+        return False
+    x = lo.ops["b"]
+    if hi.mnemonic == "MOV" and hi.ops["b"] == Imm(0):
+        mods = {}
+    elif (hi.mnemonic == "SHR" and hi.ops["a"] in (x, Half(t, 0)) and hi.ops["b"] == Imm(31)
+          and hi.mods == {"type": "S32"}):
+        mods = {"type": "S32"}
+    else:
+        return False
+    js = [pos.get(id(p)) for p in (lo, hi)]
+    if any(j is None or j >= i for j in js) or any(p.guard is not None or id(p) in dead for p in (lo, hi)):
+        return False
+    if _redefined(b.insts[min(js) + 1:i], x) or x.width != 1:
+        return False
+    m.d = TABLE["IMAD.WIDE"]
+    m.ops, m.mods = {"d": m.ops["d"], "a": x, "b": Imm(1), "c": z}, mods
+    dead.update((id(lo), id(hi)))
+    return True
 
 
 def _multiply_add(p: MInst, wide: bool) -> tuple[str, dict, dict] | None:

@@ -181,3 +181,20 @@ def test_unreachable_exit_block_is_dropped():
     blocks[1].insts[-1] = mi("BRA", guard=(p, False), b="loop")  # now the loop falls through into it
     drop_unreachable(blocks)
     assert [b.name for b in blocks] == ["entry", "loop", "done"]
+
+
+def test_combine_folds_a_sign_extension_into_the_address():
+    """``cvt.s64.s32 t, i; add.s64 a, base, t`` (MOV t.lo, i; SHR.S32 t.hi, i, 31; IADD.64) is one
+    ``IMAD.WIDE.S32 a, i, 1, base``; with a zero high word, the unsigned IMAD.WIDE."""
+    for hi_def, mods in ((lambda t, i: mi("SHR", d=Half(t, 1), a=i, b=Imm(31), mods={"type": "S32"}),
+                          {"type": "S32"}),
+                         (lambda t, i: mi("MOV", d=Half(t, 1), b=Imm(0)), {})):
+        i, base, t, a = new_vreg(1), new_vreg(2), new_vreg(2), new_vreg(2)
+        blocks = [MBlock("entry", [
+            mi("S2R", d=i, b=SR_INDEX["SR_TID.X"]), mi("LDC.64", d=base, b=_cb(0x168)),
+            mi("MOV", d=Half(t, 0), b=i), hi_def(t, i), mi("IADD.64", d=a, a=base, b=t),
+            mi("STG", a=a, b=0, c=i), mi("EXIT")], [])]
+        combine(blocks)
+        assert [m.mnemonic for m in blocks[0].insts] == ["S2R", "LDC.64", "IMAD.WIDE", "STG", "EXIT"]
+        wide = blocks[0].insts[2]
+        assert wide.ops == {"d": a, "a": i, "b": Imm(1), "c": base} and wide.mods == mods
