@@ -180,6 +180,44 @@ def thread_branches(blocks: list[MBlock]) -> None:
     blocks[:] = [b for b in blocks if b.name in reached or b.name not in only]
 
 
+def hoist_common(blocks: list[MBlock]) -> None:
+    """An instruction that both successors of a two-way branch start with, when the branch is their only
+    predecessor, moves above the branch (code hoisting): after coalescing, ``if (n > 0) {loop} else {}``
+    sets the loop's counter and the join's value, now one register, with one ``MOV R, 0`` instead of two,
+    and the side left with only its branch is threaded away (:func:`thread_branches`)."""
+    by_name = {b.name: b for b in blocks}
+    preds: dict[str, list[str]] = {b.name: [] for b in blocks}
+    for b in blocks:
+        for s in b.succs:
+            preds[s].append(b.name)
+    for a in blocks:
+        if len(a.insts) < 2:
+            continue
+        cond, other = a.insts[-2], a.insts[-1]
+        if not (cond.mnemonic == "BRA" and cond.guard is not None and other.mnemonic == "BRA"
+                and other.guard is None and cond.ops["b"] != other.ops["b"]):
+            continue
+        x, y = by_name.get(cond.ops["b"]), by_name.get(other.ops["b"])
+        if x is None or y is None or preds[x.name] != [a.name] or preds[y.name] != [a.name] or x is blocks[0] \
+                or y is blocks[0]:
+            continue
+        at = len(a.insts) - 2
+        while at > 0 and a.insts[at - 1].mnemonic == "BSSY":
+            at -= 1
+        while len(x.insts) > 1 and len(y.insts) > 1 and _same(x.insts[0], y.insts[0]):
+            m = x.insts[0]
+            if (m.guard is not None or m.d.has_effects or m.d.is_load or m.mnemonic == "BRA"
+                    or cond.guard[0] in inst_defs(m)):
+                break
+            a.insts.insert(at, x.insts.pop(0))
+            y.insts.pop(0)
+            at += 1
+
+
+def _same(m: MInst, n: MInst) -> bool:
+    return m.d is n.d and m.ops == n.ops and m.mods == n.mods and m.guard == n.guard
+
+
 def drop_unreachable(blocks: list[MBlock]) -> None:
     """Drop the blocks no instruction reaches (a branch, or a fall-through) from the entry: e.g. the exit
     block of a loop whose exit test became a guarded ``EXIT``.  Blocks a BSSY names stay; successor lists

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xcc.backend.coalesce import coalesce_copies, drop_unreachable, thread_branches
+from xcc.backend.coalesce import coalesce_copies, drop_unreachable, hoist_common, thread_branches
 from xcc.backend.isa import CONSTANT_LOADS, RZ, SR_INDEX
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import CBank, Ctrl, Half, Imm, MInst, VReg, mi, new_vreg
@@ -107,6 +107,7 @@ def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str
     if coalesce:
         keep = set(pinned) | set(force) | {v for kv in spills.origin.items() for v in kv if isinstance(v, VReg)}
         coalesce_copies(blocks, keep)
+        hoist_common(blocks)
         thread_branches(blocks)
         drop_unreachable(blocks)
     spills.temps |= set(pinned)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from xcc import runtime as rt
-from xcc.backend.coalesce import coalesce_copies, drop_unreachable, thread_branches
+from xcc.backend.coalesce import coalesce_copies, drop_unreachable, hoist_common, thread_branches
 from xcc.backend.combine import combine
 from xcc.backend.isa import PT, RZ, SR_INDEX
 from xcc.backend.isel import MBlock
@@ -198,3 +198,26 @@ def test_combine_folds_a_sign_extension_into_the_address():
         assert [m.mnemonic for m in blocks[0].insts] == ["S2R", "LDC.64", "IMAD.WIDE", "STG", "EXIT"]
         wide = blocks[0].insts[2]
         assert wide.ops == {"d": a, "a": i, "b": Imm(1), "c": base} and wide.mods == mods
+
+
+def test_instruction_both_sides_start_with_is_hoisted_and_the_empty_side_threaded():
+    """After coalescing, a zero-trip test's two edges both set the counter to 0: one MOV above the branch."""
+    n, c, p = new_vreg(1), new_vreg(1), new_vreg(0)
+    blocks = [
+        MBlock("entry", [mi("S2R", d=n, b=SR_INDEX["SR_TID.X"]),
+                         mi("ISETP", pd=p, a=n, b=RZ, ps=(PT, False), mods={"cmp": "EQ"}),
+                         mi("BRA", guard=(p, False), b="skip"), mi("BRA", b="pre")], ["skip", "pre"]),
+        MBlock("pre", [mi("MOV", d=c, b=Imm(0)), mi("BRA", b="loop")], ["loop"]),
+        MBlock("loop", [mi("IADD3", d=c, a=c, b=Imm(1), c=RZ),
+                        mi("ISETP", pd=p, a=c, b=n, ps=(PT, False), mods={"cmp": "LT"}),
+                        mi("BRA", guard=(p, False), b="loop"), mi("BRA", b="done")], ["loop", "done"]),
+        MBlock("skip", [mi("MOV", d=c, b=Imm(0)), mi("BRA", b="done")], ["done"]),
+        MBlock("done", [mi("STS", a=RZ, b=0, c=c), mi("EXIT")], []),
+    ]
+    hoist_common(blocks)
+    assert [m.mnemonic for m in blocks[0].insts] == ["S2R", "ISETP", "MOV", "BRA", "BRA"]
+    thread_branches(blocks)
+    assert [b.name for b in blocks] == ["entry", "loop", "done"]
+    assert [m.ops["b"] for m in blocks[0].insts[-2:]] == ["done", "loop"]
+    assign, _ = allocate(blocks)
+    check_allocation(blocks, assign)
