@@ -17,9 +17,10 @@ exit block (loop-closed SSA) with one operand per copy that can leave.
   per trip around the loop, each keeping its own exit test, so any trip count, known or not, runs
   exactly as before and no remainder loop is needed (the back-edge jumps of ``factor - 1`` iterations
   become fall-throughs and the copies can be scheduled together).  When the trip count is a known constant
-  (at most :data:`KNOWN_TRIP_LIMIT`) and a multiple of ``factor``, only the last copy keeps its test.  A
-  runtime-unrolled loop with one test per ``factor`` iterations for an unknown trip count and a remainder
-  loop (LLVM's ``LoopUnrollRuntime``) is not done.
+  (at most :data:`KNOWN_TRIP_LIMIT`) and a multiple of ``factor``, only the last copy keeps its test.
+* **Runtime** (``runtime``, the default for partial unrolling): a counted loop stepping by one towards an
+  invariant bound with an unknown trip count gets ``factor`` copies with one test per group and the original
+  loop as the remainder (:mod:`xcc.passes.unroll_runtime`, LLVM's ``LoopUnrollRuntime``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from xcc.passes.loop_utils import (
     trip_count,
 )
 from xcc.passes.manager import FunctionPass
+from xcc.passes.unroll_runtime import runtime_ok, unroll_runtime
 
 KNOWN_TRIP_LIMIT = 1024
 """Constant trip counts are found by stepping the loop's counter at most this many times."""
@@ -52,6 +54,7 @@ class LoopUnroll(FunctionPass):
     max_trip: int = 32  # full unrolling up to this many iterations
     max_size: int = 256  # instructions after unrolling, at most
     factor: int = 4  # partial unrolling: copies per trip around the loop (1: none)
+    runtime: bool = True  # unknown trip counts of counted loops: groups of factor with one test, and a remainder
 
     def run_function(self, fn: Function) -> None:
         loops = natural_loops(fn)
@@ -69,6 +72,9 @@ class LoopUnroll(FunctionPass):
         if n is not None and 1 <= n <= self.max_trip and n * size <= self.max_size:
             _Copier(fn, loop, rank).run(n, full=True)
         elif self.factor > 1 and size * self.factor <= self.max_size:
+            if n is None and self.runtime and runtime_ok(cl, self.factor):
+                unroll_runtime(fn, loop, cl, self.factor, rank)
+                return
             multiple = n is not None and n % self.factor == 0  # then only every factor-th test can leave
             _Copier(fn, loop, rank).run(self.factor, full=False, tests_only_last=multiple)
 

@@ -28,7 +28,8 @@ def test_unroll_keeps_results(name):
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 8])
-@pytest.mark.parametrize("passes", ["unroll{factor=2},dce", "unroll{factor=3},dce", "unroll{max-trip=2},dce"])
+@pytest.mark.parametrize("passes", ["unroll{factor=2},dce", "unroll{factor=3},dce", "unroll{max-trip=2},dce",
+                                    "unroll{factor=4 runtime=false},dce"])
 def test_golden_kernel_on_the_interpreter(n, passes):
     a = np.arange(8, dtype=np.float32)
     same_on_ir(GOLDEN.read_text(), "k", passes, (1, 1, 1), (2, 1, 1), [a, np.uint32(n)], [0])
@@ -71,7 +72,7 @@ def test_limits_and_nounroll():
         build_module(parse(text, "t.ptx"))))
     assert "L_FULL.u1" not in big and "L_RT.u1" not in big  # 4 copies of 6 instructions > 8
     default = print_module(PassManager("unroll", verify=True).run(build_module(parse(text, "t.ptx"))))
-    assert "L_RT.u3:" in default and "L_NO.u1" not in default
+    assert "L_RT.rt3:" in default and "L_NO.u1" not in default and "L_NO.rt" not in default
 
 
 def test_known_trip_count_multiple_of_the_factor_keeps_one_test():
@@ -79,5 +80,50 @@ def test_known_trip_count_multiple_of_the_factor_keeps_one_test():
         build_module(parse(GOLDEN.read_text(), "t.ptx"))))
     full = text.split("L_FULL:")[1].split("bb3:")[0]  # 4 trips, factor 4: copies 0-2 cannot leave
     assert full.count("cbr") == 1 and "L_FULL.u3:" in full, text
-    rt = text.split("\nL_RT:")[1].split("L_NO:")[0]  # unknown trip count: every copy tests
-    assert rt.count("cbr") == 4, text
+    rt = text.split("\nL_RT:")[1].split("L_NO:")[0]  # unknown trip count: the remainder loop after groups
+    assert rt.count("cbr") == 1 and "L_RT.rt3:" in text, text
+    partial = print_module(PassManager("unroll{max-trip=2 runtime=false},dce", verify=True).run(
+        build_module(parse(GOLDEN.read_text(), "t.ptx"))))
+    rt = partial.split("\nL_RT:")[1].split("L_NO:")[0]  # without runtime unrolling every copy tests
+    assert rt.count("cbr") == 4 and "L_RT.u3:" in rt, partial
+
+
+RUNTIME = HEADER + """
+.visible .entry k(.param .u64 out, .param .u32 start, .param .u32 bound)
+{
+  .reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [start];
+  ld.param.u32 %r2, [bound];
+  mov.u32 %r3, 0;
+  mov.u32 %r4, 0;
+L1:
+  add.s32 %r3, %r3, 1;
+  xor.b32 %r5, %r1, %r3;
+  add.s32 %r4, %r4, %r5;
+  add.s32 %r1, %r1, 1;
+  setp.{cmp} %p1, %r1, %r2;
+  @%p1 bra L1;
+  st.global.u32 [%rd1], %r3;
+  st.global.u32 [%rd1+4], %r4;
+  st.global.u32 [%rd1+8], %r1;
+  ret;
+}
+"""
+I32_MAX, I32_MIN = 0x7FFFFFFF, 0x80000000
+
+
+@pytest.mark.parametrize(("cmp", "start", "bound", "trips"), [
+    ("lt.s32", 0, 10, 10), ("lt.s32", 5, 3, 1), ("lt.s32", 5, 6, 1), ("lt.s32", 5, 7, 2),
+    ("lt.s32", (-5) & 0xFFFFFFFF, 3, 8), ("lt.s32", I32_MAX, I32_MIN + 3, 4), ("lt.s32", I32_MAX, I32_MIN, 1),
+    ("lt.s32", I32_MAX - 1, I32_MAX, 1), ("lo.u32", 0xFFFFFFFF, 3, 4), ("lo.u32", 2, 13, 11),
+    ("lt.u32", 7, 7, 1)])
+@pytest.mark.parametrize("factor", [2, 4, 8])
+def test_runtime_unrolling_trip_counts(cmp, start, bound, trips, factor):
+    text = RUNTIME.replace("{cmp}", cmp)
+    ir = print_module(PassManager(f"unroll{{factor={factor}}},dce", verify=True).run(
+        build_module(parse(text, "t.ptx"))))
+    assert f"L1.rt{factor - 1}:" in ir, ir
+    out = same_on_ir(text, "k", f"unroll{{factor={factor}}},dce", (1, 1, 1), (1, 1, 1),
+                     [np.zeros(3, np.uint32), np.uint32(start), np.uint32(bound)], [0])[0]
+    assert out[0] == trips
