@@ -68,6 +68,7 @@ def combine(blocks: list) -> None:
         _substitute(blocks, same)
     for b in blocks:
         _fold_multiply_adds(b, defs, uses)
+        _fold_shared_products(b, defs, uses)
         _merge_shuffles(b)
 
 
@@ -184,6 +185,42 @@ def _fold_multiply_adds(b, defs: dict[VReg, list[MInst]], uses: dict[VReg, int])
             m.ops, m.mods = {"d": m.ops["d"], **ops, "c": z}, mods
             dead.add(id(p))
             break
+    if dead:
+        b.insts = [m for m in b.insts if id(m) not in dead]
+
+
+def _fold_shared_products(b, defs: dict[VReg, list[MInst]], uses: dict[VReg, int]) -> None:
+    """A product every reader of which adds it to a register, all later in the block (``&x[i]``, ``&y[i]``,
+    ``&z[i]`` from one ``i * 4``): each addition becomes the multiply-add, as ptxas's three IMAD.WIDE, and
+    the product goes."""
+    dead: set[int] = set()
+    for j, p in enumerate(b.insts):
+        t = p.ops.get("d")
+        if not isinstance(t, VReg) or p.guard is not None or len(defs.get(t, ())) != 1 or uses.get(t, 0) < 2:
+            continue
+        wide = t.width == 2
+        new = _multiply_add(p, wide)
+        if new is None:
+            continue
+        mnemonic, ops, mods = new
+        readers = []
+        for i in range(j + 1, len(b.insts)):
+            m = b.insts[i]
+            if t not in inst_uses(m):
+                continue
+            if (m.guard is not None or m.mods or m.mnemonic != ("IADD.64" if wide else "IADD3")
+                    or (not wide and m.ops["c"] != RZ) or (m.ops["a"] == t) == (m.ops["b"] == t)):
+                break
+            z = m.ops["b"] if m.ops["a"] == t else m.ops["a"]
+            if not (isinstance(z, VReg) or z == RZ) or any(_redefined(b.insts[j + 1:i], x) for x in ops.values()):
+                break
+            readers.append((m, z))
+        if len(readers) != uses[t]:
+            continue
+        for m, z in readers:
+            m.d = TABLE[mnemonic]
+            m.ops, m.mods = {"d": m.ops["d"], **ops, "c": z}, dict(mods)
+        dead.add(id(p))
     if dead:
         b.insts = [m for m in b.insts if id(m) not in dead]
 

@@ -221,3 +221,26 @@ def test_instruction_both_sides_start_with_is_hoisted_and_the_empty_side_threade
     assert [m.ops["b"] for m in blocks[0].insts[-2:]] == ["done", "loop"]
     assign, _ = allocate(blocks)
     check_allocation(blocks, assign)
+
+
+def test_combine_folds_a_product_into_each_of_its_additions():
+    """``t = i * 4`` added to three base addresses: three IMAD.WIDE, no product; one reader that is not an
+    addition keeps it."""
+    for keep in (False, True):
+        i, t = new_vreg(1), new_vreg(2)
+        bases, outs = [new_vreg(2) for _ in range(3)], [new_vreg(2) for _ in range(3)]
+        insts = [mi("S2R", d=i, b=SR_INDEX["SR_TID.X"]), *[mi("LDC.64", d=x, b=_cb(0x168 + 8 * k))
+                                                         for k, x in enumerate(bases)],
+                 mi("IMAD.WIDE", d=t, a=i, b=Imm(4), c=RZ),
+                 *[mi("IADD.64", d=o, a=x, b=t) for o, x in zip(outs, bases)],
+                 *[mi("STG", a=o, b=0, c=i) for o in outs]]
+        if keep:
+            insts.append(mi("STG.64", a=outs[0], b=8, c=t))
+        blocks = [MBlock("entry", insts + [mi("EXIT")], [])]
+        combine(blocks)
+        names = [m.mnemonic for m in blocks[0].insts]
+        if keep:
+            assert names.count("IADD.64") == 3 and names.count("IMAD.WIDE") == 1
+        else:
+            assert names.count("IADD.64") == 0 and names.count("IMAD.WIDE") == 3
+            assert [m.ops["c"] for m in blocks[0].insts if m.mnemonic == "IMAD.WIDE"] == bases
