@@ -27,6 +27,10 @@ _OFFSET_ACCESS = frozenset({"LDS", "STS", "LDS.64", "STS.64", "LDL", "STL", "LDL
 """Shared and local accesses: a 32-bit address register ``a`` and an immediate offset ``b``."""
 
 
+_RZ_MEANS_ALL = frozenset({"BAR.CNT", "BAR.RED"})
+"""Instructions that read RZ in their count operand as 'every thread of the CTA', not as 0."""
+
+
 def _vregs(xs) -> list[VReg]:
     out = []
     for x in xs:
@@ -94,7 +98,7 @@ def _fold_constants(m: MInst, consts: dict[VReg, int]) -> None:
             continue
         if kind == "RIC":
             m.ops[f] = Imm(consts[x])
-        elif kind == "R" and consts[x] == 0:
+        elif kind == "R" and consts[x] == 0 and m.mnemonic not in _RZ_MEANS_ALL:
             m.ops[f] = RZ
 
 
