@@ -283,11 +283,13 @@ class _Gen:
         kinds = ["int"] * 6 + ["int64"] * 2 + ["f32"] * 3 + ["pred"] * 3 + ["divrem", "bits", "cvt", "const",
                                                                             "invariant"]
         if ctx["entry"]:
-            kinds += ["load", "load", "scratch", "scratch", "local", "local", "localvar", "vector"]
+            kinds += ["load", "load", "scratch", "scratch", "vector"]
             if ctx["counter"] is not None:
                 kinds += ["loopload"] * 4
             if ctx["converged"]:
                 kinds += ["shared", "warp", "warp"] * (not self.divergent_call)
+        if ctx["local"]:
+            kinds += ["local", "local", "localvar"]
         if self.callees:
             kinds += ["call", "call"]
         if ctx["depth"] < 3 and budget > 3:
@@ -652,13 +654,22 @@ def _device_function(g: _Gen, index: int, callees: list[Func]) -> Func:
     prologue = [f"ld.param.u32 %v{i}, [{name}_param_{i % nparams}];" for i in range(4)]
     prologue += [f"cvt.u64.u32 %vd{i}, %v{i};" for i in range(NV64)]
     prologue += [f"cvt.rn.f32.s32 %vf{i}, %v{i};" for i in range(NVF)]
-    ctx = {"entry": False, "converged": False, "depth": 1, "break_to": None, "counter": None}
+    local = r.random() < 0.5  # a .local depot of its own, as nvcc -G gives every function
+    if local:
+        prologue += [f"mov.u64 %SPL, __local_depot_{name};", "cvta.local.u64 %SP, %SPL;"]
+        prologue += [f"st.local.u32 [%SPL+{4 * i}], {i};" for i in range(NLOCAL)]
+    ctx = {"entry": False, "converged": False, "depth": 1, "break_to": None, "counter": None, "local": local}
     body = g.stmts(ctx, r.randrange(2, 7))
     epilogue = ["xor.b32 %v0, %v0, %v1;", "add.s32 %v0, %v0, %v2;", "cvt.rzi.s32.f32 %v3, %vf0;",
-                "add.s32 %v0, %v0, %v3;", "cvt.u32.u64 %v3, %vd0;", "xor.b32 %v0, %v0, %v3;",
-                f"st.param.b32 [{name}_ret], %v0;", "ret;"]
+                "add.s32 %v0, %v0, %v3;", "cvt.u32.u64 %v3, %vd0;", "xor.b32 %v0, %v0, %v3;"]
+    if local:
+        for i in range(0, NLOCAL, 3):
+            epilogue += [f"ld.local.u32 %v3, [%SPL+{4 * i}];", "add.s32 %v0, %v0, %v3;"]
+    epilogue += [f"st.param.b32 [{name}_ret], %v0;", "ret;"]
     regs = _regs(g, 4, False)
-    return Func(name, False, nparams, regs, prologue, body, epilogue)
+    if local:
+        regs["SP"], regs["SPL"] = ("b64", 0), ("b64", 0)
+    return Func(name, False, nparams, regs, prologue, body, epilogue, depot=4 * NLOCAL if local else 0)
 
 
 def _kernel(g: _Gen, callees: list[Func], block: int, size: int) -> Func:
@@ -679,7 +690,7 @@ def _kernel(g: _Gen, callees: list[Func], block: int, size: int) -> Func:
     for i in range(NVF):
         pro += [f"shr.s32 %gid_t, %v{i + 2}, 22;", f"cvt.rn.f32.s32 %vf{i}, %gid_t;"]
     pro += [f"st.local.u32 [%SPL+{4 * i}], 0;" for i in range(NLOCAL)]
-    ctx = {"entry": True, "converged": True, "depth": 0, "break_to": None, "counter": None}
+    ctx = {"entry": True, "converged": True, "depth": 0, "break_to": None, "counter": None, "local": True}
     body = g.stmts(ctx, g.rng.randrange(size // 3, size + 1))
     epi = [f"st.global.u64 [%outp+{4 * (V64_AT + 2 * i)}], %vd{i};" for i in range(NV64)]
     epi += [f"st.global.u32 [%outp+{4 * (V32_AT + i)}], %v{i};" for i in range(NV32)]

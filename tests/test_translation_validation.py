@@ -65,10 +65,11 @@ def test_generated_programs_check_and_cover_the_features():
     wanted = {"shfl.sync.up.b32", "shfl.sync.idx.b32", "shfl.sync.bfly.b32", "shfl.sync.down.b32",
               "vote.sync.ballot.b32", "activemask.b32", "bar.sync", "st.shared.u32", "ld.shared.u32", "st.local.u32",
               "ld.local.u32", "ld.u32", "st.u32", "cvta.shared.u64", "cvta.local.u64", "cvta.to.global.u64",
-              "call", "call.uni", "div.u32", "rem.s32", "div.u64", "fma.rn.f32", "add.rn.f32", "mul.rn.f32",
+              "call", "call.uni", "div.u32", "div.u64", "fma.rn.f32", "add.rn.f32", "mul.rn.f32",
               "cvt.rzi.s32.f32", "cvt.rn.f32.s32", "selp.b32", "selp.f32", "mul.wide.s32", "mul.hi.u32",
               "mad.lo.s32", "shr.s64", "popc.b32", "bra", "bra.uni", '.pragma "nounroll"', ".func", "__local_depot"}
     assert wanted <= seen, sorted(wanted - seen)
+    assert {"div.s32", "rem.s32"} & seen and {"shr.s32", "shr.u32"} <= seen
 
 
 def test_avoided_mnemonics_are_never_generated():
