@@ -12,6 +12,8 @@ A side qualifies when its block has the branching block as its only predecessor,
 branch to the join, and holds only instructions that may be guarded (no control flow, barriers,
 warp-collective or asynchronous operations, nothing already guarded) and that do not redefine the
 predicate.  A triangle (one side empty: the branch goes straight to the join) is the same with one side.
+Atomics are never guarded, nor memory accesses in a loop: a guarded-off access still issues and its
+result is still waited for (the cycle model, as the hardware), so there the branch is cheaper.
 
 Guards cost registers when they are not needed: a register whose every definition is guarded is, for
 liveness, live before them (:func:`xcc.backend.regalloc.liveness`).  So an instruction that cannot fault
@@ -127,7 +129,25 @@ def _shape(by_name, preds, a: str, t: str, f: str) -> tuple[set[str], str] | Non
         return None
     if sum(len(by_name[s].insts) - 1 for s in sides) > MAX_INSTRUCTIONS:
         return None
+    insts = [m for s in sides for m in by_name[s].insts]
+    if any("atomic" in m.d.classes for m in insts):
+        return None  # every thread would issue the atomic, guarded off or not: it serialises
+    if any(m.d.memory_operand for m in insts) and _in_loop(by_name, a):
+        return None  # a guarded-off access still issues and is waited for, on every trip
     return sides, join
+
+
+def _in_loop(by_name, a: str) -> bool:
+    """Whether block ``a`` reaches itself."""
+    seen, work = set(), list(by_name[a].succs)
+    while work:
+        n = work.pop()
+        if n == a:
+            return True
+        if n not in seen and n in by_name:
+            seen.add(n)
+            work.extend(by_name[n].succs)
+    return False
 
 
 def _predicable(m: MInst) -> bool:

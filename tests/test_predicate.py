@@ -129,3 +129,17 @@ def test_branch_to_an_exit_only_block_becomes_exit():
     assert [b.name for b in blocks] == ["entry", "a", "b", "done"]
     assert blocks[1].insts[-1].mnemonic == "EXIT" and blocks[1].succs == []
     assert blocks[2].insts[-1].mnemonic == "BRA" and blocks[2].succs == ["done"]  # falls through: free
+
+
+def test_atomics_and_memory_accesses_in_loops_stay_branches():
+    """Guarded off, an atomic or a load still issues (and is waited for): in a loop, or for an atomic
+    anywhere, the branch is cheaper in cycles, so ``if (i == 0) atomicAdd(..)`` keeps its branch."""
+    blocks, _, _ = _diamond(then_extra=[mi("ATOMG", d=RZ, a=new_vreg(2), b=0, c=RZ, e=RZ,
+                                           mods={"op": "ADD", "type": "U32"})])
+    predicate(blocks)
+    assert len(blocks) == 4
+    blocks, _, _ = _diamond()
+    blocks[-1].insts[-1:] = [mi("BRA", b="entry")]  # the join loops back: the diamond is in a loop
+    blocks[-1].succs = ["entry"]
+    predicate(blocks)
+    assert len(blocks) == 4
