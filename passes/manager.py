@@ -77,11 +77,25 @@ _REGISTRY: dict[str, str] = {
     "ipconst": "xcc.passes.ipconst:InterproceduralConstants",
 }
 
+_CLEANUP = ["simplifycfg", "infer-address-spaces", "mem2reg", "sccp", "copyprop", "instcombine", "simplifycfg"]
+_LOOPS = ["infer-address-spaces", "gvn", "licm", "indvars"]
+_LATE = ["instcombine", "gvn", "addrfold", "dse", "ifconvert", "dce", "simplifycfg"]
+
 PIPELINES: dict[int, list[str]] = {
+    # -O0: nothing (the IR as built goes to the backend, which neither schedules nor drops barriers)
     0: [],
-    1: ["constfold", "dce"],
-    2: ["constfold", "dce", "ifconvert", "constfold", "dce"],
-    3: ["constfold", "dce", "ifconvert", "constfold", "dce"],
+    # -O1: function-local clean-up: dead and empty blocks, the stack frame and generic addresses, constants,
+    # copies and algebra (LLVM's -O1 function simplification, without inlining or loop passes)
+    1: _CLEANUP + ["dce", "simplifycfg"],
+    # -O2: inlining first (gpucc's threshold), then clean-up, redundancy (GVN with loads), loop-invariant code
+    # motion, induction variables, address folding, dead stores, if-conversion
+    2: ["inline"] + _CLEANUP + _LOOPS + _LATE,
+    # -O3: -O2 plus constants into callees, jump threading, full unrolling of small constant-trip loops (partial
+    # unrolling only on request: unroll{factor=N}), a second round of constant propagation and value numbering
+    # after unrolling, and load/store vectorisation
+    3: ["inline", "ipconst"] + _CLEANUP + ["jump-threading"] + _LOOPS
+       + ["unroll{factor=1}", "sccp", "instcombine", "gvn", "addrfold", "vectorize", "dse", "ifconvert", "dce",
+          "simplifycfg"],
 }
 
 
@@ -183,10 +197,15 @@ def build_pipeline(spec: str | list) -> list:
         if isinstance(item, Pass):
             passes.append(item)
         elif isinstance(item, str):
-            passes.append(get_pass(item))
+            passes.extend(get_pass(n, o) for n, o in parse_pipeline(item))  # a name, or a name{options}
         else:
             passes.append(get_pass(*item))
     return passes
+
+
+def pipeline_text(level: int) -> str:
+    """The -O level's pipeline as a ``--passes`` string."""
+    return ",".join(pipeline_for_level(level))
 
 
 def pipeline_for_level(level: int) -> list[str]:
