@@ -29,14 +29,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from xcc.backend.isa import LDGSTS_BYTES, RZ, SR_INDEX
 from xcc.backend.isel_core import SelectorCore
 from xcc.backend.isel_tables import LUT_AND, PRMT_PACK_LO16
 from xcc.backend.minst import Half, Imm, new_vreg
 from xcc.ir.core import Const, Instruction, Value
-from xcc.semantics import matrix
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _CP_SIZE = {nbytes: size for size, nbytes in LDGSTS_BYTES.items()}  # cp.async cp-size -> LDGSTS's size
 _MEM_PREFIX = {"global": "G", "generic": "", "shared": "S"}
@@ -77,6 +79,8 @@ def mma_half_plan(shape: str, types: tuple[str, str, str, str], part: int, na: i
 
 def _lane_part(values: np.ndarray) -> str:
     """Which lane function (``g`` = lane >> 2, ``t2`` = 2 * (lane % 4)) ``values [32]`` is."""
+    import numpy as np
+
     lane = np.arange(32)
     for name, f in (("g", lane >> 2), ("t2", 2 * (lane & 3))):
         if np.array_equal(values, f):
@@ -88,6 +92,10 @@ def wmma_plan(frag: str, layout: str):
     """The m16n16k16 fragment ``frag`` in memory with ``layout``: (lane part of the leading index, lane part of
     the minor index, per element (lead constant, minor constant)): element ``i`` of lane ``l`` is at element
     offset ``(L(l) + lead_i) * stride + M(l) + minor_i`` from the base."""
+    import numpy as np  # here, not at the top: numpy is imported by the kernels that use wmma only
+
+    from xcc.semantics import matrix
+
     rows, cols = np.broadcast_arrays(*matrix.layout("m16n16k16", frag)[:2])
     r0, c0 = rows[0], cols[0]
     rl, cl = rows - r0, cols - c0

@@ -44,7 +44,7 @@ from xcc.frontend.instructions import (
     requirements,
 )
 from xcc.frontend.targets import NEWEST_PTX, Target, min_ptx_version, parse_target, parse_version
-from xcc.semantics.compare import FLOAT_CMPS, INT_CMPS
+from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS
 
 PTX_OPCODES = frozenset(FORMS)
 BRANCH_OPCODES = frozenset({"bra"})

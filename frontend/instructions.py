@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from xcc.semantics.compare import FLOAT_CMPS, INT_CMPS
+from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS
 
 # --------------------------------------------------------------------------- types
 
@@ -68,7 +68,7 @@ SPACES = "global shared shared::cta shared::cluster local const param param::ent
 EVICT = ("L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last L1::no_allocate "
          "L2::evict_normal L2::evict_first L2::evict_last L2::cache_hint L2::64B L2::128B L2::256B "
          "L2::evict_unchanged")
-# The comparisons themselves are defined once, with their meaning, in xcc.semantics.compare.
+# The comparisons themselves are defined once, in xcc.semantics.comparisons (their meaning: .compare).
 COMPARISONS = " ".join(sorted(INT_CMPS | FLOAT_CMPS))
 BOOL_OPS = "and or xor"
 # Shape-like modifiers of the matrix and bulk-copy families: m16n8k16, m8n8, x4, 2d, 16x256b, ...

@@ -9,16 +9,17 @@ and its phi operands).  Classic compiler-textbook pass (Aho et al., 9.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.cfg import reachable_blocks
-from xcc.ir.core import Const, Function, Value
-from xcc.ir.evaluate import PURE_OPS, evaluate
+from xcc.ir.core import Const, Function, Instruction, Value
+from xcc.ir.ops import PURE_OPS
 from xcc.ir.rewrite import remove_edge, replace_uses
 from xcc.passes.manager import FunctionPass
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,11 @@ class ConstantFold(FunctionPass):
             for inst in b.instructions:
                 inst.args = [repl.get(a, a) for a in inst.args]
                 if inst.op in PURE_OPS and inst.args and all(isinstance(a, Const) for a in inst.args):
-                    try:
-                        r = evaluate(inst, [_array(a) for a in inst.args])
-                    except (UnsupportedError, KeyError):  # not foldable here: stays for run time
+                    r = _fold(inst)
+                    if r is None:  # not foldable here: stays for run time
                         kept.append(inst)
                         continue
-                    repl[inst.result] = Const(inst.result.type, int(np.asarray(r).reshape(-1)[0]))
+                    repl[inst.result] = Const(inst.result.type, r)
                     continue
                 kept.append(inst)
             b.instructions = kept
@@ -52,10 +52,26 @@ class ConstantFold(FunctionPass):
         _drop_unreachable(fn)
 
 
+def _fold(inst: Instruction) -> int | None:
+    """The bits of pure ``inst`` on its constant operands; None where the semantics have no rule for it."""
+    import numpy as np  # here, not at the top: numpy is imported at the first instruction folded
+
+    from xcc.ir.evaluate import evaluate
+
+    try:
+        r = evaluate(inst, [_array(a) for a in inst.args])
+    except (UnsupportedError, KeyError):
+        return None
+    return int(np.asarray(r).reshape(-1)[0])
+
+
 def _array(c: Const) -> np.ndarray:
+    import numpy as np
+
+    from xcc.semantics.bits import UDTYPE
+
     if c.type.bits == 1:
         return np.array([bool(c.bits)])
-    from xcc.semantics.bits import UDTYPE
 
     return np.array([c.bits], dtype=UDTYPE[max(c.type.bits, 8)])
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xcc.ir.core import Block, Const, Function, Instruction, Value
-from xcc.ir.evaluate import HALF_TYPES, PURE_OPS
+from xcc.ir.ops import HALF_TYPES, PURE_OPS
 from xcc.ir.rewrite import replace_uses
 from xcc.passes.loop_utils import dominator_tree
 from xcc.passes.manager import FunctionPass

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xcc.ir.core import Block, Function, Instruction, Value
-from xcc.ir.evaluate import PURE_OPS
+from xcc.ir.ops import PURE_OPS
 from xcc.ir.rewrite import replace_uses
 from xcc.passes.manager import FunctionPass
 

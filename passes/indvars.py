@@ -28,18 +28,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.cfg import Loop, natural_loops
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
-from xcc.ir.evaluate import evaluate
 from xcc.ir.rewrite import replace_uses
 from xcc.ir.types import ptx_type
 from xcc.passes.loop_utils import dominator_tree, ensure_preheader
 from xcc.passes.manager import FunctionPass
 from xcc.passes.memory_model import space_of
-from xcc.semantics.bits import UDTYPE
 
 ACCESSES = ("ld", "st", "atom")
 
@@ -233,6 +229,11 @@ class _Reducer:
             if k and len(rest) == 1 and (like.op != "shl" or args[1] is k[0]):
                 return rest[0]
         if all(isinstance(x, Const) for x in args):
+            import numpy as np
+
+            from xcc.ir.evaluate import evaluate
+            from xcc.semantics.bits import UDTYPE
+
             try:
                 arrays = [np.array([x.bits], dtype=UDTYPE[max(x.type.bits, 8)]) for x in args]
                 bits = int(np.asarray(evaluate(Instruction(like.op, like.type, args, like.result, like.attrs),

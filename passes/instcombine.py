@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
-from xcc.ir.evaluate import HALF_TYPES
+from xcc.ir.ops import HALF_TYPES
 from xcc.ir.rewrite import replace_uses
 from xcc.ir.types import PRED, TYPES, ScalarType
 from xcc.passes.divconst import signed_magic, unsigned_magic

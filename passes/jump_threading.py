@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xcc.ir.core import Block, Const, Function, Instruction, Value
-from xcc.ir.evaluate import PURE_OPS
+from xcc.ir.ops import PURE_OPS
 from xcc.passes.manager import FunctionPass
 from xcc.passes.sccp import fold
 from xcc.passes.simplifycfg import drop_unreachable

@@ -18,13 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from xcc.ir.cfg import Loop, natural_loops, reverse_postorder
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
-from xcc.ir.evaluate import evaluate
 from xcc.ir.rewrite import replace_uses
-from xcc.semantics.bits import UDTYPE
 
 
 @dataclass
@@ -277,6 +273,11 @@ def trip_count(cl: CountedLoop, limit: int = 1 << 20) -> int | None:
     by stepping the integer semantics (so wrap-around is exact); None when unknown or above ``limit``."""
     if not all(isinstance(v, Const) for v in (cl.start, cl.step, cl.bound)):
         return None
+    import numpy as np
+
+    from xcc.ir.evaluate import evaluate
+    from xcc.semantics.bits import UDTYPE
+
     t = cl.next.type
     dt = UDTYPE[max(t.bits, 8)]
     i, step, bound = cl.start.bits, cl.step.bits, cl.bound.bits

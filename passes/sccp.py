@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
-from xcc.ir.evaluate import HALF_TYPES, PURE_OPS, evaluate
+from xcc.ir.ops import HALF_TYPES, PURE_OPS
 from xcc.ir.rewrite import remove_edge, replace_uses
 from xcc.passes.manager import FunctionPass
-from xcc.semantics.bits import UDTYPE
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BOTTOM = object()
 """The lattice cell of a value that is not one constant."""
@@ -39,6 +39,10 @@ BOTTOM = object()
 
 def const_array(c: Const) -> np.ndarray:
     """A constant as the one-element array the semantics take (bool for predicates)."""
+    import numpy as np  # here, not at the top: `xcc compile` imports numpy only once something is folded
+
+    from xcc.semantics.bits import UDTYPE
+
     if c.type.bits == 1:
         return np.array([bool(c.bits)])
     return np.array([c.bits], dtype=UDTYPE[max(c.type.bits, 8)])
@@ -49,6 +53,10 @@ def fold(inst: Instruction, args: list[Const]) -> Const | None:
     semantics have no rule for it."""
     if inst.op not in PURE_OPS or inst.result is None:
         return None
+    import numpy as np
+
+    from xcc.ir.evaluate import evaluate
+
     try:
         r = evaluate(inst, [const_array(a) for a in args])
     except (UnsupportedError, KeyError, ValueError, ZeroDivisionError):

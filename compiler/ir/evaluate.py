@@ -8,15 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.ir.core import Instruction
-from xcc.semantics import compare, convert, floating, halfp, integer, select
+from xcc.ir.ops import HALF_TYPES, PURE_OPS
+from xcc.semantics import floating, halfp, integer
 from xcc.semantics.bits import UDTYPE, as_unsigned
+from xcc.semantics.compare import compare, select
+from xcc.semantics.convert import convert
 
-PURE_OPS = frozenset({"add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "and", "or", "xor",
-                      "shl", "shr", "neg", "abs", "not", "popc", "clz", "brev", "rcp", "sqrt", "rsqrt",
-                      "ex2", "lg2", "sin", "cos", "tanh", "setp", "selp", "cvt", "mov", "bfind", "bfe",
-                      "bfi", "bmsk", "prmt", "shf", "dp4a", "dp2a", "mul24", "mad24", "copysign",
-                      "pack", "unpack", "addc", "subc", "madc"})
-HALF_TYPES = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
+__all__ = ["HALF_TYPES", "PURE_OPS", "evaluate"]  # the tables live in xcc.ir.ops (no numpy there)
+
 _FLOAT_BINARY = {"add": floating.fadd, "sub": floating.fsub, "mul": floating.fmul, "div": floating.fdiv}
 
 

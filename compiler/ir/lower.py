@@ -17,7 +17,6 @@ from xcc.ir.lower_async import AsyncLowering
 from xcc.ir.lower_matrix import MatrixLowering
 from xcc.ir.scopes import CC_REG, RegVar
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
-from xcc.semantics.integer import PRMT_MODES
 
 ROUNDING = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")
 FLOAT_FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite")
@@ -247,6 +246,8 @@ class InstLowering(MatrixLowering, AsyncLowering):
         self._emit_typed(inst, "bmsk", [u32, u32], self._type(inst), mode=self._mode(inst, ("clamp", "wrap")))
 
     def op_prmt(self, inst) -> None:
+        from xcc.semantics.integer import PRMT_MODES  # numpy's: imported by the kernels that use prmt only
+
         b32 = self._type(inst)
         mode = self._mode(inst, tuple(PRMT_MODES), required=False)
         self._emit_typed(inst, "prmt", [b32, b32, b32], b32, **({"mode": mode} if mode else {}))

@@ -27,7 +27,6 @@ from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import is_type_name, ptx_type
-from xcc.semantics.matrix import ELEM_BITS, MMA_SHAPES
 
 _B32 = "b32"
 
@@ -101,6 +100,8 @@ class MatrixLowering:
         self._mma(inst, shape, tuple(types), "satfinite" in inst.modifiers)
 
     def _mma(self, inst, shape: str, types: tuple[str, str, str, str], satfinite: bool) -> None:
+        from xcc.semantics.matrix import ELEM_BITS, MMA_SHAPES  # numpy's: imported by matrix kernels only
+
         spec = MMA_SHAPES[shape]
         dtype, atype, btype, ctype = types
         name = "wmma.mma" if spec.wmma else "mma"
@@ -178,6 +179,8 @@ class MatrixLowering:
         base, off, param = self._address(addr)
         if param is not None:
             raise self.error(f"'{_full(inst)}' on a kernel parameter is not supported", PtxSemanticError)
+        from xcc.semantics.matrix import MMA_SHAPES
+
         spec = MMA_SHAPES["m16n16k16"]
         nregs = spec.regs(frag, etype)
         attrs = dict(frag=frag, layout=lay, space=_space(inst.modifiers), offset=off)

@@ -156,3 +156,14 @@ OPS.update({
 
 def opdef(name: str) -> OpDef:
     return OPS[name]
+
+
+# What :func:`xcc.ir.evaluate.evaluate` computes from constant operands (the constant folders' domain), and
+# the half-precision types whose arithmetic is :mod:`xcc.semantics.halfp`'s; here, without numpy, for the
+# passes that only ask whether an instruction qualifies.
+PURE_OPS = frozenset({"add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "and", "or", "xor",
+                      "shl", "shr", "neg", "abs", "not", "popc", "clz", "brev", "rcp", "sqrt", "rsqrt",
+                      "ex2", "lg2", "sin", "cos", "tanh", "setp", "selp", "cvt", "mov", "bfind", "bfe",
+                      "bfi", "bmsk", "prmt", "shf", "dp4a", "dp2a", "mul24", "mad24", "copysign",
+                      "pack", "unpack", "addc", "subc", "madc"})
+HALF_TYPES = frozenset({"f16", "bf16", "f16x2", "bf16x2"})

@@ -8,17 +8,12 @@ unordered (true when either is NaN), num (neither is NaN) and nan (either is).
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from xcc.semantics.bits import as_float, as_signed, as_unsigned
-
-_BASE = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
-         "gt": operator.gt, "ge": operator.ge}
-_UNSIGNED_ALIAS = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
-INT_CMPS = frozenset(_BASE) | frozenset(_UNSIGNED_ALIAS)
-FLOAT_CMPS = frozenset(_BASE) | {c + "u" for c in _BASE} | {"num", "nan"}
+from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS  # noqa: F401 (re-exported)
+from xcc.semantics.comparisons import ORDERED as _BASE
+from xcc.semantics.comparisons import UNSIGNED_ALIAS as _UNSIGNED_ALIAS
 
 
 def compare(cmp: str, a, b, bits: int, kind: str) -> np.ndarray:

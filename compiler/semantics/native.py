@@ -28,7 +28,6 @@ results are exact or there are none.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 import threading
 from dataclasses import dataclass
@@ -153,6 +152,8 @@ class Library:
         feats = set(self.features.split(","))
         self.hardware_fma = "+fma" in feats if x86 else True
         if not self.hardware_fma:
+            import ctypes.util  # here, not at the top: it imports subprocess
+
             libm = ctypes.CDLL(ctypes.util.find_library("m"))
             for sym in ("fma", "fmaf"):
                 llvm.add_symbol(sym, ctypes.cast(getattr(libm, sym), ctypes.c_void_p).value)
