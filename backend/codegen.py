@@ -242,7 +242,9 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     after("convergence")
     eliminate_dead_code(blocks)
     after("machine-dce")
-    if options.schedule:
+    if options.schedule and not has_calls:
+        # (not with calls: the calling convention's stack-pointer updates are physical registers that the frame
+        # accesses through virtual registers do not show as dependences before allocation)
         _schedule(blocks, machine, virtual=True)
         after("pre-schedule")
     spills: PredSpills = spill_predicates(blocks, fn.name)
