@@ -28,10 +28,12 @@ import hashlib
 import json
 import struct
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from xcc.backend.encoding import WORD_BYTES, decode_all
-from xcc.backend.minst import MInst
 from xcc.diagnostics import ObjectFormatError
+
+if TYPE_CHECKING:
+    from xcc.backend.minst import MInst
 
 MAGIC = b"XBIN"
 # The major version changes whenever old code would mean something else: 2.0 made FLO return
@@ -94,6 +96,8 @@ class KernelImage:
 
     @property
     def instructions(self) -> list[MInst]:
+        from xcc.backend.encoding import decode_all  # here, not at the top: is_xbin needs no ISA table
+
         return decode_all(self.code)
 
     @property
@@ -102,6 +106,8 @@ class KernelImage:
 
     @property
     def instruction_count(self) -> int:
+        from xcc.backend.encoding import WORD_BYTES
+
         return len(self.code) // WORD_BYTES
 
 
@@ -134,6 +140,8 @@ class ObjectFile:
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<xbin>") -> ObjectFile:
         """Parse and verify an image; any damage raises :class:`ObjectFormatError` naming it."""
+        from xcc.backend.encoding import WORD_BYTES, decode_all
+
         data = bytes(data)
         if len(data) < _PREFIX.size + 32:
             raise ObjectFormatError(f"{name}: truncated object file ({len(data)} bytes)")

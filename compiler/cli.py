@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 import click
-import numpy as np
 
 from xcc import __version__
 from xcc.diagnostics import LaunchInterrupted, XccError
@@ -188,7 +187,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Say what each valid file holds.")
 def check(inputs, verbose):
     """Parse and check PTX files without compiling them (exit 0 if all are valid, else 1)."""
-    from xcc.driver import Source, read_source
+    from xcc.sources import Source, read_source
     from xcc.frontend.parser import parse
 
     failed = 0
@@ -239,12 +238,15 @@ def _dim(text: str) -> tuple[int, int, int]:
     return tuple((parts + [1, 1])[:3])
 
 
-_SCALAR = {"s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64, "u8": np.uint8,
-           "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+# numpy's type of each PTX scalar (numpy is imported by `xcc run` only: the compiler's start does without it)
+_SCALAR = {"s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64", "u8": "uint8",
+           "u16": "uint16", "u32": "uint32", "u64": "uint64", "f32": "float32", "f64": "float64"}
 
 
 def parse_run_arg(text: str):
     """``TYPE:VALUE`` scalar, ``FILE.npy`` buffer or ``zeros:DTYPE[N]``; returns ('scalar', v) or ('buffer', array)."""
+    import numpy as np
+
     m = re.fullmatch(r"zeros:(\w+)\[(\d+)\]", text)
     if m:
         try:
@@ -260,7 +262,7 @@ def parse_run_arg(text: str):
     if sep and t in _SCALAR:
         try:
             value = float(v) if t.startswith("f") else int(v, 0)
-            return "scalar", _SCALAR[t](value)
+            return "scalar", np.dtype(_SCALAR[t]).type(value)
         except (ValueError, OverflowError):
             raise click.BadParameter(f"'{v}' is not a valid {t} value") from None
     raise click.BadParameter(f"'{text}' is neither TYPE:VALUE, FILE.npy nor zeros:DTYPE[N]")
@@ -292,6 +294,8 @@ def parse_run_arg(text: str):
 def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, machine, show_stats, stats_json, timing,
         hotspots, max_steps, args):
     """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
+    import numpy as np
+
     from xcc import runtime as rt
 
     grid_d, block_d = _dim(grid), _dim(block)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TextIO
 
 from xcc.backend.codegen import BackendOptions, compile_function
@@ -28,6 +27,7 @@ from xcc.ir.link import link_modules
 from xcc.ir.printer import print_module
 from xcc.passes import PassManager, pipeline_for_level
 from xcc.passes.manager import build_pipeline, registered_passes
+from xcc.sources import Source, read_source  # noqa: F401 (read_source: re-exported, xcc.driver's API)
 
 ARCHS = ("xg1",)
 
@@ -78,42 +78,6 @@ class KernelStats:
     pred_spills: int = 0  # predicates kept in general registers (P2R/ISETP, not memory: no spill bytes)
     spill_stores: int = 0  # bytes stored by register spill code (ptxas's "bytes spill stores")
     spill_loads: int = 0  # bytes loaded by register reloads (ptxas's "bytes spill loads")
-
-
-@dataclass
-class Source:
-    text: str
-    name: str
-
-
-def read_source(src: str | Path | bytes, default_name: str = "<ptx>") -> Source | bytes:
-    """A PTX :class:`Source`, or the bytes of an .xbin image."""
-    from xcc.backend.objfile import is_xbin
-
-    if isinstance(src, Path) or (isinstance(src, str) and "\n" not in src and len(src) < 4096
-                                 and Path(src).is_file()):
-        path = Path(src)
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise XccError(f"cannot read '{path}': {e.strerror}") from None
-        if is_xbin(data):
-            return data
-        return Source(_decode(data, str(path)), str(path))
-    if isinstance(src, bytes | bytearray):
-        if is_xbin(bytes(src)):
-            return bytes(src)
-        return Source(_decode(bytes(src), default_name), default_name)
-    if isinstance(src, str):
-        return Source(src, default_name)
-    raise XccError(f"expected PTX text, a path or bytes, got {type(src).__name__}")
-
-
-def _decode(data: bytes, name: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise XccError(f"{name}: not a text file (byte {e.start} is not UTF-8)") from None
 
 
 def frontend(sources: list[Source]) -> Module:

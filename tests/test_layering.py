@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("target", ("xcc.backend.isa", "xcc.backend.minst", "xcc.backend.encoding", "xcc.backend.machine",
                 "xcc.backend.objfile", "xcc.backend.occupancy"), BASE),
     ("codegen", ("xcc.backend",), (*COMPILER_FRONT, "target")),
-    ("compiler", ("xcc.driver", "xcc.cache", "xcc.lto"), (*COMPILER_FRONT, "target", "codegen")),
+    ("compiler", ("xcc.driver", "xcc.sources", "xcc.cache", "xcc.lto"), (*COMPILER_FRONT, "target", "codegen")),
     # Execution: the cycle model (a function of a trace and a machine description), the shared engine
     # (memory, waves, launch ...) and, above it, the two sets of executors.
     ("sim.perf", ("xcc.sim.perf",), (*BASE, "semantics", "ir", "target")),

@@ -1,6 +1,8 @@
 """`xcc compile` and `xcc check` start without importing what they do not use: the simulator, the
 runtime, the JIT disk cache, llvmlite, or the lark package (the parser's tables are committed,
-frontend/ptx_standalone.py). Each case runs in a fresh interpreter, as the command does."""
+frontend/ptx_standalone.py). `xcc check` and `import xcc.cli` import neither numpy nor code generation;
+`xcc compile` imports numpy only when a pass evaluates a constant (xcc.ir.evaluate) or a kernel uses the
+matrix operations. Each case runs in a fresh interpreter, as the command does."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ PTX = ROOT / "examples" / "saxpy.sm_80.ptx"
 
 # A module is unwanted if its name is one of these or starts with one of them and a dot.
 UNWANTED = ("xcc.sim", "xcc.runtime", "xcc.cache", "llvmlite", "lark", "diskcache")
+# ... and, for `xcc check`, these as well: it parses and checks, nothing more.
+CHECK_UNWANTED = (*UNWANTED, "numpy", "xcc.ir", "xcc.passes", "xcc.backend.isa", "xcc.backend.codegen", "xcc.driver")
 
 _PROBE = """
 import json, sys
@@ -27,8 +31,8 @@ print(json.dumps({{"rc": rc, "unwanted": found}}))
 """
 
 
-def _imports_of(*args: str) -> dict:
-    code = _PROBE.format(unwanted=json.dumps(UNWANTED))
+def _imports_of(*args: str, unwanted: tuple[str, ...] = UNWANTED) -> dict:
+    code = _PROBE.format(unwanted=json.dumps(unwanted))
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -37,16 +41,49 @@ def _imports_of(*args: str) -> dict:
 @pytest.mark.parametrize("command", ["compile", "check"])
 def test_command_does_not_import_unused_layers(command, tmp_path):
     args = ["compile", str(PTX), "-o", str(tmp_path / "out.xbin")] if command == "compile" else ["check", str(PTX)]
-    result = _imports_of(*args)
+    result = _imports_of(*args, unwanted=UNWANTED if command == "compile" else CHECK_UNWANTED)
     assert result["rc"] == 0
     assert result["unwanted"] == []
     if command == "compile":
         assert (tmp_path / "out.xbin").stat().st_size > 0
 
 
+# A kernel with nothing to fold: no instruction whose operands are all constants.
+_COPY = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry copy(.param .u64 dst, .param .u64 src)
+{
+    .reg .b64 %rd<5>;
+    .reg .f32 %f<2>;
+    ld.param.u64 %rd1, [dst];
+    ld.param.u64 %rd2, [src];
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    ld.global.f32 %f1, [%rd4];
+    st.global.f32 [%rd3], %f1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O3"])
+def test_compile_imports_numpy_only_to_evaluate(level, tmp_path):
+    """numpy (xcc.semantics, through xcc.ir.evaluate) is imported at the first constant a pass evaluates,
+    not by importing the passes, the IR or the backend."""
+    src = tmp_path / "copy.ptx"
+    src.write_text(_COPY)
+    result = _imports_of("compile", level, str(src), "-o", str(tmp_path / "copy.xbin"),
+                         unwanted=(*UNWANTED, "numpy", "xcc.ir.evaluate"))
+    assert result["rc"] == 0
+    assert result["unwanted"] == []
+
+
 def test_import_of_the_cli_alone_is_light():
-    """`xcc --help` and the argument parsing load no compiler layer; each command imports what it uses."""
-    code = "import sys, xcc.cli; print(sorted(m for m in sys.modules if m.startswith(('xcc.', 'lark', 'llvmlite'))))"
+    """`xcc --help` and the argument parsing load no compiler layer, nor numpy; each command imports what it
+    uses."""
+    code = ("import sys, xcc.cli; "
+            "print(sorted(m for m in sys.modules if m.startswith(('xcc.', 'lark', 'llvmlite', 'numpy'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert json.loads(out.stdout.replace("'", '"')) == ["xcc.cli", "xcc.diagnostics"]
 
