@@ -40,7 +40,7 @@ from typing import ClassVar
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.ops import HALF_TYPES
 from xcc.ir.rewrite import replace_uses
-from xcc.ir.types import PRED, TYPES, ScalarType
+from xcc.ir.types import PRED, TYPES, ScalarType, ptx_type
 from xcc.passes.divconst import signed_magic, unsigned_magic
 from xcc.passes.manager import FunctionPass
 
@@ -159,6 +159,10 @@ def combine(inst: Instruction, defs: dict[Value, Instruction]):
         return _cvt(inst, defs)
     if op in ("add", "sub") and _plain(inst):
         return _addsub(inst, defs)
+    if op in ("shl", "mul") and t.bits == 64 and _plain(inst, {"mode"}) and inst.attrs.get("mode", "lo") == "lo":
+        got = _widening_multiply(inst, defs)
+        if got is not None:
+            return got
     if op == "mul" and _plain(inst, {"mode"}) and inst.attrs.get("mode", "lo") == "lo":
         return _mul(inst)
     if op in ("shl", "shr") and _plain(inst) and _const(inst.args[1]) == 0 and _fits(inst.args[0], r):
@@ -260,6 +264,36 @@ def _addsub(inst: Instruction, defs):
         inst.args = [d.args[0], Const(t, (d.args[1].bits + c) & mask)]
         return [], None
     return None
+
+
+def _widening_multiply(inst: Instruction, defs):
+    """``shl.b64 (cvt.s64.s32 x), k`` and ``mul.lo.s64 (cvt.s64.s32 x), c`` -> ``mul.wide.s32 x, 2^k`` / ``c``
+    (and the unsigned forms): the extended value times a factor that fits the 32-bit type is the exact 64-bit
+    product, which is what the 64-bit shift or multiply gives modulo 2^64.  One IMAD.WIDE instead of an
+    extension and a 64-bit shift: the address arithmetic ``nvcc -G`` leaves (``cvt``, ``shl``, ``add``) becomes
+    what ``nvcc -O3`` writes (``mul.wide``, ``add``)."""
+    a, b = inst.args
+    if inst.op == "mul" and isinstance(a, Const):
+        a, b = b, a
+    c = _const(b)
+    d = defs.get(a)
+    if c is None or d is None or d.op != "cvt" or not _plain(d, {"src"}) or d.type is None or d.type.bits != 64:
+        return None
+    src = ptx_type(d.attrs["src"])
+    if src.bits != 32 or src.kind not in ("s", "u") or not is_int(d.type):
+        return None
+    if inst.op == "shl":
+        if c >= 64:
+            return None
+        factor = 1 << c
+    else:
+        factor = c if c < (1 << 63) else c - (1 << 64)
+    limit = 1 << 31 if src.kind == "s" else 1 << 32
+    if not 0 < factor < limit:
+        return None
+    e = _Emitter(inst)
+    product = e("mul", src, [d.args[0], Const(src, factor)], {"mode": "wide"}, rtype=inst.result.type)
+    return e.out, product
 
 
 def _mul(inst: Instruction):
