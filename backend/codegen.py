@@ -49,6 +49,7 @@ class BackendOptions:
     # -O1 up: no reconvergence barrier for branches on warp-uniform predicates, and a branch to a block that only
     # exits becomes a guarded EXIT
     uniform_branches: bool = True
+    pre_schedule: bool = True  # list scheduling on virtual registers (with ``schedule``)
     observer: StageObserver | None = None  # --print-after / --verify-ir / --time-passes on the backend stages
 
 
@@ -242,7 +243,7 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     after("convergence")
     eliminate_dead_code(blocks)
     after("machine-dce")
-    if options.schedule and not has_calls:
+    if options.schedule and options.pre_schedule and not has_calls:
         # (not with calls: the calling convention's stack-pointer updates are physical registers that the frame
         # accesses through virtual registers do not show as dependences before allocation)
         _schedule(blocks, machine, virtual=True)

@@ -100,7 +100,7 @@ class _Pressure:
             self.left[v] -= 1
 
     def over(self) -> bool:
-        return self.size >= self.limit
+        return self.size > self.limit
 
 
 def _virtual_operands(m: MInst, defs: bool) -> set:
@@ -170,7 +170,9 @@ def schedule_block(insts: list[MInst], machine: Machine, operands=register_opera
             if kind == "store":
                 for i in loads_since:
                     dep(i, 0)
-        if m.d.is_fence:
+        if m.d.is_fence or (pressure_limit is not None and m.mnemonic == "MOV"):
+            # before allocation a copy stays after everything before it: moved up, its source and destination
+            # would live at once and the copy could no longer be coalesced (phi copies, accumulator chains)
             for i in since_fence:
                 dep(i, 0)
         dep(last_fence, 0)

@@ -44,6 +44,9 @@ class CompileOptions:
     # an explicit IR pass pipeline ('sccp,gvn,unroll{max-trip=32},dce') replacing the -O level's; the -O level
     # still chooses the backend's settings (scheduling)
     passes: str | None = None
+    # list scheduling on virtual registers before allocation (-O1 up); off for hand-written instruction streams
+    # such as the cycle model's microbenchmarks, which time exactly the order they were written in
+    pre_schedule: bool = True
 
     def __post_init__(self):
         if self.arch not in ARCHS:
@@ -63,6 +66,8 @@ class CompileOptions:
         d.pop("verify")
         if d["passes"] is None:  # the -O level's pipeline: keys stay what they were before --passes existed
             d.pop("passes")
+        if d["pre_schedule"]:
+            d.pop("pre_schedule")
         return d
 
 
@@ -155,7 +160,8 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
         observer = StageObserver(print_after, options.verify, out, pass_times)
     images = {}
     backend = BackendOptions(max_registers=options.max_registers, schedule=options.opt_level > 0,
-                             uniform_branches=options.opt_level > 0, observer=observer)
+                             uniform_branches=options.opt_level > 0, pre_schedule=options.pre_schedule,
+                             observer=observer)
     functions = {f.name: f for f in module.functions}
     for fn in module.functions:
         if not fn.is_entry:

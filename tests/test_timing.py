@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -280,13 +281,16 @@ def test_ldgsts_sectors_and_depbar_waits_for_the_copy(gstride, sectors):
 
 # ------------------------------------------------------------------ tensor cores per input type
 MICROBENCH = Path(__file__).resolve().parent.parent / "examples" / "microbench.sm_80.ptx"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import microbench  # noqa: E402  (bench/microbench.py: the microbenchmarks compiled as written)
+
 F16X2, S8X4 = np.uint32(0x24002400), np.uint32(0x01010101)  # the microbenchmarks' mma fragments
 
 
 def streams(machine: str, kernel: str):
     """One CTA of 32 warps of ``kernel`` from examples/microbench.cu (its independent streams, 16 rounds)."""
     device = rt.Device(machine=machine)
-    fn = rt.load_module(MICROBENCH, device=device).get_function(kernel)
+    fn = microbench.load(MICROBENCH, device).get_function(kernel)
     if kernel.startswith("hmma"):
         args = [rt.zeros(1024, np.float32, device), F16X2, F16X2]
     elif kernel.startswith("imma"):
@@ -355,7 +359,7 @@ def dram_stream(machine: str, per_sm: int = 1):
     device = rt.Device(machine=machine)
     nsm = int(device.machine.data["sm"]["count"])
     n = nsm * per_sm * 256
-    fn = rt.load_module(MICROBENCH, device=device).get_function("dram_stream")
+    fn = microbench.load(MICROBENCH, device).get_function("dram_stream")
     return fn.launch(nsm * per_sm, 256, [rt.to_device(np.ones(32 * n, np.float32), device),
                                          rt.zeros(n, np.float32, device)])
 
