@@ -20,15 +20,15 @@ instruction involved is unguarded.  What becomes dead is left to machine dead-co
 
 from __future__ import annotations
 
-from xcc.backend.isa import PT, RZ, TABLE
+from xcc.backend.isa import CTA_BARRIERS, LOADS, MEMORY_SPACE, PT, RZ, STORES, TABLE
 from xcc.backend.minst import Half, Imm, MInst, VReg
 
-_OFFSET_ACCESS = frozenset({"LDS", "STS", "LDS.64", "STS.64", "LDL", "STL", "LDL.64", "STL.64"})
+_OFFSET_ACCESS = frozenset(mn for mn in LOADS | STORES if MEMORY_SPACE.get(mn) in ("shared", "local"))
 """Shared and local accesses: a 32-bit address register ``a`` and an immediate offset ``b``."""
 
 
-_RZ_MEANS_ALL = frozenset({"BAR.CNT", "BAR.RED"})
-"""Instructions that read RZ in their count operand as 'every thread of the CTA', not as 0."""
+_RZ_MEANS_ALL = frozenset(mn for mn in CTA_BARRIERS if any(o.field == "c" for o in TABLE[mn].operands))
+"""CTA barriers with a thread count (BAR.CNT, BAR.RED): they read RZ there as 'every thread of the CTA', not 0."""
 
 
 def _vregs(xs) -> list[VReg]:
@@ -161,9 +161,9 @@ def _fold_multiply_adds(b, defs: dict[VReg, list[MInst]], uses: dict[VReg, int])
     pos = {id(m): i for i, m in enumerate(b.insts)}
     dead: set[int] = set()
     for i, m in enumerate(b.insts):
-        if m.guard is not None or m.mods or m.mnemonic not in ("IADD3", "IADD.64"):
-            continue
         wide = m.mnemonic == "IADD.64"
+        if m.guard is not None or m.mods or not (wide or m.mnemonic == "IADD3"):
+            continue
         if not wide and m.ops["c"] != RZ:
             continue
         for f, other in (("a", "b"), ("b", "a")):
