@@ -187,8 +187,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Say what each valid file holds.")
 def check(inputs, verbose):
     """Parse and check PTX files without compiling them (exit 0 if all are valid, else 1)."""
-    from xcc.sources import Source, read_source
     from xcc.frontend.parser import parse
+    from xcc.sources import Source, read_source
 
     failed = 0
     for p in inputs:
