@@ -21,7 +21,7 @@ instruction involved is unguarded.  What becomes dead is left to machine dead-co
 from __future__ import annotations
 
 from xcc.backend.isa import CTA_BARRIERS, LOADS, MEMORY_SPACE, PT, RZ, STORES, TABLE
-from xcc.backend.minst import Half, Imm, MInst, VReg
+from xcc.backend.minst import Half, Imm, MInst, VReg, inst_defs, inst_uses
 
 _OFFSET_ACCESS = frozenset(mn for mn in LOADS | STORES if MEMORY_SPACE.get(mn) in ("shared", "local"))
 """Shared and local accesses: a 32-bit address register ``a`` and an immediate offset ``b``."""
@@ -31,24 +31,6 @@ _RZ_MEANS_ALL = frozenset(mn for mn in CTA_BARRIERS if any(o.field == "c" for o 
 """CTA barriers with a thread count (BAR.CNT, BAR.RED): they read RZ there as 'every thread of the CTA', not 0."""
 
 
-def _vregs(xs) -> list[VReg]:
-    out = []
-    for x in xs:
-        if isinstance(x, tuple):
-            x = x[0]
-        if isinstance(x, Half):
-            x = x.vreg
-        if isinstance(x, VReg):
-            out.append(x)
-    return out
-
-
-def inst_defs(m: MInst) -> list[VReg]:
-    return _vregs(m.defs())
-
-
-def inst_uses(m: MInst) -> list[VReg]:
-    return _vregs(m.uses())
 
 
 def combine(blocks: list) -> None:

@@ -132,3 +132,27 @@ def register_operands(m: MInst, defs: bool) -> set[tuple[str, int]]:
     if not defs and m.guard is not None and m.guard[0] != PT:
         out.add(("p", m.guard[0]))
     return out
+
+
+def virtual_registers(values) -> list[VReg]:
+    """The virtual registers among operand values: a register, a half of a pair (its pair), a guard's
+    (predicate, negated) tuple (its predicate)."""
+    out = []
+    for x in values:
+        if isinstance(x, tuple):
+            x = x[0]
+        if isinstance(x, Half):
+            x = x.vreg
+        if isinstance(x, VReg):
+            out.append(x)
+    return out
+
+
+def inst_defs(m: MInst) -> list[VReg]:
+    """The virtual registers ``m`` writes."""
+    return virtual_registers(m.defs())
+
+
+def inst_uses(m: MInst) -> list[VReg]:
+    """The virtual registers ``m`` reads (its guard included)."""
+    return virtual_registers(m.uses())

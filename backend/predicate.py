@@ -26,7 +26,7 @@ the other side's guarded definition overriding it, as in ptxas's ``MOV R, 0; @P 
 from __future__ import annotations
 
 from xcc.backend.isa import PT
-from xcc.backend.minst import Half, MInst, VReg, mi
+from xcc.backend.minst import MInst, VReg, mi, virtual_registers
 
 MAX_INSTRUCTIONS = 8
 """The most instructions (both sides together, without their branches) turned into guarded ones."""
@@ -35,16 +35,6 @@ _NOT_PREDICABLE = frozenset({"branch", "leave", "reconverge", "call", "barrier",
                              "warp_sync", "collective", "warpgroup", "tensor", "async_copy", "async_wait", "nop"})
 
 
-def _vregs(xs) -> list[VReg]:
-    out = []
-    for x in xs:
-        if isinstance(x, tuple):
-            x = x[0]
-        if isinstance(x, Half):
-            x = x.vreg
-        if isinstance(x, VReg):
-            out.append(x)
-    return out
 
 
 def predicate(blocks: list) -> None:
@@ -159,24 +149,24 @@ def _rewrite(blocks: list, a, sides: list, join: str) -> bool:
     redefines the branch's predicate."""
     p = a.insts[-2].guard[0]
     names = {b.name for b, _ in sides}
-    if any(p in _vregs(m.defs()) for b, _ in sides for m in b.insts):
+    if any(p in virtual_registers(m.defs()) for b, _ in sides for m in b.insts):
         return False
     # reads of every register outside the sides: a side's temporaries are read nowhere else
     outside: set[VReg] = set()
     for b in blocks:
         if b.name not in names:
             for m in b.insts:
-                outside.update(_vregs(m.uses()))
+                outside.update(virtual_registers(m.uses()))
     seqs = [(b.insts[:-1], g) for b, g in sides]
     if len(seqs) == 2 and _first_plain(seqs[1][0], seqs) and not _first_plain(seqs[0][0], seqs):
         seqs.reverse()  # the side whose join values are plain moves goes first, unguarded
     body: list[MInst] = []
     for k, (insts, g) in enumerate(seqs):
         insts = _fuse_copies(insts)
-        own_defs = {v for m in insts for v in _vregs(m.defs())}
+        own_defs = {v for m in insts for v in virtual_registers(m.defs())}
         for m in insts:
-            free = _pure(m) and not any(v in outside for v in _vregs(m.defs())) and all(
-                v not in own_defs or v in body_unguarded(body, insts, m) for v in _vregs(m.uses()))
+            free = _pure(m) and not any(v in outside for v in virtual_registers(m.defs())) and all(
+                v not in own_defs or v in body_unguarded(body, insts, m) for v in virtual_registers(m.uses()))
             if not free and k == 0 and len(seqs) == 2 and _plain_join_def(m, seqs, body):
                 free = True
             if not free:
@@ -196,7 +186,7 @@ def body_unguarded(body: list[MInst], insts: list[MInst], m: MInst) -> set[VReg]
         if x is m:
             break
         if x.guard is None:
-            out.update(_vregs(x.defs()))
+            out.update(virtual_registers(x.defs()))
     return out
 
 
@@ -213,15 +203,15 @@ def _plain_join_def(m: MInst, seqs, body: list[MInst]) -> bool:
     """``m`` computes, from nothing either side defines and without effects, a register the other side
     also defines and no instruction of either side reads: it may run unguarded before the other side's
     definition (which overrides it where that side's guard holds)."""
-    defs = _vregs(m.defs())
+    defs = virtual_registers(m.defs())
     if not _pure(m) or len(defs) != 1 or not isinstance(m.ops.get("d"), VReg):
         return False
     v = defs[0]
     insts = [x for s, _ in seqs for x in s]
-    side_defs = {d for x in insts for d in _vregs(x.defs())}
-    if any(v in _vregs(x.uses()) for x in insts) or any(u in side_defs for u in _vregs(m.uses())):
+    side_defs = {d for x in insts for d in virtual_registers(x.defs())}
+    if any(v in virtual_registers(x.uses()) for x in insts) or any(u in side_defs for u in virtual_registers(m.uses())):
         return False
-    return sum(v in _vregs(x.defs()) for x in insts) == 2
+    return sum(v in virtual_registers(x.defs()) for x in insts) == 2
 
 
 def _fuse_copies(insts: list[MInst]) -> list[MInst]:
@@ -232,9 +222,9 @@ def _fuse_copies(insts: list[MInst]) -> list[MInst]:
         m, prev = out[i], out[i - 1]
         if (m.mnemonic == "MOV" and isinstance(m.ops["b"], VReg) and isinstance(m.ops["d"], VReg)
                 and prev.ops.get("d") is m.ops["b"] and m.ops["b"].width == m.ops["d"].width
-                and sum(m.ops["b"] in _vregs(x.uses()) for x in out) == 1
-                and sum(m.ops["b"] in _vregs(x.defs()) for x in out) == 1
-                and m.ops["d"] not in _vregs(prev.uses())):
+                and sum(m.ops["b"] in virtual_registers(x.uses()) for x in out) == 1
+                and sum(m.ops["b"] in virtual_registers(x.defs()) for x in out) == 1
+                and m.ops["d"] not in virtual_registers(prev.uses())):
             prev.ops["d"] = m.ops["d"]
             del out[i]
             continue

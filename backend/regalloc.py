@@ -22,26 +22,12 @@ from typing import Protocol
 
 from xcc.backend.isa import NUM_PREDS, PT, RZ
 from xcc.backend.isel import MBlock
-from xcc.backend.minst import Half, MInst, VReg
+from xcc.backend.minst import Half, MInst, VReg, inst_defs, inst_uses, virtual_registers
 from xcc.diagnostics import UnsupportedError
 
 
 def _vregs_in(value) -> list[VReg]:
-    if isinstance(value, VReg):
-        return [value]
-    if isinstance(value, Half):
-        return [value.vreg]
-    if isinstance(value, tuple):
-        return _vregs_in(value[0])
-    return []
-
-
-def inst_defs(m: MInst) -> list[VReg]:
-    return [v for x in m.defs() for v in _vregs_in(x)]
-
-
-def inst_uses(m: MInst) -> list[VReg]:
-    return [v for x in m.uses() for v in _vregs_in(x)]
+    return virtual_registers([value])
 
 
 def guarded_kills(blocks: list[MBlock]) -> set[int]:
