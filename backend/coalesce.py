@@ -28,7 +28,7 @@ from __future__ import annotations
 from xcc.backend.isa import LEAVES, PT
 from xcc.backend.isel import MBlock
 from xcc.backend.isel_tables import PLUT_A
-from xcc.backend.minst import Half, MInst, VReg
+from xcc.backend.minst import Half, MInst, VReg, block_predecessors, two_way_branch
 from xcc.backend.regalloc import inst_defs, inst_uses, liveness
 
 
@@ -186,17 +186,12 @@ def hoist_common(blocks: list[MBlock]) -> None:
     sets the loop's counter and the join's value, now one register, with one ``MOV R, 0`` instead of two,
     and the side left with only its branch is threaded away (:func:`thread_branches`)."""
     by_name = {b.name: b for b in blocks}
-    preds: dict[str, list[str]] = {b.name: [] for b in blocks}
-    for b in blocks:
-        for s in b.succs:
-            preds[s].append(b.name)
+    preds = block_predecessors(blocks)
     for a in blocks:
-        if len(a.insts) < 2:
+        branch = two_way_branch(a)
+        if branch is None or branch[0].ops["b"] == branch[1].ops["b"]:
             continue
-        cond, other = a.insts[-2], a.insts[-1]
-        if not (cond.mnemonic == "BRA" and cond.guard is not None and other.mnemonic == "BRA"
-                and other.guard is None and cond.ops["b"] != other.ops["b"]):
-            continue
+        cond, other = branch
         x, y = by_name.get(cond.ops["b"]), by_name.get(other.ops["b"])
         if x is None or y is None or preds[x.name] != [a.name] or preds[y.name] != [a.name] or x is blocks[0] \
                 or y is blocks[0]:

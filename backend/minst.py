@@ -156,3 +156,22 @@ def inst_defs(m: MInst) -> list[VReg]:
 def inst_uses(m: MInst) -> list[VReg]:
     """The virtual registers ``m`` reads (its guard included)."""
     return virtual_registers(m.uses())
+
+
+def block_predecessors(blocks) -> dict[str, list[str]]:
+    """Each machine block's predecessors (names, in block order), from the blocks' ``succs``."""
+    preds: dict[str, list[str]] = {b.name: [] for b in blocks}
+    for b in blocks:
+        for s in b.succs:
+            preds[s].append(b.name)
+    return preds
+
+
+def two_way_branch(block) -> tuple[MInst, MInst] | None:
+    """The ``@P BRA t; BRA f`` that ends a machine block, as (conditional, unconditional), or None."""
+    if len(block.insts) < 2:
+        return None
+    cond, other = block.insts[-2], block.insts[-1]
+    if cond.mnemonic == "BRA" and cond.guard is not None and other.mnemonic == "BRA" and other.guard is None:
+        return cond, other
+    return None

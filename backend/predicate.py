@@ -26,7 +26,7 @@ the other side's guarded definition overriding it, as in ptxas's ``MOV R, 0; @P 
 from __future__ import annotations
 
 from xcc.backend.isa import PT
-from xcc.backend.minst import MInst, VReg, mi, virtual_registers
+from xcc.backend.minst import MInst, VReg, block_predecessors, mi, two_way_branch, virtual_registers
 
 MAX_INSTRUCTIONS = 8
 """The most instructions (both sides together, without their branches) turned into guarded ones."""
@@ -67,17 +67,12 @@ def duplicate_exits(blocks: list) -> None:
 
 def _convert_one(blocks: list) -> bool:
     by_name = {b.name: b for b in blocks}
-    preds: dict[str, list[str]] = {b.name: [] for b in blocks}
-    for b in blocks:
-        for s in b.succs:
-            preds[s].append(b.name)
+    preds = block_predecessors(blocks)
     for a in blocks:
-        if len(a.insts) < 2:
+        branch = two_way_branch(a)
+        if branch is None or not isinstance(branch[0].guard[0], VReg):
             continue
-        cond, other = a.insts[-2], a.insts[-1]
-        if not (cond.mnemonic == "BRA" and cond.guard is not None and other.mnemonic == "BRA"
-                and other.guard is None and isinstance(cond.guard[0], VReg)):
-            continue
+        cond, other = branch
         t, f = cond.ops["b"], other.ops["b"]
         if t == f or t == a.name or f == a.name:
             continue

@@ -22,7 +22,7 @@ from typing import Protocol
 
 from xcc.backend.isa import NUM_PREDS, PT, RZ
 from xcc.backend.isel import MBlock
-from xcc.backend.minst import Half, MInst, VReg, inst_defs, inst_uses, virtual_registers
+from xcc.backend.minst import Half, MInst, VReg, block_predecessors, inst_defs, inst_uses, virtual_registers
 from xcc.diagnostics import UnsupportedError
 
 
@@ -305,10 +305,7 @@ def check_values(blocks: list[MBlock], assign: dict[VReg, int], origin: dict,
     some path, is caught at the use of the reloaded value.  A read of a register that holds
     another value raises AssertionError."""
     slots = slots or {}
-    preds: dict[str, list[str]] = {b.name: [] for b in blocks}
-    for b in blocks:
-        for s in b.succs:
-            preds[s].append(b.name)
+    preds = block_predecessors(blocks)
     out: dict[str, dict] = {}
     changed = True
     while changed:
