@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xcc.ir.cfg import callees
+from xcc.ir.cfg import bottom_up, callees
 from xcc.ir.core import Block, Function, Instruction, Module, Phi, Value, Variable
 from xcc.passes.manager import ModulePass
 from xcc.passes.param_slots import promote_param_slots
@@ -67,7 +67,7 @@ class Inliner(ModulePass):
                 sites[n] = sites.get(n, 0) + 1
         ok: dict[str, bool] = {}  # callee -> whether its body can be inlined at all
         costs: dict[str, int] = {}
-        for fn in _bottom_up(module.functions, graph):
+        for fn in bottom_up(module.functions, graph):
             calls = [i for i in fn.instructions() if i.op == "call"]
             names = {b.name for b in fn.blocks}
             sizes = {v.name: v.size for v in fn.variables}  # fn's variables (inlining adds to them)
@@ -259,28 +259,6 @@ def _recursive(graph: dict[str, list[str]]) -> set[str]:
                 seen.add(n)
                 work.extend(graph.get(n, []))
     return out
-
-
-def _bottom_up(functions: list[Function], graph: dict[str, list[str]]) -> list[Function]:
-    """The functions in depth-first postorder of the call graph (callees first), in module order."""
-    by_name = {f.name: f for f in functions}
-    order: list[Function] = []
-    seen: set[str] = set()
-    for f in functions:
-        if f.name in seen:
-            continue
-        seen.add(f.name)
-        stack = [(f.name, iter(graph[f.name]))]
-        while stack:
-            name, it = stack[-1]
-            nxt = next((n for n in it if n not in seen), None)
-            if nxt is None:
-                stack.pop()
-                order.append(by_name[name])
-            else:
-                seen.add(nxt)
-                stack.append((nxt, iter(graph[nxt])))
-    return order
 
 
 def _unique(base: str, taken) -> str:

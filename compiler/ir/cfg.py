@@ -190,6 +190,32 @@ def call_graph(module: Module | Iterable[Function]) -> dict[str, list[str]]:
     return {f.name: [name for name, _ in callees(f)] for f in functions}
 
 
+def bottom_up(functions: list[Function], graph: Mapping[str, list[str]] | None = None) -> list[Function]:
+    """``functions`` in depth-first postorder of the call graph (callees before their callers), the
+    roots taken in the order given; ``graph`` maps a name to the names it calls (by default
+    :func:`call_graph` of ``functions``; names not among ``functions`` are ignored)."""
+    by_name = {f.name: f for f in functions}
+    if graph is None:
+        graph = call_graph(functions)
+    order: list[Function] = []
+    seen: set[str] = set()
+    for f in functions:
+        if f.name in seen:
+            continue
+        seen.add(f.name)
+        stack = [(f.name, iter(graph.get(f.name, ())))]
+        while stack:
+            name, it = stack[-1]
+            nxt = next((n for n in it if n not in seen and n in by_name), None)
+            if nxt is None:
+                stack.pop()
+                order.append(by_name[name])
+            else:
+                seen.add(nxt)
+                stack.append((nxt, iter(graph.get(nxt, ()))))
+    return order
+
+
 def reachable_functions(fn: Function, functions: Mapping[str, Function],
                         resolve: Callable[[str, Instruction], Function | None] | None = None) -> list[Function]:
     """``fn`` and every function it calls, transitively, in breadth-first discovery order.

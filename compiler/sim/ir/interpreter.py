@@ -28,7 +28,10 @@ Execution model (the same as the ISA interpreter's, :mod:`xcc.sim.isa.emulator`,
   stack (return position, ``.param`` and ``.local`` frame bases): ``call`` copies the caller's
   argument variables into a fresh ``.param`` frame above the caller's and jumps; ``ret`` copies
   the return parameters into the caller's variables and goes back to the instruction after the
-  call.  A call that may re-enter its caller (recursion, found on the call graph) saves the
+  call.  A ``ret`` is the reconvergence point of the call: threads reaching it wait there while
+  threads of their warp that entered the same call from the same call site are still inside it
+  (e.g. in a further call that the positions order after the ``ret``), so they come back to the
+  caller together, as on the xg1 machine, whose caller's convergence barrier waits for them.  A call that may re-enter its caller (recursion, found on the call graph) saves the
   caller's SSA values for those threads and ``ret`` restores them.  Deeper than
   :data:`MAX_CALL_DEPTH` frames, or out of ``.local`` stack, is a "call stack overflow" fault.
 * **Memory.**  Global accesses go to the caller's :class:`GlobalMemory`; generic ones through the
@@ -60,7 +63,7 @@ from xcc.sim.launch import Launch
 from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, check_window
 from xcc.sim.printf import c_printf
 from xcc.sim.stats import LaunchStats
-from xcc.sim.waves import ExecFault, bar_reduce
+from xcc.sim.waves import EXITED, ExecFault, bar_reduce, merge
 
 __all__ = ["run_function", "WAVE_THREADS"]
 
@@ -408,12 +411,17 @@ class _Launch(Launch):
         self.depth = np.zeros(T, np.int64)
         self.pbase, self.lbase = np.zeros(T, np.int64), np.zeros(T, np.int64)
         self.stack: list[tuple[np.ndarray, np.ndarray, np.ndarray, dict]] = []
+        self.parked: list[np.ndarray] = []  # threads waiting at a ret for the rest of their call
         sched, heap = wave.sched, wave.sched.heap
         code, tcounts, wcounts = self.code, self.tcounts, self.wcounts
         max_steps = self.max_steps
         pos, idx = -1, np.empty(0, np.int64)
         try:
-            while heap:
+            while True:
+                if self.parked:
+                    self.unpark(force=not heap)
+                if not heap:
+                    break
                 pos, idx = sched.pop()
                 sel, n, nw = _sel(idx)
                 while True:
@@ -457,8 +465,7 @@ class _Launch(Launch):
             self.call(ex, pos, idx)
             push(ex[0], idx)
         elif kind == _RET:
-            for q, r in self.ret(idx):
-                push(q + 1, r)
+            self.parked.append(idx)
         elif kind == _EXIT:
             wave.exit(idx)
         elif kind == _TRAP:
@@ -517,6 +524,42 @@ class _Launch(Launch):
                 arr[sub] = vals[s][sub]
         self.depth[idx] = d + 1
         self.pbase[idx], self.lbase[idx] = npb, nlb
+
+    def unpark(self, force: bool) -> None:
+        """Return the threads waiting at a ``ret`` whose warp has no other thread still inside the same
+        call (same depth or deeper, entered from the same call site); with ``force`` (nothing else can
+        run), all of them if none of them could go."""
+        idx = merge(self.parked)
+        self.parked = []
+        done = self._call_complete(idx)
+        if force and not done.any():
+            done[:] = True
+        if not done.all():
+            self.parked.append(idx[~done])
+        idx = idx[done]
+        if idx.size:
+            for q, r in self.ret(idx):
+                self.wave.sched.push(q + 1, r)
+
+    def _call_complete(self, idx: np.ndarray) -> np.ndarray:
+        """Per thread of ``idx`` (waiting at a ``ret``): whether no other live thread of its warp is still
+        inside the call it is returning from."""
+        T, depth = self.T, self.depth
+        lanes = (idx >> 5)[:, None] * 32 + np.arange(32)  # each thread's warp, lane by lane
+        parked = np.zeros(T, bool)
+        parked[idx] = True
+        d = depth[idx]
+        site = np.empty(idx.size, np.int64)
+        site_of = np.empty(lanes.shape, np.int64)
+        for level in np.unique(d - 1):
+            rows = d - 1 == level
+            rp = self.stack[level][0]
+            site[rows] = rp[idx[rows]]
+            site_of[rows] = rp[lanes[rows]]
+        dl = depth[lanes]
+        inside = ((self.wave.state[lanes] != EXITED) & (dl >= d[:, None]) & (site_of == site[:, None])
+                  & ~(parked[lanes] & (dl == d[:, None])))
+        return ~inside.any(1)
 
     def ret(self, idx: np.ndarray):
         """Threads ``idx`` return: copy the return parameters into each caller's variables, restore the

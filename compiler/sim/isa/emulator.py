@@ -22,7 +22,11 @@ Execution model (every later stage - runtime, profiler, debugger - relies on it)
 * **Convergence barriers** (Volta-style independent thread scheduling): ``BSSY Bk`` adds the
   executing threads to the warp's mask ``B[k]``; ``BSYNC Bk`` makes them wait.  A warp's threads
   waiting at ``Bk`` are released together (pc + 1) once every non-exited thread of ``B[k]`` in
-  that warp waits at ``Bk``; the warp's ``B[k]`` is then cleared.  ``BAR`` waits until every
+  that warp waits at ``Bk``; the warp's ``B[k]`` is then cleared.  Each call frame has its own
+  barriers: ``CALL`` saves the caller's masks (in the return-address pair, as the ABI does) and the
+  callee starts outside every barrier, but a thread inside a call still counts as a member of the
+  caller's barriers, so a ``BSYNC`` in the caller waits for the threads that took a call until they
+  return (the emulator keeps each thread's call depth and outer masks for this).  ``BAR`` waits until every
   non-exited thread of the CTA waits at the same barrier.  Exited threads never block anyone.
 * **Memory.**  Global accesses go to the caller's :class:`GlobalMemory`; each CTA has
   ``kernel.shared_bytes + dynamic_shared`` bytes of zero-initialised shared memory and each thread
@@ -318,6 +322,8 @@ class _Launch(Launch):
         wave = self.new_wave(nslots, nctas, 0)
         wave.reduced = self._reduced
         self.bs_count = [0] * NUM_CONV_BARRIERS
+        self.depth = np.zeros(nslots * self.P, np.int64)  # each thread's call depth
+        self.outer: list[np.ndarray] = []  # per depth d: the B masks of the frames at depth d that made a call
         sched = wave.sched
         push, heap = sched.push, sched.heap
         tcounts, wcounts = self.thread_counts, self.warp_counts
@@ -431,8 +437,14 @@ class _Launch(Launch):
         check_stack(probe(esel, m), ctx.local_size, self.callee_name(ex.target))
         hi = save_state(ctx.bmask, ctx.preds, esel)
         set_ra(esel, np.uint64(s.pc + 1) | (hi << np.uint64(32)))
+        d = self.depth[s.eidx]
+        for level in np.unique(d):  # the caller's masks: its barriers still wait for these threads
+            while len(self.outer) <= level:
+                self.outer.append(np.zeros_like(ctx.bmask))
+            sub = s.eidx[d == level]
+            self.outer[level][:, sub] = ctx.bmask[:, sub]
+        self.depth[s.eidx] = d + 1
         ctx.bmask[:, esel] = False  # the callee starts outside every convergence barrier
-        self._bsync_waiters(s.eidx)
         self.wave.sched.push(ex.target, s.eidx)
 
     def _ret(self, s: _Step, ex) -> None:
@@ -440,6 +452,10 @@ class _Launch(Launch):
         ra = np.broadcast_to(np.asarray(ex.barrier(esel, m), np.uint64), (m,))
         restore_state(ctx.bmask, ctx.preds, esel, ra >> np.uint64(32))
         ctx.preds[PT] = True
+        d = self.depth[eidx] - 1
+        self.depth[eidx] = d
+        for level in np.unique(d):
+            self.outer[level][:, eidx[d == level]] = False
         self._bsync_waiters(eidx)
         tgt = (ra & np.uint64(0xFFFFFFFF)).astype(np.int64)
         t0 = int(tgt[0])
@@ -463,14 +479,28 @@ class _Launch(Launch):
         alive = st != EXITED
         for k in ks:
             waiting = (st == WAIT_BSYNC) & (wk == k)
-            blocking = bmask[k][tt] & alive & ~waiting
-            rel = waiting.any(1) & ~blocking.any(1)
-            if rel.any():
-                rows = tt[rel]
-                r = rows[waiting[rel]]
-                bmask[k][rows] = False
-                self.bs_count[k] -= r.size
-                wave.resume(r)
+            if not self.outer:  # no call made: one frame per thread
+                self._release(k, tt, waiting, bmask[k][tt] & alive & ~waiting, None)
+                continue
+            dep = self.depth[tt]
+            for d in np.unique(dep[waiting]):  # the barrier Bk of the frames at depth d
+                here = dep == d
+                wd = waiting & here
+                member = bmask[k][tt] & here
+                if d < len(self.outer):
+                    member |= (dep > d) & self.outer[d][k][tt]
+                self._release(k, tt, wd, member & alive & ~wd, here)
+
+    def _release(self, k: int, tt: np.ndarray, waiting: np.ndarray, blocking: np.ndarray, here) -> None:
+        """Resume the ``waiting`` threads (rows of warps ``tt``) of the warps where nothing is
+        ``blocking`` barrier ``k``, clearing the warp's ``B[k]`` (of the threads in that frame, ``here``)."""
+        rel = waiting.any(1) & ~blocking.any(1)
+        if rel.any():
+            rows = tt[rel]
+            r = rows[waiting[rel]]
+            self.ctx.bmask[k][rows if here is None else rows[here[rel]]] = False
+            self.bs_count[k] -= r.size
+            self.wave.resume(r)
 
 
 assert IMPLS  # the import above asserted that every ISA mnemonic has an executor
