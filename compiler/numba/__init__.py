@@ -1,0 +1,1 @@
+"""Numba on xcc (issue 16): to be written."""

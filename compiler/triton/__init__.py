@@ -1,0 +1,1 @@
+"""Triton on xcc (issue 16): to be written."""
