@@ -65,6 +65,11 @@ class DeviceArray:
     def __int__(self) -> int:
         return self.ptr
 
+    def data_ptr(self) -> int:
+        """The device address, under the name tensor libraries use (``torch.Tensor.data_ptr``): Triton
+        launches accept an object with ``data_ptr()`` and ``dtype`` wherever a kernel takes a pointer."""
+        return self.ptr
+
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
