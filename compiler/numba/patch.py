@@ -1,0 +1,111 @@
+"""Point numba-cuda at xcc: the module globals through which it reaches the driver and ``cuda.core``.
+
+numba-cuda is not forked.  It reaches the GPU through a handful of names bound at import in its own
+modules; :func:`install` rebinds them and :func:`uninstall` puts the originals back:
+
+========================================  =============================================================
+``numba.cuda.cudadrv.driver``             ``binding`` (every ``cu*`` call): :data:`xcc.numba.binding.BINDING`;
+                                          ``ExperimentalDevice``, ``ExperimentalStream``, ``ObjectCode``,
+                                          ``Linker``, ``LinkerOptions``, ``get_cuda_native_handle``:
+                                          :mod:`xcc.numba.core`
+``numba.cuda.dispatcher``                 ``launch``, ``LaunchConfig`` (the kernel launch)
+``numba.cuda.memory_management.nrt``      ``launch``, ``LaunchConfig`` (NRT's own kernels)
+========================================  =============================================================
+
+numba-cuda's ``Driver`` singleton, made at import, found no ``libcuda`` and recorded that; installing
+clears that record (and the driver functions it had bound) so that its next call initialises against
+xcc.  The device list is rebuilt likewise.  The pinned versions are those whose internals were read:
+another numba-cuda is refused with the versions named.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib import metadata
+
+PINNED = {"numba-cuda": "0.30.4", "numba": "0.68.1"}
+_originals: dict[tuple[str, str], object] = {}
+
+
+class NumbaVersionError(RuntimeError):
+    """numba or numba-cuda is missing, or not the version xcc's Numba path was built against."""
+
+
+def check_versions() -> None:
+    for dist, want in PINNED.items():
+        try:
+            have = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            raise NumbaVersionError(f"{dist} is not installed: pip install 'xcc[numba]' "
+                                    f"(pins {dist}=={want})") from None
+        if have != want:
+            raise NumbaVersionError(f"xcc's Numba path is built against {dist}=={want}, found {have}: "
+                                    f"pip install '{dist}=={want}'")
+
+
+def _replacements() -> dict[str, dict[str, object]]:
+    """Module -> {name: xcc's object} (imported only once the versions are checked)."""
+    from xcc.numba import core
+    from xcc.numba.binding import BINDING
+
+    launch = {"launch": core.launch, "LaunchConfig": core.LaunchConfig}
+    return {
+        "numba.cuda.cudadrv.driver": {
+            "binding": BINDING,
+            "ExperimentalDevice": core.Device,
+            "ExperimentalStream": core.Stream,
+            "ObjectCode": core.ObjectCode,
+            "Linker": core.Linker,
+            "LinkerOptions": core.LinkerOptions,
+            "get_cuda_native_handle": core.native_handle,
+        },
+        "numba.cuda.dispatcher": launch,
+        "numba.cuda.memory_management.nrt": launch,
+    }
+
+
+def _reset_driver() -> None:
+    """Forget numba-cuda's driver initialisation (the failed search for libcuda, or xcc's), the driver
+    calls it bound and its device list; the next driver call initialises again."""
+    from numba.cuda.cudadrv import devices, driver
+
+    drv = driver.driver
+    for name in [n for n in vars(drv) if n.startswith("cu")]:
+        delattr(drv, name)
+    drv.__init__()  # looks for libcuda; with xcc installed, a failure to find it is no failure
+    if installed():
+        drv.lib, drv.is_initialized, drv.initialization_error = None, False, None
+    type(devices._runtime.gpus).lst.fget.cache_clear()
+    tls = driver._ActiveContext._tls_cache
+    if hasattr(tls, "ctx_devnum"):
+        del tls.ctx_devnum
+
+
+def installed() -> bool:
+    return bool(_originals)
+
+
+def install() -> None:
+    """Rebind numba-cuda's driver, ``cuda.core`` and launch names to xcc's (idempotent)."""
+    if installed():
+        return
+    check_versions()
+    for modname, names in _replacements().items():
+        mod = importlib.import_module(modname)
+        for name, value in names.items():
+            _originals[modname, name] = getattr(mod, name)
+            setattr(mod, name, value)
+    _reset_driver()
+
+
+def uninstall() -> None:
+    """Put numba-cuda's own names back (its driver then looks for libcuda again)."""
+    if not installed():
+        return
+    from numba.cuda.cudadrv.devices import reset
+
+    reset()
+    for (modname, name), value in _originals.items():
+        setattr(importlib.import_module(modname), name, value)
+    _originals.clear()
+    _reset_driver()
