@@ -18,6 +18,15 @@ inline in SQLite or in a file; nothing is pickled). Environment:
   as in diskcache: a store that finds the cache over it evicts up to two
   entries.
 
+Each entry carries small metadata beside its raw bytes: a JSON object (UTF-8
+bytes, kept as the diskcache tag of the entry) with its ``key``, ``kind``
+(:data:`ENTRY_KINDS`: ``"kernel"``, a compiled object: one kernel's, or a linked
+module's with ``kernel`` null), ``size``, ``created`` (Unix time) and what the
+writer adds (for a kernel: ``kernel``, ``options``, ``machine``,
+``machine_hash``). The directory also keeps the ``hits`` and ``misses`` of every
+process that used it (``directory/counters``). ``xcc cache stats|list|clear|verify``
+reads them (:meth:`JitCache.stats`, :meth:`JitCache.entries`, :meth:`JitCache.verify`).
+
 A cache that cannot be read or written (corrupt database, full disk) is
 reported with an :class:`XccCacheWarning` and treated as a miss; it never
 makes a compile fail.
@@ -36,6 +45,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import diskcache
@@ -43,10 +53,15 @@ import diskcache
 import xcc
 from xcc.diagnostics import ObjectFormatError
 
-__all__ = ["CACHE_SCHEMA", "JitCache", "XccCacheWarning", "cache_key", "source_hash"]
+__all__ = ["CACHE_SCHEMA", "ENTRY_KINDS", "CacheEntry", "JitCache", "XccCacheWarning", "cache_key", "check_entry",
+           "source_hash"]
 
-CACHE_SCHEMA = 1
-"""Bump when the meaning of a key or a stored value changes."""
+CACHE_SCHEMA = 2
+"""Bump when the meaning of a key or a stored value changes (2: entries carry JSON metadata)."""
+
+KIND_KERNEL = "kernel"
+ENTRY_KINDS = (KIND_KERNEL,)
+"""The kinds of entry: ``kernel``, a compiled object (.xbin bytes)."""
 
 _PACKAGES = ("xcc", "xcc.frontend", "xcc.passes", "xcc.backend", "xcc.runtime", "xcc.ir", "xcc.semantics")
 _SUFFIXES = (".py", ".lark", ".toml")
@@ -146,9 +161,11 @@ def default_directory() -> Path:
 class _RawDisk(diskcache.Disk):
     """diskcache storage that keeps bytes raw and refuses to pickle or unpickle."""
 
+    stores = bytes
+
     def store(self, value, read, key=diskcache.core.UNKNOWN):
-        if type(value) is not bytes:
-            raise TypeError(f"the JIT cache stores bytes, not {type(value).__name__}")
+        if type(value) is not self.stores:
+            raise TypeError(f"the JIT cache stores {self.stores.__name__}, not {type(value).__name__}")
         return super().store(value, read, key=key)
 
     def fetch(self, mode, filename, value, read):
@@ -157,14 +174,35 @@ class _RawDisk(diskcache.Disk):
         return super().fetch(mode, filename, value, read)
 
 
+class _CounterDisk(_RawDisk):
+    """The counters' storage: integers, kept raw by SQLite; never a pickle."""
+
+    stores = int
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One entry as ``xcc cache list`` shows it: its key, its metadata (None when missing or unreadable,
+    with ``problem`` saying why)."""
+
+    key: str
+    meta: dict | None
+    problem: str | None = None
+
+    @property
+    def kind(self) -> str | None:
+        return self.meta.get("kind") if self.meta else None
+
+
 class JitCache:
     """Content-addressed store of compiled objects, safe across processes.
 
     ``directory`` holds the diskcache database and files; compile locks live
     in ``directory/locks``, a separate cache with no size limit (eviction never
     drops a held lock) whose entries expire after ``lock_expire`` seconds so a
-    crashed holder cannot block others for ever. ``hits``/``misses`` count
-    lookups made through this object.
+    crashed holder cannot block others for ever; ``directory/counters`` holds
+    the hits and misses of every process. ``hits``/``misses`` count lookups
+    made through this object.
     """
 
     def __init__(self, directory: str | os.PathLike | None = None, *, lock_expire: float = _LOCK_EXPIRE_S):
@@ -173,7 +211,8 @@ class JitCache:
         self.always_compile = _flag("XCC_ALWAYS_COMPILE")
         self.lock_expire = lock_expire
         self.hits = self.misses = 0
-        self._cache = self._locks = None
+        self.problem: str | None = None  # why the cache disabled itself (unreadable database, no permission)
+        self._cache = self._locks = self._counters = None
         if not self.enabled:
             return
         size, policy = _DEFAULT_SIZE, "least-recently-stored"
@@ -191,8 +230,11 @@ class JitCache:
                                           cull_limit=2, disk=_RawDisk)
             self._locks = diskcache.Cache(str(self.directory / "locks"), size_limit=2**62,
                                           eviction_policy="none", disk=_RawDisk)
+            self._counters = diskcache.Cache(str(self.directory / "counters"), size_limit=2**62,
+                                             eviction_policy="none", disk=_CounterDisk)
         except _ERRORS as e:
-            warnings.warn(f"JIT cache at {self.directory} is unusable, caching disabled: {e}",
+            self.problem = str(e) or type(e).__name__
+            warnings.warn(f"JIT cache at {self.directory} is unusable, caching disabled: {self.problem}",
                           XccCacheWarning, stacklevel=2)
             self.enabled = False
 
@@ -215,34 +257,50 @@ class JitCache:
         except ObjectFormatError as e:
             warnings.warn(f"dropping corrupt JIT cache entry {key[:16]}: {e.message}", XccCacheWarning,
                           stacklevel=3)
-            try:
-                self._cache.delete(key)
-            except _ERRORS:
-                pass
+            self._drop(key)
             return None
         return data
+
+    def _drop(self, key: str) -> None:
+        try:
+            self._cache.delete(key)
+        except _ERRORS:
+            pass
+
+    def _count(self, hit: bool) -> None:
+        """One more hit or miss, in this object and in the directory's counters."""
+        if hit:
+            self.hits += 1
+        else:
+            self.misses += 1
+        if self._counters is not None:
+            try:
+                self._counters.incr("hits" if hit else "misses")
+            except _ERRORS:
+                pass  # statistics are best effort: a busy or read-only directory loses a count
 
     def get(self, key: str, validate: Callable[[bytes], None]) -> bytes | None:
         """The validated entry for ``key`` or None; a corrupt entry is deleted with a warning."""
         data = self._lookup(key, validate)
-        if data is None:
-            self.misses += 1
-        else:
-            self.hits += 1
+        self._count(data is not None)
         return data
 
-    def put(self, key: str, data: bytes) -> None:
-        """Store ``data`` (raw bytes) under ``key``; a no-op when disabled."""
+    def put(self, key: str, data: bytes, meta: dict | None = None) -> None:
+        """Store ``data`` (raw bytes) under ``key`` with its metadata: ``meta`` (JSON-serialisable; its
+        ``kind`` defaults to ``"kernel"``) and ``key``, ``size`` and ``created``; a no-op when disabled."""
         if not self.enabled:
             return
+        data = bytes(data)
+        tag = {"kind": KIND_KERNEL, **(meta or {}), "key": key, "size": len(data), "created": time.time()}
         try:
-            self._cache.set(key, bytes(data))
+            self._cache.set(key, data, tag=json.dumps(tag, sort_keys=True, default=_json_default).encode())
         except _ERRORS as e:
             warnings.warn(f"JIT cache write failed: {e}", XccCacheWarning, stacklevel=2)
 
-    def get_or_compile(self, key: str, compile_fn: Callable[[], bytes],
-                       validate: Callable[[bytes], None]) -> tuple[bytes, bool]:
-        """``(data, hit)``: the cached object, or ``compile_fn()`` stored under ``key``.
+    def get_or_compile(self, key: str, compile_fn: Callable[[], bytes], validate: Callable[[bytes], None],
+                       meta: dict | None = None) -> tuple[bytes, bool]:
+        """``(data, hit)``: the cached object, or ``compile_fn()`` stored under ``key`` with ``meta``
+        (:meth:`put`).
 
         On a miss a per-key lock is taken so that processes missing at the
         same time compile once: the others wait, and take the stored result
@@ -252,16 +310,16 @@ class JitCache:
         if data is None and self.enabled and not self.always_compile:
             with _KeyLock(self, key, validate) as data:
                 if data is None:
-                    return self._compile(key, compile_fn), False
+                    return self._compile(key, compile_fn, meta), False
         if data is None:
-            return self._compile(key, compile_fn), False
-        self.hits += 1
+            return self._compile(key, compile_fn, meta), False
+        self._count(True)
         return data, True
 
-    def _compile(self, key: str, compile_fn: Callable[[], bytes]) -> bytes:
-        self.misses += 1
+    def _compile(self, key: str, compile_fn: Callable[[], bytes], meta: dict | None) -> bytes:
+        self._count(False)
         data = compile_fn()
-        self.put(key, data)
+        self.put(key, data, meta)
         return data
 
     @functools.cached_property
@@ -270,20 +328,81 @@ class JitCache:
 
     # -- maintenance ----------------------------------------------------------------------
 
-    def clear(self) -> None:
-        """Delete every entry (locks are left alone)."""
-        if self.enabled:
-            self._cache.clear()
+    def clear(self) -> int:
+        """Delete every entry (locks and counters are left alone); the number deleted."""
+        return self._cache.clear() if self.enabled else 0
 
     def stats(self) -> dict:
-        """``entries``, ``bytes`` (diskcache volume), ``hits`` and ``misses`` of this object."""
-        entries = len(self._cache) if self.enabled else 0
-        volume = self._cache.volume() if self.enabled else 0
-        return {"directory": str(self.directory), "enabled": self.enabled, "entries": entries,
-                "bytes": volume, "hits": self.hits, "misses": self.misses}
+        """``directory``, ``enabled``, ``problem`` (why the cache is unusable, or None), ``entries``, ``bytes``
+        (on disk: diskcache's volume), and the ``hits`` and ``misses`` of every process that used the directory."""
+        out = {"directory": str(self.directory), "enabled": self.enabled, "problem": self.problem, "entries": 0,
+               "bytes": 0, "hits": 0, "misses": 0}
+        if self.enabled:
+            try:
+                out.update(entries=len(self._cache), bytes=self._cache.volume(),
+                           hits=self._counter("hits"), misses=self._counter("misses"))
+            except _ERRORS as e:
+                warnings.warn(f"JIT cache statistics unreadable: {e}", XccCacheWarning, stacklevel=2)
+        return out
+
+    def _counter(self, name: str) -> int:
+        try:
+            value = self._counters.get(name, 0)
+        except ObjectFormatError:  # a planted pickle: never unpickled
+            return 0
+        return value if isinstance(value, int) else 0
+
+    def entries(self) -> list[CacheEntry]:
+        """Every entry with its metadata (read without the stored bytes), in key order."""
+        if not self.enabled:
+            return []
+        out = []
+        for key in sorted(self._keys()):
+            try:
+                value, tag = self._cache.get(key, read=True, tag=True)
+            except ObjectFormatError as e:
+                out.append(CacheEntry(key, None, e.message))
+                continue
+            except _ERRORS as e:
+                out.append(CacheEntry(key, None, f"unreadable: {e}"))
+                continue
+            if hasattr(value, "close"):  # read=True: a large value is an open file
+                value.close()
+            meta, problem = _metadata(key, tag)
+            out.append(CacheEntry(key, meta, problem))
+        return out
+
+    def _keys(self) -> list[str]:
+        try:
+            return [k for k in self._cache.iterkeys() if isinstance(k, str)]
+        except _ERRORS as e:
+            warnings.warn(f"JIT cache keys unreadable: {e}", XccCacheWarning, stacklevel=3)
+            return []
+
+    def verify(self) -> tuple[int, list[tuple[str, str]]]:
+        """Check every entry (:func:`check_entry`) and delete the bad ones: ``(entries checked, [(key,
+        why it was dropped)])``."""
+        if not self.enabled:
+            return 0, []
+        keys = sorted(self._keys())
+        dropped = []
+        for key in keys:
+            try:
+                data, tag = self._cache.get(key, tag=True)
+                meta, problem = _metadata(key, tag)
+                if problem is None:
+                    problem = check_entry(data, meta)
+            except ObjectFormatError as e:
+                problem = e.message
+            except _ERRORS as e:
+                problem = f"unreadable: {e}"
+            if problem is not None:
+                dropped.append((key, problem))
+                self._drop(key)
+        return len(keys), dropped
 
     def close(self) -> None:
-        for c in (self._cache, self._locks):
+        for c in (self._cache, self._locks, self._counters):
             if c is not None:
                 c.close()
 
@@ -292,6 +411,49 @@ class JitCache:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _metadata(key: str, tag) -> tuple[dict | None, str | None]:
+    """An entry's metadata and None, or None and what is wrong with it."""
+    if tag is None:
+        return None, "no metadata (an entry of an older xcc, or not written by xcc)"
+    if not isinstance(tag, bytes | str):
+        return None, f"metadata is {type(tag).__name__}, not JSON bytes"
+    try:
+        meta = json.loads(tag)
+    except (ValueError, RecursionError) as e:
+        return None, f"metadata is not JSON ({e})"
+    if not isinstance(meta, dict):
+        return None, f"metadata is a JSON {type(meta).__name__}, not an object"
+    if meta.get("key") != key:
+        return meta, f"metadata names another key ({str(meta.get('key'))[:16]})"
+    if meta.get("kind") not in ENTRY_KINDS:
+        return meta, f"unknown kind {meta.get('kind')!r} (known: {', '.join(ENTRY_KINDS)})"
+    if not isinstance(meta.get("size"), int) or not isinstance(meta.get("created"), int | float):
+        return meta, "metadata lacks its size or creation time"
+    return meta, None
+
+
+def check_entry(data, meta: dict) -> str | None:
+    """What is wrong with an entry's bytes given its (well-formed) metadata, or None: the size matches, and
+    a ``kernel`` entry is an object file that verifies, holds the kernel it names, for the machine named."""
+    if not isinstance(data, bytes):
+        return f"holds {type(data).__name__}, not bytes"
+    if len(data) != meta["size"]:
+        return f"holds {len(data)} bytes, its metadata says {meta['size']}"
+    from xcc.backend.objfile import ObjectFile
+
+    try:
+        obj = ObjectFile.from_bytes(data, "the entry")
+    except ObjectFormatError as e:
+        return e.message
+    kernel = meta.get("kernel")
+    if kernel is not None and kernel not in obj.kernels:
+        return f"the object has no kernel '{kernel}' (it has: {', '.join(sorted(obj.kernels)) or 'none'})"
+    machine_hash = meta.get("machine_hash")
+    if machine_hash is not None and any(k.machine_hash != machine_hash for k in obj.kernels.values()):
+        return "the object was compiled for another machine than its metadata names"
+    return None
 
 
 class _KeyLock:

@@ -8,9 +8,11 @@
     xcc disasm out.xbin
     xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--engine isa|ir]
             [--out results.npz] ARG...
+    xcc cache stats|list [--json] | clear | verify     (the JIT cache: XCC_CACHE_DIR)
 
 Exit codes: 0 success; 1 an error in the input (bad PTX, a kernel fault), with
-diagnostics; 2 a usage error; 3 an internal error (a bug in xcc).
+diagnostics, or for ``xcc cache verify`` bad entries found (and dropped); 2 a usage
+error; 3 an internal error (a bug in xcc).
 """
 
 from __future__ import annotations
@@ -345,6 +347,96 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
         from xcc.sim.perf.hotspots import hotspots as rank
 
         click.echo(format_hotspots(rank(stats, fn.kernel, hotspots), source.read_text().splitlines()))
+
+
+@cli.group()
+def cache() -> None:
+    """The JIT cache (XCC_CACHE_DIR, else ~/.cache/xcc): statistics, entries, clearing, verification.
+    Exit status 1 when the cache cannot be read, or when verify found bad entries."""
+
+
+def _open_cache(required: bool = True):
+    """The JIT cache, its warnings reported as xcc's; an unusable one ends the command (status 1) when
+    ``required``."""
+    import warnings
+
+    from xcc.cache import JitCache
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = JitCache()
+    for w in caught:
+        click.echo(f"xcc: warning: {w.message}", err=True)
+    if required and c.problem is not None:
+        raise click.exceptions.Exit(EXIT_INPUT)
+    return c
+
+
+@cache.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def cache_stats(as_json):
+    """Entries, bytes on disk, and the hits and misses of every process that used the cache."""
+    with _open_cache(required=False) as c:
+        st = c.stats()
+    if as_json:
+        click.echo(json.dumps(st, sort_keys=True))
+    else:
+        for name in ("directory", "enabled", "problem", "entries", "bytes", "hits", "misses"):
+            if st[name] is not None:
+                click.echo(f"{name + ':':11}{str(st[name]).lower() if name == 'enabled' else st[name]}")
+    if st["problem"] is not None:
+        raise click.exceptions.Exit(EXIT_INPUT)
+
+
+@cache.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line: key, kind, problem, metadata.")
+def cache_list(as_json):
+    """Every entry: key, kind, kernel, size, age, machine and options (a damaged one with its problem)."""
+    import time
+
+    with _open_cache() as c:
+        entries = c.entries()
+    now = time.time()
+    for e in entries:
+        if as_json:
+            click.echo(json.dumps({"key": e.key, "kind": e.kind, "problem": e.problem, "meta": e.meta},
+                                  sort_keys=True))
+        elif e.problem is not None:
+            click.echo(f"{e.key[:16]}  {e.kind or '?':7} damaged: {e.problem}")
+        else:
+            m = e.meta
+            options = " ".join(f"{k}={v}" for k, v in sorted((m.get("options") or {}).items()))
+            click.echo(f"{e.key[:16]}  {e.kind:7} {m.get('kernel') or '(linked module)':24} {m['size']:>8} B  "
+                       f"{_age(now - m['created']):>5}  {m.get('machine', '?')}  {options}")
+    if not as_json:
+        click.echo(f"{len(entries)} entries")
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit}"
+    return f"{max(seconds, 0):.0f}s"
+
+
+@cache.command("clear")
+def cache_clear():
+    """Remove every entry (the hit and miss counters stay)."""
+    with _open_cache() as c:
+        click.echo(f"removed {c.clear()} entries from {c.directory}")
+
+
+@cache.command("verify")
+def cache_verify():
+    """Check every entry (object format and checksum, metadata, the key, kernel and machine it names) and drop
+    the bad ones, naming each; exit status 1 when any was dropped."""
+    with _open_cache() as c:
+        checked, dropped = c.verify()
+    for key, why in dropped:
+        click.echo(f"dropped {key[:16]}: {why}")
+    click.echo(f"{checked} entries checked, {checked - len(dropped)} good, {len(dropped)} dropped")
+    if dropped:
+        raise click.exceptions.Exit(EXIT_INPUT)
 
 
 def main(argv: list[str] | None = None) -> int:

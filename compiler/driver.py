@@ -85,12 +85,24 @@ class KernelStats:
     spill_loads: int = 0  # bytes loaded by register reloads (ptxas's "bytes spill loads")
 
 
-def frontend(sources: list[Source]) -> Module:
+def frontend(sources: list[Source], kernels: list[str] | None = None) -> Module:
     """Parse and build IR for every source and link them (:func:`xcc.ir.link.link_modules`): one
     module whose ``.extern`` functions and variables are resolved; a kernel defined twice, or a used
     symbol that is unresolved or defined twice, is a :class:`LinkError`.  Function pointers then get
-    addresses and indirect calls become direct ones (:mod:`xcc.ir.funcptr`)."""
-    return resolve_function_pointers(link_modules([build_module(parse(s.text, s.name)) for s in sources]))
+    addresses and indirect calls become direct ones (:mod:`xcc.ir.funcptr`).  ``kernels`` (None: all)
+    are the kernels whose IR is built (with every device function); the others are parsed and checked
+    only, so one the IR cannot express does not stop these."""
+    trees = [parse(s.text, s.name) for s in sources]
+    if kernels is not None:
+        require_kernels(kernels, [name for t in trees for name in _entry_names(t)])
+    return resolve_function_pointers(link_modules([build_module(t, kernels) for t in trees]))
+
+
+def require_kernels(kernels: list[str], defined: list[str]) -> None:
+    """An :class:`XccError` naming the first of ``kernels`` not ``defined``, and those defined."""
+    missing = [k for k in kernels if k not in defined]
+    if missing:
+        raise XccError(f"no kernel named '{missing[0]}' (the PTX defines: {', '.join(defined) or 'none'})")
 
 
 IR_STAGES = ("build",)
@@ -129,7 +141,7 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     ``pass_times``, when given, accumulates seconds per pass and backend stage name (``--time-passes``)."""
     check_print_after(print_after)
     t0 = time.perf_counter()
-    module = frontend(sources)
+    module = frontend(sources, kernels)
     if pass_times is not None:
         pass_times["frontend"] = pass_times.get("frontend", 0.0) + time.perf_counter() - t0
     return compile_ir(module, options, kernels, print_after, out, stats, machine, pass_times,
@@ -145,11 +157,8 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
     with the IR of ``.xo`` objects (xcc.lto)."""
     check_print_after(print_after)
     machine = machine or load_machine(options.machine)
-    names = [f.name for f in module.functions if f.is_entry]
     if kernels is not None:
-        missing = [k for k in kernels if k not in names]
-        if missing:
-            raise XccError(f"no kernel named '{missing[0]}' (the PTX defines: {', '.join(names) or 'none'})")
+        require_kernels(kernels, [f.name for f in module.functions if f.is_entry])
     chosen = [f for f in module.functions if f.is_entry and (kernels is None or f.name in kernels)]
     by_name = {f.name: f for f in module.functions}
     called = {g.name for fn in chosen for g in reachable_functions(fn, by_name)[1:]}
@@ -179,4 +188,9 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
 
 def kernel_names(sources: list[Source]) -> list[str]:
     """The entry names defined by the sources (parses, builds nothing)."""
-    return [f.name for s in sources for f in parse(s.text, s.name).functions if f.is_entry and f.body is not None]
+    return [name for s in sources for name in _entry_names(parse(s.text, s.name))]
+
+
+def _entry_names(tree) -> list[str]:
+    """The kernels a parsed PTX module defines."""
+    return [f.name for f in tree.functions if f.is_entry and f.body is not None]

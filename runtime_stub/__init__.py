@@ -9,12 +9,16 @@
 
 ``rt.load_module(src, engine="ir")`` runs the same launches on the IR interpreter, the PTX semantics oracle.
 ``fn.launch(..., stream=rt.Stream())`` enqueues instead and returns at once (:mod:`xcc.runtime.queues`).
+``rt.jit_hooks.register(fn)`` wraps each resolution of a kernel to a binary (:mod:`xcc.runtime.jit_hooks`,
+a :class:`JitRequest` each).
 """
 
+from xcc.runtime import jit_hooks
 from xcc.runtime.device import Device, DeviceArray, default_device, empty, set_device, to_device, zeros
+from xcc.runtime.jit_hooks import JitRequest
 from xcc.runtime.launch import Function
 from xcc.runtime.module import Module, load_module
 from xcc.runtime.queues import Event, PendingLaunch, Stream
 
-__all__ = ["Device", "DeviceArray", "Event", "Function", "Module", "PendingLaunch", "Stream", "default_device",
-           "empty", "load_module", "set_device", "to_device", "zeros"]
+__all__ = ["Device", "DeviceArray", "Event", "Function", "JitRequest", "Module", "PendingLaunch", "Stream",
+           "default_device", "empty", "jit_hooks", "load_module", "set_device", "to_device", "zeros"]

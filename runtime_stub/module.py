@@ -1,10 +1,14 @@
 """Modules and functions: the JIT face of the runtime.
 
 ``load_module`` takes PTX (a path, text or bytes; a list is one module) or an
-``.xbin`` image.  PTX is compiled lazily, per kernel, at ``get_function``:
-the content-addressed cache (:mod:`xcc.cache`) is consulted first, keyed on
-the PTX bytes as given, the kernel name, the options, the machine
-description and xcc's own sources, so a hit costs no parsing.
+``.xbin`` image.  PTX is compiled lazily, per kernel, at ``get_function``
+(:mod:`xcc.runtime.jit`): the content-addressed cache (:mod:`xcc.cache`) is
+consulted first, keyed on the PTX bytes as given, the kernel name, the
+options, the machine description and xcc's own sources, so a hit costs no
+parsing; the JIT hooks (:mod:`xcc.runtime.jit_hooks`) see each resolution.
+As with CUDA's lazy loading, a module whose other kernels compile loads and
+runs them even when one of its kernels cannot be compiled: the located error
+comes when that kernel is fetched.
 
 ``engine`` picks what runs a launch: ``"isa"`` (the default) the compiled
 microcode on the ISA interpreter, ``"ir"`` the IR interpreter
@@ -21,23 +25,17 @@ from pathlib import Path
 import numpy as np
 
 from xcc.backend.objfile import KernelImage, ObjectFile
-from xcc.cache import JitCache, cache_key
 from xcc.diagnostics import LaunchError, XccError
 from xcc.driver import CompileOptions, Source, compile_module, kernel_names
 from xcc.lto import RelocatableObject, read_input
 from xcc.runtime.device import Device, DeviceArray, default_device
+from xcc.runtime.jit import jit_cache, resolve
 from xcc.runtime.launch import Function
 from xcc.sim.memory import ModuleGlobals
 
-_cache: JitCache | None = None
+__all__ = ["ENGINES", "Module", "jit_cache", "load_module"]
+
 ENGINES = ("isa", "ir")
-
-
-def jit_cache() -> JitCache:
-    global _cache
-    if _cache is None:
-        _cache = JitCache()
-    return _cache
 
 
 class Module:
@@ -106,7 +104,7 @@ class Module:
                     for k in self.image.kernels.values() for g in [*k.globals, *k.constants]}
         from xcc.driver import frontend
 
-        mod = self._ir if self._ir is not None else frontend(self.sources)
+        mod = self._ir if self._ir is not None else frontend(self.sources, kernels=[])  # variables only
         return {v.name: (v.size, v.init) for v in mod.variables if v.space in ("global", "const") and not v.extern}
 
     def unload(self) -> None:
@@ -119,14 +117,12 @@ class Module:
                 raise LaunchError(f"no kernel named '{name}' in the module "
                                   f"(it has: {', '.join(sorted(self.image.kernels)) or 'none'})")
             return self.image.kernels[name]
-        key = cache_key([s.text.encode() for s in self.sources], name, self.options.key(),
-                        self.device.machine.hash)
-
         def build() -> bytes:
             return compile_module(self.sources, self.options, [name], machine=self.device.machine).to_bytes()
 
-        data, _hit = jit_cache().get_or_compile(key, build, lambda b: ObjectFile.from_bytes(b, "cache entry"))
-        return ObjectFile.from_bytes(data, "cache entry").kernels[name]
+        obj = resolve(tuple(s.text.encode() for s in self.sources), name, self.options, self.device.machine, build,
+                      ", ".join(s.name for s in self.sources))
+        return obj.kernels[name]
 
 
 def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
@@ -172,8 +168,8 @@ def _linked_module(read: list, options: CompileOptions, device: Device, engine: 
         mod._ir = optimise(link_program(read, options), options)
         mod._names = [f.name for f in mod._ir.functions if f.is_entry]
         return mod
-    parts = [r.to_bytes() if isinstance(r, RelocatableObject) else r.text.encode() for r in read]
-    key = cache_key(parts, None, {**options.key(), "link": True}, device.machine.hash)
-    data, _hit = jit_cache().get_or_compile(key, lambda: link(read, options, machine=device.machine).to_bytes(),
-                                            lambda b: ObjectFile.from_bytes(b, "cache entry"))
-    return Module(None, ObjectFile.from_bytes(data, "cache entry"), options, device)
+    parts = tuple(r.to_bytes() if isinstance(r, RelocatableObject) else r.text.encode() for r in read)
+    names = ", ".join(r.name if isinstance(r, Source) else "an .xo object" for r in read)
+    image = resolve(parts, None, options, device.machine,
+                    lambda: link(read, options, machine=device.machine).to_bytes(), names, link=True)
+    return Module(None, image, options, device)

@@ -12,6 +12,7 @@ when ``op`` has no effects, and a branch around ``op`` otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from xcc.diagnostics import SourceLoc, UnsupportedError
@@ -39,9 +40,11 @@ class _ProtoBlock:
     loc: SourceLoc | None = None
 
 
-def build_module(mod: ast.Module) -> Module:
+def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Module:
     """The IR module for a parsed PTX module: kernels and device functions; functions without a
-    body are declarations (``Module.declarations``), resolved by :mod:`xcc.ir.link`."""
+    body are declarations (``Module.declarations``), resolved by :mod:`xcc.ir.link`.  ``entries``
+    (None: all) are the kernels to build, each device function being built: another kernel that uses
+    what the IR cannot express does not stop these (the runtime's lazy loading, per kernel)."""
     function_names = frozenset(fn.name for fn in mod.functions)
     variables = [_variable(v, functions=function_names) for v in mod.variables]
     functions, declarations = [], {}
@@ -50,6 +53,8 @@ def build_module(mod: ast.Module) -> Module:
         if fn.body is None:
             if fn.name not in defined:
                 declarations.setdefault(fn.name, fn.loc)
+            continue
+        if entries is not None and fn.is_entry and fn.name not in entries:
             continue
         _reject_jump_tables(fn.body)
         functions.append(FunctionBuilder(fn, variables, function_names).build())
