@@ -502,13 +502,14 @@ def markdown_section(figs: list[Figure], machine_name: str = "xg1", seconds: flo
     return lines
 
 
-def write_section(lines: list[str], path: Path = BENCHMARKS_MD) -> None:
-    """Replace the microbenchmark block of ``path`` (or append it)."""
+def write_section(lines: list[str], path: Path = BENCHMARKS_MD, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the block of ``path`` between the markers ``begin`` and ``end`` (by default the microbenchmarks'),
+    or append it; ``lines`` hold the markers."""
     text = path.read_text() if path.exists() else "# Benchmarks\n"
     block = "\n".join(lines)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
         text = head + block + tail
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"

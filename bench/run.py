@@ -110,18 +110,10 @@ def frontend_throughput() -> list[tuple[str, int, float, float | None]]:
     return rows
 
 
-def cache_hit_latency() -> float:
-    path = ptx_path(CASES[0], CASES[0].default_arch)
-    text = path.read_text()
-    rt.load_module(text).get_function(CASES[0].entry)  # miss: compile and store
-    return best_of(lambda: rt.load_module(text).get_function(CASES[0].entry), 20)
-
-
 def main() -> None:
     front = frontend_throughput()
     comp = compile_times()
     thr = interpreter_throughput()
-    hit = cache_hit_latency()
     lines = ["# Benchmarks", "",
              f"Produced by `python bench/run.py` (`make bench`) on {platform.machine()} with "
              f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}, "
@@ -153,11 +145,10 @@ def main() -> None:
         lines.append(f"| {name} | {wi} | {ti} | {tf:.4f} | {wi / tf:,.0f} | {ti / tf:,.0f} | {tt:.4f} | "
                      f"{wi / tt:,.0f} | {cyc} | {ipc:.2f} |")
     lines += ["", "For scale: Accel-Sim, the best open GPU simulator, runs about 9K warp instructions/s "
-              "(290K thread instructions/s); these launches are small, so fixed per-launch costs dominate.", "",
-              "## JIT cache hit", "",
-              f"`rt.load_module(ptx_text).get_function(name)` on a warm cache: {hit * 1e3:.3f} ms "
-              "(no PTX parsing on the hit path: SHA-256 of the text and options, a diskcache read, "
-              "and container validation).", ""]
+              "(290K thread instructions/s); these launches are small, so fixed per-launch costs dominate.", ""]
+    import jit_hit  # bench/jit_hit.py: load_module + get_function on a warm cache, with and without a hook
+
+    lines += [*jit_hit.section(), ""]
     import throughput  # bench/throughput.py: the emulator issue's headline workloads
 
     lines += throughput.section(throughput.headline_throughput())

@@ -3,8 +3,9 @@
 
 The key covers the PTX bytes as given, the kernel, the compile options, the machine description's hash
 and xcc's own sources, so a hit parses no PTX.  A hit costs a SHA-256 of the PTX, one diskcache read, the
-object's verification (checksum and decoding, done once: the verified object is the one used) and the
-counters' update; with no hook registered nothing else.
+object's verification (checksum and decoding: once per distinct entry per process, see
+:func:`verified_object`) and the hit counter's update; with no hook registered nothing else
+(``python bench/jit_hit.py`` measures it).
 """
 
 from __future__ import annotations
