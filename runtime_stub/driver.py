@@ -23,26 +23,25 @@ yet fails only when it is asked for).  Kernels run on the ISA interpreter.  Stre
 ordering is modelled: :mod:`xcc.runtime.streams`; memory: :mod:`xcc.runtime.memory_api`;
 ``kernelParams`` forms: :mod:`xcc.runtime.host_args`.
 
-Device 0 is the only device; its attributes come from the machine description (``xg1.toml``):
-MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM_X/Y = ``limits.max_threads_per_block`` (1024),
-MULTIPROCESSOR_COUNT = ``sm.count`` (132), WARP_SIZE = ``warp_size`` (32),
-MAX_SHARED_MEMORY_PER_BLOCK and ..._OPTIN = ``limits.shared_memory_per_block`` (227 KiB: xg1 needs no
-opt-in), MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = ``limits.shared_memory_bytes``,
-MAX_REGISTERS_PER_BLOCK / _PER_MULTIPROCESSOR = ``limits.registers``, MAX_THREADS_PER_MULTIPROCESSOR
-= ``limits.max_threads``, MAX_BLOCKS_PER_MULTIPROCESSOR = ``limits.max_ctas``, CLOCK_RATE =
-``sm.clock_mhz`` in kHz; COMPUTE_CAPABILITY_MAJOR/MINOR = 9.0 (``compute_capability`` in the
-description if it has one; xg1's per-SM limits are those of compute capability 9.0); block Z (64) and
-grid dimensions (2**31-1, 65535, 65535) are CUDA's.  ``cuDriverGetVersion`` reports 13000 (CUDA 13.0,
-whose PTX ISA 9.0 the examples use).
+Arguments convert as cuda-python's Cython signatures convert them (an ``unsigned int`` grid size may
+be a float, truncated; a negative one raises ``OverflowError``; a wrong type ``TypeError``): those are
+exceptions in cuda-python too, and everything the driver itself checks is a ``CUresult``.
+
+Device 0 is the only device; every ``CUdevice_attribute`` has a value, from the machine description
+where it has one (:mod:`xcc.runtime.device_attributes`).  ``cuDriverGetVersion`` reports 13000 (CUDA
+13.0, whose PTX ISA 9.0 the examples use).  Kernels, their attributes and launches:
+:mod:`xcc.runtime.driver_functions`; graphs: :mod:`xcc.runtime.graphs` (capture, launch) and
+:mod:`xcc.runtime.graph_build` (explicit construction); managed and host memory and pointer attributes:
+:mod:`xcc.runtime.host_memory_api`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from xcc.backend.occupancy import occupancy
 from xcc.diagnostics import LaunchError, XccError
 from xcc.runtime.device import Device
+from xcc.runtime.device_attributes import device_attributes
 from xcc.runtime.driver_core import (
     Context,
     CudaError,
@@ -57,10 +56,21 @@ from xcc.runtime.driver_core import (
     register,
     unregister,
 )
+from xcc.runtime.driver_functions import (
+    LoadedModule,
+    cuFuncGetAttribute,
+    cuFuncSetAttribute,
+    cuLaunchCooperativeKernel,
+    cuLaunchKernel,
+    cuOccupancyMaxActiveBlocksPerMultiprocessor,
+)
+from xcc.runtime.driver_structs import CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS
 from xcc.runtime.driver_types import (
+    CU_MEMHOSTALLOC_DEVICEMAP,
+    CU_MEMHOSTALLOC_PORTABLE,
+    CU_MEMHOSTALLOC_WRITECOMBINED,
     CU_STREAM_LEGACY,
     CU_STREAM_PER_THREAD,
-    ERROR_STRINGS,
     CUcontext,
     CUctx_flags,
     CUdevice,
@@ -77,14 +87,30 @@ from xcc.runtime.driver_types import (
     CUjit_option,
     CUjitInputType,
     CUlinkState,
+    CUmemAttach_flags,
+    CUmemoryPool,
+    CUmemorytype,
     CUmodule,
+    CUpointer_attribute,
     CUresult,
     CUstream,
     CUstream_flags,
     CUstreamCaptureMode,
     CUstreamCaptureStatus,
+    cuuint32_t,
+    cuuint64_t,
+    error_string,
+)
+from xcc.runtime.graph_build import (
+    cuGraphAddDependencies,
+    cuGraphAddEmptyNode,
+    cuGraphAddKernelNode,
+    cuGraphAddMemcpyNode,
+    cuGraphAddMemsetNode,
+    cuGraphCreate,
 )
 from xcc.runtime.graphs import (
+    cuGraphClone,
     cuGraphDestroy,
     cuGraphExecDestroy,
     cuGraphGetNodes,
@@ -95,7 +121,17 @@ from xcc.runtime.graphs import (
     cuStreamEndCapture,
     cuStreamIsCapturing,
 )
-from xcc.runtime.host_args import image_bytes, kernel_args
+from xcc.runtime.host_args import image_bytes
+from xcc.runtime.host_memory_api import (
+    cuMemAllocHost,
+    cuMemAllocManaged,
+    cuMemcpy,
+    cuMemcpyAsync,
+    cuMemFreeHost,
+    cuMemHostAlloc,
+    cuMemHostGetDevicePointer,
+    cuPointerGetAttribute,
+)
 from xcc.runtime.jit_options import parse_jit_options
 from xcc.runtime.linker import cuLinkAddData, cuLinkAddFile, cuLinkComplete, cuLinkCreate, cuLinkDestroy
 from xcc.runtime.memory_api import (
@@ -113,6 +149,13 @@ from xcc.runtime.memory_api import (
     cuMemsetD16Async,
     cuMemsetD32,
     cuMemsetD32Async,
+)
+from xcc.runtime.mempool_api import (
+    cuDeviceGetDefaultMemPool,
+    cuMemAllocAsync,
+    cuMemFreeAsync,
+    cuMemPoolGetAttribute,
+    cuMemPoolSetAttribute,
 )
 from xcc.runtime.module import load_module
 from xcc.runtime.streams import (
@@ -147,7 +190,14 @@ __all__ = [
     "cuMemsetD32Async", "cuMemsetD8", "cuMemsetD8Async", "cuModuleGetFunction", "cuModuleGetGlobal", "cuModuleLoad", "cuModuleLoadData",
     "cuModuleLoadDataEx", "cuModuleUnload", "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuStreamCreate",
     "cuStreamDestroy", "cuStreamGetFlags", "cuStreamQuery", "cuStreamSynchronize", "cuStreamWaitEvent",
-    "last_error_message",
+    "last_error_message", "CUDA_KERNEL_NODE_PARAMS", "CUDA_MEMCPY3D", "CUDA_MEMSET_NODE_PARAMS",
+    "CU_MEMHOSTALLOC_DEVICEMAP", "CU_MEMHOSTALLOC_PORTABLE", "CU_MEMHOSTALLOC_WRITECOMBINED", "CUmemAttach_flags",
+    "CUmemorytype", "CUpointer_attribute", "cuFuncSetAttribute", "cuGraphAddDependencies", "cuGraphAddEmptyNode",
+    "cuGraphAddKernelNode", "cuGraphAddMemcpyNode", "cuGraphAddMemsetNode", "cuGraphClone", "cuGraphCreate",
+    "cuLaunchCooperativeKernel", "cuMemAllocHost", "cuMemAllocManaged", "cuMemFreeHost", "cuMemHostAlloc",
+    "cuMemHostGetDevicePointer", "cuMemcpy", "cuMemcpyAsync", "cuPointerGetAttribute", "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease", "cuDeviceGetDefaultMemPool", "cuMemAllocAsync", "cuMemFreeAsync",
+    "cuMemPoolGetAttribute", "cuMemPoolSetAttribute", "CUmemoryPool", "cuuint32_t", "cuuint64_t",
 ]
 
 R = CUresult
@@ -183,13 +233,14 @@ def cuGetErrorName(error) -> bytes:
 
 @api(1, needs_init=False)
 def cuGetErrorString(error) -> bytes:
-    return ERROR_STRINGS[_result(error)].encode()
+    return error_string(_result(error)).encode()
 
 
 _device = {}
 
 
-def _machine(dev=0):
+def machine_of(dev=0):
+    """The machine description of device ``dev`` (only 0 exists)."""
     if not isinstance(dev, CUdevice | int):
         raise TypeError(f"Argument 'dev' is not instance of type (expected CUdevice or int, found {type(dev).__name__})")
     if int(dev) != 0:
@@ -206,7 +257,7 @@ def cuDeviceGetCount() -> int:
 
 @api(1)
 def cuDeviceGet(ordinal) -> CUdevice:
-    _machine(as_int(ordinal, "ordinal"))
+    machine_of(as_int(ordinal, "ordinal"))
     return CUdevice(0)
 
 
@@ -216,40 +267,13 @@ def cuDeviceGetName(length, dev) -> bytes:
     n = as_int(length, "len")
     if n <= 0:
         raise CudaError(_INVALID, "len must be positive")
-    name = f"xcc emulated {_machine(dev).name}".encode()[:n - 1]
+    name = f"xcc emulated {machine_of(dev).name}".encode()[:n - 1]
     return name + b"\0" * (n - len(name))
-
-
-def _device_attributes(m) -> dict[CUdevice_attribute, int]:
-    A, lim = CUdevice_attribute, m.limits
-    major, minor = (int(x) for x in str(m.data.get("compute_capability", "9.0")).split("."))
-    tpb = int(lim["max_threads_per_block"])
-    return {
-        A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: tpb,
-        A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: tpb, A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: tpb,
-        A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: 64,
-        A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: 2**31 - 1, A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: 65535,
-        A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: 65535,
-        A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: int(lim["shared_memory_per_block"]),
-        A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: int(lim["shared_memory_per_block"]),
-        A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: int(lim["shared_memory_bytes"]),
-        A.CU_DEVICE_ATTRIBUTE_WARP_SIZE: int(m.data.get("warp_size", 32)),
-        A.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: int(lim["registers"]),
-        A.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: int(lim["registers"]),
-        A.CU_DEVICE_ATTRIBUTE_CLOCK_RATE: int(m.data["sm"]["clock_mhz"]) * 1000,
-        A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: int(m.data["sm"]["count"]),
-        A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: int(lim["max_threads"]),
-        A.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: int(lim["max_ctas"]),
-        A.CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: 1,
-        A.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: 1,
-        A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: major,
-        A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: minor,
-    }
 
 
 @api(1)
 def cuDeviceGetAttribute(attrib, dev) -> int:
-    attrs = _device_attributes(_machine(dev))
+    attrs = device_attributes(machine_of(dev))
     a = as_int(attrib, "attrib")
     if a not in attrs:
         raise CudaError(_INVALID, f"device attribute {a} is not supported by xcc")
@@ -272,9 +296,38 @@ def cuCtxCreate(*args) -> CUcontext:
         raise TypeError(f"cuCtxCreate takes (ctxCreateParams, flags, dev) or (flags, dev), got {len(args)} arguments")
     if as_int(flags, "flags") & ~0x3F:
         raise CudaError(_INVALID, f"unknown context flags {as_int(flags, 'flags'):#x}")
-    ctx = new_context(Device(_machine(dev)))
+    ctx = new_context(Device(machine_of(dev)))
     context_stack().append(ctx)
     return ctx.handle
+
+
+_primary: dict[int, Context] = {}
+
+
+@api(1)
+def cuDevicePrimaryCtxRetain(dev) -> CUcontext:
+    """The device's primary context (the one the runtime API uses), created at the first retain; it is
+    not made current (``cuCtxSetCurrent`` does that)."""
+    machine_of(dev)
+    ctx = _primary.get(0)
+    if ctx is None or not _is_live(ctx):
+        ctx = _primary[0] = new_context(Device(machine_of(dev)))
+    return ctx.handle
+
+
+@api()
+def cuDevicePrimaryCtxRelease(dev) -> None:
+    """Release the primary context: it lives on while this process runs (as if still retained)."""
+    machine_of(dev)
+    if 0 not in _primary:
+        raise CudaError(R.CUDA_ERROR_INVALID_CONTEXT, "the primary context was never retained")
+
+
+def _is_live(ctx: Context) -> bool:
+    try:
+        return lookup(ctx.handle, CUcontext, Context, "ctx") is ctx
+    except CudaError:
+        return False
 
 
 def _ctx(h) -> Context:
@@ -338,47 +391,11 @@ def cuCtxSynchronize() -> None:
 
 # -- modules and functions -----------------------------------------------------------------------
 
-class _Module:
-    def __init__(self, ctx: Context, module):
-        self.ctx, self.module = ctx, module
-        self.names = module.function_names  # parses and checks PTX: INVALID_PTX at load, as in CUDA
-        self.functions: dict[str, _Function] = {}  # compiled at cuModuleGetFunction
-
-    def function(self, name: str) -> _Function:
-        f = self.functions.get(name)
-        if f is None:
-            if name not in self.names:
-                raise CudaError(R.CUDA_ERROR_NOT_FOUND, f"no kernel named '{name}' in the module "
-                                                        f"(it has: {', '.join(sorted(self.names)) or 'none'})")
-            f = self.functions[name] = _Function(self, self.module.get_function(name))
-            register(CUfunction, f)
-        return f
-
-
-class _Function:
-    def __init__(self, module: _Module, fn):
-        self.module, self.fn = module, fn
-
-    @property
-    def kernel(self):
-        return self.fn.kernel
-
-    def max_block(self) -> int:
-        """The largest block the kernel can be launched with: its .maxntid/.reqntid and the
-        device limit, lowered until one CTA's registers and shared memory fit in an SM."""
-        m = self.fn.device.machine
-        warp = int(m.data.get("warp_size", 32))
-        t = min(self.kernel.max_threads, int(m.limits["max_threads_per_block"]))
-        while t > 0 and occupancy(self.kernel, m, t).ctas_per_sm < 1:
-            t = (t - 1) // warp * warp
-        return t
-
-
 def _load(image, opt_level: int = 3, max_registers: int = 255) -> CUmodule:
     ctx = current()
     data = image_bytes(image)
     try:
-        m = _Module(ctx, load_module(data, device=ctx.device, opt_level=opt_level, max_registers=max_registers))
+        m = LoadedModule(ctx, load_module(data, device=ctx.device, opt_level=opt_level, max_registers=max_registers))
     except XccError as e:
         if type(e) is XccError:  # neither PTX nor an image (e.g. not UTF-8 text)
             raise CudaError(R.CUDA_ERROR_INVALID_IMAGE, str(e)) from None
@@ -413,23 +430,17 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues) -> CUmodule:
     except (CudaError, XccError) as e:
         jit.write_error(str(e))
         raise
-    m = lookup(h, CUmodule, _Module, "module")
+    m = lookup(h, CUmodule, LoadedModule, "module")
     jit.write_info(f"xcc: kernels {', '.join(m.names)}; each is compiled (or found in the JIT cache) "
                    "at its cuModuleGetFunction")
     jit.write_error("")
     return h
 
 
-def _module(h) -> _Module:
-    m = lookup(h, CUmodule, _Module, "hmod")
+def _module(h) -> LoadedModule:
+    m = lookup(h, CUmodule, LoadedModule, "hmod")
     m.ctx.check()
     return m
-
-
-def _function(h, what: str = "hfunc") -> _Function:
-    f = lookup(h, CUfunction, _Function, what)
-    f.module.ctx.check()
-    return f
 
 
 @api(1)
@@ -465,73 +476,3 @@ def cuModuleUnload(hmod) -> None:
         unregister(obj)
     m.ctx.modules.remove(m)
     m.module.unload()
-
-
-@api(1)
-def cuFuncGetAttribute(attrib, hfunc) -> int:
-    """Attributes of the compiled kernel image (registers, static shared and local memory, block limit)."""
-    f = _function(hfunc)
-    k, A = f.kernel, CUfunction_attribute
-    lim = f.fn.device.machine.limits
-    values = {
-        A.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: f.max_block(),
-        A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: k.shared_bytes,
-        A.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: 0,
-        A.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: k.local_bytes,
-        A.CU_FUNC_ATTRIBUTE_NUM_REGS: k.registers,
-        A.CU_FUNC_ATTRIBUTE_BINARY_VERSION: 90,
-        A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: int(lim["shared_memory_per_block"]) - k.shared_bytes,
-    }
-    a = as_int(attrib, "attrib")
-    if a not in values:
-        raise CudaError(_INVALID, f"function attribute {a} is not supported by xcc")
-    return values[a]
-
-
-@api(1)
-def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize) -> int:
-    """CTAs per SM for this block size, from the runtime's ``Function.occupancy`` (0 if it cannot launch)."""
-    f = _function(func, "func")
-    b, smem = as_int(blockSize, "blockSize"), as_int(dynamicSMemSize, "dynamicSMemSize")
-    if b < 1 or smem < 0:
-        raise CudaError(_INVALID, "blockSize must be positive and dynamicSMemSize non-negative")
-    if b > f.max_block():
-        return 0
-    return f.fn.occupancy(b, smem).ctas_per_sm
-
-
-# -- launch --------------------------------------------------------------------------------------
-
-@api()
-def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                   sharedMemBytes, hStream, kernelParams, extra) -> None:
-    """Launch ``f`` on ``hStream``; it runs to completion before this returns (see xcc.runtime.streams).
-    ``extra`` must be None or 0 (CU_LAUNCH_PARAM_BUFFER_POINTER is not supported)."""
-    fn = _function(f, "f")
-    ctx = fn.module.ctx
-    grid = tuple(as_int(v, "gridDim") for v in (gridDimX, gridDimY, gridDimZ))
-    block = tuple(as_int(v, "blockDim") for v in (blockDimX, blockDimY, blockDimZ))
-    shared = as_int(sharedMemBytes, "sharedMemBytes")
-    lim = fn.fn.device.machine.limits
-    tpb = int(lim["max_threads_per_block"])
-    if min(grid) < 1 or grid[0] > 2**31 - 1 or max(grid[1:]) > 65535:
-        raise CudaError(_INVALID, f"grid {grid} is outside 1..(2**31-1, 65535, 65535)")
-    if min(block) < 1 or block[0] > tpb or block[1] > tpb or block[2] > 64:
-        raise CudaError(_INVALID, f"block {block} is outside 1..({tpb}, {tpb}, 64)")
-    threads = block[0] * block[1] * block[2]
-    if threads > min(fn.kernel.max_threads, tpb):
-        raise CudaError(_INVALID, f"a block of {threads} threads exceeds the limit of "
-                                  f"{min(fn.kernel.max_threads, tpb)} for '{fn.kernel.name}'")
-    if shared < 0 or fn.kernel.shared_bytes + shared > int(lim["shared_memory_per_block"]):
-        raise CudaError(_INVALID, f"{shared} bytes of dynamic shared memory exceed the per-block limit")
-    if threads > fn.max_block():
-        raise CudaError(R.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
-                        f"a block of {threads} threads of '{fn.kernel.name}' ({fn.kernel.registers} registers per "
-                        f"thread) does not fit in an SM; at most {fn.max_block()}")
-    if not (extra is None or (isinstance(extra, int) and extra == 0) or (isinstance(extra, list | tuple) and not extra)):
-        raise CudaError(R.CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernel's 'extra' argument is not supported")
-    stream = ctx.stream(hStream)
-    args = kernel_args(fn.kernel.params, kernelParams)
-    clock_khz = int(fn.fn.device.machine.data["sm"]["clock_mhz"]) * 1000
-    ctx.run(stream, lambda: fn.fn.launch(grid, block, args, shared),
-            lambda stats: stats.cycles / clock_khz if stats.cycles is not None else None)

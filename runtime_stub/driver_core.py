@@ -37,6 +37,7 @@ from xcc.diagnostics import (
 )
 from xcc.runtime.device import Device
 from xcc.runtime.driver_types import CUcontext, CUresult, CUstream, CUstream_flags
+from xcc.runtime.mapped_memory import MappedGlobalMemory
 
 R = CUresult
 
@@ -69,9 +70,11 @@ def _code_of(e: XccError) -> CUresult:
     return R.CUDA_ERROR_INVALID_VALUE  # LaunchError and other bad input
 
 
-def api(outputs: int = 0, needs_init: bool = True):
+def api(outputs: int = 0, needs_init: bool = True, errors=None):
     """Give a function cuda-python's return convention; it returns its ``outputs`` values (a tuple
-    when more than one) or raises :class:`CudaError` / :class:`~xcc.diagnostics.XccError`."""
+    when more than one) or raises :class:`CudaError` / :class:`~xcc.diagnostics.XccError`.
+    ``errors`` maps the ``CUresult`` to the error type returned (the runtime API's ``cudaError_t``)."""
+    convert = errors or (lambda code: code)
 
     def wrap(fn):
         @functools.wraps(fn)
@@ -82,17 +85,25 @@ def api(outputs: int = 0, needs_init: bool = True):
                 values = fn(*args, **kwargs)
             except CudaError as e:
                 _tls.message = e.message
-                return (e.code,) + (None,) * outputs
+                return (convert(e.code),) + (None,) * outputs
             except XccError as e:
                 _tls.message = str(e)
-                return (_code_of(e),) + (None,) * outputs
+                return (convert(_code_of(e)),) + (None,) * outputs
             if outputs == 0:
-                return (R.CUDA_SUCCESS,)
-            return (R.CUDA_SUCCESS,) + (values if outputs > 1 else (values,))
+                return (convert(R.CUDA_SUCCESS),)
+            return (convert(R.CUDA_SUCCESS),) + (values if outputs > 1 else (values,))
 
         return call
 
     return wrap
+
+
+def value_of(result):
+    """The values of another API call's result ``(CUresult, *values)``, or its error raised again
+    (with its message) as :class:`CudaError`: for functions built on other API functions."""
+    if result[0] != R.CUDA_SUCCESS:
+        raise CudaError(R(int(result[0])), last_error_message())
+    return None if len(result) == 1 else result[1] if len(result) == 2 else result[1:]
 
 
 def as_int(v, what: str) -> int:
@@ -101,6 +112,25 @@ def as_int(v, what: str) -> int:
         return int(v.__index__()) if not isinstance(v, int) else int(v)
     except (AttributeError, TypeError):
         raise TypeError(f"Argument '{what}' is not an integer: {type(v).__name__}") from None
+
+
+def as_uint(v, what: str, bits: int = 32) -> int:
+    """An ``unsigned char``/``short``/``int`` (``bits`` 8, 16, 32) or ``size_t`` (64) argument, converted as cuda-python's Cython
+    signatures convert it: anything with ``__index__`` or ``__int__`` (so a float grid size such as
+    ``(n + 255) / 256`` is truncated, as in NVIDIA's vectorAddDrv sample); ``TypeError`` for other
+    objects and ``OverflowError`` for a negative or too large value (exceptions, not a ``CUresult``)."""
+    if isinstance(v, str | bytes | bytearray) or v is None:
+        raise TypeError(f"an integer is required (argument '{what}', found {type(v).__name__})")
+    try:
+        n = int(v.__index__()) if hasattr(v, "__index__") else int(v)
+    except (TypeError, ValueError, AttributeError):
+        raise TypeError(f"an integer is required (argument '{what}', found {type(v).__name__})") from None
+    ctype = {8: "unsigned char", 16: "unsigned short", 32: "unsigned int"}.get(bits, "size_t")
+    if n < 0:
+        raise OverflowError(f"can't convert negative value to {ctype} (argument '{what}')")
+    if n >> bits:
+        raise OverflowError(f"value too large to convert to {ctype} (argument '{what}')")
+    return n
 
 
 # -- handles -------------------------------------------------------------------------------------
@@ -237,6 +267,9 @@ def context_stack() -> list[Context]:
 
 
 def new_context(device: Device) -> Context:
+    """A context on ``device``, whose global memory also shows the process's host buffers
+    (:mod:`xcc.runtime.mapped_memory`)."""
+    device.memory = MappedGlobalMemory()
     ctx = Context(device)
     register(CUcontext, ctx)
     return ctx

@@ -2,7 +2,9 @@
 
 Enum members carry CUDA's own numbers (``cuda.h``), so code that compares
 results with integers, or prints ``err.value``, behaves as with
-``cuda.bindings.driver``.  Only the members that xcc implements are listed.
+``cuda.bindings.driver``.  ``CUresult``, ``CUdevice_attribute``, ``CUfunction_attribute``,
+``CUgraphNodeType``, ``CUpointer_attribute``, ``CUmemorytype`` and ``CUmemAttach_flags`` are complete
+(:mod:`xcc.runtime.driver_enums`); the other enums list the members xcc implements.
 
 Handles (``CUcontext``, ``CUmodule``, ...) are, as in cuda-python, small
 objects around one 64-bit value: ``int(h)`` is the value and ``h.getPtr()``
@@ -15,32 +17,15 @@ from __future__ import annotations
 import ctypes
 from enum import IntEnum
 
-
-class CUresult(IntEnum):
-    CUDA_SUCCESS = 0
-    CUDA_ERROR_INVALID_VALUE = 1
-    CUDA_ERROR_OUT_OF_MEMORY = 2
-    CUDA_ERROR_NOT_INITIALIZED = 3
-    CUDA_ERROR_DEINITIALIZED = 4
-    CUDA_ERROR_NO_DEVICE = 100
-    CUDA_ERROR_INVALID_DEVICE = 101
-    CUDA_ERROR_INVALID_IMAGE = 200
-    CUDA_ERROR_INVALID_CONTEXT = 201
-    CUDA_ERROR_INVALID_PTX = 218
-    CUDA_ERROR_FILE_NOT_FOUND = 301
-    CUDA_ERROR_INVALID_HANDLE = 400
-    CUDA_ERROR_NOT_FOUND = 500
-    CUDA_ERROR_NOT_READY = 600
-    CUDA_ERROR_ILLEGAL_ADDRESS = 700
-    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
-    CUDA_ERROR_LAUNCH_FAILED = 719
-    CUDA_ERROR_NOT_SUPPORTED = 801
-    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
-    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901
-    CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904
-    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
-    CUDA_ERROR_UNKNOWN = 999
-
+from xcc.runtime.driver_enums import (  # noqa: F401 - re-exported
+    CUdevice_attribute,
+    CUfunction_attribute,
+    CUgraphNodeType,
+    CUmemAttach_flags,
+    CUmemorytype,
+    CUpointer_attribute,
+    CUresult,
+)
 
 ERROR_STRINGS = {  # cuGetErrorString's texts, as the CUDA driver words them
     CUresult.CUDA_SUCCESS: "no error",
@@ -66,43 +51,21 @@ ERROR_STRINGS = {  # cuGetErrorString's texts, as the CUDA driver words them
     CUresult.CUDA_ERROR_STREAM_CAPTURE_UNJOINED: "capture was not joined with the origin stream",
     CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: "operation would make the legacy stream depend on a capturing "
                                                  "blocking stream",
+    CUresult.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: "too many blocks in cooperative launch",
+    CUresult.CUDA_ERROR_INVALID_ADDRESS_SPACE: "operation not supported on global/shared address space",
     CUresult.CUDA_ERROR_UNKNOWN: "unknown error",
 }
 
 
-class CUdevice_attribute(IntEnum):
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8
-    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10
-    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12
-    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
-    CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS = 31
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
-    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
-    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
 
 
-class CUfunction_attribute(IntEnum):
-    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
-    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
-    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
-    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
-    CU_FUNC_ATTRIBUTE_NUM_REGS = 4
-    CU_FUNC_ATTRIBUTE_PTX_VERSION = 5
-    CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
-    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+def error_string(code: CUresult) -> str:
+    """cuGetErrorString's text: the driver's wording where :data:`ERROR_STRINGS` has it, else the
+    code's name in words (``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`` -> "cooperative launch too large")."""
+    text = ERROR_STRINGS.get(code)
+    return text if text is not None else code.name.removeprefix("CUDA_ERROR_").replace("_", " ").lower()
 
 
 class CUjit_option(IntEnum):
@@ -157,12 +120,6 @@ class CUstreamCaptureMode(IntEnum):
     CU_STREAM_CAPTURE_MODE_RELAXED = 2
 
 
-class CUgraphNodeType(IntEnum):
-    CU_GRAPH_NODE_TYPE_KERNEL = 0
-    CU_GRAPH_NODE_TYPE_MEMCPY = 1
-    CU_GRAPH_NODE_TYPE_MEMSET = 2
-    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
-    CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6
 
 
 class CUevent_flags(IntEnum):
@@ -209,6 +166,14 @@ class CUdeviceptr(_IntHandle):
     pass
 
 
+class cuuint64_t(_IntHandle):
+    """cuda-python's wrapper of a C ``cuuint64_t`` value (pool attributes take one)."""
+
+
+class cuuint32_t(_IntHandle):
+    pass
+
+
 class CUcontext(_Handle):
     pass
 
@@ -244,6 +209,14 @@ class CUgraphExec(_Handle):
 class CUgraphNode(_Handle):
     pass
 
+
+class CUmemoryPool(_Handle):
+    pass
+
+
+CU_MEMHOSTALLOC_PORTABLE = 1
+CU_MEMHOSTALLOC_DEVICEMAP = 2
+CU_MEMHOSTALLOC_WRITECOMBINED = 4
 
 CU_STREAM_LEGACY = CUstream(1)
 CU_STREAM_PER_THREAD = CUstream(2)

@@ -12,13 +12,17 @@ CUDA's capture errors: capturing the legacy default stream, synchronising a capt
 making the legacy stream wait for a capturing blocking stream is refused (the last invalidates the
 capture, and ``cuStreamEndCapture`` then reports ``CUDA_ERROR_STREAM_CAPTURE_INVALIDATED``); a
 stream that joined a capture and was not joined back into its origin is
-``CUDA_ERROR_STREAM_CAPTURE_UNJOINED``.  Not modelled: graph editing (nodes are listed by
-``cuGraphGetNodes`` but cannot be added or changed), conditional nodes, memory nodes.
+``CUDA_ERROR_STREAM_CAPTURE_UNJOINED``.
+
+A graph is also built node by node (:mod:`xcc.runtime.graph_build`); captured work forms a chain in
+capture order.  ``cuGraphInstantiate`` fixes an order that respects every dependency (insertion order
+where free) and ``cuGraphLaunch`` runs the nodes in it; ``cuGraphClone`` copies nodes and edges.
+Not modelled: editing or removing nodes, host, child-graph, conditional and memory nodes.
 """
 
 from __future__ import annotations
 
-from xcc.runtime.driver_core import CudaError, Stream, api, as_int, lookup, register, unregister
+from xcc.runtime.driver_core import CudaError, Stream, api, as_int, as_uint, lookup, register, unregister
 from xcc.runtime.driver_types import (
     CUgraph,
     CUgraphExec,
@@ -33,15 +37,26 @@ from xcc.runtime.streams import _stream
 R = CUresult
 _KINDS = {"kernel": CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL, "memcpy": CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMCPY,
           "memset": CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET,
-          "event": CUgraphNodeType.CU_GRAPH_NODE_TYPE_EVENT_RECORD}
+          "event": CUgraphNodeType.CU_GRAPH_NODE_TYPE_EVENT_RECORD, "empty": CUgraphNodeType.CU_GRAPH_NODE_TYPE_EMPTY}
+
+
+class Node:
+    """One node: ``kind`` ('kernel', 'memcpy', 'memset', 'event' or 'empty'), the operation it runs
+    (``op``, with ``modelled_ms`` for its time on the timeline) and the nodes it depends on."""
+
+    def __init__(self, graph: Graph, kind: str, op, modelled_ms=None, deps=()):
+        self.graph, self.kind, self.op, self.modelled_ms = graph, kind, op, modelled_ms
+        self.deps: list[Node] = list(deps)
+        register(CUgraphNode, self)
 
 
 class Graph:
-    """Captured stream work: ``nodes`` are ``(kind, op, modelled_ms)`` in capture order."""
+    """A graph of nodes.  Captured work is a chain in capture order; explicitly built graphs
+    (:mod:`xcc.runtime.graph_build`) have the dependencies given to them."""
 
-    def __init__(self, ctx, origin: Stream):
+    def __init__(self, ctx, origin: Stream | None = None):
         self.ctx, self.origin = ctx, origin
-        self.nodes: list[tuple[str, object, object]] = []
+        self.nodes: list[Node] = []
         self.invalidated = False
         self.joined: list[Stream] = []  # other streams that joined the capture through an event
         self.rejoined: set[int] = set()  # ids of joined streams the origin has waited for since
@@ -50,13 +65,61 @@ class Graph:
     def unjoined(self) -> bool:
         return any(id(t) not in self.rejoined for t in self.joined)
 
-    def add(self, kind: str, op, modelled_ms=None) -> None:
-        self.nodes.append((kind, op, modelled_ms))
+    def add(self, kind: str, op, modelled_ms=None, deps=None) -> Node:
+        """A new node after ``deps`` (None: after the last node added, as capture orders work)."""
+        if deps is None:
+            deps = self.nodes[-1:]
+        node = Node(self, kind, op, modelled_ms, deps)
+        self.nodes.append(node)
+        return node
+
+    def order(self) -> list[Node]:
+        """The nodes in an order that respects every dependency (insertion order where free);
+        a cycle is ``CUDA_ERROR_INVALID_VALUE``."""
+        done: set[int] = set()
+        out: list[Node] = []
+        pending = list(self.nodes)
+        while pending:
+            ready = [n for n in pending if all(id(d) in done for d in n.deps)]
+            if not ready:
+                raise CudaError(R.CUDA_ERROR_INVALID_VALUE, "the graph's dependencies form a cycle")
+            for n in ready:
+                done.add(id(n))
+                out.append(n)
+            pending = [n for n in pending if id(n) not in done]
+        return out
+
+    def clone(self) -> Graph:
+        """A copy with new nodes of the same operations and dependencies."""
+        g = Graph(self.ctx)
+        new: dict[int, Node] = {}
+        for n in self.nodes:
+            new[id(n)] = Node(g, n.kind, n.op, n.modelled_ms)
+            g.nodes.append(new[id(n)])
+        for n in self.nodes:
+            new[id(n)].deps = [new[id(d)] for d in n.deps]
+        return g
+
+    def destroy(self) -> None:
+        for n in self.nodes:
+            unregister(n)
+        unregister(self)
 
 
 class GraphExec:
+    """An instantiated graph: its nodes' operations in dependency order, fixed at instantiation."""
+
     def __init__(self, graph: Graph):
-        self.ctx, self.nodes = graph.ctx, list(graph.nodes)
+        self.ctx = graph.ctx
+        self.steps = [(n.kind, n.op, n.modelled_ms) for n in graph.order()]
+
+
+def graph_of(h) -> Graph:
+    return lookup(h, CUgraph, Graph, "hGraph")
+
+
+def node_of(h, what: str = "hNode") -> Node:
+    return lookup(h, CUgraphNode, Node, what)
 
 
 @api()
@@ -99,49 +162,56 @@ def cuStreamEndCapture(hStream) -> CUgraph:
 
 @api(1)
 def cuGraphInstantiate(hGraph, flags=0) -> CUgraphExec:
-    g = lookup(hGraph, CUgraph, Graph, "hGraph")
+    """An executable snapshot of the graph (later changes to the graph do not affect it)."""
+    g = graph_of(hGraph)
     g.ctx.check()
+    as_uint(flags, "flags", 64)
     return register(CUgraphExec, GraphExec(g))
 
 
 @api()
 def cuGraphLaunch(hGraphExec, hStream) -> None:
-    """Run every node of the instantiated graph on ``hStream``, in capture order."""
+    """Run every node of the instantiated graph on ``hStream``, in the order fixed at instantiation."""
     ge = lookup(hGraphExec, CUgraphExec, GraphExec, "hGraphExec")
     s = _stream(hStream)
     if s.ctx is not ge.ctx:
         raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "hGraphExec and hStream belong to different contexts")
     if s.capture is not None:
-        s.capture.nodes.extend(ge.nodes)  # a graph launched into a capture becomes part of it
+        for kind, op, ms in ge.steps:  # a graph launched into a capture becomes part of it
+            s.capture.add(kind, op, ms)
         return
-    for kind, op, ms in ge.nodes:
+    for kind, op, ms in ge.steps:
         if kind == "event":
             op(s)
-        else:
+        elif kind != "empty":
             s.ctx.run(s, op, ms, kind)
 
 
 @api(2)
 def cuGraphGetNodes(hGraph, numNodes=0) -> tuple[list[CUgraphNode], int]:
-    """(the graph's nodes, their number); with ``numNodes`` 0 only the count is meaningful, as in CUDA."""
-    g = lookup(hGraph, CUgraph, Graph, "hGraph")
-    n = as_int(numNodes, "numNodes")
-    return [CUgraphNode(i + 1) for i in range(min(n, len(g.nodes)))], len(g.nodes)
+    """(up to ``numNodes`` of the graph's nodes, their total number): with ``numNodes`` 0 only the
+    count, as in cuda-python."""
+    g = graph_of(hGraph)
+    n = as_uint(numNodes, "numNodes", 64)
+    return [node.handle for node in g.nodes[:n]], len(g.nodes)
 
 
 @api(1)
-def cuGraphNodeGetType(hGraph, index) -> CUgraphNodeType:
-    """The type of node ``index`` (0-based) of ``hGraph`` (xcc's nodes are positions, not handles)."""
-    g = lookup(hGraph, CUgraph, Graph, "hGraph")
-    i = as_int(index, "index")
-    if not 0 <= i < len(g.nodes):
-        raise CudaError(R.CUDA_ERROR_INVALID_VALUE, f"node {i} of a graph of {len(g.nodes)}")
-    return _KINDS[g.nodes[i][0]]
+def cuGraphNodeGetType(hNode) -> CUgraphNodeType:
+    return _KINDS[node_of(hNode).kind]
+
+
+@api(1)
+def cuGraphClone(originalGraph) -> CUgraph:
+    g = graph_of(originalGraph)
+    g.ctx.check()
+    clone = g.clone()
+    return register(CUgraph, clone)
 
 
 @api()
 def cuGraphDestroy(hGraph) -> None:
-    unregister(lookup(hGraph, CUgraph, Graph, "hGraph"))
+    graph_of(hGraph).destroy()
 
 
 @api()
@@ -149,5 +219,5 @@ def cuGraphExecDestroy(hGraphExec) -> None:
     unregister(lookup(hGraphExec, CUgraphExec, GraphExec, "hGraphExec"))
 
 
-__all__ = ["cuGraphDestroy", "cuGraphExecDestroy", "cuGraphGetNodes", "cuGraphInstantiate", "cuGraphLaunch",
+__all__ = ["Graph", "GraphExec", "Node", "cuGraphClone", "cuGraphDestroy", "cuGraphExecDestroy", "cuGraphGetNodes", "cuGraphInstantiate", "cuGraphLaunch",
            "cuGraphNodeGetType", "cuStreamBeginCapture", "cuStreamEndCapture", "cuStreamIsCapturing"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from xcc.runtime.driver_core import Context, CudaError, api, as_int, current
+from xcc.runtime.driver_core import Context, CudaError, api, as_uint, current
 from xcc.runtime.driver_types import CUdeviceptr, CUresult
 from xcc.runtime.host_args import host_view
+from xcc.runtime.host_memory_api import free_managed
 from xcc.sim.memory import MemoryFault
 
 _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
@@ -37,8 +38,8 @@ def _memop(ctx: Context, stream, op, *args, kind: str = "memcpy") -> None:
 
 @api(1)
 def cuMemAlloc(bytesize) -> CUdeviceptr:
-    n = as_int(bytesize, "bytesize")
-    if n <= 0:
+    n = as_uint(bytesize, "bytesize", 64)
+    if n == 0:
         raise CudaError(_INVALID, "cuMemAlloc of 0 bytes")
     ctx = current()
     try:
@@ -51,7 +52,7 @@ def cuMemAlloc(bytesize) -> CUdeviceptr:
 def cuMemFree(dptr) -> None:
     addr = _dptr(dptr, "dptr")
     ctx = current()
-    if addr:
+    if addr and not free_managed(addr):
         try:
             ctx.memory.free(addr)
         except MemoryFault as e:
@@ -59,7 +60,7 @@ def cuMemFree(dptr) -> None:
 
 
 def _htod(stream, dstDevice, srcHost, ByteCount) -> None:
-    ctx, n = current(), as_int(ByteCount, "ByteCount")
+    ctx, n = current(), as_uint(ByteCount, "ByteCount", 64)
     dst, st = _dptr(dstDevice, "dstDevice"), ctx.stream(stream)
     src = host_view(srcHost, n, "srcHost")
     if n:
@@ -67,7 +68,7 @@ def _htod(stream, dstDevice, srcHost, ByteCount) -> None:
 
 
 def _dtoh(stream, dstHost, srcDevice, ByteCount) -> None:
-    ctx, n = current(), as_int(ByteCount, "ByteCount")
+    ctx, n = current(), as_uint(ByteCount, "ByteCount", 64)
     src, st = _dptr(srcDevice, "srcDevice"), ctx.stream(stream)
     dst = host_view(dstHost, n, "dstHost", writable=True)
     if n:
@@ -75,20 +76,16 @@ def _dtoh(stream, dstHost, srcDevice, ByteCount) -> None:
 
 
 def _dtod(stream, dstDevice, srcDevice, ByteCount) -> None:
-    ctx, n = current(), as_int(ByteCount, "ByteCount")
+    ctx, n = current(), as_uint(ByteCount, "ByteCount", 64)
     dst, src, st = _dptr(dstDevice, "dstDevice"), _dptr(srcDevice, "srcDevice"), ctx.stream(stream)
-    if n < 0:
-        raise CudaError(_INVALID, f"negative byte count {n}")
     if n:
         _memop(ctx, st, ctx.memory.copy, dst, src, n)
 
 
 def _memset(stream, dstDevice, value, N, width: int) -> None:
-    ctx, n = current(), as_int(N, "N")
+    ctx, n = current(), as_uint(N, "N", 64)
     dst, st = _dptr(dstDevice, "dstDevice"), ctx.stream(stream)
-    v = as_int(value, "value")
-    if n < 0 or not 0 <= v < 1 << (8 * width):
-        raise CudaError(_INVALID, f"memset of {n} elements of value {v} ({8 * width}-bit)")
+    v = as_uint(value, "value", 8 * width)
     if dst % width:
         raise CudaError(_INVALID, f"cuMemsetD{8 * width}: address {dst:#x} is not {width}-byte aligned")
     if n:

@@ -57,8 +57,9 @@ def test_captured_work_runs_only_when_the_graph_is_launched(ctx):
     assert not out.any()  # nothing ran during the capture
     nodes, count = check(cuda.cuGraphGetNodes(graph, 0))
     assert count == 3 and nodes == []
+    nodes, _ = check(cuda.cuGraphGetNodes(graph, count))
     T = cuda.CUgraphNodeType
-    assert [check(cuda.cuGraphNodeGetType(graph, i)) for i in range(3)] == [
+    assert [check(cuda.cuGraphNodeGetType(node)) for node in nodes] == [
         T.CU_GRAPH_NODE_TYPE_MEMCPY, T.CU_GRAPH_NODE_TYPE_KERNEL, T.CU_GRAPH_NODE_TYPE_MEMCPY]
     exe = check(cuda.cuGraphInstantiate(graph, 0))
     want = h_y0
