@@ -7,7 +7,8 @@ Every function returns ``(cudaError_t, *values)``.  The first call initialises t
 the device's primary context current, as the runtime does; ``cudaSetDevice(0)`` does the same and any
 other ordinal is ``cudaErrorInvalidDevice``.  Each function is the driver function of the same job,
 so its errors are the driver's, as the runtime code of the same number (``cudaError_t`` and
-``CUresult`` share their numbers); streams, events and graphs are the driver's handles, so they pass
+``CUresult`` share their numbers), except for the runtime's own checks (a bad ``cudaMemcpyKind`` is
+``cudaErrorInvalidMemcpyDirection``); streams, events and graphs are the driver's handles, so they pass
 freely between the two APIs as they do in cuda-python.  Pointers are ``int`` addresses; a host pointer
 may also be a ctypes object or a buffer (what the samples pass).  Copies infer their direction from
 the addresses (unified addressing), and check ``kind`` is a ``cudaMemcpyKind``.
@@ -89,7 +90,9 @@ def _device(device) -> int:
 
 
 def _kind(kind) -> None:
-    cudaMemcpyKind(as_uint(kind, "kind"))
+    """A ``cudaMemcpyKind`` (an int is accepted, as by cuda-python); else the runtime's own error."""
+    if as_uint(kind, "kind") not in cudaMemcpyKind._value2member_map_:
+        raise CudaError(cudaError_t.cudaErrorInvalidMemcpyDirection, f"{int(kind)} is not a cudaMemcpyKind")
 
 
 # -- device ------------------------------------------------------------------------------------------

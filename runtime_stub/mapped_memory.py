@@ -95,6 +95,15 @@ class HostBuffers:
                 return buf
         return None
 
+    def describe(self, address: int) -> str:
+        """Where ``address`` lies relative to the host buffers, for fault messages."""
+        i = bisect.bisect_right(self._starts, int(address)) - 1
+        if i >= 0:
+            buf = self._by_start[self._starts[i]]
+            return (f"{address - buf.address - buf.nbytes} bytes past the end of host buffer {buf.address:#x} "
+                    f"({buf.nbytes} bytes)")
+        return "outside device memory and every host buffer"
+
     def __bool__(self) -> bool:
         return bool(self._starts)
 
@@ -114,8 +123,9 @@ class MappedGlobalMemory(GlobalMemory):
 
     # -- device access: split an access between device memory and host buffers ---------------------
 
-    def _split(self, addresses):
-        """None when every address is device memory; else ``[(positions, buffer or None)]``."""
+    def _split(self, addresses, width: int):
+        """None when every address is device memory; else ``[(positions, buffer or None)]``.  An address
+        outside device memory and every host buffer faults here, described by the nearest host buffer."""
         if not self.host:
             return None
         a = np.asarray(addresses, np.uint64).reshape(-1)
@@ -129,9 +139,9 @@ class MappedGlobalMemory(GlobalMemory):
         rest = np.flatnonzero(outside)
         while rest.size:
             buf = self.host.find(int(a[rest[0]]))
-            if buf is None:  # not host memory either: let the device check report the fault
-                parts.append((rest, None))
-                break
+            if buf is None:
+                raise MemoryFault("out-of-bounds", a[rest], int(rest[0]), width=width,
+                                  detail=f"address is {self.host.describe(int(a[rest[0]]))}")
             lo, hi = buf.address, buf.address + buf.nbytes
             mine = (a[rest] >= np.uint64(lo)) & (a[rest] < np.uint64(hi))
             parts.append((rest[mine], buf))
@@ -145,7 +155,7 @@ class MappedGlobalMemory(GlobalMemory):
         return rel
 
     def _each(self, addresses, width: int, device_op, host_op):
-        parts = self._split(addresses)
+        parts = self._split(addresses, width)
         if parts is None:
             return device_op(addresses)
         a = np.asarray(addresses, np.uint64).reshape(-1)
