@@ -49,6 +49,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("sim.isa", ("xcc.sim.isa",), (*BASE, "semantics", "ir", "target", "sim", "sim.perf")),
     ("runtime", ("xcc.runtime",), (*COMPILER_FRONT, "target", "codegen", "compiler",
                                    "sim.perf", "sim", "sim.ir", "sim.isa")),
+    # The launch paths of other frameworks (issue 16): Triton's and Numba's drivers over the runtime.
+    ("launch", ("xcc.triton", "xcc.numba"), (*COMPILER_FRONT, "target", "codegen", "compiler",
+                                             "sim.perf", "sim", "sim.ir", "sim.isa", "runtime")),
     ("cli", ("xcc.cli",), ("*",)),
 )
 COMPILER_SIDE = ("semantics", "frontend", "ir", "passes", "target", "codegen", "compiler")
