@@ -19,7 +19,7 @@ and gathers the metadata that ``xcc compile -v`` and the object file report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xcc.backend.control import assign_control_codes
 from xcc.backend.convergence import insert_convergence_barriers
@@ -31,6 +31,7 @@ from xcc.backend.machine import Machine
 from xcc.backend.minst import Imm, MInst, VReg
 from xcc.backend.objfile import GlobalVar, KernelImage, ParamInfo
 from xcc.backend.occupancy import launch_bounds_register_limit
+from xcc.backend.order_cost import function_cost
 from xcc.backend.pred_spill import PredSpills, spill_predicates
 from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, liveness, rewrite
 from xcc.backend.schedule import schedule_blocks
@@ -263,13 +264,33 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     _remove_fallthrough_branches(blocks)
     after("copy-cleanup")
     if options.schedule:
-        _schedule(blocks, machine)
+        _schedule_if_faster(blocks, machine)
         after("schedule")
     assign_control_codes(blocks, machine)
     after("control-codes")
     if has_calls:
         nregs = max(nregs, max(RESERVED) + 1)
     return _Body(fn, sel, _layout(blocks), nregs, frame, gspills, spills)
+
+
+def _schedule_if_faster(blocks: list[MBlock], machine: Machine) -> None:
+    """Post-RA scheduling, kept where :mod:`xcc.backend.order_cost` ranks the new order (with its control codes)
+    no slower than the allocated order: the list scheduler does not see the counting scoreboards."""
+    before = [list(b.insts) for b in blocks]  # (the scheduler edits the lists it is given)
+    saved = {id(m): replace(m.ctrl) for insts in before for m in insts}
+    _schedule(blocks, machine)
+    after = [b.insts for b in blocks]
+    costs = []
+    for order in (after, before):
+        for b, insts in zip(blocks, order):
+            b.insts = insts
+        assign_control_codes(blocks, machine)
+        costs.append(function_cost(blocks, machine))
+        for insts in order:
+            for m in insts:
+                m.ctrl = replace(saved[id(m)])
+    for b, insts in zip(blocks, after if costs[0] <= costs[1] else before):
+        b.insts = insts
 
 
 def _schedule(blocks: list[MBlock], machine: Machine, virtual: bool = False) -> None:
