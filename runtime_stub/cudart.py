@@ -189,6 +189,16 @@ def cudaFreeHost(ptr) -> None:
     value_of(drv.cuMemFreeHost(_ptr(ptr)))
 
 
+@_rt()
+def cudaHostRegister(ptr, size, flags) -> None:
+    value_of(drv.cuMemHostRegister(_ptr(ptr), size, flags))
+
+
+@_rt()
+def cudaHostUnregister(ptr) -> None:
+    value_of(drv.cuMemHostUnregister(_ptr(ptr)))
+
+
 @_rt(1)
 def cudaHostGetDevicePointer(pHost, flags) -> int:
     return int(value_of(drv.cuMemHostGetDevicePointer(_ptr(pHost), flags)))

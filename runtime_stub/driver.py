@@ -130,6 +130,8 @@ from xcc.runtime.host_memory_api import (
     cuMemFreeHost,
     cuMemHostAlloc,
     cuMemHostGetDevicePointer,
+    cuMemHostRegister,
+    cuMemHostUnregister,
     cuPointerGetAttribute,
 )
 from xcc.runtime.jit_options import parse_jit_options
@@ -198,6 +200,7 @@ __all__ = [
     "cuMemHostGetDevicePointer", "cuMemcpy", "cuMemcpyAsync", "cuPointerGetAttribute", "cuDevicePrimaryCtxRetain",
     "cuDevicePrimaryCtxRelease", "cuDeviceGetDefaultMemPool", "cuMemAllocAsync", "cuMemFreeAsync",
     "cuMemPoolGetAttribute", "cuMemPoolSetAttribute", "CUmemoryPool", "cuuint32_t", "cuuint64_t",
+    "cuMemHostRegister", "cuMemHostUnregister",
 ]
 
 R = CUresult

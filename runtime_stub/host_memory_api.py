@@ -9,11 +9,16 @@ code may dereference, ``cuMemHostAlloc`` an ``int`` host pointer whose device po
 until freed (``cuMemFree`` / ``cuMemFreeHost``), whatever context is current; on a GPU host memory is
 also reachable from every context when allocated ``CU_MEMHOSTALLOC_PORTABLE``, and here always is.
 
-Errors are the driver's: a size of 0, unknown flags, a pointer that is not the start of such an
+``cuMemHostRegister`` maps existing host memory the same way (it must not overlap other host-visible
+memory: ``CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED``).  Errors are the driver's: a size of 0, unknown flags, a pointer that is not the start of such an
 allocation, or an attribute of memory the driver does not know are ``CUDA_ERROR_INVALID_VALUE``.
 """
 
 from __future__ import annotations
+
+import ctypes
+
+import numpy as np
 
 from xcc.runtime.driver_core import Context, CudaError, _objects, api, as_int, as_uint, current
 from xcc.runtime.driver_types import (
@@ -29,17 +34,29 @@ from xcc.runtime.mapped_memory import HOST_BUFFERS
 from xcc.sim.memory import MemoryFault
 
 _INVALID = R.CUDA_ERROR_INVALID_VALUE
+
+
+def _allocate(n: int, kind: str, flags: int = 0) -> int:
+    try:
+        return HOST_BUFFERS.allocate(n, kind, flags).address
+    except (MemoryError, ValueError) as e:
+        raise CudaError(R.CUDA_ERROR_OUT_OF_MEMORY, f"cannot allocate {n} bytes of host memory: {e}") from None
 _HOSTALLOC_FLAGS = 0x7  # PORTABLE | DEVICEMAP | WRITECOMBINED
 
 
 def _address(p, what: str) -> int:
+    """A pointer argument as cuda-python takes one: an int, a ``CUdeviceptr``, a ``ctypes.c_void_p``, a
+    ctypes object (its address) or a numpy array (its data)."""
     if isinstance(p, CUdeviceptr):
         return int(p)
     if isinstance(p, int) and not isinstance(p, bool):
         return p
-    raw = getattr(p, "value", None)  # ctypes.c_void_p
-    if raw is not None or type(p).__name__ == "c_void_p":
-        return int(raw or 0)
+    if isinstance(p, ctypes.c_void_p):
+        return int(p.value or 0)
+    if isinstance(p, ctypes._SimpleCData | ctypes.Array | ctypes.Structure):
+        return ctypes.addressof(p)
+    if isinstance(p, np.ndarray):
+        return int(p.ctypes.data)
     raise TypeError(f"Argument '{what}' is not instance of type (expected int or CUdeviceptr, found "
                     f"{type(p).__name__})")
 
@@ -53,7 +70,7 @@ def cuMemAllocManaged(bytesize, flags) -> CUdeviceptr:
     if n == 0 or f not in (CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL, CUmemAttach_flags.CU_MEM_ATTACH_HOST):
         raise CudaError(_INVALID, f"cuMemAllocManaged({n}, {f:#x}): the size must be positive and the flags "
                                   "CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST")
-    return CUdeviceptr(HOST_BUFFERS.allocate(n, "managed", f).address)
+    return CUdeviceptr(_allocate(n, "managed", f))
 
 
 @api(1)
@@ -65,7 +82,7 @@ def cuMemHostAlloc(bytesize, Flags) -> int:
     if n == 0 or f & ~_HOSTALLOC_FLAGS:
         raise CudaError(_INVALID, f"cuMemHostAlloc({n}, {f:#x}): the size must be positive and the flags "
                                   "a combination of CU_MEMHOSTALLOC_PORTABLE, _DEVICEMAP and _WRITECOMBINED")
-    return HOST_BUFFERS.allocate(n, "host", f).address
+    return _allocate(n, "host", f)
 
 
 @api(1)
@@ -75,7 +92,7 @@ def cuMemAllocHost(bytesize) -> int:
     current()
     if n == 0:
         raise CudaError(_INVALID, "cuMemAllocHost of 0 bytes")
-    return HOST_BUFFERS.allocate(n, "host").address
+    return _allocate(n, "host")
 
 
 @api()
@@ -107,9 +124,36 @@ def cuMemHostGetDevicePointer(p, Flags) -> CUdeviceptr:
     if f != 0:
         raise CudaError(_INVALID, "cuMemHostGetDevicePointer: Flags must be 0")
     buf = HOST_BUFFERS.find(addr)
-    if buf is None or buf.kind != "host":
-        raise CudaError(_INVALID, f"{addr:#x} is not in memory allocated by cuMemHostAlloc")
+    if buf is None or buf.kind not in ("host", "registered"):
+        raise CudaError(_INVALID, f"{addr:#x} is not in memory allocated by cuMemHostAlloc or registered")
     return CUdeviceptr(addr)
+
+
+@api()
+def cuMemHostRegister(p, bytesize, Flags) -> None:
+    """Page-lock existing host memory (``p``: an address, a ctypes object or a numpy array) and map it
+    for the device at the same address; ``Flags`` combines ``CU_MEMHOSTREGISTER_*`` (1, 2, 4, 8)."""
+    addr, n, f = _address(p, "p"), as_uint(bytesize, "bytesize", 64), as_uint(Flags, "Flags")
+    current()
+    if not addr or n == 0 or f & ~0xF:
+        raise CudaError(_INVALID, f"cuMemHostRegister({addr:#x}, {n}, {f:#x}): a null pointer, no bytes or "
+                                  "unknown flags")
+    try:
+        HOST_BUFFERS.register(addr, n, f)
+    except ValueError as e:
+        raise CudaError(R.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, str(e)) from None
+    except MemoryError as e:
+        raise CudaError(R.CUDA_ERROR_NOT_SUPPORTED, str(e)) from None
+
+
+@api()
+def cuMemHostUnregister(p) -> None:
+    addr = _address(p, "p")
+    current()
+    buf = HOST_BUFFERS.find(addr)
+    if buf is None or buf.kind != "registered" or buf.address != addr:
+        raise CudaError(R.CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, f"{addr:#x} is not the start of registered memory")
+    HOST_BUFFERS.free(addr)
 
 
 # -- unified copies ---------------------------------------------------------------------------------
@@ -180,7 +224,7 @@ def _owner(addr: int):
     ``addr``; host buffers belong to the current context, if there is one."""
     buf = HOST_BUFFERS.find(addr)
     if buf is not None:
-        kind = CUmemorytype.CU_MEMORYTYPE_HOST if buf.kind == "host" else CUmemorytype.CU_MEMORYTYPE_DEVICE
+        kind = CUmemorytype.CU_MEMORYTYPE_DEVICE if buf.kind == "managed" else CUmemorytype.CU_MEMORYTYPE_HOST
         stack_ctx = None
         try:
             stack_ctx = current()
@@ -230,5 +274,5 @@ def cuPointerGetAttribute(attribute, ptr):
     return values[a]
 
 
-__all__ = ["cuMemAllocHost", "cuMemAllocManaged", "cuMemFreeHost", "cuMemHostAlloc", "cuMemHostGetDevicePointer",
+__all__ = ["cuMemHostRegister", "cuMemHostUnregister", "cuMemAllocHost", "cuMemAllocManaged", "cuMemFreeHost", "cuMemHostAlloc", "cuMemHostGetDevicePointer",
            "cuMemcpy", "cuMemcpyAsync", "cuPointerGetAttribute"]

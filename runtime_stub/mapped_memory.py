@@ -19,6 +19,7 @@ elsewhere.
 from __future__ import annotations
 
 import bisect
+import ctypes
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,15 +37,17 @@ from xcc.sim.memory import (  # one implementation each
     check_window,
 )
 
-_DEVICE_SPAN = 1 << 40  # the device's own global addresses: [base, base + 1 TiB)
+_DEVICE_SPAN = 1 << 36  # the device's own global addresses: [base, base + 64 GiB)
+_TRIES = 64
 _RESERVED = [(GLOBAL_BASE, GLOBAL_BASE + _DEVICE_SPAN),  # device memory, and the shared/local/const windows
              (min(WINDOWS.values()), max(WINDOWS.values()) + WINDOW_BYTES)]
 
 
 @dataclass
 class HostBuffer:
-    """``nbytes`` bytes of host memory at ``address`` (``array``'s data), of CUDA memory type
-    ``kind``: ``'host'`` (cuMemHostAlloc / cuMemAllocHost) or ``'managed'`` (cuMemAllocManaged)."""
+    """``nbytes`` bytes of host memory at ``address`` (``array``'s data), of kind ``'host'``
+    (cuMemHostAlloc / cuMemAllocHost), ``'managed'`` (cuMemAllocManaged) or ``'registered'`` (the
+    caller's memory, cuMemHostRegister)."""
 
     array: np.ndarray
     nbytes: int
@@ -66,7 +69,7 @@ class HostBuffers:
     def allocate(self, nbytes: int, kind: str, flags: int = 0) -> HostBuffer:
         """A zeroed, 256-byte aligned buffer outside the device's own address range."""
         held = []
-        while True:
+        for _ in range(_TRIES):
             raw = np.zeros(max(nbytes, 1) + 256, np.uint8)
             off = -raw.ctypes.data % 256
             arr = raw[off:off + max(nbytes, 1)]
@@ -74,9 +77,25 @@ class HostBuffers:
             if not any(lo - nbytes < addr < hi for lo, hi in _RESERVED):
                 break
             held.append(raw)  # keep it so that the next allocation lands elsewhere
-        buf = HostBuffer(arr, nbytes, kind, flags)
-        bisect.insort(self._starts, addr)
-        self._by_start[addr] = buf
+        else:
+            raise MemoryError(f"no host memory for {nbytes} bytes outside the device's address ranges")
+        return self._add(HostBuffer(arr, nbytes, kind, flags))
+
+    def register(self, address: int, nbytes: int, flags: int = 0) -> HostBuffer:
+        """Make the caller's ``nbytes`` bytes at ``address`` a buffer (kind ``'registered'``): ValueError
+        if they overlap a buffer, MemoryError if they lie in the device's address ranges."""
+        if any(lo - nbytes < address < hi for lo, hi in _RESERVED):
+            raise MemoryError(f"host memory at {address:#x} lies in the device's address ranges")
+        i = bisect.bisect_left(self._starts, address)
+        near = [self._by_start[self._starts[j]] for j in (i - 1, i) if 0 <= j < len(self._starts)]
+        if any(b.address < address + nbytes and address < b.address + b.nbytes for b in near):
+            raise ValueError(f"{address:#x} ({nbytes} bytes) overlaps host memory already registered or allocated")
+        arr = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
+        return self._add(HostBuffer(arr, nbytes, "registered", flags))
+
+    def _add(self, buf: HostBuffer) -> HostBuffer:
+        bisect.insort(self._starts, buf.address)
+        self._by_start[buf.address] = buf
         return buf
 
     def free(self, address: int) -> HostBuffer | None:

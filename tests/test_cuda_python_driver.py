@@ -329,3 +329,19 @@ def test_runtime_api_on_the_driver():
     assert cudart.cudaMemcpy(h, d, 8, cudart.cudaMemcpyKind.cudaMemcpyDefault)[0] == E.cudaSuccess
     assert h.value == 2.5
     assert cudart.cudaMemcpy(h, d, 8, 9)[0] == E.cudaErrorInvalidMemcpyDirection
+
+
+def test_registered_host_memory(saxpy, ctx):
+    n = 128
+    x, y = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
+    for a in (x, y):
+        check(cuda.cuMemHostRegister(a, a.nbytes, 0))
+    assert cuda.cuMemHostRegister(y, 8, 0)[0] == R.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+    dx, dy = (check(cuda.cuMemHostGetDevicePointer(a, 0)) for a in (x, y))
+    check(cuda.cuLaunchKernel(saxpy, 1, 1, 1, n, 1, 1, 0, 0, _args(n, 2.0, dx, dy), 0))
+    np.testing.assert_array_equal(y, 2 * x)  # the kernel wrote the caller's numpy array
+    assert check(cuda.cuPointerGetAttribute(P.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, y)) == \
+        cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+    for a in (x, y):
+        check(cuda.cuMemHostUnregister(a))
+    assert cuda.cuMemHostUnregister(x)[0] == R.CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
