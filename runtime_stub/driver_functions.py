@@ -130,7 +130,7 @@ def cuFuncSetAttribute(hfunc, attrib, value) -> None:
     f = function_of(hfunc)
     A = CUfunction_attribute
     a, v = as_int(attrib, "attrib"), as_int(value, "value")
-    if v >> 31 or v < -(1 << 31):
+    if not -(1 << 31) <= v < 1 << 31:
         raise OverflowError("value too large to convert to int")
     if a == A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
         if not 0 <= v <= f.shared_room:

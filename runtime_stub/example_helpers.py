@@ -158,3 +158,15 @@ def run_sample(path, argv=()) -> None:
 __all__ = ["IMPORTS", "KernelHelper", "adapt", "run_sample", "check_cmd_line_flag", "check_compute_capability_too_low", "check_cuda_errors",
            "find_cuda_device", "find_cuda_device_drv", "get_cmd_line_argument_int", "ptx_dir", "ptx_for",
            "requirement_not_met"]
+
+
+def main(argv=None) -> None:
+    """``python -m xcc.runtime.example_helpers SAMPLE.py [ARGS...]``: run one of NVIDIA's samples on xcc."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        sys.exit("usage: python -m xcc.runtime.example_helpers SAMPLE.py [ARGS...]")
+    run_sample(args[0], args[1:])
+
+
+if __name__ == "__main__":
+    main()

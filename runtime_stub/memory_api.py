@@ -5,6 +5,9 @@ Memory belongs to the current context (each context has its own emulated global 
 outside a live allocation is ``CUDA_ERROR_INVALID_VALUE`` naming the allocation it missed.  The
 synchronous forms run on the legacy default stream, the ``*Async`` forms on ``hStream``; all run
 when they are called (see :mod:`xcc.runtime.streams`).  Host pointers: :mod:`xcc.runtime.host_args`.
+Sizes, counts and memset values convert as cuda-python's ``size_t``/``unsigned`` parameters do
+(:func:`~xcc.runtime.driver_core.as_uint`).  Device addresses may also be managed or host-mapped memory
+(:mod:`xcc.runtime.host_memory_api`); ``cuMemFree`` frees managed memory too.
 """
 
 from __future__ import annotations

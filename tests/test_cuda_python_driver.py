@@ -278,6 +278,9 @@ def test_dynamic_shared_memory_needs_the_attribute_beyond_48_kib(saxpy):
         R.CUDA_ERROR_INVALID_VALUE
     check(cuda.cuFuncSetAttribute(saxpy, F.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50))
     assert check(cuda.cuFuncGetAttribute(F.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, saxpy)) == 50
+    check(cuda.cuFuncSetAttribute(saxpy, F.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, -1))
+    with pytest.raises(OverflowError):
+        cuda.cuFuncSetAttribute(saxpy, F.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 1 << 31)
     assert cuda.cuFuncSetAttribute(saxpy, F.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2)[0] == \
         R.CUDA_ERROR_NOT_SUPPORTED
 
