@@ -7,7 +7,7 @@ NVCC    ?= nvcc
 ARCHS   := sm_80 sm_90
 EXAMPLES := $(wildcard examples/*.cu)
 
-.PHONY: all demo test test-fast test-slow lint bench ptx clean install-check
+.PHONY: all demo test test-fast test-slow lint bench ptx clean install-check regress rebaseline
 
 all: test
 
@@ -31,6 +31,20 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# xcc regress over the examples corpus against its committed baseline (CI runs it): any kernel slower, larger
+# or wrong fails, with the pass or machine key responsible; reports in build/regress/. A change that alters
+# a figure on purpose records the baseline again in the same commit: make rebaseline (docs/regress.md).
+REGRESS_CORPUS   := bench/regress/examples.toml
+REGRESS_BASELINE := bench/regress/baseline.json
+regress: $(STAMP)
+	mkdir -p build/regress
+	XCC_CACHE_DIR=$${XCC_CACHE_DIR:-$$(mktemp -d)} $(BIN)/xcc regress $(REGRESS_CORPUS) --baseline $(REGRESS_BASELINE) \
+	    --attribute --junit build/regress/junit.xml --markdown build/regress/summary.md --html build/regress/report.html
+
+rebaseline: $(STAMP)
+	XCC_CACHE_DIR=$${XCC_CACHE_DIR:-$$(mktemp -d)} $(BIN)/xcc regress $(REGRESS_CORPUS) --record $(REGRESS_BASELINE) \
+	    --label examples
 
 # Regenerate frontend/ptx_standalone.py (Lark's runtime + the LALR tables of frontend/ptx.lark) after
 # editing the grammar; tests/test_parser_tables.py fails while it is out of date.

@@ -8,6 +8,8 @@
     xcc disasm out.xbin
     xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--engine isa|ir]
             [--out results.npz] ARG...
+    xcc regress CORPUS.toml [-O3] [--passes P] [--machine M] [--record|--baseline FILE] [--attribute]
+                [--junit|--markdown|--html FILE] [--workers N|--scheduler ADDRESS]   (exit 0, 1, 2 or 125)
     xcc cache stats|list [--json] | clear | verify     (the JIT cache: XCC_CACHE_DIR)
 
 Exit codes: 0 success; 1 an error in the input (bad PTX, a kernel fault), with
@@ -240,34 +242,16 @@ def _dim(text: str) -> tuple[int, int, int]:
     return tuple((parts + [1, 1])[:3])
 
 
-# numpy's type of each PTX scalar (numpy is imported by `xcc run` only: the compiler's start does without it)
-_SCALAR = {"s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64", "u8": "uint8",
-           "u16": "uint16", "u32": "uint32", "u64": "uint64", "f32": "float32", "f64": "float64"}
-
-
 def parse_run_arg(text: str):
-    """``TYPE:VALUE`` scalar, ``FILE.npy`` buffer or ``zeros:DTYPE[N]``; returns ('scalar', v) or ('buffer', array)."""
-    import numpy as np
+    """``TYPE:VALUE`` scalar, ``FILE.npy`` buffer or ``zeros:DTYPE[N]`` (:mod:`xcc.runtime.run_args`, the one
+    parser of the syntax, shared with ``xcc regress``); returns ('scalar', v) or ('buffer', array)."""
+    from xcc.runtime.run_args import RunArgSyntaxError
+    from xcc.runtime.run_args import parse_run_arg as parse
 
-    m = re.fullmatch(r"zeros:(\w+)\[(\d+)\]", text)
-    if m:
-        try:
-            return "buffer", np.zeros(int(m.group(2)), dtype=np.dtype(m.group(1)))
-        except TypeError:
-            raise click.BadParameter(f"unknown dtype '{m.group(1)}' in '{text}'") from None
-    if text.endswith(".npy"):
-        try:
-            return "buffer", np.load(text, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise XccError(f"cannot load buffer '{text}': {e}") from None
-    t, sep, v = text.partition(":")
-    if sep and t in _SCALAR:
-        try:
-            value = float(v) if t.startswith("f") else int(v, 0)
-            return "scalar", np.dtype(_SCALAR[t]).type(value)
-        except (ValueError, OverflowError):
-            raise click.BadParameter(f"'{v}' is not a valid {t} value") from None
-    raise click.BadParameter(f"'{text}' is neither TYPE:VALUE, FILE.npy nor zeros:DTYPE[N]")
+    try:
+        return parse(text)
+    except RunArgSyntaxError as e:
+        raise click.BadParameter(str(e)) from None
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -437,6 +421,52 @@ def cache_verify():
     click.echo(f"{checked} entries checked, {checked - len(dropped)} good, {len(dropped)} dropped")
     if dropped:
         raise click.exceptions.Exit(EXIT_INPUT)
+
+
+@cli.command(context_settings={"max_content_width": 110})
+@click.argument("corpus", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--opt-level", type=click.IntRange(0, 3), default=None,
+              help="-O0 .. -O3 for every kernel (default: each kernel's opt_levels).")
+@click.option("--passes", help="IR pass pipeline replacing the -O level's, for every kernel.")
+@click.option("--machine", help="Machine description (name or TOML file) for every kernel.")
+@click.option("--maxrregcount", type=int, default=255, show_default=True, help="Registers per thread at most.")
+@click.option("--record", type=click.Path(dir_okay=False, path_type=Path), help="Write a baseline (JSON).")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Compare with a baseline.")
+@click.option("--threshold", default="0", show_default=True,
+              help="A figure worse by more than this fraction (0.05 or 5%) is a regression; 0: any change.")
+@click.option("--repeats", type=click.IntRange(1), default=5, show_default=True, help="Compile-time samples.")
+@click.option("--compile-time-threshold", default="10%", show_default=True,
+              help="Median compile time rise (with Mann-Whitney p < 0.05) that counts as slower.")
+@click.option("--gate-compile-time", is_flag=True, help="A slower compile time is a regression too.")
+@click.option("--attribute", "attribute", is_flag=True, help="Name the pass, option or machine key behind "
+              "each regression.")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Write JUnit XML.")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path), help="Write a Markdown summary.")
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report with plots.")
+@click.option("--history", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Older baselines for the HTML report's history plot (oldest first; repeatable).")
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+              help="N > 1: run kernels in parallel on a Dask LocalCluster of N processes.")
+@click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster (tcp://host:8786).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.option("--label", default="", help="A label stored in the recorded baseline.")
+def regress(corpus, opt_level, passes, machine, maxrregcount, record, baseline, threshold, repeats,
+            compile_time_threshold, gate_compile_time, attribute, junit, markdown, html, history, workers,
+            scheduler, progress, label):
+    """Compile, run and check a corpus of kernels; record a baseline or compare with one (exit 0 no regression,
+    1 a regression or output failure, 2 a usage error, 125 the corpus cannot be tested: git bisect run)."""
+    from xcc.regress.baseline import parse_threshold
+    from xcc.regress.command import Request, execute
+    from xcc.regress.runner import RunOptions
+
+    try:
+        limits = parse_threshold(threshold), parse_threshold(compile_time_threshold)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    req = Request(Path(corpus), RunOptions(opt_level, passes, machine, maxrregcount, repeats), record, baseline,
+                  limits[0], limits[1], gate_compile_time, attribute, junit, markdown, html, tuple(history), workers,
+                  scheduler, progress, label)
+    raise click.exceptions.Exit(execute(req)[0])
 
 
 def main(argv: list[str] | None = None) -> int:

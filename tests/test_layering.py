@@ -49,6 +49,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("sim.isa", ("xcc.sim.isa",), (*BASE, "semantics", "ir", "target", "sim", "sim.perf")),
     ("runtime", ("xcc.runtime",), (*COMPILER_FRONT, "target", "codegen", "compiler",
                                    "sim.perf", "sim", "sim.ir", "sim.isa")),
+    # xcc regress: CI jobs over a corpus (compile, run, compare, attribute, report), over the runtime.
+    ("regress", ("xcc.regress",), (*COMPILER_FRONT, "target", "codegen", "compiler", "sim.perf", "sim", "sim.ir",
+                                   "sim.isa", "runtime")),
     # The launch paths of other frameworks (issue 16): Triton's and Numba's drivers over the runtime.
     ("launch", ("xcc.triton", "xcc.numba"), (*COMPILER_FRONT, "target", "codegen", "compiler",
                                              "sim.perf", "sim", "sim.ir", "sim.isa", "runtime")),

@@ -1,0 +1,175 @@
+"""Baselines: a versioned JSON record of a run, and the comparison of a run with one.
+
+A deterministic figure worse than the baseline's by more than the threshold is a regression; so is an
+output failure.  Compile time, the one figure that is not deterministic, is compared with a noise-aware
+rule: the samples of both sides go through a one-sided Mann-Whitney U test (:mod:`xcc.regress.stats`), and
+the kernel compiles slower when p < ``ALPHA`` and its median rose by more than the compile-time
+threshold.  Format: docs/regress.md, "Baseline".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xcc.diagnostics import XccError
+from xcc.regress.runner import EXPLANATORY, GATED
+from xcc.regress.stats import mann_whitney_greater, median
+
+FORMAT = "xcc-regress-baseline"
+VERSION = 1
+ALPHA = 0.05
+
+# exit codes, usable with `git bisect run`
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_UNTESTABLE = 0, 1, 2, 125
+
+
+class BaselineError(XccError):
+    """A baseline file that cannot be read (exit 125: the run cannot be compared)."""
+
+
+def make_baseline(corpus: str, options: dict, machines: dict, results: list[dict], label: str = "") -> dict:
+    """The baseline document of a run (``results`` in corpus order)."""
+    from xcc import __version__
+
+    return {"format": FORMAT, "version": VERSION, "xcc": __version__, "label": label, "corpus": corpus,
+            "options": options, "machines": machines, "results": results}
+
+
+def dumps(doc: dict) -> str:
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+
+
+def load_baseline(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as e:
+        raise BaselineError(f"cannot read baseline '{path}': {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BaselineError(f"{path}: not a baseline (invalid JSON: {e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise BaselineError(f"{path}: not an xcc regress baseline (no \"format\": \"{FORMAT}\")")
+    if doc.get("version") != VERSION:
+        raise BaselineError(f"{path}: baseline version {doc.get('version')!r}; this xcc reads version {VERSION} "
+                            "(re-record it with --record)")
+    for i, r in enumerate(doc.get("results", [])):
+        for key in ("id", "kernel", "engine", "level", "status", "figures"):
+            if key not in r:
+                raise BaselineError(f"{path}: results[{i}] lacks \"{key}\"")
+    return doc
+
+
+def parse_threshold(text: str) -> float:
+    """``5%`` or ``0.05`` -> 0.05; a :class:`ValueError` naming the text otherwise."""
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise ValueError(f"'{text}' is not a fraction (0.05) or a percentage (5%)") from None
+    if v < 0:
+        raise ValueError(f"'{text}' is negative")
+    return v
+
+
+@dataclass
+class Change:
+    metric: str
+    old: float | int | None
+    new: float | int | None
+
+    @property
+    def relative(self) -> float | None:
+        if self.old in (None, 0) or self.new is None:
+            return None
+        return (self.new - self.old) / abs(self.old)
+
+    def text(self) -> str:
+        rel = self.relative
+        return f"{self.metric} {_fmt(self.old)} -> {_fmt(self.new)}" + (f" ({rel:+.1%})" if rel is not None else "")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+@dataclass
+class Finding:
+    """The comparison of one unit (kernel, engine, level) with the baseline."""
+
+    id: str
+    result: dict
+    base: dict | None
+    failures: list[str] = field(default_factory=list)
+    regressions: list[Change] = field(default_factory=list)
+    improvements: list[Change] = field(default_factory=list)
+    other_changes: list[Change] = field(default_factory=list)  # the explanatory figures (IPC)
+    compile_time: dict = field(default_factory=dict)
+    attribution: list[dict] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.regressions)
+
+
+def match_base(result: dict, base_results: list[dict]) -> dict | None:
+    """The baseline entry of ``result``: the same kernel, engine and level; else, when the baseline has one
+    entry of that kernel and engine (a run at another -O than the baseline's), that one."""
+    same = [b for b in base_results if b["kernel"] == result["kernel"] and b["engine"] == result["engine"]]
+    exact = [b for b in same if b["level"] == result["level"]]
+    if exact:
+        return exact[0]
+    return same[0] if len(same) == 1 else None
+
+
+def compare(results: list[dict], baseline: dict | None, threshold: float = 0.0,
+            ct_threshold: float = 0.1) -> list[Finding]:
+    """One :class:`Finding` per result, in order; without a baseline only output failures count."""
+    base_results = baseline["results"] if baseline else []
+    findings = []
+    for r in results:
+        base = match_base(r, base_results) if baseline else None
+        f = Finding(r["id"], r, base, failures=list(r.get("failures", [])))
+        if base is not None and r["status"] != "error":
+            for metric in GATED:
+                old, new = base["figures"].get(metric), r["figures"].get(metric)
+                if old is None or new is None or old == new:
+                    continue
+                if new > old and (new - old) > threshold * abs(old):
+                    f.regressions.append(Change(metric, old, new))
+                elif new < old:
+                    f.improvements.append(Change(metric, old, new))
+            for metric in EXPLANATORY:
+                old, new = base["figures"].get(metric), r["figures"].get(metric)
+                if old is not None and new is not None and old != new:
+                    f.other_changes.append(Change(metric, old, new))
+            f.compile_time = compile_time_rule(base.get("compile_ms", []), r.get("compile_ms", []), ct_threshold)
+        findings.append(f)
+    return findings
+
+
+def compile_time_rule(old: list[float], new: list[float], ct_threshold: float) -> dict:
+    """The noise-aware comparison of compile-time samples: medians, the U test's p-value, and ``slower``."""
+    if not old or not new:
+        return {}
+    m_old, m_new = median(old), median(new)
+    p = mann_whitney_greater(new, old)
+    slower = p < ALPHA and m_new > m_old * (1 + ct_threshold)
+    return {"old_ms": m_old, "new_ms": m_new, "p": round(p, 6), "slower": slower}
+
+
+def exit_code(findings: list[Finding], gate_compile_time: bool = False) -> int:
+    bad = any(f.failed or f.regressed or (gate_compile_time and f.compile_time.get("slower")) for f in findings)
+    return EXIT_REGRESSION if bad else EXIT_OK
+
+
+def deterministic(result: dict) -> dict:
+    """A result without its compile-time samples: what must be identical run after run."""
+    return {k: v for k, v in result.items() if k != "compile_ms"}

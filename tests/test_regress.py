@@ -1,0 +1,296 @@
+"""``xcc regress`` (issue 18): the corpus schema, record and compare, attribution to a pass and to a machine
+key, the reports, exit codes for ``git bisect run``, and the compile-time rule.
+
+The corpus here is small (three kernels, one CTA each) so that each test runs in seconds on the ISA
+interpreter; bench/regress/examples.toml is the larger one CI runs (make regress).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xcc.cli import main
+from xcc.passes.manager import pipeline_for_level
+from xcc.regress.baseline import compile_time_rule, exit_code, match_base, parse_threshold
+from xcc.regress.corpus import CorpusError, load_corpus
+from xcc.regress.stats import mann_whitney_greater
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+XSD = ROOT / "tests" / "data" / "regress" / "junit-10.xsd"
+WITHOUT_LICM = ",".join(p for p in pipeline_for_level(3) if p != "licm")
+
+CORPUS = f"""version = 1
+
+[[kernel]]
+name = "saxpy"
+ptx = "{EXAMPLES / 'saxpy.sm_80.ptx'}"
+entry = "saxpy"
+grid = 1
+block = 64
+args = ["s32:64", "f32:2.5", "x.npy", "y.npy"]
+check = [{{ arg = 3, expected = "saxpy_expected.npy", rtol = 1e-6, atol = 1e-6 }}]
+
+[[kernel]]
+name = "gemm"
+ptx = "{EXAMPLES / 'gemm_simt.sm_80.ptx'}"
+entry = "_Z14gemm_tiled_f32iiiPKfS0_Pf"
+grid = [1, 1]
+block = [16, 16]
+args = ["s32:16", "s32:16", "s32:32", "a.npy", "b.npy", "zeros:float32[256]"]
+check = [{{ arg = 5, expected = "gemm_expected.npy", rtol = 1e-5, atol = 1e-5 }}]
+
+[[kernel]]
+name = "reduce"
+ptx = "{EXAMPLES / 'warp_reduce_shfl.sm_80.ptx'}"
+entry = "_Z16warp_reduce_shfliPKiPi"
+grid = 1
+block = 64
+args = ["s32:64", "w.npy", "zeros:int32[2]"]
+check = [{{ arg = 2, expected = "w_expected.npy" }}]
+"""
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    rng = np.random.default_rng(18)
+    x, y = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    a, b = rng.standard_normal((16, 32)).astype(np.float32), rng.standard_normal((32, 16)).astype(np.float32)
+    w = rng.integers(-100, 100, 64, dtype=np.int32)
+    for name, arr in {"x": x, "y": y, "saxpy_expected": np.float32(2.5) * x + y, "a": a.ravel(), "b": b.ravel(),
+                      "gemm_expected": (a.astype(np.float64) @ b).astype(np.float32).ravel(), "w": w,
+                      "w_expected": w.reshape(2, 32).sum(axis=1).astype(np.int32)}.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+    path = tmp_path / "corpus.toml"
+    path.write_text(CORPUS)
+    return path
+
+
+def regress(*args) -> int:
+    return main(["regress", *map(str, args), "--repeats", "1", "--no-progress"])
+
+
+def results(path: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in json.loads(path.read_text())["results"]}
+
+
+def regressed_lines(out: str) -> dict[str, list[str]]:
+    """kernel id -> its attribution lines, from the terminal summary."""
+    found: dict[str, list[str]] = {}
+    current = None
+    for line in out.splitlines():
+        m = re.match(r"REGRESSED (\S+):", line)
+        if m:
+            current = m.group(1)
+            found[current] = []
+        elif line.startswith("          ") and current:
+            found[current].append(line.strip())
+        else:
+            current = None
+    return found
+
+
+# ------------------------------------------------------------------------------------------ the corpus
+BAD = [
+    ('grid = [1, 1]\n', 'grid = "a"\n', 2, "grid", "expected a positive integer or a list of 1-3 positive integers"),
+    ('block = 64\nargs = ["s32:64", "f32', 'block = [1, 2, 3, 4]\nargs = ["s32:64", "f32', 1, "block", "1-3"),
+    ('entry = "saxpy"\n', "", 1, "entry", "missing"),
+    ('args = ["s32:64", "w.npy"', 'args = ["s32:64", "q32:1"', 3, "args[1]", "neither TYPE:VALUE"),
+    ('{ arg = 2, expected = "w_expected.npy" }', '{ arg = 0, expected = "w_expected.npy" }', 3, "check[0].arg",
+     "is a scalar, not a buffer"),
+    ('{ arg = 2, expected = "w_expected.npy" }', '{ arg = 2, expected = "w_expected.npy", tol = 1 }', 3,
+     "check[0].tol", "unknown field"),
+    ('grid = 1\nblock = 64\nargs = ["s32:64", "w.npy"', 'grid = 1\nblock = 64\nopt_levels = [4]\nargs = ["s32:64", "w.npy"',
+     3, "opt_levels", "levels 0-3"),
+    ('name = "gemm"', 'name = "saxpy"', 2, "name", "already the name of [[kernel]] #1"),
+]
+
+
+@pytest.mark.parametrize("old,new,index,field,cause", BAD, ids=[b[3] for b in BAD])
+def test_schema_errors_name_the_kernel_table_and_field(corpus, old, new, index, field, cause, capsys):
+    text = corpus.read_text()
+    assert old in text
+    corpus.write_text(text.replace(old, new, 1) if index != 3 else _replace_last(text, old, new))
+    with pytest.raises(CorpusError) as e:
+        load_corpus(corpus)
+    msg = str(e.value)
+    headers = [i + 1 for i, line in enumerate(corpus.read_text().splitlines()) if line == "[[kernel]]"] + [10**6]
+    m = re.match(rf"{re.escape(str(corpus))}:(\d+):\d+: error: \[\[kernel\]\] #{index} \(", msg)
+    assert m and headers[index - 1] <= int(m.group(1)) < headers[index], msg  # the field's line, in its table
+    assert f"field '{field}'" in msg and cause in msg, msg
+    assert regress(corpus) == 125  # the command: no traceback, the same message, and bisection skips
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"field '{field}'" in err
+
+
+def _replace_last(text: str, old: str, new: str) -> str:
+    i = text.rindex(old)
+    return text[:i] + new + text[i + len(old):]
+
+
+def test_missing_input_and_bad_toml_cannot_be_tested(corpus, capsys):
+    (corpus.parent / "w.npy").unlink()
+    assert regress(corpus) == 125
+    assert "[[kernel]] #3 ('reduce'), field 'args[1]': cannot load buffer 'w.npy'" in capsys.readouterr().err
+    corpus.write_text("[[kernel]]\nname = \n")
+    assert regress(corpus) == 125
+    assert "invalid TOML" in capsys.readouterr().err
+    assert regress(corpus.parent / "nothing.toml") == 125
+
+
+# ------------------------------------------------------------------------------------------ record, compare
+def test_same_pipeline_reports_nothing_and_a_removed_pass_names_itself(corpus, tmp_path, capsys):
+    base = tmp_path / "base.json"
+    assert regress(corpus, "-O3", "--record", base) == 0
+    doc = json.loads(base.read_text())
+    assert doc["format"] == "xcc-regress-baseline" and doc["version"] == 1
+    assert doc["options"]["opt_level"] == 3 and list(doc["machines"].values())[0]["name"] == "xg1"
+    assert all(r["status"] == "pass" and r["pipeline"] == pipeline_for_level(3) and r["stages"]
+               for r in doc["results"])
+    capsys.readouterr()
+
+    assert regress(corpus, "-O3", "--baseline", base, "--attribute") == 0
+    out = capsys.readouterr().out
+    assert "REGRESSED" not in out and "FAIL" not in out and "0 regressed" in out
+
+    run = tmp_path / "run.json"
+    rc = regress(corpus, "-O3", "--passes", WITHOUT_LICM, "--baseline", base, "--attribute", "--record", run)
+    out = capsys.readouterr().out
+    old, new = results(base), results(run)
+    worse = {i for i in new if any((new[i]["figures"][m] or 0) > (old[i]["figures"][m] or 0)
+                                   for m in ("registers", "instructions", "spill_bytes", "shared_bytes",
+                                             "local_bytes", "warp_instructions", "cycles"))}
+    assert worse, "removing licm changes no figure of the corpus: the test lost its point"
+    assert "gemm[isa,O3]" in worse and "saxpy[isa,O3]" not in worse
+    found = regressed_lines(out)
+    assert set(found) == worse and rc == 1
+    for lines in found.values():
+        assert lines and all("pass 'licm' removed" in line for line in lines), lines
+
+
+def test_machine_latency_change_is_attributed_to_its_key(corpus, tmp_path, capsys):
+    base = tmp_path / "base.json"
+    assert regress(corpus, "--record", base) == 0
+    text = (ROOT / "backend" / "machines" / "xg1.toml").read_text()
+    changed = re.sub(r"^alu = 4\b", "alu = 7", text, count=1, flags=re.M)
+    assert changed != text
+    machine = tmp_path / "slow_alu.toml"
+    machine.write_text(changed)
+    capsys.readouterr()
+    assert regress(corpus, "--machine", machine, "--baseline", base, "--attribute") == 1
+    found = regressed_lines(capsys.readouterr().out)
+    assert found
+    for lines in found.values():
+        assert lines and all(line.startswith("cycles: machine key [latency] alu = 7 (baseline 4)") for line in lines)
+
+
+def test_output_failure_is_exit_1_and_usage_errors_exit_2(corpus, capsys):
+    np.save(corpus.parent / "w_expected.npy", np.array([0, 0], dtype=np.int32))
+    assert regress(corpus) == 1
+    assert re.search(r"FAIL +reduce\[isa,O3\]: arg 2: 2 of 2 elements differ \(bit-exact\)", capsys.readouterr().out)
+    assert regress(corpus, "--threshold", "lots") == 2
+    assert regress(corpus, "--passes", "nosuchpass") == 2
+    assert regress(corpus, "--baseline", corpus.parent / "missing.json") == 125
+
+
+# ------------------------------------------------------------------------------------------ reports
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.svg_count, self.tables = 0, 0
+
+    def handle_starttag(self, tag, attrs):
+        self.svg_count += tag == "svg"
+        self.tables += tag == "table"
+
+
+def test_junit_validates_and_html_has_its_plots(corpus, tmp_path):
+    xmlschema = pytest.importorskip("xmlschema")
+    base = tmp_path / "base.json"
+    assert regress(corpus, "--record", base) == 0
+    junit, html, md = tmp_path / "junit.xml", tmp_path / "report.html", tmp_path / "summary.md"
+    rc = regress(corpus, "--passes", WITHOUT_LICM, "--baseline", base, "--history", base, "--junit", junit,
+                 "--html", html, "--markdown", md, "--attribute")
+    assert rc == 1
+    xmlschema.XMLSchema(str(XSD)).validate(str(junit))
+    cases = ET.parse(junit).getroot().findall("./testsuite/testcase")
+    assert [c.get("name") for c in cases] == ["saxpy[isa,O3]", "gemm[isa,O3]", "reduce[isa,O3]"]
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert "gemm[isa,O3]" in failed and "licm" in cases[1].find("failure").text
+
+    page = html.read_text()
+    parser = _Page()
+    parser.feed(page)
+    assert parser.tables == 1 and parser.svg_count == 3  # cycle change, stall breakdown, history
+    svgs = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    for svg in svgs:
+        ET.fromstring(svg)  # each plot is well-formed SVG
+    assert "Cycles per kernel" in svgs[0] and "long_scoreboard" in svgs[1]
+    assert "licm" in md.read_text() and "| `gemm[isa,O3]` |" in md.read_text()
+    html2 = tmp_path / "again.html"
+    regress(corpus, "--passes", WITHOUT_LICM, "--baseline", base, "--history", base, "--html", html2, "--attribute")
+    assert html2.read_text() == page  # deterministic
+
+
+@pytest.mark.slow
+def test_one_and_two_workers_give_the_same_results(corpus, tmp_path):
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    assert regress(corpus, "--record", one) == 0
+    assert regress(corpus, "--record", two, "--workers", "2") == 0
+    strip = [{k: v for k, v in r.items() if k != "compile_ms"} for r in json.loads(one.read_text())["results"]]
+    assert strip == [{k: v for k, v in r.items() if k != "compile_ms"} for r in json.loads(two.read_text())["results"]]
+
+
+@pytest.mark.slow
+def test_O1_against_an_O3_baseline_names_the_passes(corpus, tmp_path, capsys):
+    base, run = tmp_path / "base.json", tmp_path / "run.json"
+    assert regress(corpus, "-O3", "--record", base) == 0
+    capsys.readouterr()
+    rc = regress(corpus, "-O1", "--baseline", base, "--attribute", "--record", run)
+    found = regressed_lines(capsys.readouterr().out)
+    old, new = results(base), results(run)
+    worse = {i.replace("O1", "O3") for i in new
+             if any((new[i]["figures"][m] or 0) > (old[i.replace("O1", "O3")]["figures"][m] or 0)
+                    for m in ("registers", "instructions", "warp_instructions", "cycles"))}
+    assert {i.replace("O1", "O3") for i in found} == worse and rc == (1 if worse else 0)
+    for lines in found.values():
+        assert lines and all(re.search(r"pass '[^']+' removed", line) for line in lines), lines
+
+
+# ------------------------------------------------------------------------------------------ pieces
+def test_mann_whitney_matches_scipy():
+    # values from scipy.stats.mannwhitneyu(x, y, alternative="greater").pvalue (exact, and with ties)
+    assert mann_whitney_greater([5, 6, 7], [1, 2, 3]) == pytest.approx(0.05)
+    assert mann_whitney_greater([1, 2, 3, 4, 5], [2, 3, 4, 5, 6]) == pytest.approx(0.8548265831696178)
+    assert mann_whitney_greater([1.5, 2.2, 3.1, 9, 8], [1.1, 2.0, 2.5, 3, 3.3]) == pytest.approx(0.21031746031746032)
+    assert mann_whitney_greater([1, 1, 2, 3], [1, 2, 2, 2, 5]) == pytest.approx(0.7828545221897079)
+
+
+def test_compile_time_rule_needs_significance_and_size():
+    old = [10.0, 10.2, 9.9, 10.1, 10.0]
+    assert compile_time_rule(old, [20.0, 20.5, 19.8, 21.0, 20.2], 0.1)["slower"]
+    assert not compile_time_rule(old, [10.5, 10.6, 10.4, 10.7, 10.5], 0.1)["slower"]  # 5%: under the threshold
+    assert not compile_time_rule(old, [9.0, 30.0, 9.5, 10.1, 9.8], 0.1)["slower"]  # one outlier: not significant
+    assert parse_threshold("5%") == parse_threshold("0.05") == 0.05
+
+
+def test_exit_code_gates_compile_time_only_when_asked():
+    from xcc.regress.baseline import Finding
+
+    f = Finding("k", {"status": "pass"}, None, compile_time={"slower": True})
+    assert exit_code([f]) == 0 and exit_code([f], gate_compile_time=True) == 1
+
+
+def test_a_run_at_another_level_pairs_with_the_baseline_entry_of_its_kernel():
+    base = [{"kernel": "k", "engine": "isa", "level": 3}, {"kernel": "j", "engine": "isa", "level": 1},
+            {"kernel": "j", "engine": "isa", "level": 3}]
+    assert match_base({"kernel": "k", "engine": "isa", "level": 1}, base) is base[0]
+    assert match_base({"kernel": "j", "engine": "isa", "level": 3}, base) is base[2]
+    assert match_base({"kernel": "j", "engine": "isa", "level": 2}, base) is None
