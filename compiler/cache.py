@@ -276,8 +276,8 @@ class JitCache:
         if self._counters is not None:
             try:
                 self._counters.incr("hits" if hit else "misses")
-            except _ERRORS:
-                pass  # statistics are best effort: a busy or read-only directory loses a count
+            except (*_ERRORS, ObjectFormatError, TypeError):  # TypeError: a counter that is not an integer
+                pass  # statistics are best effort: a busy, read-only or damaged directory loses a count
 
     def get(self, key: str, validate: Callable[[bytes], None]) -> bytes | None:
         """The validated entry for ``key`` or None; a corrupt entry is deleted with a warning."""

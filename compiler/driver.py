@@ -90,8 +90,8 @@ def frontend(sources: list[Source], kernels: list[str] | None = None) -> Module:
     module whose ``.extern`` functions and variables are resolved; a kernel defined twice, or a used
     symbol that is unresolved or defined twice, is a :class:`LinkError`.  Function pointers then get
     addresses and indirect calls become direct ones (:mod:`xcc.ir.funcptr`).  ``kernels`` (None: all)
-    are the kernels whose IR is built (with every device function); the others are parsed and checked
-    only, so one the IR cannot express does not stop these."""
+    are the kernels that must build; another kernel the IR cannot express is left out rather than
+    failing them (:func:`xcc.ir.build.build_module`)."""
     trees = [parse(s.text, s.name) for s in sources]
     if kernels is not None:
         require_kernels(kernels, [name for t in trees for name in _entry_names(t)])

@@ -87,7 +87,7 @@ def verified_object(data: bytes) -> ObjectFile:
     if obj is None:
         obj = ObjectFile.from_bytes(data, "cache entry")
         if len(_verified) >= _VERIFIED_MAX:
-            del _verified[next(iter(_verified))]
+            _verified.pop(next(iter(_verified), None), None)
     _verified[data] = obj
     return dataclasses.replace(obj, kernels={n: copy.copy(k) for n, k in obj.kernels.items()})
 

@@ -104,7 +104,7 @@ class Module:
                     for k in self.image.kernels.values() for g in [*k.globals, *k.constants]}
         from xcc.driver import frontend
 
-        mod = self._ir if self._ir is not None else frontend(self.sources, kernels=[])  # variables only
+        mod = self._ir if self._ir is not None else frontend(self.sources, kernels=[])  # no kernel must build
         return {v.name: (v.size, v.init) for v in mod.variables if v.space in ("global", "const") and not v.extern}
 
     def unload(self) -> None:

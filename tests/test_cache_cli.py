@@ -131,3 +131,13 @@ def test_a_damaged_database_is_reported_not_a_traceback(tmp_path, monkeypatch):
         assert "xcc: warning: JIT cache at" in result.output and "is unusable" in result.output
     with pytest.warns(Warning, match="unusable"):
         assert JitCache(tmp_path / "broken").stats()["problem"] == "file is not a database"
+
+
+def test_damaged_counters_lose_counts_not_loads(cache_dir):
+    with diskcache.Cache(str(cache_dir / "counters")) as c:
+        c.set("hits", {"a": "pickle"})  # never unpickled
+        c.set("misses", b"not a number")
+    rt.load_module(SAXPY).get_function("saxpy")
+    rt.load_module(SAXPY, opt_level=0).get_function("saxpy")
+    st = json.loads(xcc("stats", "--json").output)
+    assert (st["hits"], st["misses"], st["entries"]) == (0, 0, 3)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from xcc.diagnostics import SourceLoc, UnsupportedError
+from xcc.diagnostics import SourceLoc, UnsupportedError, XccError
 from xcc.frontend import ast
 from xcc.ir.cfg import reverse_postorder_from
 from xcc.ir.core import Block, Const, Function, Instruction, Module, Param, Phi, Value, Variable
@@ -43,8 +43,10 @@ class _ProtoBlock:
 def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Module:
     """The IR module for a parsed PTX module: kernels and device functions; functions without a
     body are declarations (``Module.declarations``), resolved by :mod:`xcc.ir.link`.  ``entries``
-    (None: all) are the kernels to build, each device function being built: another kernel that uses
-    what the IR cannot express does not stop these (the runtime's lazy loading, per kernel)."""
+    (None: all) are the kernels that must build: another kernel whose IR cannot be built (it uses what
+    the IR cannot express yet) is left out instead of failing them, which is the runtime's lazy loading
+    per kernel.  Every other kernel is kept, so the module is the same whichever of its kernels is asked
+    for (function addresses, numbered module-wide, agree across kernels compiled one at a time)."""
     function_names = frozenset(fn.name for fn in mod.functions)
     variables = [_variable(v, functions=function_names) for v in mod.variables]
     functions, declarations = [], {}
@@ -54,10 +56,12 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
             if fn.name not in defined:
                 declarations.setdefault(fn.name, fn.loc)
             continue
-        if entries is not None and fn.is_entry and fn.name not in entries:
-            continue
-        _reject_jump_tables(fn.body)
-        functions.append(FunctionBuilder(fn, variables, function_names).build())
+        try:
+            _reject_jump_tables(fn.body)
+            functions.append(FunctionBuilder(fn, variables, function_names).build())
+        except XccError:
+            if entries is None or not fn.is_entry or fn.name in entries:
+                raise  # else a kernel not asked for is left out: its error comes when it is asked for
     return Module(functions, variables, dict(mod.files), mod.filename, declarations)
 
 
