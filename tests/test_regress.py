@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -191,6 +193,29 @@ def test_machine_latency_change_is_attributed_to_its_key(corpus, tmp_path, capsy
         assert lines and all(line.startswith("cycles: machine key [latency] alu = 7 (baseline 4)") for line in lines)
 
 
+def test_a_compiler_change_is_attributed_to_the_first_stage_whose_output_differs(corpus, tmp_path, capsys):
+    """Same options, same machine, other figures: the baseline's stage fingerprints name the stage.  The change
+    of compiler is simulated by editing the baseline: a better cycle count and, for the second case, a
+    different fingerprint after licm."""
+    base = tmp_path / "base.json"
+    assert regress(corpus, "--record", base) == 0
+    doc = json.loads(base.read_text())
+    gemm = next(r for r in doc["results"] if r["kernel"] == "gemm")
+    gemm["figures"]["cycles"] -= 10
+    base.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert regress(corpus, "--baseline", base, "--attribute") == 1
+    assert regressed_lines(capsys.readouterr().out) == {
+        "gemm[isa,O3]": [f"cycles: the simulator's model: the compiled code is the baseline's at every stage "
+                         f"({gemm['figures']['cycles']} -> {gemm['figures']['cycles'] + 10})"]}
+    i = [name for name, _ in gemm["stages"]].index("licm")
+    gemm["stages"][i][1] = "0" * 16
+    base.write_text(json.dumps(doc))
+    assert regress(corpus, "--baseline", base, "--attribute") == 1
+    (line,) = regressed_lines(capsys.readouterr().out)["gemm[isa,O3]"]
+    assert line.startswith(f"cycles: IR pass 'licm' (stage {i + 1} of {len(gemm['stages'])}): its output differs")
+
+
 def test_output_failure_is_exit_1_and_usage_errors_exit_2(corpus, capsys):
     np.save(corpus.parent / "w_expected.npy", np.array([0, 0], dtype=np.int32))
     assert regress(corpus) == 1
@@ -240,12 +265,36 @@ def test_junit_validates_and_html_has_its_plots(corpus, tmp_path):
 
 
 @pytest.mark.slow
-def test_one_and_two_workers_give_the_same_results(corpus, tmp_path):
+@pytest.mark.skipif(not shutil.which("chromium"), reason="no headless Chromium (Debian: apt-get install chromium)")
+def test_html_report_renders_in_headless_chromium(corpus, tmp_path):
+    from matplotlib.image import imread
+
+    base, html, png = tmp_path / "base.json", tmp_path / "report.html", tmp_path / "report.png"
+    assert regress(corpus, "--record", base) == 0
+    regress(corpus, "--passes", WITHOUT_LICM, "--baseline", base, "--html", html)
+    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={png}",
+                    "--window-size=1000,1800", html.as_uri()], capture_output=True, timeout=120, check=True)
+    pixels = imread(png)[..., :3]
+    red = (pixels[..., 0] > 0.6) & (pixels[..., 1] < 0.35) & (pixels[..., 2] < 0.35)  # the regressed bar
+    assert pixels.shape[:2] == (1800, 1000) and red.sum() > 50
+
+
+@pytest.mark.slow
+def test_one_and_two_workers_and_a_cluster_give_the_same_results(corpus, tmp_path):
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     assert regress(corpus, "--record", one) == 0
     assert regress(corpus, "--record", two, "--workers", "2") == 0
-    strip = [{k: v for k, v in r.items() if k != "compile_ms"} for r in json.loads(one.read_text())["results"]]
-    assert strip == [{k: v for k, v in r.items() if k != "compile_ms"} for r in json.loads(two.read_text())["results"]]
+
+    def strip(path):
+        return [{k: v for k, v in r.items() if k != "compile_ms"} for r in json.loads(path.read_text())["results"]]
+
+    assert strip(one) == strip(two)
+    from dask.distributed import LocalCluster  # --scheduler: an existing cluster, as a user's would be
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        three = tmp_path / "three.json"
+        assert regress(corpus, "--record", three, "--scheduler", cluster.scheduler_address) == 0
+    assert strip(one) == strip(three)
 
 
 @pytest.mark.slow

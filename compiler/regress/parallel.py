@@ -55,8 +55,7 @@ def map_units(fn: Callable, items: Sequence, workers: int = 1, scheduler: str | 
     from dask.distributed import as_completed
 
     with _client(workers, scheduler) as client:
-        futures = [client.submit(fn, item, shared, pure=False, key=f"xcc-regress-{i}-{os.getpid()}")
-                   for i, item in enumerate(items)]
+        futures = [client.submit(fn, item, shared, pure=False) for item in items]  # unique keys: pure=False
         index = {f.key: i for i, f in enumerate(futures)}
         out: list = [None] * len(items)
         for fut in as_completed(futures):

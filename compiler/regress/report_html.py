@@ -114,6 +114,7 @@ def html_report(findings: list[Finding], corpus: str, history: list[tuple[str, d
         what = "<br>".join(e(x) for x in f.failures + [c.text() for c in f.regressions + f.improvements])
         cause = "<br>".join(e(f"{c['metric']}: {c['cause']} ({c['before']} -> {c['after']})") for c in f.attribution)
         cyc = f.result["figures"].get("cycles")
+        cyc = "-" if cyc is None else cyc
         rows.append(f"<tr class=\"{cls}\"><td>{e(f.id)}</td><td>{e(f.result['status'])}</td><td>{cyc}</td>"
                     f"<td>{what or '-'}</td><td>{cause or '-'}</td></tr>")
     plots = [("Cycle change", cycle_change_plot(findings)), ("Stall breakdown", stall_plot(findings)),

@@ -98,7 +98,8 @@ def run_unit(unit: Unit, cache_dir: str | None = None) -> dict:
     if cache_dir and os.path.isdir(cache_dir):  # a Dask worker on the same file system shares the JIT cache
         os.environ["XCC_CACHE_DIR"] = cache_dir
     result = {"id": unit.id, "kernel": unit.kernel.name, "engine": unit.engine, "level": unit.level,
-              "machine": unit.machine, "pipeline": pipeline_items(unit.level, unit.options.passes),
+              "machine": Path(unit.machine).name,  # for reading: machine_hash identifies it
+              "pipeline": pipeline_items(unit.level, unit.options.passes),
               "maxrregcount": unit.options.maxrregcount, "status": "pass", "failures": [],
               "figures": {}, "stalls": {}, "metrics": {}, "compile_ms": [], "stages": []}
     try:
