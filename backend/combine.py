@@ -50,8 +50,9 @@ def combine(blocks: list) -> None:
         for m in b.insts:
             _fold_constants(m, consts)
     same = _repeated_constants(blocks, consts)
-    if same:
-        _substitute(blocks, same)
+    halves = _half_copies(blocks, defs, uses)
+    if same or halves:
+        _substitute(blocks, {**same, **halves})
     for b in blocks:
         _fold_multiply_adds(b, defs, uses)
         _fold_shared_products(b, defs, uses)
@@ -99,7 +100,25 @@ def _repeated_constants(blocks: list, consts: dict[VReg, int]) -> dict[VReg, VRe
     return same
 
 
-def _substitute(blocks: list, same: dict[VReg, VReg]) -> None:
+def _half_copies(blocks: list, defs: dict[VReg, list[MInst]], uses: dict[VReg, int]) -> dict[VReg, Half]:
+    """The registers defined once by ``MOV t, p.lo|hi`` (an element of a vector load, ``unpack``) whose readers
+    all follow in the same block, ``p`` having one definition: they can read the half of ``p`` itself, which
+    holds the same bits there (the copy becomes dead and ``p``'s pair is read in place, as ptxas reads
+    ``LDS.64 R4`` as R4 and R5)."""
+    out: dict[VReg, Half] = {}
+    for b in blocks:
+        for start, m in enumerate(b.insts):
+            t, h = m.ops.get("d"), m.ops.get("b")
+            if not (m.mnemonic == "MOV" and m.guard is None and isinstance(t, VReg) and t.width == 1
+                    and isinstance(h, Half) and len(defs.get(t, ())) == 1 and len(defs.get(h.vreg, ())) == 1):
+                continue
+            readers = sum(1 for x in b.insts[start + 1:] for v in inst_uses(x) if v is t)
+            if readers == uses.get(t, 0):
+                out[t] = h
+    return out
+
+
+def _substitute(blocks: list, same: dict[VReg, VReg | Half]) -> None:
     """Read the registers of ``same`` from their replacements (the replaced definitions become dead)."""
     for b in blocks:
         for m in b.insts:

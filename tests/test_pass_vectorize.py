@@ -85,3 +85,30 @@ def test_store_between_a_load_pair_keeps_them_apart():
     moved = text.replace("  st.shared.u32 [%r4+4], 7;\n", "")
     out = print_module(PassManager("vectorize,dce", verify=True).run(build_module(parse(moved, "t.ptx"))))
     assert "ld.b64" in out, out  # without the store in between they pair
+
+
+def test_pair_elements_are_read_in_place_on_xg1():
+    """The machine combine reads an element of a vector load from its half of the register pair: the -O3
+    build of attention_row (its dot product reads q from shared memory in pairs) has no MOV left from a half,
+    and runs as numpy says."""
+    import re
+    import sys
+
+    from kernel_cases import EXAMPLES_DIR
+
+    from xcc.backend.codegen import disassemble_kernel
+    from xcc.driver import CompileOptions, compile_module
+    from xcc.sources import read_source
+
+    sys.path.insert(0, str(EXAMPLES_DIR.parent / "bench"))
+    import opt_levels
+
+    case = opt_levels.corpus(names=["attention_row"])[0][0]
+    path = opt_levels.ptx_path(case, opt_levels.ARCH)
+    obj = compile_module([read_source(path)], CompileOptions(opt_level=3), kernels=[case.entry])
+    text = disassemble_kernel(obj.kernels[case.entry])
+    pairs = [int(m.group(1)) for m in re.finditer(r"LDS\.64 R(\d+):R\d+", text)]
+    assert pairs, text
+    for m in re.finditer(r"MOV R\d+, R(\d+) ;", text):
+        assert not any(p <= int(m.group(1)) <= p + 1 for p in pairs), m.group(0)
+    assert opt_levels.measure(case, path, 3, None, None).error is None
