@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TextIO
 
 from xcc.backend.codegen import BackendOptions, compile_function
@@ -27,6 +27,7 @@ from xcc.ir.link import link_modules
 from xcc.ir.printer import print_module
 from xcc.passes import PassManager, pipeline_for_level
 from xcc.passes.manager import build_pipeline, registered_passes
+from xcc.passes.specialize import fold_arguments, normalise_values
 from xcc.sources import Source, read_source  # noqa: F401 (read_source: re-exported, xcc.driver's API)
 
 ARCHS = ("xg1",)
@@ -47,6 +48,13 @@ class CompileOptions:
     # list scheduling on virtual registers before allocation (-O1 up); off for hand-written instruction streams
     # such as the cycle model's microbenchmarks, which time exactly the order they were written in
     pre_schedule: bool = True
+    # launch-time specialisation (docs/profiles.md): scalar kernel parameter name -> value folded in as a
+    # constant (a dict is accepted and kept as sorted (name, value) pairs); the caller guarantees every launch
+    # of the result passes these values.  ``launch_shape`` = (grid, block) folds %nctaid and %ntid likewise.
+    specialize: tuple[tuple[str, int | float], ...] | None = None
+    launch_shape: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
+    # profile-guided optimisation: an xcc.profile.Profile (or a path to one); its digest enters the key
+    profile_use: object | None = None
 
     def __post_init__(self):
         if self.arch not in ARCHS:
@@ -57,17 +65,28 @@ class CompileOptions:
             raise XccError(f"--maxrregcount must be between 1 and 255, got {self.max_registers}")
         if self.passes is not None:
             build_pipeline(self.passes)  # an unknown pass or option is an error now, naming it
+        object.__setattr__(self, "specialize", normalise_values(self.specialize))
+        if self.launch_shape is not None:
+            object.__setattr__(self, "launch_shape", tuple(tuple(int(x) for x in d) for d in self.launch_shape))
+        if self.profile_use is not None and not hasattr(self.profile_use, "digest"):
+            from xcc.profile.format import load_profile  # a path
+            object.__setattr__(self, "profile_use", load_profile(self.profile_use))
         if self.max_registers < MIN_REGISTERS:  # raised to the floor, as ptxas does below its ABI minimum
             object.__setattr__(self, "max_registers", MIN_REGISTERS)
 
     def key(self) -> dict:
-        d = asdict(self)
+        d = asdict(replace(self, profile_use=None))
         d.pop("machine")  # enters the key through the machine description's hash instead
         d.pop("verify")
         if d["passes"] is None:  # the -O level's pipeline: keys stay what they were before --passes existed
             d.pop("passes")
         if d["pre_schedule"]:
             d.pop("pre_schedule")
+        for k in ("specialize", "launch_shape", "profile_use"):  # absent when unused: keys stay as they were
+            if d[k] is None:
+                d.pop(k)
+        if self.profile_use is not None:
+            d["profile_use"] = self.profile_use.digest
         return d
 
 
@@ -163,6 +182,7 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
     by_name = {f.name: f for f in module.functions}
     called = {g.name for fn in chosen for g in reachable_functions(fn, by_name)[1:]}
     module.functions = chosen + [f for f in module.functions if f.name in called]  # with the device functions
+    specialise(chosen, options)
     optimise(module, options, print_after, out, pass_times)
     observer = None
     if print_after is not None or options.verify or pass_times is not None:
@@ -184,6 +204,21 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
                                         round((time.perf_counter() - t0) * 1000, 3), k.barriers, k.local_bytes,
                                         report["pred_spills"].count, k.spill_stores, k.spill_loads)
     return ObjectFile(images, options.arch, source_name, dict(module.source_files))
+
+
+def specialise(kernels: list, options: CompileOptions) -> None:
+    """Fold ``options.specialize`` and ``options.launch_shape`` into ``kernels`` (xcc.passes.specialize); a
+    parameter named by ``specialize`` that none of them has is an error naming it."""
+    if options.specialize is None and options.launch_shape is None:
+        return
+    values = dict(options.specialize or ())
+    for fn in kernels:
+        mine = {n: v for n, v in values.items() if any(p.name == n for p in fn.params)}
+        fold_arguments(fn, mine, options.launch_shape)
+    unknown = [n for n in values if not any(p.name == n for fn in kernels for p in fn.params)]
+    if unknown:
+        params = ", ".join(p.name for fn in kernels for p in fn.params) or "none"
+        raise XccError(f"specialize: no kernel compiled has a parameter '{unknown[0]}' (parameters: {params})")
 
 
 def kernel_names(sources: list[Source]) -> list[str]:
