@@ -190,10 +190,12 @@ def cuGraphLaunch(hGraphExec, hStream) -> None:
 @api(2)
 def cuGraphGetNodes(hGraph, numNodes=0) -> tuple[list[CUgraphNode], int]:
     """(up to ``numNodes`` of the graph's nodes, their total number): with ``numNodes`` 0 only the
-    count, as in cuda-python."""
+    count, as in cuda-python.  An event recorded during a capture is not a node, as in CUDA (it
+    orders the capture's streams; xcc keeps it internally so the event is taken when the graph runs)."""
     g = graph_of(hGraph)
     n = as_uint(numNodes, "numNodes", 64)
-    return [node.handle for node in g.nodes[:n]], len(g.nodes)
+    nodes = [node for node in g.nodes if node.kind != "event"]
+    return [node.handle for node in nodes[:n]], len(nodes)
 
 
 @api(1)

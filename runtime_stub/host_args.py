@@ -17,7 +17,10 @@ CUDA driver trusts it: a wrong one crashes the process.
   ``ctypes.Structure`` (its bytes) or an enum member (a C ``int``).
 
 As on a GPU, a parameter of ``n`` bytes takes the first ``n`` bytes of the value
-pointed at (so a ``uint64`` holder for an ``int`` parameter works).
+pointed at (so a ``uint64`` holder for an ``int`` parameter works).  In the
+``(values, types)`` form cuda-python puts each value in a zero-filled slot of its
+own, so a value narrower than its parameter is zero-extended (a ``c_uint`` for a
+``size_t`` parameter, as NVIDIA's simpleCudaGraphs sample passes it).
 """
 
 from __future__ import annotations
@@ -113,7 +116,7 @@ def kernel_args(params, kernel_params) -> list[bytes]:
             raise CudaError(_INVALID, f"the kernel takes {n} arguments and kernelParams is NULL")
         return []
     if isinstance(kp, tuple | list) and len(kp) == 2 and all(isinstance(x, tuple | list) for x in kp):
-        return [_fit(i, p, raw) for i, (p, raw) in enumerate(zip(params, _packed_values(n, *kp)))]
+        return [raw.ljust(p.size, b"\0")[:p.size] for p, raw in zip(params, _packed_values(n, *kp))]
     if isinstance(kp, np.ndarray):
         if kp.dtype.kind not in "ui" or kp.dtype.itemsize != 8:
             raise CudaError(_INVALID, f"kernelParams: an array of 64-bit addresses expected, got {kp.dtype}")
@@ -172,10 +175,3 @@ def _convert(v, t):
     if t is ctypes.c_void_p:
         return t(None if v is None else int(v))
     return t(int(v))
-
-
-def _fit(i: int, p, raw: bytes) -> bytes:
-    if len(raw) < p.size:
-        raise CudaError(_INVALID, f"kernelParams[{i}] ('{p.name}', .{p.type}): {len(raw)} bytes given, "
-                                  f"{p.size} needed")
-    return raw[:p.size]
