@@ -35,21 +35,15 @@ from xcc.numba.patch import PINNED, NumbaVersionError, check_versions, installed
 
 
 def activate() -> None:
-    """Make numba-cuda launch on xcc from now on in this process (idempotent)."""
+    """Make numba-cuda launch on xcc for the rest of this process (idempotent; there is no way back, as
+    numba-cuda's objects made on xcc, such as device arrays, would outlive the switch)."""
     from xcc.numba.patch import install
 
     install()
-
-
-def deactivate() -> None:
-    """Give numba-cuda its own driver back (resetting the xcc device context numba used)."""
-    from xcc.numba.patch import uninstall
-
-    uninstall()
 
 
 def is_active() -> bool:
     return installed()
 
 
-__all__ = ["NumbaVersionError", "PINNED", "activate", "check_versions", "deactivate", "is_active"]
+__all__ = ["NumbaVersionError", "PINNED", "activate", "check_versions", "is_active"]

@@ -5,25 +5,26 @@ numba-cuda's ``Driver`` calls every CUDA driver function through one module obje
 ``CUresult``.  :data:`BINDING` stands in for that module.  A name resolves, in order, to
 
 1. :mod:`xcc.runtime.driver` (the cuda-python-compatible driver over the emulated xg1 device);
-2. the few driver calls numba-cuda needs that are defined here: primary contexts
-   (``cuDevicePrimaryCtxRetain/Release/Reset``: one context per device, created on first retain),
-   ``cuMemGetInfo``, ``cuMemGetAddressRange``, ``cuPointerGetAttribute`` (device pointer),
-   ``cuLibraryGetGlobal`` and ``cuLibraryUnload`` (numba's libraries are xcc modules), occupancy with flags, and the calls
-   that only tune a GPU (cache configuration, carveout, profiler start/stop), which succeed and do
-   nothing;
+2. the few driver calls numba-cuda needs that are defined here: ``cuDevicePrimaryCtxReset``
+   (destroys the primary context), ``cuMemGetInfo``, ``cuMemGetAddressRange``,
+   ``cuLibraryGetGlobal`` and ``cuLibraryUnload`` (numba's libraries are xcc modules), occupancy with
+   flags, and the calls that only tune a GPU (cache configuration, carveout, profiler start/stop),
+   which succeed and do nothing;
 3. a type or constant of the real ``cuda.bindings.driver`` (enums numba only passes along);
 4. any other ``cu*`` function: a stand-in returning ``CUDA_ERROR_NOT_SUPPORTED``, so numba raises its
    usual ``CudaAPIError`` naming the call.
 
 A failing call's ``CUresult`` carries xcc's diagnostic: its ``name`` (which numba-cuda puts in the
 ``CudaAPIError`` message) is the CUDA error name followed by the located xcc message, e.g.
-``CUDA_ERROR_ILLEGAL_ADDRESS (xcc: kernel '...' line 42: out-of-bounds store ...)``.
+``CUDA_ERROR_ILLEGAL_ADDRESS (xcc: kernel '...' line 42: out-of-bounds store ...)``.  After such a
+fault the frees (``cuMemFree``, ``cuStreamDestroy``, ``cuEventDestroy``, module unloads) and
+``cuCtxGetDevice`` succeed, so that numba-cuda's reset (``numba.cuda.close()``) can destroy the faulted
+context; a fresh one is made at the next call, as after ``cudaDeviceReset``.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 
 from cuda.bindings import driver as _cuda_bindings
 
@@ -62,41 +63,15 @@ def _diagnosed(fn):
 
 # -- driver calls numba-cuda needs beyond xcc.runtime.driver -------------------------------------
 
-_lock = threading.Lock()
-_primary: dict[int, object] = {}  # device ordinal -> CUcontext of its primary context
-
-
 def _ok(*values):
     return (_R.CUDA_SUCCESS, *values)
 
 
-def cuDevicePrimaryCtxRetain(dev):
-    """The device's primary context (created, not made current, on the first retain)."""
-    d = int(dev)
-    with _lock:
-        if d not in _primary:
-            err, ctx = _xcc.cuCtxCreate(None, 0, d)
-            if err:
-                return err, None
-            _xcc.cuCtxPopCurrent()
-            _primary[d] = ctx
-    return _ok(_primary[d])
-
-
-def cuDevicePrimaryCtxRelease(dev):
-    """Numba releases on device reset; the context lives until :func:`cuDevicePrimaryCtxReset`."""
-    return _ok()
-
-
 def cuDevicePrimaryCtxReset(dev):
-    """Destroy the primary context and all its memory, modules and streams."""
-    with _lock:
-        ctx = _primary.pop(int(dev), None)
-    if ctx is not None:
-        err, = _xcc.cuCtxDestroy(ctx)
-        if err:
-            return (err,)
-    return _ok()
+    """Destroy the primary context with all its memory, modules and streams (and its sticky error);
+    the next ``cuDevicePrimaryCtxRetain`` makes a fresh one."""
+    err, ctx = _xcc.cuDevicePrimaryCtxRetain(dev)
+    return (err,) if err else _xcc.cuCtxDestroy(ctx)
 
 
 def _memory():
@@ -127,13 +102,6 @@ def cuMemGetAddressRange(dptr):
     return _R.CUDA_ERROR_NOT_FOUND, None, None
 
 
-def cuPointerGetAttribute(attribute, ptr):
-    """Only ``CU_POINTER_ATTRIBUTE_DEVICE_POINTER``: one address space, so the pointer itself."""
-    if int(attribute) != int(_cuda_bindings.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER):
-        return _R.CUDA_ERROR_NOT_SUPPORTED, None
-    return _ok(_xcc.CUdeviceptr(int(ptr)))
-
-
 def cuLibraryGetGlobal(library, name):
     """numba-cuda loads its code as a CUDA library; on xcc the handle is a module's."""
     return _xcc.cuModuleGetGlobal(library, name)
@@ -141,6 +109,30 @@ def cuLibraryGetGlobal(library, name):
 
 def cuLibraryUnload(library):
     return _xcc.cuModuleUnload(library)
+
+
+_STICKY = (_R.CUDA_ERROR_ILLEGAL_ADDRESS, _R.CUDA_ERROR_LAUNCH_FAILED)
+# Calls that succeed after a kernel fault (the context's sticky error), with these values: frees (the
+# resource goes with the context; also once the context is gone) and the context's device.  numba-cuda
+# resets a faulted context (``cuda.close()``) by popping it and freeing everything, and frees from
+# finalizers after that; it would otherwise stop at the first call.
+_AFTER_FAULT = {"cuMemFree": (), "cuStreamDestroy": (), "cuEventDestroy": (), "cuLibraryUnload": (),
+                "cuModuleUnload": (), "cuCtxGetDevice": (_xcc.CUdevice(0),)}
+_RELEASES = ("cuMemFree", "cuStreamDestroy", "cuEventDestroy", "cuLibraryUnload", "cuModuleUnload")
+
+
+def _survives_fault(fn, values: tuple):
+    """``fn`` succeeding after a kernel fault, and (a free) with no current context: numba-cuda resets
+    by popping its contexts, freeing, and destroying them."""
+
+    @functools.wraps(fn)
+    def call(*args):
+        out = fn(*args)
+        if fn.__name__ in _RELEASES and int(out[0]) == _R.CUDA_ERROR_INVALID_CONTEXT:
+            return (_R.CUDA_SUCCESS,)  # freed after the contexts were popped, to be destroyed
+        return (_R.CUDA_SUCCESS, *values) if int(out[0]) in _STICKY else out
+
+    return call
 
 
 def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags):
@@ -154,12 +146,9 @@ def _tuning_only(*args):
 
 
 _EXTRAS = {
-    "cuDevicePrimaryCtxRetain": cuDevicePrimaryCtxRetain,
-    "cuDevicePrimaryCtxRelease": cuDevicePrimaryCtxRelease,
     "cuDevicePrimaryCtxReset": cuDevicePrimaryCtxReset,
     "cuMemGetInfo": cuMemGetInfo,
     "cuMemGetAddressRange": cuMemGetAddressRange,
-    "cuPointerGetAttribute": cuPointerGetAttribute,
     "cuLibraryGetGlobal": cuLibraryGetGlobal,
     "cuLibraryUnload": cuLibraryUnload,
     "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
@@ -197,6 +186,8 @@ class Binding:
             value = _unsupported(name)
         else:
             raise AttributeError(f"xcc's driver binding has no '{name}'")
+        if name in _AFTER_FAULT:
+            value = _survives_fault(value, _AFTER_FAULT[name])
         setattr(self, name, value)
         return value
 

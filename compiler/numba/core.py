@@ -94,7 +94,6 @@ class Device:
         name = drv.cuDeviceGetName(64, self.device_id)
         self.name = name.split(b"\0", 1)[0].decode() if isinstance(name, bytes) else str(name)
         self.uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"xcc:{self.name}:{self.device_id}"))
-        self._context = None
         self.memory_resource = MemoryResource(self.device_id)
 
     def allocate(self, size: int, stream=None):
@@ -102,9 +101,8 @@ class Device:
 
     @property
     def context(self) -> _Context:
-        if self._context is None:
-            self._context = _Context(_driver().cuDevicePrimaryCtxRetain(self.device_id))
-        return self._context
+        """The primary context (a new one after ``cuDevicePrimaryCtxReset``, e.g. ``cuda.close()``)."""
+        return _Context(_driver().cuDevicePrimaryCtxRetain(self.device_id))
 
     def set_current(self) -> None:
         """Make the primary context current (pushed, unless it already is)."""

@@ -1,7 +1,7 @@
 """Point numba-cuda at xcc: the module globals through which it reaches the driver and ``cuda.core``.
 
 numba-cuda is not forked.  It reaches the GPU through a handful of names bound at import in its own
-modules; :func:`install` rebinds them and :func:`uninstall` puts the originals back:
+modules; :func:`install` rebinds them (for the rest of the process):
 
 ========================================  =============================================================
 ``numba.cuda.cudadrv.driver``             ``binding`` (every ``cu*`` call): :data:`xcc.numba.binding.BINDING`;
@@ -72,9 +72,8 @@ def _reset_driver() -> None:
     drv = driver.driver
     for name in [n for n in vars(drv) if n.startswith("cu")]:
         delattr(drv, name)
-    drv.__init__()  # looks for libcuda; with xcc installed, a failure to find it is no failure
-    if installed():
-        drv.lib, drv.is_initialized, drv.initialization_error = None, False, None
+    drv.__init__()  # looks for libcuda again; with xcc installed, not finding it is no failure
+    drv.lib, drv.is_initialized, drv.initialization_error = None, False, None
     type(devices._runtime.gpus).lst.fget.cache_clear()
     tls = driver._ActiveContext._tls_cache
     if hasattr(tls, "ctx_devnum"):
@@ -95,17 +94,4 @@ def install() -> None:
         for name, value in names.items():
             _originals[modname, name] = getattr(mod, name)
             setattr(mod, name, value)
-    _reset_driver()
-
-
-def uninstall() -> None:
-    """Put numba-cuda's own names back (its driver then looks for libcuda again)."""
-    if not installed():
-        return
-    from numba.cuda.cudadrv.devices import reset
-
-    reset()
-    for (modname, name), value in _originals.items():
-        setattr(importlib.import_module(modname), name, value)
-    _originals.clear()
     _reset_driver()
