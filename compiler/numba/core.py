@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from cuda.core import Buffer
 from cuda.core import MemoryResource as _CoreMemoryResource
+from cuda.core.utils import StridedMemoryView
 
 from xcc.numba.binding import BINDING
 from xcc.runtime import driver as _xcc
@@ -134,6 +135,34 @@ class Stream:
 def native_handle(h) -> int:
     """``cuda.bindings.utils.get_cuda_native_handle``: a handle's value."""
     return int(h)
+
+
+@dataclass(frozen=True)
+class HostArrayView:
+    """A host array as numba-cuda reads a ``StridedMemoryView`` of it: address, shape, strides in items."""
+
+    ptr: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+def host_memory_view(obj, *, stream_ptr):
+    """numba-cuda's ``_make_strided_memory_view``.  A numpy array whose dtype DLPack cannot carry
+    (records, datetimes, bytes) is described directly: cuda.core's array-interface path asks libcuda
+    for the current device.  Anything else goes through cuda.core, as in numba-cuda."""
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "VMmSU":
+        item = obj.dtype.itemsize
+        if any(s % item for s in obj.strides):
+            raise ValueError(f"array of {obj.dtype} with strides {obj.strides} not a multiple of its item size")
+        return HostArrayView(obj.ctypes.data, obj.shape, tuple(s // item for s in obj.strides), obj.dtype)
+    if isinstance(obj, np.generic) and obj.dtype.kind in "VMmSU":
+        return host_memory_view(np.asarray(obj), stream_ptr=stream_ptr)
+    return StridedMemoryView.from_any_interface(obj, stream_ptr=stream_ptr)
 
 
 # -- code, link, kernels -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ modules; :func:`install` rebinds them (for the rest of the process):
                                           ``ExperimentalDevice``, ``ExperimentalStream``, ``ObjectCode``,
                                           ``Linker``, ``LinkerOptions``, ``get_cuda_native_handle``:
                                           :mod:`xcc.numba.core`
+``numba.cuda.cudadrv.devicearray``        ``_make_strided_memory_view`` (host arrays of records)
 ``numba.cuda.dispatcher``                 ``launch``, ``LaunchConfig`` (the kernel launch)
 ``numba.cuda.memory_management.nrt``      ``launch``, ``LaunchConfig`` (NRT's own kernels)
 ========================================  =============================================================
@@ -59,6 +60,7 @@ def _replacements() -> dict[str, dict[str, object]]:
             "LinkerOptions": core.LinkerOptions,
             "get_cuda_native_handle": core.native_handle,
         },
+        "numba.cuda.cudadrv.devicearray": {"_make_strided_memory_view": core.host_memory_view},
         "numba.cuda.dispatcher": launch,
         "numba.cuda.memory_management.nrt": launch,
     }
