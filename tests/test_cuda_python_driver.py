@@ -348,3 +348,12 @@ def test_registered_host_memory(saxpy, ctx):
     for a in (x, y):
         check(cuda.cuMemHostUnregister(a))
     assert cuda.cuMemHostUnregister(x)[0] == R.CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+
+
+def test_narrow_values_are_zero_extended_as_cuda_python_packs_them():
+    from types import SimpleNamespace
+
+    from xcc.runtime.host_args import kernel_args
+
+    size_t = SimpleNamespace(name="n", size=8, type="u64")
+    assert kernel_args([size_t], ((512,), (ctypes.c_uint,))) == [(512).to_bytes(8, "little")]
