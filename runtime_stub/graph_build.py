@@ -114,6 +114,8 @@ def _side(ctx, p: CUDA_MEMCPY3D, side: str, rows: list[int], width: int, writabl
 
 
 def _rows(p: CUDA_MEMCPY3D, side: str) -> list[int]:
+    """Byte offsets of the copy's rows on one side: origin (x, y, z) in a layout of ``Pitch``-byte rows
+    and ``Height``-row slices (0: packed, the copy's own width and height)."""
     pitch = getattr(p, f"{side}Pitch") or p.WidthInBytes
     height = getattr(p, f"{side}Height") or p.Height
     x, y, z = (getattr(p, f"{side}{f}") for f in ("XInBytes", "Y", "Z"))
