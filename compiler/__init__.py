@@ -5,3 +5,19 @@ Import map: ``xcc`` (compiler/), ``xcc.ir``, ``xcc.semantics``, ``xcc.frontend``
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["Config", "TuneResult", "__version__", "autotune"]
+
+
+def __getattr__(name: str):
+    """``xcc.TuneResult``, ``xcc.Config`` and ``xcc.autotune`` (:mod:`xcc.tune`), imported on first use so that
+    ``import xcc`` stays light."""
+    if name in ("Config", "TuneResult"):
+        from xcc.tune import result
+
+        return getattr(result, name)
+    if name == "autotune":
+        from xcc.tune.decorator import autotune
+
+        return autotune
+    raise AttributeError(f"module 'xcc' has no attribute '{name}'")

@@ -21,8 +21,8 @@ inline in SQLite or in a file; nothing is pickled). Environment:
 Each entry carries small metadata beside its raw bytes: a JSON object (UTF-8
 bytes, kept as the diskcache tag of the entry) with its ``key``, ``kind``
 (:data:`ENTRY_KINDS`: ``"kernel"``, a compiled object: one kernel's, or a linked
-module's with ``kernel`` null), ``size``, ``created`` (Unix time) and what the
-writer adds (for a kernel: ``kernel``, ``options``, ``machine``,
+module's with ``kernel`` null; ``"tuning"``, an autotuning record), ``size``,
+``created`` (Unix time) and what the writer adds (for a kernel: ``kernel``, ``options``, ``machine``,
 ``machine_hash``). The directory also keeps the ``hits`` and ``misses`` of every
 process that used it (``directory/counters``). ``xcc cache stats|list|clear|verify``
 reads them (:meth:`JitCache.stats`, :meth:`JitCache.entries`, :meth:`JitCache.verify`).
@@ -53,15 +53,17 @@ import diskcache
 import xcc
 from xcc.diagnostics import ObjectFormatError
 
-__all__ = ["CACHE_SCHEMA", "ENTRY_KINDS", "CacheEntry", "JitCache", "XccCacheWarning", "cache_key", "check_entry",
-           "source_hash"]
+__all__ = ["CACHE_SCHEMA", "ENTRY_KINDS", "KIND_TUNING", "CacheEntry", "JitCache", "XccCacheWarning", "cache_key",
+           "check_entry", "source_hash"]
 
 CACHE_SCHEMA = 2
 """Bump when the meaning of a key or a stored value changes (2: entries carry JSON metadata)."""
 
 KIND_KERNEL = "kernel"
-ENTRY_KINDS = (KIND_KERNEL,)
-"""The kinds of entry: ``kernel``, a compiled object (.xbin bytes)."""
+KIND_TUNING = "tuning"
+ENTRY_KINDS = (KIND_KERNEL, KIND_TUNING)
+"""The kinds of entry: ``kernel``, a compiled object (.xbin bytes); ``tuning``, an autotuning record (UTF-8
+JSON, :mod:`xcc.tune.record`)."""
 
 _PACKAGES = ("xcc", "xcc.frontend", "xcc.passes", "xcc.backend", "xcc.runtime", "xcc.ir", "xcc.semantics")
 _SUFFIXES = (".py", ".lark", ".toml")
@@ -441,6 +443,12 @@ def check_entry(data, meta: dict) -> str | None:
         return f"holds {type(data).__name__}, not bytes"
     if len(data) != meta["size"]:
         return f"holds {len(data)} bytes, its metadata says {meta['size']}"
+    if meta.get("kind") == KIND_TUNING:  # JSON (xcc.tune.record checks its fields when it is read)
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            return f"a tuning record that is not UTF-8 JSON ({e})"
+        return None if isinstance(doc, dict) else f"a tuning record that is a JSON {type(doc).__name__}"
     from xcc.backend.objfile import ObjectFile
 
     try:

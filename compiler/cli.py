@@ -469,6 +469,40 @@ def regress(corpus, opt_level, passes, machine, maxrregcount, record, baseline, 
     raise click.exceptions.Exit(execute(req)[0])
 
 
+@cli.command(context_settings={"ignore_unknown_options": True, "max_content_width": 110})
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--kernel", "kernel_name", required=True, help="Entry name as written in the PTX.")
+@click.option("--grid", required=True, help="X[,Y,Z]")
+@click.option("--block", required=True, help="X[,Y,Z]")
+@click.option("--shared-mem", type=click.IntRange(0), default=0, help="Dynamic shared memory bytes.")
+@click.option("--budget", type=click.IntRange(1), default=32, show_default=True, help="Candidate builds at most.")
+@click.option("--strategy", type=click.Choice(["auto", "exhaustive", "greedy", "evolutionary"]), default="auto",
+              show_default=True, help="auto: exhaustive when the space fits the budget, else greedy + evolutionary.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the evolutionary search.")
+@click.option("--knob", "knobs", multiple=True, metavar="NAME=V1,V2",
+              help="Search this knob over these values (the plain build's first; repeatable; default: every knob).")
+@click.option("--opt-level", type=click.IntRange(0, 3), default=3, show_default=True)
+@click.option("--machine", default="xg1", show_default=True, help="Machine description (name or TOML file).")
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+              help="N > 1: build and run candidates on a Dask LocalCluster of N processes.")
+@click.option("--scheduler", metavar="ADDRESS", help="Run candidates on an existing Dask cluster.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.option("--max-steps", type=click.IntRange(0), default=None, metavar="N", help="Watchdog limit per launch.")
+@click.option("--retune", is_flag=True, help="Search again even when the JIT cache has a record.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result.")
+@click.argument("args", nargs=-1)
+def tune(source, kernel_name, grid, block, shared_mem, budget, strategy, seed, knobs, opt_level, machine, workers,
+         scheduler, progress, max_steps, retune, json_out, args):
+    """Autotune a kernel's compiler knobs for one launch on the cycle model (arguments as for xcc run); later
+    launches of that shape with rt.load_module(..., autotuned=True) run the tuned binary."""
+    from xcc.tune.command import TuneRequest, execute
+
+    req = TuneRequest(source, kernel_name, _dim(grid), _dim(block), shared_mem, tuple(parse_run_arg(a) for a in args),
+                      budget, strategy, seed, opt_level, machine, tuple(knobs), workers, scheduler, progress,
+                      max_steps, retune, json_out)
+    raise click.exceptions.Exit(execute(req, click.echo))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = _normalise_argv(list(sys.argv[1:] if argv is None else argv))
     try:
