@@ -222,6 +222,46 @@ def _load(ptxes: list[bytes]):
         drv.cuLinkDestroy(state)
 
 
+class Program:
+    """``cuda.core.Program`` for the CUDA C++ numba-cuda compiles with NVRTC (the ``.cu`` files it links,
+    e.g. its fp16 and bf16 helpers): compiled to PTX through ``cuda.bindings.nvrtc`` directly, since
+    cuda.core's own ``compile`` first asks libcuda for the driver version."""
+
+    def __init__(self, code, code_type: str, options=None):
+        if code_type.lower() not in ("c++", "cxx"):
+            raise XccLinkError(f"NVRTC program of type {code_type!r}: xcc's Numba path compiles C++ only")
+        self.code = code.encode() if isinstance(code, str) else bytes(code)
+        self.options = options
+
+    def compile(self, target_type: str, logs=None, **kw) -> ObjectCode:
+        from cuda.bindings import nvrtc
+        from numba.cuda.cudadrv.error import NvrtcCompilationError
+
+        if target_type != "ptx":
+            raise XccLinkError(f"NVRTC to {target_type!r}: xcc takes PTX (LTO-IR needs nvJitLink)")
+        name = (getattr(self.options, "name", None) or "<numba-cu>")
+        opts = self.options.as_bytes("nvrtc") if self.options is not None else []
+        err, prog = nvrtc.nvrtcCreateProgram(self.code, name.encode(), 0, [], [])
+        if err:
+            raise NvrtcCompilationError(f"{name}: nvrtcCreateProgram: {err.name}")
+        try:
+            err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            log = log.rstrip(b"\0").decode(errors="replace").strip()
+            if err:
+                raise NvrtcCompilationError(f"{name}: NVRTC failed ({err.name}):\n{log}")
+            if log and logs is not None:
+                logs.write(log)
+            _, size = nvrtc.nvrtcGetPTXSize(prog)
+            ptx = b" " * size
+            nvrtc.nvrtcGetPTX(prog, ptx)
+        finally:
+            nvrtc.nvrtcDestroyProgram(prog)
+        return ObjectCode.from_ptx(ptx.rstrip(b"\0"), name=name)
+
+
 class LinkerOptions:
     """``cuda.core.LinkerOptions``: kept; xcc compiles with its own defaults (-O3, 255 registers)."""
 

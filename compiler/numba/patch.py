@@ -9,6 +9,7 @@ modules; :func:`install` rebinds them (for the rest of the process):
                                           ``Linker``, ``LinkerOptions``, ``get_cuda_native_handle``:
                                           :mod:`xcc.numba.core`
 ``numba.cuda.cudadrv.devicearray``        ``_make_strided_memory_view`` (host arrays of records)
+``numba.cuda.cudadrv.nvrtc``              ``Program`` (C++ that numba-cuda links, compiled to PTX)
 ``numba.cuda.dispatcher``                 ``launch``, ``LaunchConfig`` (the kernel launch)
 ``numba.cuda.memory_management.nrt``      ``launch``, ``LaunchConfig`` (NRT's own kernels)
 ========================================  =============================================================
@@ -61,6 +62,7 @@ def _replacements() -> dict[str, dict[str, object]]:
             "get_cuda_native_handle": core.native_handle,
         },
         "numba.cuda.cudadrv.devicearray": {"_make_strided_memory_view": core.host_memory_view},
+        "numba.cuda.cudadrv.nvrtc": {"Program": core.Program},
         "numba.cuda.dispatcher": launch,
         "numba.cuda.memory_management.nrt": launch,
     }
