@@ -199,7 +199,7 @@ def test_kernel_fault_is_a_located_cuda_error():
 
 def test_unsupported_link_input_is_a_clear_error():
     """numba-cuda links cubins, fatbins, LTO-IR and libraries through cuda.core; xcc takes PTX only."""
-    from xcc.numba.core import Linker, ObjectCode, XccLinkError
+    from xcc.numba.link import Linker, ObjectCode, XccLinkError
 
     with pytest.raises(XccLinkError, match="libcudadevrt.a: a library .* xcc links PTX only"):
         ObjectCode.from_library(b"!<arch>", name="libcudadevrt.a")

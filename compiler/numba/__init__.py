@@ -21,8 +21,9 @@ numba-cuda compiles the kernel to PTX with libNVVM, as it does for a GPU (for th
 xcc's device reports, 9.0); xcc compiles that PTX (through its JIT cache) and runs it on the ISA
 interpreter.  Device memory (``cuda.to_device``, ``device_array``, ``copy_to_host``), streams, events
 and ``cuda.synchronize`` are xcc's driver calls.  How numba-cuda is reached: :mod:`xcc.numba.patch`
-(the names rebound), :mod:`xcc.numba.binding` (the driver), :mod:`xcc.numba.core` (the ``cuda.core``
-objects: device, streams, link, launch).
+(the names rebound), :mod:`xcc.numba.binding` (the driver) and the ``cuda.core`` objects it uses:
+:mod:`xcc.numba.device` (device, memory, streams), :mod:`xcc.numba.link` (NVRTC, link, kernels),
+:mod:`xcc.numba.launch`.
 
 Needs the ``numba`` extra (numba-cuda and numba at the pinned versions, NVRTC and libNVVM wheels).
 Not supported: cooperative launches (``grid.sync()``), LTO (``lto=True``), linking cubins, fatbins or

@@ -35,6 +35,14 @@ _GIB = 1 << 30
 TOTAL_MEMORY = 80 * _GIB  # reported by cuMemGetInfo: an H100's HBM (xg1 models an H100-class part)
 
 
+def numba_driver():
+    """numba-cuda's ``Driver`` (``numba.cuda.cudadrv.driver.driver``), which calls :data:`BINDING` and
+    turns a failure into its ``CudaAPIError``."""
+    from numba.cuda.cudadrv.driver import driver
+
+    return driver
+
+
 class Failure(int):
     """A failed call's ``CUresult``: equal to its code, named with the xcc diagnostic behind it."""
 

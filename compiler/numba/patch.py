@@ -7,7 +7,7 @@ modules; :func:`install` rebinds them (for the rest of the process):
 ``numba.cuda.cudadrv.driver``             ``binding`` (every ``cu*`` call): :data:`xcc.numba.binding.BINDING`;
                                           ``ExperimentalDevice``, ``ExperimentalStream``, ``ObjectCode``,
                                           ``Linker``, ``LinkerOptions``, ``get_cuda_native_handle``:
-                                          :mod:`xcc.numba.core`
+                                          :mod:`xcc.numba.device`, :mod:`xcc.numba.link`
 ``numba.cuda.cudadrv.devicearray``        ``_make_strided_memory_view`` (host arrays of records)
 ``numba.cuda.cudadrv.nvrtc``              ``Program`` (C++ that numba-cuda links, compiled to PTX)
 ``numba.cuda.dispatcher``                 ``launch``, ``LaunchConfig`` (the kernel launch)
@@ -47,24 +47,24 @@ def check_versions() -> None:
 
 def _replacements() -> dict[str, dict[str, object]]:
     """Module -> {name: xcc's object} (imported only once the versions are checked)."""
-    from xcc.numba import core
+    from xcc.numba import device, launch, link
     from xcc.numba.binding import BINDING
 
-    launch = {"launch": core.launch, "LaunchConfig": core.LaunchConfig}
+    launching = {"launch": launch.launch, "LaunchConfig": launch.LaunchConfig}
     return {
         "numba.cuda.cudadrv.driver": {
             "binding": BINDING,
-            "ExperimentalDevice": core.Device,
-            "ExperimentalStream": core.Stream,
-            "ObjectCode": core.ObjectCode,
-            "Linker": core.Linker,
-            "LinkerOptions": core.LinkerOptions,
-            "get_cuda_native_handle": core.native_handle,
+            "ExperimentalDevice": device.Device,
+            "ExperimentalStream": device.Stream,
+            "ObjectCode": link.ObjectCode,
+            "Linker": link.Linker,
+            "LinkerOptions": link.LinkerOptions,
+            "get_cuda_native_handle": device.native_handle,
         },
-        "numba.cuda.cudadrv.devicearray": {"_make_strided_memory_view": core.host_memory_view},
-        "numba.cuda.cudadrv.nvrtc": {"Program": core.Program},
-        "numba.cuda.dispatcher": launch,
-        "numba.cuda.memory_management.nrt": launch,
+        "numba.cuda.cudadrv.devicearray": {"_make_strided_memory_view": device.host_memory_view},
+        "numba.cuda.cudadrv.nvrtc": {"Program": link.Program},
+        "numba.cuda.dispatcher": launching,
+        "numba.cuda.memory_management.nrt": launching,
     }
 
 

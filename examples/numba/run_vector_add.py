@@ -10,6 +10,8 @@ interpreter.  Host arrays passed to a kernel are copied in and back; device arra
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import xcc.numba
@@ -17,6 +19,10 @@ import xcc.numba
 xcc.numba.activate()
 
 from numba import cuda, float32  # noqa: E402
+from numba.core.errors import NumbaPerformanceWarning  # noqa: E402
+
+# The grids are small on purpose (the ISA interpreter runs every thread): no low-occupancy advice.
+warnings.simplefilter("ignore", NumbaPerformanceWarning)
 
 
 @cuda.jit
