@@ -19,7 +19,7 @@ import xcc.numba
 xcc.numba.activate()
 
 from numba import cuda, float32  # noqa: E402
-from numba.core.errors import NumbaPerformanceWarning  # noqa: E402
+from numba.cuda.core.errors import NumbaPerformanceWarning  # noqa: E402
 
 # The grids are small on purpose (the ISA interpreter runs every thread): no low-occupancy advice.
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
