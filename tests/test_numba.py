@@ -213,3 +213,11 @@ def test_versions_are_pinned():
     assert xcc.numba.PINNED == {"numba-cuda": "0.30.4", "numba": "0.68.1"}
     for dist, want in xcc.numba.PINNED.items():
         assert metadata.version(dist) == want
+
+
+def test_other_numba_cuda_version_is_refused(monkeypatch):
+    from xcc.numba import patch
+
+    monkeypatch.setattr(patch.metadata, "version", lambda dist: "0.1.0")
+    with pytest.raises(xcc.numba.NumbaVersionError, match=r"numba-cuda==0\.30\.4, found 0\.1\.0"):
+        xcc.numba.check_versions()

@@ -26,6 +26,7 @@ import importlib
 from importlib import metadata
 
 PINNED = {"numba-cuda": "0.30.4", "numba": "0.68.1"}
+SERIES = {"cuda-core": "1."}  # xcc.numba.device/link mirror cuda.core 1.x (properties, MemoryResource)
 _originals: dict[tuple[str, str], object] = {}
 
 
@@ -34,6 +35,8 @@ class NumbaVersionError(RuntimeError):
 
 
 def check_versions() -> None:
+    """Raise :class:`NumbaVersionError` unless the pinned numba and numba-cuda (and cuda.core 1.x) are
+    installed."""
     for dist, want in PINNED.items():
         try:
             have = metadata.version(dist)
@@ -43,6 +46,10 @@ def check_versions() -> None:
         if have != want:
             raise NumbaVersionError(f"xcc's Numba path is built against {dist}=={want}, found {have}: "
                                     f"pip install '{dist}=={want}'")
+    for dist, prefix in SERIES.items():
+        have = metadata.version(dist)
+        if not have.startswith(prefix):
+            raise NumbaVersionError(f"xcc's Numba path needs {dist} {prefix}x, found {have}")
 
 
 def _replacements() -> dict[str, dict[str, object]]:
