@@ -11,6 +11,8 @@
     xcc regress CORPUS.toml [-O3] [--passes P] [--machine M] [--record|--baseline FILE] [--attribute]
                 [--junit|--markdown|--html FILE] [--workers N|--scheduler ADDRESS]   (exit 0, 1, 2 or 125)
     xcc cache stats|list [--json] | clear | verify     (the JIT cache: XCC_CACHE_DIR)
+    xcc profile merge -o OUT.json IN.json...           (profiles of launches: xcc run --profile-out FILE;
+                                                        used by xcc compile --profile-use FILE / -fprofile-use=FILE)
 
 Exit codes: 0 success; 1 an error in the input (bad PTX, a kernel fault), with
 diagnostics, or for ``xcc cache verify`` bad entries found (and dropped); 2 a usage
@@ -49,6 +51,8 @@ def _normalise_argv(argv: list[str]) -> list[str]:
             out.append("--maxrregcount=" + a.split("=", 1)[1])
         elif a == "-ftime-report":  # clang's spelling of --time-passes
             out.append("--time-passes")
+        elif a.startswith("-fprofile-use="):  # clang's spelling of --profile-use
+            out += ["--profile-use", a.split("=", 1)[1]]
         else:
             out.append(a)
     return out
@@ -78,8 +82,11 @@ def cli() -> None:
 @click.option("--time-passes", is_flag=True, help="Print the time of each pass and backend stage (-ftime-report).")
 @click.option("-c", "relocatable", is_flag=True, help="Write one .xo relocatable object holding the inputs' IR after "
               "the -O pipeline, externs unresolved allowed, for `xcc link` (as ptxas -c / nvcc -dc).")
+@click.option("--profile-use", type=click.Path(dir_okay=False, path_type=Path),
+              help="Profile-guided optimisation from a profile of these inputs (xcc run --profile-out; "
+                   "-fprofile-use=FILE; docs/profiles.md).")
 def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, stats_json, passes, list_passes,
-            print_after, verify_ir, time_passes, relocatable):
+            print_after, verify_ir, time_passes, relocatable, profile_use):
     """Compile PTX files into one .xbin object file."""
     from xcc.driver import CompileOptions, KernelStats, Source, check_print_after, compile_module, read_source
 
@@ -95,7 +102,7 @@ def compile(inputs, output, arch, opt_level, maxrregcount, machine, verbose, sta
         raise click.UsageError("no input files")
     check_print_after(print_after)
     options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=maxrregcount, machine=machine,
-                             verify=verify_ir, passes=passes)
+                             verify=verify_ir, passes=passes, profile_use=profile_use)
     sources = []
     for p in inputs:
         s = read_source(p)
@@ -276,9 +283,13 @@ def parse_run_arg(text: str):
 @click.option("--max-steps", type=click.IntRange(0), default=None, metavar="N",
               help="Watchdog: stop the kernel after N scheduler steps with a report of where its warps are "
                    "(default: XCC_MAX_STEPS, else 1000000; 0: no limit).")
+@click.option("--profile-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Record the launch's profile into FILE (JSON, docs/profiles.md).")
+@click.option("--profile-use", type=click.Path(dir_okay=False, path_type=Path),
+              help="Compile with profile-guided optimisation from FILE.")
 @click.argument("args", nargs=-1)
 def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, machine, show_stats, stats_json, timing,
-        hotspots, max_steps, args):
+        hotspots, max_steps, profile_out, profile_use, args):
     """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
     import numpy as np
 
@@ -289,7 +300,9 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
         raise click.BadParameter("--hotspots needs the cycle model: --engine isa, without --no-timing")
     parsed = [parse_run_arg(a) for a in args]
     device = rt.Device(machine=machine)
-    mod = rt.load_module(source, opt_level=opt_level, engine=engine, device=device)
+    if profile_out and engine != "isa":
+        raise click.BadParameter("--profile-out records the ISA engine's launch: --engine isa")
+    mod = rt.load_module(source, opt_level=opt_level, engine=engine, device=device, profile_use=profile_use)
     fn = mod.get_function(kernel_name)
     launch_args, buffers = [], {}
     for i, (kind, v) in enumerate(parsed):
@@ -299,7 +312,11 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
             launch_args.append(d)
         else:
             launch_args.append(v)
-    stats = fn.launch(grid_d, block_d, launch_args, shared_mem, timing=timing, max_steps=max_steps)
+    stats = (fn.launch(grid_d, block_d, launch_args, shared_mem, timing=timing, max_steps=max_steps, profile=True)
+             if profile_out else fn.launch(grid_d, block_d, launch_args, shared_mem, timing=timing,
+                                            max_steps=max_steps))
+    if profile_out:
+        _write_atomically(profile_out, stats.profile.to_json().encode())
     results = {}
     for i, (name, d) in buffers.items():
         arr = d.copy_to_host()
@@ -501,6 +518,26 @@ def tune(source, kernel_name, grid, block, shared_mem, budget, strategy, seed, k
                       budget, strategy, seed, opt_level, machine, tuple(knobs), workers, scheduler, progress,
                       max_steps, retune, json_out)
     raise click.exceptions.Exit(execute(req, click.echo))
+
+
+@cli.group()
+def profile() -> None:
+    """Profiles of launches (docs/profiles.md): record with xcc run --profile-out, use with --profile-use."""
+
+
+@profile.command("merge")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The merged profile.")
+def profile_merge(inputs, output):
+    """Merge profiles of launches of one module into one (counts add up)."""
+    from xcc.profile import load_profile, merge_profiles
+
+    merged = merge_profiles([load_profile(p) for p in inputs])
+    _write_atomically(output, merged.to_json().encode())
+    k = merged.kernels
+    click.echo(f"{output}: {len(inputs)} profiles, kernels {', '.join(sorted(k))}, "
+               f"{sum(v['launches'] for v in k.values())} launches")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,8 +26,11 @@ from xcc.ir.funcptr import resolve_function_pointers
 from xcc.ir.link import link_modules
 from xcc.ir.printer import print_module
 from xcc.passes import PassManager, pipeline_for_level
+from xcc.passes.block_layout import layout_blocks
 from xcc.passes.manager import build_pipeline, registered_passes
 from xcc.passes.specialize import fold_arguments, normalise_values
+from xcc.profile.format import load_profile, module_hash
+from xcc.profile.use import apply_profile
 from xcc.sources import Source, read_source  # noqa: F401 (read_source: re-exported, xcc.driver's API)
 
 ARCHS = ("xg1",)
@@ -69,7 +72,6 @@ class CompileOptions:
         if self.launch_shape is not None:
             object.__setattr__(self, "launch_shape", tuple(tuple(int(x) for x in d) for d in self.launch_shape))
         if self.profile_use is not None and not hasattr(self.profile_use, "digest"):
-            from xcc.profile.format import load_profile  # a path
             object.__setattr__(self, "profile_use", load_profile(self.profile_use))
         if self.max_registers < MIN_REGISTERS:  # raised to the floor, as ptxas does below its ABI minimum
             object.__setattr__(self, "max_registers", MIN_REGISTERS)
@@ -160,6 +162,8 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     ``pass_times``, when given, accumulates seconds per pass and backend stage name (``--time-passes``)."""
     check_print_after(print_after)
     t0 = time.perf_counter()
+    if options.profile_use is not None:
+        options.profile_use.check_module(module_hash([s.text for s in sources]), ", ".join(s.name for s in sources))
     module = frontend(sources, kernels)
     if pass_times is not None:
         pass_times["frontend"] = pass_times.get("frontend", 0.0) + time.perf_counter() - t0
@@ -183,7 +187,12 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
     called = {g.name for fn in chosen for g in reachable_functions(fn, by_name)[1:]}
     module.functions = chosen + [f for f in module.functions if f.name in called]  # with the device functions
     specialise(chosen, options)
+    if options.profile_use is not None:  # value-specialised clones, the profile indexed for the passes
+        apply_profile(module, chosen, options.profile_use)
     optimise(module, options, print_after, out, pass_times)
+    if options.profile_use is not None:
+        for fn in module.functions:
+            layout_blocks(fn)
     observer = None
     if print_after is not None or options.verify or pass_times is not None:
         observer = StageObserver(print_after, options.verify, out, pass_times)

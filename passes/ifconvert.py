@@ -37,6 +37,7 @@ class IfConversion(FunctionPass):
     max_insts: int = 4
 
     def run_function(self, fn: Function) -> None:
+        object.__setattr__(self, "_index", getattr(fn, "profile_index", None))
         changed = True
         while changed:
             changed = any(self._convert(fn, a) for a in list(fn.blocks))
@@ -45,7 +46,18 @@ class IfConversion(FunctionPass):
         """``b`` can be folded into ``a``: only reached from ``a``, no phis, short, pure, ends in ``br``."""
         body = b.instructions[:-1]
         return (b.preds == [a] and not b.phis and b.terminator is not None and b.terminator.op == "br"
-                and len(body) <= self.max_insts and all(i.op in SPECULATABLE for i in body))
+                and len(body) <= self._budget(a) and all(i.op in SPECULATABLE for i in body))
+
+    def _budget(self, a: Block) -> int:
+        """``max_insts``; with a profile (xcc.profile.use): 4x for a branch that diverges, 0 for one that
+        never diverged and always went one way (a uniform, predictable branch costs less than both arms)."""
+        index = getattr(self, "_index", None)
+        r = index.branch(a.terminator) if index is not None and a.terminator is not None else None
+        if r is None or not sum(r):
+            return self.max_insts
+        if index.divergent(a.terminator):
+            return 4 * self.max_insts
+        return 0 if r[2] == 0 and 0 in (r[0], r[1]) else self.max_insts
 
     def _convert(self, fn: Function, a: Block) -> bool:
         term = a.terminator
@@ -62,7 +74,7 @@ class IfConversion(FunctionPass):
             self._fold(fn, a, term, p, [f], t, lambda phi: (_incoming(phi, t, a), _incoming(phi, t, f)))
             return True
         if (self._arm(a, t) and self._arm(a, f) and t.succs == f.succs and t.succs[0] not in (a, t, f)
-                and len(t.instructions) + len(f.instructions) - 2 <= self.max_insts):
+                and len(t.instructions) + len(f.instructions) - 2 <= self._budget(a)):
             j = t.succs[0]  # diamond
             self._fold(fn, a, term, p, [t, f], j, lambda phi: (_incoming(phi, j, t), _incoming(phi, j, f)))
             return True

@@ -84,7 +84,7 @@ class Inliner(ModulePass):
                 if not ok[g.name] or not _call_fits(sizes, call, g):
                     continue
                 last_call = sites.get(g.name, 0) == 1 and (self.whole_program or g.linkage is None)
-                if not last_call and costs[g.name] - saving(call) > self.threshold:
+                if not last_call and costs[g.name] - saving(call) > _threshold(self.threshold, fn, call):
                     continue
                 block = call.block
                 follow[block] = inline_call(fn, call, g, names, serial, sizes) + follow.get(block, [])
@@ -92,6 +92,16 @@ class Inliner(ModulePass):
                 fn.blocks = _placed(fn.blocks, follow)
                 promote_param_slots(fn)
         remove_dead_functions(module, self.whole_program)
+
+
+def _threshold(threshold: int, fn: Function, call: Instruction) -> int:
+    """With a profile (xcc.profile.use): a call that ran is hot (4x the threshold), one that never ran is not
+    inlined."""
+    index = getattr(fn, "profile_index", None)
+    warps = index.call_warps(call) if index is not None else None
+    if warps is None:
+        return threshold
+    return threshold * 4 if warps else -(1 << 30)
 
 
 def cost(g: Function) -> int:

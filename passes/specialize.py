@@ -65,10 +65,18 @@ def param_bits(fn: Function, name: str, value: int | float) -> int:
     return value & ((1 << (8 * p.size)) - 1)
 
 
+def shape_registers(shape: tuple[tuple[int, int, int], tuple[int, int, int]]) -> dict[str, int]:
+    """``{'nctaid.x': .., 'ntid.z': ..}`` of a launch shape (grid, block)."""
+    return {f"{reg}.{axis}": shape[k][a] for k, reg in enumerate(SHAPE_REGISTERS) for a, axis in enumerate("xyz")}
+
+
 def fold_arguments(fn: Function, values: dict[str, int | float],
-                   shape: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None) -> int:
+                   shape: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None,
+                   registers: dict[str, int] | None = None) -> int:
     """Replace ``fn``'s loads of the parameters in ``values`` and its launch-shape special registers (``shape``
-    = (grid, block)) by constants, in place.  Returns the number of instructions replaced."""
+    = (grid, block), or some of them by name in ``registers``) by constants, in place.  Returns the number of
+    instructions replaced."""
+    regs = {**(shape_registers(shape) if shape is not None else {}), **(registers or {})}
     images = {}
     for name, v in values.items():
         bits = param_bits(fn, name, v)
@@ -78,7 +86,7 @@ def fold_arguments(fn: Function, values: dict[str, int | float],
     for b in fn.blocks:
         kept = []
         for i in b.instructions:
-            c = _constant_of(i, images, shape)
+            c = _constant_of(i, images, regs)
             if c is None:
                 kept.append(i)
             else:
@@ -88,12 +96,10 @@ def fold_arguments(fn: Function, values: dict[str, int | float],
     return len(repl)
 
 
-def _constant_of(i: Instruction, images: dict, shape) -> Const | None:
-    if i.op == "sreg" and shape is not None:
-        reg, _, axis = i.attrs.get("name", "").partition(".")
-        if reg in SHAPE_REGISTERS and axis in ("x", "y", "z"):
-            return Const(i.result.type, shape[SHAPE_REGISTERS.index(reg)]["xyz".index(axis)])
-        return None
+def _constant_of(i: Instruction, images: dict, regs: dict[str, int]) -> Const | None:
+    if i.op == "sreg":
+        v = regs.get(i.attrs.get("name", ""))
+        return Const(i.result.type, v) if v is not None else None
     if i.op != "ld_param" or i.result is None:
         return None
     off = i.attrs.get("offset", 0)
@@ -106,11 +112,12 @@ def _constant_of(i: Instruction, images: dict, shape) -> Const | None:
     return None
 
 
-def guarded_clone(fn: Function, values: dict[str, int | float]) -> bool:
-    """Put a clone of ``fn``'s body with ``values`` folded in (:func:`fold_arguments`) in front of the general
-    body, behind a uniform check of the real parameter values.  False (nothing changed) when ``values`` is empty
-    or the entry block has predecessors."""
-    if not values or fn.entry.preds or fn.entry.phis:
+def guarded_clone(fn: Function, values: dict[str, int | float], registers: dict[str, int] | None = None) -> bool:
+    """Put a clone of ``fn``'s body with ``values`` (and launch-shape ``registers``, ``{'ntid.x': 256}``) folded
+    in (:func:`fold_arguments`) in front of the general body, behind a uniform check of the real parameter and
+    register values.  False (nothing changed) when there is nothing to fold or the entry block has predecessors."""
+    registers = registers or {}
+    if not (values or registers) or fn.entry.preds or fn.entry.phis:
         return False
     checks = [(next(p for p in fn.params if p.name == n), param_bits(fn, n, v)) for n, v in sorted(values.items())]
     general = fn.entry
@@ -118,10 +125,11 @@ def guarded_clone(fn: Function, values: dict[str, int | float]) -> bool:
     loc = next((i.loc for i in general.instructions), fn.loc)
     guard = Block(_fresh(fn, "spec.guard"))
     cond = None
-    for p, bits in checks:
-        t = ptx_type(f"u{8 * p.size}")
-        v = Value(t, p.name)
-        guard.append(Instruction("ld_param", t, [], v, {"offset": p.offset}, loc))
+    loads = [(ptx_type(f"u{8 * p.size}"), "ld_param", {"offset": p.offset}, p.name, bits) for p, bits in checks]
+    loads += [(ptx_type("u32"), "sreg", {"name": r}, r, v) for r, v in sorted(registers.items())]
+    for t, op, attrs, name, bits in loads:
+        v = Value(t, name.replace(".", "_"))
+        guard.append(Instruction(op, t, [], v, attrs, loc))
         eq = Value(PRED)
         guard.append(Instruction("setp", t, [v, Const(t, bits)], eq, {"cmp": "eq"}, loc))
         if cond is not None:
@@ -132,7 +140,7 @@ def guarded_clone(fn: Function, values: dict[str, int | float]) -> bool:
     guard.append(Instruction("cbr", None, [cond], None, {"targets": [clone[0], general]}, loc))
     clone[0].preds = [guard]
     general.preds = [guard]
-    fold_arguments(Function(fn.name, True, fn.params, clone), values)
+    fold_arguments(Function(fn.name, True, fn.params, clone), values, registers=registers)
     fn.blocks = [guard, *clone, *fn.blocks]
     return True
 

@@ -69,14 +69,18 @@ class LoopUnroll(FunctionPass):
         size = sum(len(b.instructions) + len(b.phis) for b in loop.body)
         cl = counted_loop(loop)
         n = trip_count(cl, KNOWN_TRIP_LIMIT) if cl is not None else None
+        factor = self.factor
+        index = getattr(fn, "profile_index", None)  # profile use (xcc.profile.use): the loop's mean trip count
+        if index is not None and n is None:
+            factor = index.unroll_factor(loop.latches[0].terminator) or factor
         if n is not None and 1 <= n <= self.max_trip and n * size <= self.max_size:
             _Copier(fn, loop, rank).run(n, full=True)
-        elif self.factor > 1 and size * self.factor <= self.max_size:
-            if n is None and self.runtime and runtime_ok(cl, self.factor):
-                unroll_runtime(fn, loop, cl, self.factor, rank)
+        elif factor > 1 and size * factor <= self.max_size:
+            if n is None and self.runtime and runtime_ok(cl, factor):
+                unroll_runtime(fn, loop, cl, factor, rank)
                 return
-            multiple = n is not None and n % self.factor == 0  # then only every factor-th test can leave
-            _Copier(fn, loop, rank).run(self.factor, full=False, tests_only_last=multiple)
+            multiple = n is not None and n % factor == 0  # then only every factor-th test can leave
+            _Copier(fn, loop, rank).run(factor, full=False, tests_only_last=multiple)
 
 
 def _shape_ok(loop: Loop) -> bool:

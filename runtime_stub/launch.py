@@ -8,6 +8,7 @@ from xcc.diagnostics import KernelFault, LaunchError, SourceLoc
 from xcc.driver import Source
 from xcc.runtime.device import Device
 from xcc.runtime.params import pack_params
+from xcc.runtime.profiling import module_of, record_profile, snapshot
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
 from xcc.sim.isa.emulator import LaunchStats, run_kernel
 from xcc.sim.launch import step_limit
@@ -22,6 +23,9 @@ def dim3(v, what: str) -> tuple[int, int, int]:
 
 
 class Function:
+    module = None  # the Module that loaded it (set by Module.get_function)
+    variants = None  # launch-time specialisation (xcc.runtime.specialize.Variants); None: the general build
+
     def __init__(self, kernel: KernelImage, device: Device, module_globals: ModuleGlobals | None = None,
                  source: Source | None = None):
         self.kernel = kernel
@@ -42,17 +46,23 @@ class Function:
         return occupancy(self.kernel, self.device.machine, block_size, shared_mem)
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
-               stream: Stream | None = None, *, max_steps: int | None = None) -> LaunchStats | PendingLaunch:
+               stream: Stream | None = None, *, max_steps: int | None = None,
+               profile: bool = False) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion on the default stream and return its statistics; ``timing=False``
         skips the cycle model (``cycles`` None, no ``metrics``), the results are the same.  With a
         ``stream`` (:class:`xcc.runtime.queues.Stream`) the launch is checked and enqueued, and returns at
         once a :class:`~xcc.runtime.queues.PendingLaunch` whose ``stats`` exist after synchronisation.
         ``max_steps`` is the watchdog's limit (:mod:`xcc.sim.launch`: None the default,
         ``XCC_MAX_STEPS`` or 1M scheduler steps; 0 none): a kernel that runs longer is a located
-        :class:`KernelFault`, and so is a launch stopped with Ctrl-C."""
+        :class:`KernelFault`, and so is a launch stopped with Ctrl-C.  ``profile=True`` records the launch's
+        profile (:mod:`xcc.runtime.profiling`, docs/profiles.md) on the statistics' ``profile``."""
+        if profile:
+            module_of(self)  # a clear error now for a kernel not loaded from PTX
         max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         k = self.kernel
+        if self.variants is not None:
+            k = self.variants.kernel_for(self, grid, block, args)
         limits = self.device.machine.limits
         threads = block[0] * block[1] * block[2]
         if threads > min(k.max_threads, int(limits["max_threads_per_block"])):
@@ -66,19 +76,24 @@ class Function:
         params = pack_params(k, list(args))
 
         def run() -> LaunchStats:
+            before = snapshot(self) if profile else None
             try:
-                return run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
-                                  timing=timing, module_globals=self.module_globals, max_steps=max_steps)
+                stats = run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
+                                   timing=timing, module_globals=self.module_globals, max_steps=max_steps)
             except KernelFault as e:
                 if e.loc is None and self.source is not None and getattr(e, "line", 0):
                     e.loc = source_loc(self.source, e.line)
                 raise
+            if profile:
+                stats.profile = record_profile(self, k, grid, block, args, shared_mem, stats, before, max_steps)
+            return stats
 
         return run_on(stream, self.device, run, f"the launch of '{k.name}'")
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
-                 stream: Stream | None = None, *, max_steps: int | None = None) -> LaunchStats | PendingLaunch:
-        return self.launch(grid, block, args, shared_mem, timing, stream, max_steps=max_steps)
+                 stream: Stream | None = None, *, max_steps: int | None = None,
+                 profile: bool = False) -> LaunchStats | PendingLaunch:
+        return self.launch(grid, block, args, shared_mem, timing, stream, max_steps=max_steps, profile=profile)
 
 
 def source_loc(source: Source, line: int) -> SourceLoc:

@@ -28,9 +28,11 @@ from xcc.backend.objfile import KernelImage, ObjectFile
 from xcc.diagnostics import LaunchError, XccError
 from xcc.driver import CompileOptions, Source, compile_module, kernel_names
 from xcc.lto import RelocatableObject, read_input
+from xcc.profile.format import module_hash
 from xcc.runtime.device import Device, DeviceArray, default_device
 from xcc.runtime.jit import jit_cache, resolve
 from xcc.runtime.launch import Function
+from xcc.runtime.specialize import Variants
 from xcc.sim.memory import ModuleGlobals
 
 __all__ = ["ENGINES", "Module", "jit_cache", "load_module"]
@@ -39,6 +41,8 @@ ENGINES = ("isa", "ir")
 
 
 class Module:
+    specialize = False  # load_module(specialize=True): launch-time specialisation (xcc.runtime.specialize)
+
     def __init__(self, sources: list[Source] | None, image: ObjectFile | None, options: CompileOptions,
                  device: Device, engine: str = "isa"):
         self.sources = sources
@@ -65,6 +69,10 @@ class Module:
         if fn is None:
             fn = (self._ir_function(name) if self.engine == "ir"
                   else Function(self._kernel(name), self.device, self.globals, self._source_of(name)))
+            if self.engine == "isa":  # an IRFunction's ``module`` is its IR module
+                fn.module = self
+            if self.specialize and self.engine == "isa":
+                fn.variants = Variants()
             self._functions[name] = fn
         return fn
 
@@ -126,7 +134,8 @@ class Module:
 
 
 def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
-                device: Device | None = None, engine: str = "isa", passes: str | None = None) -> Module:
+                device: Device | None = None, engine: str = "isa", passes: str | None = None,
+                profile_use=None, specialize: bool = False) -> Module:
     """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these.  A list
     with ``.xo`` relocatable objects (``xcc compile -c``) among its PTX is linked with link-time
     optimisation first, as ``xcc link`` does (:mod:`xcc.lto`).
@@ -134,12 +143,17 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
     ``passes`` is an IR pass pipeline replacing the ``opt_level``'s (as ``xcc compile --passes``).
 
     ``engine`` is "isa" (compiled code on the ISA interpreter) or "ir" (the IR interpreter; PTX only).
+
+    ``profile_use`` is a profile (``xcc.profile.Profile`` or the path of one, ``res.profile.save``) of this
+    module: its kernels are compiled with profile-guided optimisation (docs/profiles.md); a profile of another
+    module is an error.  ``specialize=True``: each launch runs a variant compiled for its scalar argument values
+    and launch shape (:mod:`xcc.runtime.specialize`).
     """
     if engine not in ENGINES:
         raise XccError(f"unknown engine '{engine}' (known: {', '.join(ENGINES)})")
     device = device or default_device()
     options = CompileOptions(arch=arch, opt_level=opt_level, max_registers=max_registers,
-                             machine=device.machine.name, passes=passes)
+                             machine=device.machine.name, passes=passes, profile_use=profile_use)
     items = src if isinstance(src, list | tuple) else [src]
     read = [read_input(s, f"<ptx {i}>" if len(items) > 1 else "<ptx>") for i, s in enumerate(items)]
     if any(isinstance(r, RelocatableObject) for r in read):
@@ -152,7 +166,11 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
             raise XccError("an .xbin image cannot be linked with other sources")
         image = ObjectFile.from_bytes(images[0], str(items[0]) if isinstance(items[0], str | Path) else "<xbin>")
         return Module(None, image, options, device)
-    return Module(read, None, options, device, engine)
+    if options.profile_use is not None:
+        options.profile_use.check_module(module_hash([r.text for r in read]), ", ".join(r.name for r in read))
+    module = Module(read, None, options, device, engine)
+    module.specialize = specialize
+    return module
 
 
 def _linked_module(read: list, options: CompileOptions, device: Device, engine: str) -> Module:

@@ -56,6 +56,11 @@ class PendingLaunch:
                               "before reading its statistics")
         return self._result
 
+    @property
+    def profile(self):
+        """The launch's profile (``profile=True``), like ``stats`` once its stream has run."""
+        return self.stats.profile
+
     def synchronize(self):
         """Run the stream up to and including this launch; its statistics."""
         self.stream._run_until(lambda: self.done)

@@ -36,18 +36,21 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("frontend", ("xcc.frontend",), (*BASE, "semantics")),
     ("ir", ("xcc.ir",), (*BASE, "semantics", "frontend")),
     ("passes", ("xcc.passes",), (*BASE, "semantics", "frontend", "ir")),
+    # profiles (docs/profiles.md): the file format, merging, and the mapping onto the IR for the passes
+    ("profile", ("xcc.profile",), COMPILER_FRONT),
     # The backend's target description: what code generation and the simulator both read.
     ("target", ("xcc.backend.isa", "xcc.backend.minst", "xcc.backend.encoding", "xcc.backend.machine",
                 "xcc.backend.objfile", "xcc.backend.occupancy"), BASE),
     ("codegen", ("xcc.backend",), (*COMPILER_FRONT, "target")),
-    ("compiler", ("xcc.driver", "xcc.sources", "xcc.cache", "xcc.lto"), (*COMPILER_FRONT, "target", "codegen")),
+    ("compiler", ("xcc.driver", "xcc.sources", "xcc.cache", "xcc.lto"), (*COMPILER_FRONT, "target", "codegen",
+                                                                        "profile")),
     # Execution: the cycle model (a function of a trace and a machine description), the shared engine
     # (memory, waves, launch ...) and, above it, the two sets of executors.
     ("sim.perf", ("xcc.sim.perf",), (*BASE, "semantics", "ir", "target")),
     ("sim", ("xcc.sim",), (*BASE, "semantics", "ir", "target", "sim.perf")),
     ("sim.ir", ("xcc.sim.ir",), (*BASE, "semantics", "ir", "target", "sim")),
     ("sim.isa", ("xcc.sim.isa",), (*BASE, "semantics", "ir", "target", "sim", "sim.perf")),
-    ("runtime", ("xcc.runtime",), (*COMPILER_FRONT, "target", "codegen", "compiler",
+    ("runtime", ("xcc.runtime",), (*COMPILER_FRONT, "target", "codegen", "compiler", "profile",
                                    "sim.perf", "sim", "sim.ir", "sim.isa")),
     # xcc regress: CI jobs over a corpus (compile, run, compare, attribute, report), over the runtime.
     ("regress", ("xcc.regress",), (*COMPILER_FRONT, "target", "codegen", "compiler", "sim.perf", "sim", "sim.ir",
@@ -57,7 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
                                              "sim.perf", "sim", "sim.ir", "sim.isa", "runtime")),
     ("cli", ("xcc.cli",), ("*",)),
 )
-COMPILER_SIDE = ("semantics", "frontend", "ir", "passes", "target", "codegen", "compiler")
+COMPILER_SIDE = ("semantics", "frontend", "ir", "passes", "profile", "target", "codegen", "compiler")
 SIZE_ROOTS = ("compiler", "frontend", "passes", "backend", "runtime_stub")
 LONG_FUNCTION_ROOTS = ("compiler/sim", "backend")
 MEDIAN_MODULE_LINES, FUNCTION_LINES = 250, 150

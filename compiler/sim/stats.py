@@ -23,6 +23,7 @@ class LaunchStats:
     steps: int = 0  # scheduler steps (one instruction for a group of threads at one pc)
     printf_output: str = ""  # device printf output of the launch, in thread order (both engines)
     metrics: dict[str, float | int | str] = field(default_factory=dict)  # Nsight Compute names (timing.py)
+    profile: object = None  # launch(..., profile=True): an xcc.profile.Profile (docs/profiles.md)
 
     @property
     def ipc(self) -> float | None:

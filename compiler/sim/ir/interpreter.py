@@ -88,7 +88,8 @@ _LANES = np.arange(32, dtype=np.int64)
 
 def run_function(module: Module, fn_name: str, grid, block, params: bytes, gmem: GlobalMemory,
                  dynamic_shared: int = 0, max_steps: int | None = None,
-                 machine: Machine | str | None = None, module_globals: ModuleGlobals | None = None) -> LaunchStats:
+                 machine: Machine | str | None = None, module_globals: ModuleGlobals | None = None,
+                 profile: dict | None = None) -> LaunchStats:
     """Run kernel ``fn_name`` of IR ``module`` on ``grid`` x ``block`` threads; ``gmem`` is modified in place.
 
     ``params`` is the packed parameter buffer (:func:`xcc.runtime.params.pack_params` packs launch
@@ -98,10 +99,20 @@ def run_function(module: Module, fn_name: str, grid, block, params: bytes, gmem:
     launch allocates its own and frees them at its end).
     Raises :class:`LaunchError` for an impossible launch, :class:`UnsupportedError` for an operation
     without semantics and :class:`KernelFault` for any error of the kernel itself.
+    ``profile``, when given, receives what :mod:`xcc.profile.record` makes a profile of: ``blocks``, a list of
+    (block, warp executions, thread executions), and ``branches``, cbr instruction -> [warps all taken, warps
+    all not taken, warps divergent].
     """
     fn = module.function(fn_name)
-    return _Launch(module, fn, grid, block, bytes(params), gmem, int(dynamic_shared), machine, max_steps,
-                   module_globals).run()
+    launch = _Launch(module, fn, grid, block, bytes(params), gmem, int(dynamic_shared), machine, max_steps,
+                     module_globals)
+    launch.branches = {} if profile is not None else None
+    stats = launch.run()
+    if profile is not None:
+        profile["blocks"] = [(b, launch.wcounts[launch.base[b]], launch.tcounts[launch.base[b]])
+                             for b in launch.blocks if b.instructions]
+        profile["branches"] = {launch.insts[pos]: rec for pos, rec in launch.branches.items()}
+    return stats
 
 
 def _reachable(module: Module, fn: Function) -> list[Function]:
@@ -143,6 +154,8 @@ class _Frame:
 
 
 class _Launch(Launch):
+    branches: dict | None = None  # pos -> [all taken, all not taken, divergent] warps, when profiling
+
     def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps,
                  module_globals=None):
         super().__init__(fn.name, grid, block, machine, max_steps, reqntid=fn.directives.get("reqntid"))
@@ -456,6 +469,8 @@ class _Launch(Launch):
         elif kind == _CBR:
             cond, et, ef = ex
             c = np.asarray(cond(sel, n), bool)
+            if self.branches is not None:
+                self._count_branch(pos, idx, c)
             for e, sub in ((et, idx[c]), (ef, idx[~c])):
                 if sub.size:
                     s2, n2, _ = _sel(sub)
@@ -492,6 +507,15 @@ class _Launch(Launch):
         for so, do, size in copies:
             k = np.arange(size)
             buf[(tb + dst_base + do)[:, None] + k] = buf[(tb + src_base + so)[:, None] + k]
+
+    def _count_branch(self, pos: int, idx: np.ndarray, c: np.ndarray) -> None:
+        """Per warp of the group: all its threads took the branch, none did, or it diverged."""
+        taken, not_taken = np.unique(idx[c] >> 5), np.unique(idx[~c] >> 5)
+        div = np.intersect1d(taken, not_taken, assume_unique=True).size
+        rec = self.branches.setdefault(pos, [0, 0, 0])
+        rec[0] += taken.size - div
+        rec[1] += not_taken.size - div
+        rec[2] += div
 
     def call(self, ex, pos: int, idx: np.ndarray) -> None:
         """Threads ``idx`` call at ``pos``: push (return position, frame bases, saved values), copy the

@@ -1,0 +1,150 @@
+"""What profiles and launch-time specialisation buy on the transformer and diffusion kernels: modelled cycles.
+
+    python bench/pgo.py [-k NAME[,NAME...]] [--json FILE] [--write]
+
+Per kernel case of tests/kernel_cases*.py whose name matches :data:`NAMES` (attention, softmax, layer/RMS/group
+norm, conv2d, GELU/SiLU/SwiGLU, upsample, timestep embedding, the GEMMs), on its default arch:
+
+* ``-O3``: the plain build (``rt.load_module(path)``), one timed launch;
+* ``profile``: the same launch with ``profile=True`` (on fresh inputs), its profile saved;
+* ``pgo``: ``rt.load_module(path, profile_use=profile)``, the same launch;
+* ``spec``: ``rt.load_module(path, specialize=True)``, the same launch (its first: the variant is compiled).
+
+Every launch's outputs are checked against the case's numpy reference (a wrong one is reported and left out of
+the means).  Cycles are the ISA interpreter's cycle model (``LaunchStats.cycles``, backend/machines/xg1.toml);
+means are geometric.  ``--write`` puts the section between its markers in docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("XCC_CACHE_DIR", tempfile.mkdtemp(prefix="xcc-bench-"))
+
+from kernel_cases import CASES, ptx_path  # noqa: E402
+from microbench import BENCHMARKS_MD, write_section  # noqa: E402
+from opt_levels import _result_error  # noqa: E402
+
+from xcc import runtime as rt  # noqa: E402
+from xcc.diagnostics import XccError  # noqa: E402
+
+NAMES = ("attention", "softmax", "layernorm", "rmsnorm", "group_norm", "conv2d", "gelu", "silu", "swiglu",
+         "upsample", "timestep", "gemm")
+BEGIN, END = "<!-- pgo:begin -->", "<!-- pgo:end -->"
+COLUMNS = ("o3", "pgo", "spec")
+
+
+def corpus(names: list[str] | None = None) -> list:
+    cases = [c for c in CASES if not c.xfail and "isa" in c.engines
+             and any(n in c.name for n in NAMES) and not c.name.endswith("_debug")]
+    return [c for c in cases if any(n in c.name for n in names)] if names else cases
+
+
+def _launch(case, load, profile: bool = False):
+    """Load with ``load(path, device)``, launch the case on fresh inputs, check: (cycles or None, error, stats)."""
+    device = rt.Device()
+    try:
+        fn = load(ptx_path(case, case.default_arch), device).get_function(case.entry)
+        launch = case.make(np.random.default_rng(0))
+        args = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in launch.args]
+        res = fn.launch(launch.grid, launch.block, args, shared_mem=case.shared_mem, profile=profile)
+    except XccError as e:
+        return None, str(e).splitlines()[0], None
+    error = _result_error(case, {i: args[i].copy_to_host() for i in launch.outputs}, launch)
+    return (None if error else res.cycles), error, res
+
+
+def measure(case, profile_dir: Path) -> dict:
+    row = {"case": case.name, "errors": {}}
+    row["o3"], err, res = _launch(case, lambda p, d: rt.load_module(p, device=d), profile=True)
+    if err:
+        row["errors"]["o3"] = err
+        return row
+    path = profile_dir / f"{case.name}.profile.json"
+    res.profile.save(path)
+    kernel = res.profile.kernels[case.entry]
+    row["loops"] = len(kernel["loops"])
+    for col, load in (("pgo", lambda p, d: rt.load_module(p, device=d, profile_use=path)),
+                      ("spec", lambda p, d: rt.load_module(p, device=d, specialize=True))):
+        row[col], err, _ = _launch(case, load)
+        if err:
+            row["errors"][col] = err
+    return row
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summarise(rows: list[dict]) -> dict:
+    out = {}
+    for col in ("pgo", "spec"):
+        out[f"geomean_speedup_{col}"] = geomean([r["o3"] / r[col] for r in rows if r.get("o3") and r.get(col)])
+    out["geomean_speedup_best"] = geomean([r["o3"] / min(r[c] for c in COLUMNS if r.get(c))
+                                           for r in rows if r.get("o3")])
+    out["wrong"] = sum(1 for r in rows for e in r["errors"].values() if e.startswith("wrong"))
+    return out
+
+
+def _fmt(v) -> str:
+    return "" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def markdown_section(rows: list[dict], summary: dict) -> list[str]:
+    lines = [BEGIN, "## Profiles and launch-time specialisation", "",
+             "`python bench/pgo.py --write`: modelled cycles (ISA interpreter's cycle model, xg1.toml) of one launch "
+             "of each transformer/diffusion kernel case, at plain `-O3`, with profile use (`rt.load_module(path, "
+             "profile_use=...)`, the profile recorded by `fn.launch(..., profile=True)` on the same launch) and with "
+             "launch-time specialisation (`rt.load_module(path, specialize=True)`); outputs checked against numpy "
+             "in every column (docs/profiles.md).", "",
+             "| kernel | -O3 cycles | pgo cycles | pgo speed-up | spec cycles | spec speed-up | profiled loops |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        o3 = r.get("o3")
+
+        def sp(c, r=r, o3=o3):
+            return f"{o3 / r[c]:.3f}" if o3 and r.get(c) else r["errors"].get(c, "")
+
+        lines.append(f"| {r['case']} | {_fmt(o3) or r['errors'].get('o3', '')} | {_fmt(r.get('pgo'))} | {sp('pgo')} | "
+                     f"{_fmt(r.get('spec'))} | {sp('spec')} | {_fmt(r.get('loops'))} |")
+    lines += ["", f"Geometric mean speed-up over -O3: profile use {_fmt(summary['geomean_speedup_pgo'])}, "
+              f"specialisation {_fmt(summary['geomean_speedup_spec'])}, the better of the two per kernel "
+              f"{_fmt(summary['geomean_speedup_best'])}; wrong results: {summary['wrong']}.", END]
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-k", help="only cases whose name contains one of these (comma-separated)")
+    ap.add_argument("--json", help="write the rows and summary as JSON")
+    ap.add_argument("--write", action="store_true", help="put the section into docs/BENCHMARKS.md")
+    a = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in corpus(a.k.split(",") if a.k else None):
+            rows.append(measure(case, Path(tmp)))
+            r = rows[-1]
+            print(f"{r['case']:<28} -O3 {_fmt(r.get('o3')):>8}  pgo {_fmt(r.get('pgo')):>8}  "
+                  f"spec {_fmt(r.get('spec')):>8}  {r['errors'] or ''}", flush=True)
+    summary = summarise(rows)
+    print(json.dumps(summary))
+    if a.json:
+        Path(a.json).write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    if a.write:
+        write_section(markdown_section(rows, summary), BENCHMARKS_MD, BEGIN, END)
+    return 1 if summary["wrong"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
