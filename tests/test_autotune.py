@@ -376,3 +376,17 @@ def test_record_text_is_json_not_pickle(tmp_path):
     doc = json.loads(data)
     assert doc["format"] == record.FORMAT and doc["config"] == res.config
     assert textwrap.shorten(str(res), 20)
+
+
+def test_float_atomic_outputs_are_compared_with_a_tolerance():
+    """Bit for bit, except floating-point buffers of a kernel with floating-point atomics (rtol/atol)."""
+    base = {"problem": None, "cycles": 100, "steps": 10, "outputs": [np.float32([1.0, 2.0]), np.int32([1, 2])]}
+    near = {"problem": None, "cycles": 90, "steps": 10,
+            "outputs": [np.float32([1.0, np.nextafter(np.float32(2), np.float32(3))]), np.int32([1, 2])]}
+    for atomics, want in ((False, math.inf), (True, 90.0)):
+        state = {"baseline": None, "steps": 0}
+        assert tuning._score(base, state, None, atomics, 1e-5, 1e-6) == (100.0, None)
+        assert tuning._score(near, state, None, atomics, 1e-5, 1e-6)[0] == want
+    assert tuning._FLOAT_ATOMIC.search("atom.global.add.f32 %f1, [%rd1], %f2;")
+    assert tuning._FLOAT_ATOMIC.search("red.global.add.noftz.bf16x2 [%rd1], %r1;")
+    assert not tuning._FLOAT_ATOMIC.search("atom.global.add.u32 %r1, [%rd1], 1;")
