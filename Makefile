@@ -14,7 +14,7 @@ all: test
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,triton,numba]'
 	touch $(STAMP)
 
 demo: $(STAMP)
