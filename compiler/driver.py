@@ -51,6 +51,8 @@ class CompileOptions:
     # list scheduling on virtual registers before allocation (-O1 up); off for hand-written instruction streams
     # such as the cycle model's microbenchmarks, which time exactly the order they were written in
     pre_schedule: bool = True
+    # list scheduling after register allocation (-O1 up); a knob of the autotuner (xcc.tune)
+    post_schedule: bool = True
     # launch-time specialisation (docs/profiles.md): scalar kernel parameter name -> value folded in as a
     # constant (a dict is accepted and kept as sorted (name, value) pairs); the caller guarantees every launch
     # of the result passes these values.  ``launch_shape`` = (grid, block) folds %nctaid and %ntid likewise.
@@ -84,6 +86,8 @@ class CompileOptions:
             d.pop("passes")
         if d["pre_schedule"]:
             d.pop("pre_schedule")
+        if d["post_schedule"]:
+            d.pop("post_schedule")
         for k in ("specialize", "launch_shape", "profile_use"):  # absent when unused: keys stay as they were
             if d[k] is None:
                 d.pop(k)
@@ -197,7 +201,8 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
     if print_after is not None or options.verify or pass_times is not None:
         observer = StageObserver(print_after, options.verify, out, pass_times)
     images = {}
-    backend = BackendOptions(max_registers=options.max_registers, schedule=options.opt_level > 0,
+    backend = BackendOptions(max_registers=options.max_registers,
+                             schedule=options.opt_level > 0 and options.post_schedule,
                              uniform_branches=options.opt_level > 0, pre_schedule=options.pre_schedule,
                              observer=observer)
     functions = {f.name: f for f in module.functions}

@@ -24,6 +24,7 @@ def dim3(v, what: str) -> tuple[int, int, int]:
 
 class Function:
     module = None  # the Module that loaded it (set by Module.get_function)
+    tuned = None  # the autotuned binaries by launch shape (xcc.runtime.tuning.Tuned); None: none
     variants = None  # launch-time specialisation (xcc.runtime.specialize.Variants); None: the general build
 
     def __init__(self, kernel: KernelImage, device: Device, module_globals: ModuleGlobals | None = None,
@@ -60,7 +61,7 @@ class Function:
             module_of(self)  # a clear error now for a kernel not loaded from PTX
         max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
         grid, block = dim3(grid, "grid"), dim3(block, "block")
-        k = self.kernel
+        k = self.kernel if self.tuned is None else self.tuned.kernel_for(self, (grid, block, shared_mem), args)
         if self.variants is not None:
             k = self.variants.kernel_for(self, grid, block, args)
         limits = self.device.machine.limits
@@ -89,6 +90,14 @@ class Function:
             return stats
 
         return run_on(stream, self.device, run, f"the launch of '{k.name}'")
+
+    def autotune(self, grid, block, args=(), shared_mem: int = 0, budget: int = 32, **options):
+        """Search compiler knobs for the fastest build of this launch on the cycle model, with at most
+        ``budget`` candidate builds; afterwards launches of this shape run the tuned binary.  Returns an
+        :class:`xcc.TuneResult` (:func:`xcc.runtime.tuning.autotune` lists the options)."""
+        if self.module is None or self.module.sources is None:
+            raise LaunchError(f"'{self.name}' cannot be autotuned: it was not loaded from PTX")
+        return self.module.autotune(self, grid, block, args, shared_mem, budget, **options)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
                  stream: Stream | None = None, *, max_steps: int | None = None,

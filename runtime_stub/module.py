@@ -33,6 +33,7 @@ from xcc.runtime.device import Device, DeviceArray, default_device
 from xcc.runtime.jit import jit_cache, resolve
 from xcc.runtime.launch import Function
 from xcc.runtime.specialize import Variants
+from xcc.runtime.tuning import Tuned, autotune
 from xcc.sim.memory import ModuleGlobals
 
 __all__ = ["ENGINES", "Module", "jit_cache", "load_module"]
@@ -44,8 +45,9 @@ class Module:
     specialize = False  # load_module(specialize=True): launch-time specialisation (xcc.runtime.specialize)
 
     def __init__(self, sources: list[Source] | None, image: ObjectFile | None, options: CompileOptions,
-                 device: Device, engine: str = "isa"):
+                 device: Device, engine: str = "isa", autotuned: bool = False):
         self.sources = sources
+        self.autotuned = autotuned  # launches look for a tuning record of their shape (xcc.runtime.tuning)
         self.image = image
         self.options = options
         self.device = device
@@ -73,6 +75,8 @@ class Module:
                 fn.module = self
             if self.specialize and self.engine == "isa":
                 fn.variants = Variants()
+            if self.autotuned and self.engine == "isa":
+                fn.tuned = Tuned(lookup=True)
             self._functions[name] = fn
         return fn
 
@@ -82,6 +86,10 @@ class Module:
             return None
         return next((s for s in self.sources if re.search(rf"\.entry\s+{re.escape(kernel)}\s*\(", s.text)),
                     self.sources[0] if len(self.sources) == 1 else None)
+
+    def autotune(self, fn: Function, *args, **options):
+        """``fn.autotune(...)`` (:func:`xcc.runtime.tuning.autotune`)."""
+        return autotune(fn, *args, **options)
 
     def _ir_function(self, name: str):
         from xcc.runtime.ir_engine import IRFunction, ir_of_sources
@@ -135,7 +143,7 @@ class Module:
 
 def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
                 device: Device | None = None, engine: str = "isa", passes: str | None = None,
-                profile_use=None, specialize: bool = False) -> Module:
+                autotuned: bool = False, profile_use=None, specialize: bool = False) -> Module:
     """Load PTX or an .xbin: ``src`` is a path (str or Path), PTX text, bytes, or a list of these.  A list
     with ``.xo`` relocatable objects (``xcc compile -c``) among its PTX is linked with link-time
     optimisation first, as ``xcc link`` does (:mod:`xcc.lto`).
@@ -143,6 +151,9 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
     ``passes`` is an IR pass pipeline replacing the ``opt_level``'s (as ``xcc compile --passes``).
 
     ``engine`` is "isa" (compiled code on the ISA interpreter) or "ir" (the IR interpreter; PTX only).
+
+    ``autotuned=True``: a launch whose shape (grid, block, shared memory) has a tuning record in the JIT cache
+    (``fn.autotune`` or ``xcc tune``, in any process) runs the tuned binary; other shapes the plain build.
 
     ``profile_use`` is a profile (``xcc.profile.Profile`` or the path of one, ``res.profile.save``) of this
     module: its kernels are compiled with profile-guided optimisation (docs/profiles.md); a profile of another
@@ -168,7 +179,7 @@ def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int =
         return Module(None, image, options, device)
     if options.profile_use is not None:
         options.profile_use.check_module(module_hash([r.text for r in read]), ", ".join(r.name for r in read))
-    module = Module(read, None, options, device, engine)
+    module = Module(read, None, options, device, engine, autotuned)
     module.specialize = specialize
     return module
 

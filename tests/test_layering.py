@@ -31,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BASE = ("base",)
 COMPILER_FRONT = (*BASE, "semantics", "frontend", "ir", "passes")
 LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("base", ("xcc", "xcc.diagnostics"), ()),
+    # xcc.tune's result and decorator are plain Python over the base, so that xcc.TuneResult / xcc.Config /
+    # xcc.autotune (lazy attributes of the xcc package) load light.
+    ("base", ("xcc", "xcc.diagnostics", "xcc.tune.result", "xcc.tune.decorator"), ()),
     ("semantics", ("xcc.semantics",), BASE),
     ("frontend", ("xcc.frontend",), (*BASE, "semantics")),
     ("ir", ("xcc.ir",), (*BASE, "semantics", "frontend")),
@@ -44,6 +46,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("codegen", ("xcc.backend",), (*COMPILER_FRONT, "target")),
     ("compiler", ("xcc.driver", "xcc.sources", "xcc.cache", "xcc.lto"), (*COMPILER_FRONT, "target", "codegen",
                                                                         "profile")),
+    # Autotuning's search space, strategies and cache record (over the compile driver); the runtime builds and
+    # launches the candidates (xcc.runtime.tuning), `xcc tune` (xcc.tune.command) sits over the runtime.
+    ("tune", ("xcc.tune",), (*COMPILER_FRONT, "target", "codegen", "compiler")),
     # Execution: the cycle model (a function of a trace and a machine description), the shared engine
     # (memory, waves, launch ...) and, above it, the two sets of executors.
     ("sim.perf", ("xcc.sim.perf",), (*BASE, "semantics", "ir", "target")),
@@ -51,7 +56,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("sim.ir", ("xcc.sim.ir",), (*BASE, "semantics", "ir", "target", "sim")),
     ("sim.isa", ("xcc.sim.isa",), (*BASE, "semantics", "ir", "target", "sim", "sim.perf")),
     ("runtime", ("xcc.runtime",), (*COMPILER_FRONT, "target", "codegen", "compiler", "profile",
-                                   "sim.perf", "sim", "sim.ir", "sim.isa")),
+                                   "sim.perf", "sim", "sim.ir", "sim.isa", "tune")),
+    ("tune.command", ("xcc.tune.command",), (*COMPILER_FRONT, "target", "codegen", "compiler", "tune",
+                                             "sim.perf", "sim", "sim.ir", "sim.isa", "runtime")),
     # xcc regress: CI jobs over a corpus (compile, run, compare, attribute, report), over the runtime.
     ("regress", ("xcc.regress",), (*COMPILER_FRONT, "target", "codegen", "compiler", "sim.perf", "sim", "sim.ir",
                                    "sim.isa", "runtime")),
