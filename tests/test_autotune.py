@@ -361,12 +361,24 @@ def test_cli_exit_codes(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_workers_give_the_same_result_as_in_process(tmp_path):
+def test_workers_and_a_cluster_give_the_same_result_as_in_process(tmp_path, capsys):
     fn, (grid, block, args) = _launch(tmp_path)
     local = fn.autotune(grid, block, args, budget=8, space=SPACE, progress=False)
     fanned = fn.autotune(grid, block, args, budget=8, space=SPACE, progress=False, workers=2, retune=True)
     assert [c.cycles for c in local.candidates] == [c.cycles for c in fanned.candidates]
     assert local.config == fanned.config
+    from dask.distributed import LocalCluster  # xcc tune --scheduler: an existing cluster
+
+    np.save(tmp_path / "x.npy", args[1].copy_to_host())
+    np.save(tmp_path / "y.npy", args[2].copy_to_host())
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert main(["tune", str(tmp_path / "rowsum.ptx"), "--kernel", "rowsum", "--grid", "1", "--block",
+                     str(THREADS), "--budget", "8", "--retune", "--no-progress", "--scheduler",
+                     cluster.scheduler_address, "--json", str(tmp_path / "r.json"), *(
+                         f"--knob={k}={','.join(str(v).lower() for v in vs)}" for k, vs in SPACE.items()),
+                     "u32:16", str(tmp_path / "x.npy"), str(tmp_path / "y.npy")]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["config"] == local.config and doc["cycles"] == local.cycles and doc["candidates"] == 8
 
 
 def test_record_text_is_json_not_pickle(tmp_path):
