@@ -605,6 +605,7 @@ SR_INDEX = {name: i for i, name in enumerate(SPECIAL_REGS)}
 # Constant bank 0 layout (as on NVIDIA GPUs: launch dimensions first, then the parameters).
 CBANK_NTID = 0x0  # ntid.x, .y, .z
 CBANK_NCTAID = 0xC  # nctaid.x, .y, .z
+CBANK_DYNAMIC_SMEM = 0x18  # the launch's dynamic shared memory bytes (%dynamic_smem_size)
 CBANK_GLOBALS = 0x20  # the addresses of the kernel's module-level .global variables, 8 bytes each
 CBANK_PARAMS = 0x160
 MAX_GLOBALS = (CBANK_PARAMS - CBANK_GLOBALS) // 8

@@ -4,7 +4,16 @@ see :mod:`xcc.backend.isel_core`)."""
 
 from __future__ import annotations
 
-from xcc.backend.isa import CBANK_NCTAID, CBANK_NTID, CBANK_PARAMS, PT, RZ, SR_INDEX, WINDOWS
+from xcc.backend.isa import (
+    CBANK_DYNAMIC_SMEM,
+    CBANK_NCTAID,
+    CBANK_NTID,
+    CBANK_PARAMS,
+    PT,
+    RZ,
+    SR_INDEX,
+    WINDOWS,
+)
 from xcc.backend.isel_core import SelectorCore, width_of
 from xcc.backend.isel_tables import ATOM_KIND, MEM_PREFIX, SREG_NAMES, SUB_WORD_SIZE
 from xcc.backend.minst import CBank, Half, Imm, new_vreg
@@ -33,6 +42,10 @@ class MemorySelection(SelectorCore):
             base = CBANK_NTID if name == "ntid" else CBANK_NCTAID
             cb = CBank(0, base + 4 * "xyz".index(comp))
             self.cbank[inst.result] = cb
+            self.emit("LDC", d=d, b=cb)
+            return
+        if name == "dynamic_smem_size":  # written by the launch into constant bank 0
+            cb = self.cbank[inst.result] = CBank(0, CBANK_DYNAMIC_SMEM)
             self.emit("LDC", d=d, b=cb)
             return
         sr = SREG_NAMES.get(name)
@@ -74,7 +87,7 @@ class MemorySelection(SelectorCore):
         if space == "global" or space in WINDOWS and width_of(inst.type) == 1:
             self.alias(inst.result, inst.args[0])  # a 32-bit address: the base's low word is 0
             return
-        if space not in ("shared", "local"):
+        if space not in ("shared", "local", "param"):
             raise self.error(f"cvta for the .{space} space is not supported by the backend yet")
         hi = WINDOWS[space] >> 32
         if not inst.attrs.get("to_generic", True):

@@ -53,6 +53,10 @@ SPECIAL_REGS = frozenset(
 )
 
 
+# PTX's predefined constant WARP_SZ (ISA 9.0, 5.4.1 "predefined identifiers"): the warp size, which is 32
+# on every NVIDIA target and on xg1 (backend/machines/xg1.toml, warp_size); an immediate wherever it appears.
+PREDEFINED_CONSTANTS = {"WARP_SZ": 32}
+
 MAX_SYNTAX_ERRORS = 20
 
 
@@ -438,6 +442,8 @@ class _Builder(Transformer):
         return ast.Imm(bits, "float", width, self._loc(c[0]))
 
     def c_sym(self, c):
+        if c[0].value in PREDEFINED_CONSTANTS:
+            return ast.Imm(PREDEFINED_CONSTANTS[c[0].value], loc=self._loc(c[0]))
         return ast.Symbol(c[0].value, self._loc(c[0]))
 
     def c_generic(self, c):
@@ -549,6 +555,8 @@ class _Builder(Transformer):
         return self._reg(c[0])
 
     def symbol(self, c):
+        if c[0].value in PREDEFINED_CONSTANTS:
+            return ast.Imm(PREDEFINED_CONSTANTS[c[0].value], loc=self._loc(c[0]))
         return ast.Symbol(c[0].value, self._loc(c[0]))
 
     def int_imm(self, c):

@@ -67,13 +67,9 @@ SLOW_SELECTION = [
 ]
 
 EXCLUDED = {
-    T + "test_sync.TestCudaSync.test_dyn_shared_memory":
-        "xcc: the %dynamic_smem_size special register is not supported yet",
     T + "test_localmem.TestCudaLocalMem.test_struct_model_type_arr":
         "numba-cuda's test writes 10 int32 into np.array((10,)), a 1-element array: xcc reports the "
         "out-of-bounds store (a GPU does not notice it)",
-    T + "test_intrinsics.TestCudaIntrinsic.test_simple_warpsize":
-        "xcc frontend: PTX's predefined constant WARP_SZ is not known",
     T + "test_intrinsics.TestCudaIntrinsic.test_issue_9229":
         "a 22121216 x 256 grid (5.7e9 threads): passes, in 130 s on the ISA interpreter",
     T + "test_intrinsics.TestCudaIntrinsic.test_round_to_f4":

@@ -609,11 +609,14 @@ class InstLowering(MatrixLowering, AsyncLowering):
             self.write(d, v.result)
 
     def op_vote(self, inst) -> None:
-        self._check(inst, 3)
+        # vote without .sync (deprecated, PTX ISA 9.7.13.1): on sm_70+ the vote.sync form over the full warp
+        self._check(inst, 3 if "sync" in inst.modifiers else 2)
         mode = next((m for m in inst.modifiers if m in ("all", "any", "uni", "ballot")), None)
         rt = ptx_type("u32") if mode == "ballot" else PRED
-        d, a, mask = inst.operands
-        v = self.emit("vote", rt, [self.read(a, PRED), self.read(mask, ptx_type("u32"))], rt, mode=mode)
+        d, a = inst.operands[:2]
+        mask = self.read(inst.operands[2], ptx_type("u32")) if len(inst.operands) == 3 else Const(ptx_type("u32"),
+                                                                                                  0xFFFFFFFF)
+        v = self.emit("vote", rt, [self.read(a, PRED), mask], rt, mode=mode)
         self.write(d, v.result)
 
     def op_match(self, inst) -> None:

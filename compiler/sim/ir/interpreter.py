@@ -168,6 +168,7 @@ class _Launch(Launch):
         space = lambda s: ([v for f in self.funcs for v in f.variables if v.space == s]  # noqa: E731
                            + [v for v in mvars if v.space == s])
         self.shared_off, self.smem_size = layout_variables(space("shared"), dynamic_shared)
+        self.dynamic_shared = dynamic_shared
         self.check_shared(self.smem_size)
         self.smem_stride = (self.smem_size + 15) & ~15
         self.frames = {f.name: _Frame(f, [v for v in mvars if v.space == "local"]) for f in self.funcs}
@@ -217,7 +218,7 @@ class _Launch(Launch):
     def special(self, name: str) -> Callable | None:
         """Reader ``f(idx)`` of special register ``name`` (``tid.x``, ``laneid``, ...) for wave slots."""
         return special_register(name, self, self.P, {
-            "gridid": 0, "dynamic_smem_size": self.smem_size - max(self.shared_off.values(), default=0),
+            "gridid": 0, "dynamic_smem_size": self.dynamic_shared,
             "total_smem_size": self.smem_size})
 
     def addresser(self, space: str, base, offset: int, width: int):

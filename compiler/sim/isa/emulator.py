@@ -49,6 +49,7 @@ import numpy as np
 
 from xcc.backend.encoding import decode_all, format_inst
 from xcc.backend.isa import (
+    CBANK_DYNAMIC_SMEM,
     CBANK_GLOBALS,
     CBANK_NCTAID,
     CBANK_NTID,
@@ -162,6 +163,7 @@ class _Launch(Launch):
         cb = bytearray(CBANK_PARAMS + len(params) + 8)
         struct.pack_into("<3I", cb, CBANK_NTID, *block)
         struct.pack_into("<3I", cb, CBANK_NCTAID, *grid)
+        struct.pack_into("<I", cb, CBANK_DYNAMIC_SMEM, dynamic_shared)
         cb[CBANK_PARAMS:CBANK_PARAMS + len(params)] = params
         ctx = self.ctx = _Ctx()
         ctx.launch = self  # the engine, for per-wave state (Launch.wave_state)
