@@ -13,6 +13,8 @@ sharing this process's JIT cache directory.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import os
 import re
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xcc.backend.machine import Machine
-from xcc.backend.objfile import KernelImage
+from xcc.backend.objfile import KernelImage, ObjectFile
 from xcc.diagnostics import LaunchError, XccError
 from xcc.driver import CompileOptions, Source, compile_module
 from xcc.parallel import map_units
@@ -75,19 +77,26 @@ class CandidateTask:
     max_steps: int
 
 
-def run_candidate(task: CandidateTask, cache_dir: str | None = None) -> dict:
+def run_candidate(task: CandidateTask, cache_dir: str | None = None, memo: dict | None = None) -> dict:
     """Compile (through the JIT cache) and launch ``task`` on a fresh device: ``cycles``, ``steps`` and the
-    buffers' contents afterwards (``outputs``), or ``problem``."""
+    buffers' contents afterwards (``outputs``), or ``problem``.  ``memo`` (in-process: binary -> result) skips
+    the launch of a binary an earlier candidate of the same search already ran (the launch is the same)."""
     if cache_dir and os.path.isdir(cache_dir):  # a Dask worker on the same file system shares the JIT cache
         os.environ["XCC_CACHE_DIR"] = cache_dir
     try:
         image = compile_kernel(task.sources, task.kernel, task.options, task.machine)
+        digest = hashlib.sha256(ObjectFile({task.kernel: image}, task.options.arch).to_bytes()).digest()
+        if memo is not None and digest in memo and task.max_steps == memo[digest][0]:
+            return memo[digest][1]
         device = Device(task.machine)
         args = [to_device(v, device) if kind == "buffer" else v for kind, v in task.args]
         fn = Function(image, device, ModuleGlobals(device.memory))
         stats = fn.launch(task.grid, task.block, args, task.shared_mem, max_steps=task.max_steps)
         outputs = [a.copy_to_host() for a in args if isinstance(a, DeviceArray)]
-        return {"cycles": stats.cycles, "steps": stats.steps, "outputs": outputs, "problem": None}
+        out = {"cycles": stats.cycles, "steps": stats.steps, "outputs": outputs, "problem": None}
+        if memo is not None:
+            memo[digest] = (task.max_steps, out)
+        return out
     except XccError as e:
         return {"cycles": math.inf, "problem": str(e).splitlines()[0]}
 
@@ -133,12 +142,14 @@ def autotune(fn: Function, grid, block, args=(), shared_mem: int = 0, budget: in
             return record.to_result(doc, key)
     float_atomics = bool(_FLOAT_ATOMIC.search("\n".join(s.text for s in sources)))
     state: dict = {"baseline": None, "steps": step_limit(max_steps) or 0}
+    memo: dict = {}
     bar = _progress_bar(budget if space.size > budget else space.size, progress, fn.name)
 
     def evaluate(configs: list[dict]) -> list[tuple[float, str | None]]:
         tasks = [CandidateTask(sources, fn.name, options_for(c, base, values, (grid, block)), machine, grid,
                                block, int(shared_mem), snapshot, state["steps"]) for c in configs]
-        done = map_units(run_candidate, tasks, workers, scheduler, progress=lambda _: bar.update(1))
+        run = run_candidate if workers > 1 or scheduler else functools.partial(run_candidate, memo=memo)
+        done = map_units(run, tasks, workers, scheduler, progress=lambda _: bar.update(1))
         return [_score(r, state, max_steps, float_atomics, rtol, atol) for r in done]
 
     try:
