@@ -267,3 +267,30 @@ def test_specialize_option_folds_floats_and_names_unknown_parameters():
     compile_module([src], opts)
     with pytest.raises(XccError, match="no kernel compiled has a parameter 'nope'"):
         compile_module([src], CompileOptions(specialize={"nope": 1}))
+
+
+def test_index_decisions_for_inlining_ifconversion_and_unrolling():
+    from types import SimpleNamespace
+
+    from xcc.diagnostics import SourceLoc
+    from xcc.passes.inline import _threshold
+    from xcc.profile.use import ProfileIndex
+
+    def row(line, **kw):
+        return {"file": "k.ptx", "line": line, "block": "b", **kw}
+
+    index = ProfileIndex({
+        "branches": [row(1, taken=10, not_taken=0, divergent=0), row(2, taken=5, not_taken=3, divergent=2),
+                     row(3, taken=30, not_taken=10, divergent=0), row(4, taken=30, not_taken=10, divergent=5)],
+        "loops": [{"file": "k.ptx", "line": 3, "header": "h", "entries": 10, "iterations": 40},
+                  {"file": "k.ptx", "line": 4, "header": "h", "entries": 10, "iterations": 40}],
+        "calls": [{"file": "k.ptx", "line": 5, "callee": "f", "warps": 7},
+                  {"file": "k.ptx", "line": 6, "callee": "f", "warps": 0}]})
+    at = lambda line: SimpleNamespace(loc=SourceLoc("k.ptx", line))  # noqa: E731
+    assert index.divergent(at(1)) is False and index.divergent(at(2)) is True and index.divergent(at(9)) is None
+    assert index.unroll_factor(at(3)) == 4  # 40 iterations over 10 entries, back edge never diverged
+    assert index.unroll_factor(at(4)) is None  # the same loop with a divergent back edge: left alone
+    fn = SimpleNamespace(profile_index=index)
+    assert _threshold(1100, fn, at(5)) == 4400  # a hot call
+    assert _threshold(1100, fn, at(6)) < 0  # a call that never ran: not inlined
+    assert _threshold(1100, fn, at(7)) == 1100 and _threshold(1100, SimpleNamespace(), at(5)) == 1100
