@@ -612,7 +612,9 @@ MAX_GLOBALS = (CBANK_PARAMS - CBANK_GLOBALS) // 8
 
 # -- the generic address space (PTX ISA 9.0 section 6.4.1, "Generic addressing") --------------------------
 WINDOW_BYTES = 1 << 32
-"""Size of each generic-space window (shared, local, const)."""
-WINDOWS = {"shared": 0x7FFD_0000_0000, "local": 0x7FFE_0000_0000, "const": 0x7FFF_0000_0000}
+"""Size of each generic-space window (shared, local, const, param)."""
+WINDOWS = {"shared": 0x7FFD_0000_0000, "local": 0x7FFE_0000_0000, "const": 0x7FFF_0000_0000,
+           "param": 0x8000_0000_0000}
 """Generic address of byte 0 of each state space's window (above the global heap's base, as NVIDIA
-places its shared and local windows high in the address space; low 32 bits zero)."""
+places its shared and local windows high in the address space; low 32 bits zero).  The param window
+shows the launch's kernel parameters (constant bank 0 from :data:`CBANK_PARAMS`), read-only."""

@@ -47,7 +47,8 @@ that it is current. Edit the table, not this file.
   stack frame), and the constant bank. Accesses must be naturally aligned; a misaligned or
   out-of-bounds access faults the kernel with the PTX line.
 - **Generic addresses** (`LD`/`ST`/`ATOM`, PTX's generic `ld`/`st`/`atom`): 64-bit addresses in which
-  shared, local and const memory appear through fixed 4 GiB windows, as on NVIDIA GPUs:
+  shared, local and const memory (and the kernel parameters) appear through fixed 4 GiB windows, as
+  on NVIDIA GPUs:
 {windows}
   The shared window shows the executing thread's CTA's shared memory and the local window the
   thread's own local memory; every other generic address is a global address. A window base has
@@ -55,6 +56,16 @@ that it is current. Edit the table, not this file.
   subtracts it; `isspacep` compares the high word. An access through a window beyond the space's
   size faults as an out-of-bounds access of that space (the xg1 backend maps no const memory:
   its window faults).
+- **Kernel parameters as memory** (`.param` state space of a kernel): a kernel parameter's
+  param-space address (`mov.u64 %rd, name`) is its byte offset in the launch's parameter buffer, a
+  compile-time constant. The param window above shows that buffer (constant bank 0 from
+  `c[0x0][0x160]`, the same bytes `LDC` reads), read-only: a store or atomic through it faults.
+  `cvta.param` (PTX ISA 8.x, `__grid_constant__`) adds the window base, and `ld.param` through a
+  register address (a `.b8` struct parameter indexed at run time, as nvcc and CUTLASS emit) is a
+  generic `LD` from the window at the same offset, at any offset and width (naturally aligned, as
+  every access; past the parameters it faults as out-of-bounds); a parameter read at a constant
+  offset stays `LDC` from bank 0. The parameter buffer is never copied: nvcc itself copies a
+  by-value parameter whose address escapes to local memory, other than a `__grid_constant__` one.
 - **Hazards are the compiler's job** (as on NVIDIA GPUs since Maxwell): each instruction carries a
   control code with a stall count (cycles before the next instruction may issue), a yield hint,
   a write scoreboard (set when a variable-latency result is written), a read scoreboard, and a

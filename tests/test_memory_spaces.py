@@ -48,8 +48,10 @@ def line_of(ptx: str, text: str) -> int:
 def test_window_map():
     assert all(base % (1 << 32) == 0 for base in WINDOWS.values())
     a = np.array([0, WINDOWS["shared"], WINDOWS["shared"] + 5, WINDOWS["local"] + 7, WINDOWS["const"],
-                  WINDOWS["const"] + (1 << 32), 0x7F00_0000_0000], np.uint64)
-    assert window_space(a).tolist() == [0, 1, 1, 2, 3, 0, 0]
+                  WINDOWS["const"] + (1 << 32), WINDOWS["param"] + 9, WINDOWS["param"] + (1 << 32),
+                  0x7F00_0000_0000], np.uint64)
+    assert WINDOWS["param"] == WINDOWS["const"] + (1 << 32)  # the kernel parameters' window, after const's
+    assert window_space(a).tolist() == [0, 1, 1, 2, 3, 4, 4, 0, 0]
 
 
 # ----------------------------------------------------------------------------- shared

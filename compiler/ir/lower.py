@@ -110,8 +110,8 @@ class InstLowering(MatrixLowering, AsyncLowering):
             u64 = ptx_type("u64")
             return self.emit("addr_of", u64, [], u64, symbol=name, space="code").result
         if var is None:
-            if name in self.b.param_by_name:
-                raise self.error(f"taking the address of kernel parameter '{name}' is not supported yet")
+            if name in self.b.param_by_name:  # its param-space address: its offset in the parameter buffer
+                return Const(ptx_type("u64"), self.b.param_by_name[name].offset)
             raise self.error(f"use of undeclared name '{name}'", PtxSemanticError)
         t = ptx_type("u32" if var.space == "shared" else "u64")
         return self.emit("addr_of", t, [], t, symbol=var.name, space=var.space).result
@@ -471,6 +471,9 @@ class InstLowering(MatrixLowering, AsyncLowering):
         t = self._type(inst)
         space = next((m for m in inst.modifiers if m in SPACES), None)
         to_generic = "to" not in inst.modifiers
+        if space == "param" and not self.b.ast_fn.is_entry:
+            raise self.error("cvta.param in a device function is not supported yet (only a kernel's parameters "
+                             "have generic addresses)")
         v = self.emit("cvta", t, [self.read(inst.operands[1], t)], t, space=space, to_generic=to_generic)
         self.write(inst.operands[0], v.result)
 
@@ -505,11 +508,27 @@ class InstLowering(MatrixLowering, AsyncLowering):
             return Const(ptx_type("u64"), op.offset), 0, None
         raise self.error("unsupported address operand", PtxSemanticError)
 
+    def _kernel_param_address(self, op) -> bool:
+        """Whether ``[op]`` of a ``.param`` access is a run-time address in the kernel's parameters: a register
+        (or absolute) address in a kernel, as ``mov.u64 %rd, param; ld.param.u32 %r, [%rd+8]``."""
+        return self.b.ast_fn.is_entry and (op.base is None or isinstance(op.base, RegVar))
+
+    def _param_window(self, base: Value) -> Value:
+        """The generic address of param-space address ``base`` (its window: docs/isa.md)."""
+        u64 = ptx_type("u64")
+        if isinstance(base, Const):
+            base = Const(u64, base.bits)
+        elif base.type.bits != 64:  # a 32-bit param-space address, zero-extended
+            base = self.emit("cvt", u64, [base], u64, src=f"u{base.type.bits}").result
+        return self.emit("cvta", u64, [base], u64, space="param", to_generic=True).result
+
     def op_ld(self, inst) -> None:
         self._check(inst, 2)
         t = self._type(inst)
         space = self._space(inst)
         base, off, param = self._address(inst.operands[1])
+        if space == "param" and param is None and self._kernel_param_address(inst.operands[1]):
+            base, space = self._param_window(base), "generic"
         dests = inst.operands[0].elements if isinstance(inst.operands[0], ast.Vector) else (inst.operands[0],)
         cache = load_cache_policy(inst.modifiers)
         extra = {"cache": cache} if cache else {}
@@ -535,8 +554,8 @@ class InstLowering(MatrixLowering, AsyncLowering):
         t = self._type(inst)
         space = self._space(inst)
         base, off, param = self._address(inst.operands[0])
-        if param is not None:
-            raise self.error("stores to kernel parameters are not supported")
+        if param is not None or space == "param" and self._kernel_param_address(inst.operands[0]):
+            raise self.error("stores to kernel parameters are not supported (they are read-only)")
         srcs = inst.operands[1].elements if isinstance(inst.operands[1], ast.Vector) else (inst.operands[1],)
         sem = next((m for m in inst.modifiers if m in ("volatile", "relaxed", "release", "sc", "mmio")), None)
         for k, s in enumerate(srcs):

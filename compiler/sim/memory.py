@@ -61,7 +61,7 @@ from xcc.backend.isa import WINDOW_BYTES, WINDOWS
 from xcc.semantics.faults import MemoryFault
 
 __all__ = ["FlatMemory", "GlobalMemory", "GenericMemory", "MemoryFault", "GLOBAL_BASE", "WINDOWS",
-           "WINDOW_BYTES", "window_space"]
+           "WINDOW_BYTES", "window_space", "ReadOnlyMemory", "param_window"]
 
 GLOBAL_BASE = 0x7F00_0000_0000
 """First global address: above 4 GiB so that 32-bit truncation faults."""
@@ -405,6 +405,32 @@ class FlatMemory(_ThreadAccess):
             raise MemoryFault("out-of-bounds", [offset], None, space=self.space,
                               detail=f"{raw.size} bytes exceed the {self.size}-byte {self.space} memory")
         self.buf[offset:offset + raw.size] = raw
+
+
+class ReadOnlyMemory(FlatMemory):
+    """A :class:`FlatMemory` holding ``data`` that loads read and stores or atomics fault: the kernel
+    parameters seen through the param window (both engines; docs/isa.md, "Kernel parameters as memory")."""
+
+    def __init__(self, data: bytes, space: str = "param"):
+        super().__init__(len(data), space)
+        self.buf[:len(data)] = np.frombuffer(bytes(data), np.uint8)
+
+    def _refuse(self, addresses, width: int):
+        off = _addresses(addresses)
+        raise MemoryFault("read-only", off, 0, width=width, space=self.space,
+                          detail="kernel parameters are read-only")
+
+    def store(self, addresses, values, width: int) -> None:
+        self._refuse(addresses, width)
+
+    def atomic(self, op: str, addresses, values, width: int, kind: str, compare=None) -> np.ndarray:
+        self._refuse(addresses, width)
+
+
+def param_window(params: bytes) -> tuple:
+    """The :class:`GenericMemory` entry of the param window over a launch's parameter buffer ``params``."""
+    mem = ReadOnlyMemory(params)
+    return (lambda: mem, lambda: len(params), lambda: 0, lambda idx: 0 * np.asarray(idx))
 
 
 def _raw_bytes(data) -> np.ndarray:

@@ -60,7 +60,7 @@ from xcc.semantics.warp import warp_runs
 from xcc.sim.ir import async_ops, matrix  # noqa: F401  (they register their ops' executors)
 from xcc.sim.ir.ops import CONTROL, OpBinder, build_executor, storage_dtype
 from xcc.sim.launch import Launch
-from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, check_window
+from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, check_window, param_window
 from xcc.sim.printf import c_printf
 from xcc.sim.stats import LaunchStats
 from xcc.sim.waves import EXITED, ExecFault, bar_reduce, merge
@@ -161,6 +161,7 @@ class _Launch(Launch):
         super().__init__(fn.name, grid, block, machine, max_steps, reqntid=fn.directives.get("reqntid"))
         self.check_memory(fn.name, dynamic_shared, fn.param_bytes, params)
         self.fn, self.params, self.gmem = fn, params, gmem
+        self.param_window = param_window(params)  # the kernel parameters, read-only, in the generic space
         self.funcs = _reachable(module, fn)
         self.has_calls = len(self.funcs) > 1 or any(callees(fn))
         used = set().union(*(_used_symbols(f) for f in self.funcs))
@@ -228,9 +229,10 @@ class _Launch(Launch):
             gmem = self.gmem
             return (lambda: gmem), lambda sel, idx, n: np.asarray(base(sel, n)).astype(_U64) + off
         frames = self._frames()
-        if space == "generic":  # windows onto shared, local and const memory; global elsewhere
-            generic = GenericMemory(self.gmem, {k: (mem, size, stride, frame)
-                                                for k, (size, stride, frame, mem) in frames.items() if k != "param"})
+        if space == "generic":  # windows onto shared, local, const memory and the kernel parameters; global elsewhere
+            generic = GenericMemory(self.gmem, {**{k: (mem, size, stride, frame)
+                                                   for k, (size, stride, frame, mem) in frames.items() if k != "param"},
+                                                "param": self.param_window})
             return (lambda: generic), lambda sel, idx, n: (np.asarray(base(sel, n)).astype(_U64) + off, idx)
         if space not in frames:
             return None

@@ -69,7 +69,7 @@ from xcc.sim.isa.exec_memory import SIZE_BYTES, global_addr
 from xcc.sim.isa.executors import IMPLS, Binder, Control
 from xcc.sim.isa.hazards import HazardChecker, strict_default
 from xcc.sim.launch import Launch
-from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals
+from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, param_window
 from xcc.sim.perf.facts import machine_value
 from xcc.sim.perf.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
 from xcc.sim.stats import LaunchStats
@@ -161,6 +161,7 @@ class _Launch(Launch):
         self.lines = list(kernel.lines)
         grid, block = self.grid, self.block
         cb = bytearray(CBANK_PARAMS + len(params) + 8)
+        self.param_len = len(params)  # the param window's bytes (docs/isa.md)
         struct.pack_into("<3I", cb, CBANK_NTID, *block)
         struct.pack_into("<3I", cb, CBANK_NCTAID, *grid)
         struct.pack_into("<I", cb, CBANK_DYNAMIC_SMEM, dynamic_shared)
@@ -236,7 +237,8 @@ class _Launch(Launch):
         ctx.lmem = FlatMemory(T * ctx.local_stride, "local")
         ctx.generic = GenericMemory(self.gmem, {
             "shared": (lambda: ctx.smem, lambda: ctx.smem_size, lambda: ctx.smem_stride, lambda idx: idx // P),
-            "local": (lambda: ctx.lmem, lambda: ctx.local_size, lambda: ctx.local_stride, lambda idx: idx)})
+            "local": (lambda: ctx.lmem, lambda: ctx.local_size, lambda: ctx.local_stride, lambda idx: idx),
+            "param": param_window(ctx.cbank[CBANK_PARAMS:CBANK_PARAMS + self.param_len])})
         self.execs = self.build()
         for cta0, n in self.waves(per_wave):
             if cta0:
