@@ -23,6 +23,8 @@ class ArithSelection(SelectorCore):
                 self.emit("DADD", d=d, a=self.reg(a), b=self.src_b(b), mods={**mods, **self._dmods(inst)})
                 return
             self.emit("FADD", d=d, a=self.reg(a), b=self.src_b(b), mods={**mods, **self._fmods(inst)})
+        elif inst.attrs.get("sat") and t.kind == "s" and t.bits == 32:
+            self._add_sat(d, a, b, neg)
         elif inst.attrs.get("sat"):
             raise self.error(f"{inst.op}.sat.{t} is not supported by the backend yet")
         elif self._check_int(inst) == 2:
@@ -33,6 +35,23 @@ class ArithSelection(SelectorCore):
 
     def op_sub(self, inst):
         self.op_add(inst, neg=True)
+
+    def _add_sat(self, d, a: Value, b: Value, neg: bool):
+        """add/sub.sat.s32 (PTX ISA 9.7.1.1): the wrapped sum r, and where it overflowed (a and the effective b
+        of one sign, r of the other) the bound of a's sign: ``a < 0 ? 0x80000000 : 0x7FFFFFFF``."""
+        ra, rb, r = self.reg(a), self.reg(b), new_vreg(1)
+        self.emit("IADD3", d=r, a=ra, b=rb, c=RZ, mods={"NEG_B": "NEG_B"} if neg else {})
+        # overflow iff sign(a ^ r) & sign(b' ^ r), b' = b (add) or ~b (sub: a - b = a + ~b + 1)
+        x, y, o, bound, ovf = new_vreg(1), new_vreg(1), new_vreg(1), new_vreg(1), new_vreg(0)
+        self.emit("LOP3", d=x, a=ra, b=r, c=RZ, mods={"lut": f"{LUT_XOR:#04x}"})
+        self.emit("LOP3", d=y, a=rb, b=r, c=RZ, mods={"lut": f"{LUT_XOR:#04x}"})
+        if neg:
+            self.emit("LOP3", d=y, a=y, b=RZ, c=RZ, mods={"lut": f"{LUT_NOT_A:#04x}"})
+        self.emit("LOP3", d=o, a=x, b=y, c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+        self.emit("ISETP", pd=ovf, a=o, b=RZ, ps=(PT, False), mods={"cmp": "LT", "type": "S32"})
+        self.emit("SHR", d=bound, a=ra, b=Imm(31), mods={"type": "S32"})
+        self.emit("LOP3", d=bound, a=bound, b=Imm(0x7FFFFFFF), c=RZ, mods={"lut": f"{LUT_XOR:#04x}"})
+        self.emit("SEL", d=d, a=bound, b=r, ps=(ovf, False))
 
 
     def op_mul(self, inst):

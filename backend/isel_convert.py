@@ -89,11 +89,13 @@ class ConvertSelection(SelectorCore):
         d = self.vreg(inst.result)
         rnd = inst.attrs.get("rnd")
         ftz = {"FTZ": "FTZ"} if inst.attrs.get("ftz") else {}
-        if inst.attrs.get("sat") and not (dt.is_float and st.is_float):
+        if inst.attrs.get("sat") and dt.is_float != st.is_float:
             raise self.error(f"cvt.sat.{dt}.{st} is not supported yet")
         if dt.is_float and dt.bits not in (32, 64) or st.is_float and st.bits not in (32, 64):
             raise self.error(f"cvt.{dt}.{st} is not supported yet")
-        if not dt.is_float and not st.is_float:
+        if not dt.is_float and not st.is_float and inst.attrs.get("sat"):
+            self._cvt_int_sat(d, a, dt, st)
+        elif not dt.is_float and not st.is_float:
             self._cvt_int(d, a, dt, st)
         elif dt.is_float and not st.is_float:
             self._cvt_i2f(d, a, dt, st, rnd)
@@ -135,10 +137,16 @@ class ConvertSelection(SelectorCore):
             self.emit("I2F", d=d, a=src, mods={**({"type": "U32"} if not signed else {}), **rmod})
 
     def _cvt_f2i(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType, rnd: str, ftz: dict):
-        """F2I (f32 -> 32-bit), F2I.64 (f32 -> 64-bit), F2I.F64 (f64 -> 32-bit), F2I.F64.64."""
-        if dt.bits not in (32, 64):
-            raise self.error(f"cvt.{dt}.{st} is not supported yet")
+        """F2I (f32 -> 32-bit), F2I.64 (f32 -> 64-bit), F2I.F64 (f64 -> 32-bit), F2I.F64.64; 8/16-bit results
+        as ptxas: the saturating 32-bit conversion (NaN -> 0), clamped to the narrow range (IMNMX)."""
         signed = dt.kind == "s"
+        if dt.bits < 32:
+            wide = new_vreg(1)
+            self._cvt_f2i(wide, a, ptx_type(f"{dt.kind}32"), st, rnd, ftz)
+            lo, hi = _int_range(dt)
+            r = self._clamp32(wide, lo, hi, signed)
+            self.emit("LOP3", d=d, a=r, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+            return
         if dt.bits == 64:
             mn = "F2I.F64.64" if st.bits == 64 else "F2I.64"
             self.emit(mn, d=d, a=self.reg(a), mods={**({"type": "S64"} if signed else {}), "rnd": rnd,
@@ -147,6 +155,63 @@ class ConvertSelection(SelectorCore):
             self.emit("F2I.F64", d=d, a=self.reg(a), mods={**({"type": "U32"} if not signed else {}), "rnd": rnd})
         else:
             self.emit("F2I", d=d, a=self.reg(a), mods={**({"type": "U32"} if not signed else {}), "rnd": rnd, **ftz})
+
+    def _clamp32(self, r, lo: int, hi: int, signed: bool, src_lo: int | None = None, src_hi: int | None = None):
+        """``r`` (32 bits) clamped to ``[lo, hi]``: IMNMX, one per bound the source range can pass."""
+        typ = {"type": "S32"} if signed else {}
+        if src_lo is None or lo > src_lo:
+            t = new_vreg(1)
+            self.emit("IMNMX", d=t, a=r, b=Imm(lo & 0xFFFFFFFF), mods={"minmax": "MAX", **typ})
+            r = t
+        if src_hi is None or hi < src_hi:
+            t = new_vreg(1)
+            self.emit("IMNMX", d=t, a=r, b=Imm(hi & 0xFFFFFFFF), mods={"minmax": "MIN", **typ})
+            r = t
+        return r
+
+    def _cvt_int_sat(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType):
+        """cvt.sat between integer types (PTX ISA 9.7.9.21): the source value clamped to the destination
+        type's range, which then converts exactly."""
+        (dlo, dhi), (slo, shi) = _int_range(dt), _int_range(st)
+        lo, hi = max(dlo, slo), min(dhi, shi)
+        if (lo, hi) == (slo, shi):
+            self._cvt_int(d, a, dt, st)
+            return
+        signed = st.kind == "s"
+        if st.bits == 64:  # as ptxas: ISETP + ISETP.EX against each bound, a SEL per half
+            r = self.reg(a)
+            for bound, cmp in ((lo, "GT"), (hi, "LT")):
+                if bound == (slo if cmp == "GT" else shi):
+                    continue
+                b, keep, t = new_vreg(2), new_vreg(0), new_vreg(2)
+                self.copy(b, Const(ptx_type("u64"), bound & 0xFFFFFFFFFFFFFFFF))
+                self.emit("ISETP.64", pd=keep, a=r, b=b, ps=(PT, False),
+                          mods={"cmp": cmp, **({"type": "S64"} if signed else {})})
+                for i in (0, 1):
+                    self.emit("SEL", d=Half(t, i), a=Half(r, i), b=Half(b, i), ps=(keep, False))
+                r = t
+            if dt.bits == 64:
+                for i in (0, 1):
+                    self.emit("MOV", d=Half(d, i), b=Half(r, i))
+                return
+            low = Half(r, 0)
+        else:
+            src = self._int_operand(a, st)
+            if self._needs_zext(a, st):
+                src = new_vreg(1)
+                self.emit("LOP3", d=src, a=self.reg(a), b=Imm((1 << st.bits) - 1), c=RZ,
+                          mods={"lut": f"{LUT_AND:#04x}"})
+            low = self._clamp32(src, lo, hi, signed or st.bits < 32, slo, shi)
+        if dt.bits == 64:
+            self.emit("MOV", d=Half(d, 0), b=low)
+            if lo < 0:
+                self.emit("SHR", d=Half(d, 1), a=low, b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+        elif dt.bits == 32:
+            self.emit("MOV", d=d, b=low)
+        else:
+            self.emit("LOP3", d=d, a=low, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
 
     def _needs_zext(self, a: Value, st: ScalarType) -> bool:
         """Whether reading ``a`` as the unsigned ``st`` (narrower than 32 bits) must clear its high bits: PTX
@@ -195,3 +260,8 @@ class ConvertSelection(SelectorCore):
                 self.emit("LOP3", d=d, a=d, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
             else:
                 self.emit("LOP3", d=d, a=r, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+
+
+def _int_range(t: ScalarType) -> tuple[int, int]:
+    """The values of integer type ``t``."""
+    return (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.kind == "s" else (0, (1 << t.bits) - 1)
