@@ -261,3 +261,37 @@ def test_cvt_float_to_narrow_integer_saturates(engine, opt, mode, dst, src):
     body = (f"cvt.{mode}.{dst}.{src} %h1, {reg}; cvt.u64.u16 %rd8, %h1; "
             f"and.b64 %rd8, %rd8, {(1 << width) - 1};")
     check(body, inputs, [_f2i_ref(x, mode, dst) & ((1 << width) - 1) for x in vals], engine, opt)
+
+
+# ----------------------------------------------------------------------------- sad, nanosleep
+
+SAD_VALUES = [0, 1, -1, 5, 0x7F, 0x80, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
+              0x7FFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000, 0x1234_5678_9ABC_DEF0]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("t", ["u16", "s16", "u32", "s32", "u64", "s64"])
+def test_sad_is_c_plus_the_absolute_difference(engine, opt, t):
+    """sad.type d, a, b, c (PTX ISA 9.7.1.13): d = c + ((a < b) ? b - a : a - b), wrapping in the type."""
+    bits = int(t[1:])
+    triples = [(a, b, c) for a in SAD_VALUES for b in SAD_VALUES[::2] for c in (0, 3, -1)][:512]
+    if bits == 64:
+        body = f"sad.{t} %rd8, %rd5, %rd6, %rd7;"
+    elif bits == 32:
+        body = f"sad.{t} %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;"
+    else:
+        body = (f"cvt.u16.u32 %h1, %r2; cvt.u16.u32 %h2, %r3; cvt.u16.u32 %h3, %r4; "
+                f"sad.{t} %h4, %h1, %h2, %h3; cvt.u64.u16 %rd8, %h4;")
+    want = []
+    for a, b, c in triples:
+        va, vb, vc = _value(a, t), _value(b, t), _value(c, t)
+        want.append((vc + (vb - va if va < vb else va - vb)) & ((1 << bits) - 1))
+    for i in range(0, len(triples), 128):
+        check(body, triples[i:i + 128], want[i:i + 128], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_nanosleep_runs(engine, opt):
+    """nanosleep.u32 t (PTX ISA 9.7.13.10): a sleep of at most 2t ns; nothing else changes."""
+    check("nanosleep.u32 %r2; nanosleep.u32 1000; add.u32 %r5, %r2, 1; cvt.u64.u32 %rd8, %r5;",
+          [(7,), (0,)], [8, 1], engine, opt)
