@@ -17,15 +17,27 @@ Needs the ``triton`` extra (``pip install -e '.[triton]'``, Triton 3.9.0).
 
 from __future__ import annotations
 
+import sys
+
+from xcc.diagnostics import XccError
 from xcc.triton import target
 from xcc.triton.timeline import launches, now_ms
 
 __all__ = ["activate", "deactivate", "is_active", "launches", "now_ms"]
 
 
+def _require_triton() -> None:
+    try:
+        import triton  # noqa: F401
+    except ImportError as e:
+        raise XccError("xcc.triton needs Triton 3.9: pip install -e '.[triton]' (in an xcc checkout) "
+                       f"({e})") from None
+
+
 def activate(arch: str = target.DEFAULT_ARCH, device=None):
     """Make xcc Triton's active driver, compiling for ``arch`` (``"sm_80"`` or ``"sm_90a"``) and launching
     on ``device`` (an :class:`xcc.runtime.Device`; xcc's default device if None).  Returns the driver."""
+    _require_triton()
     from triton.backends import Backend, backends
     from triton.runtime.driver import driver
 
@@ -42,11 +54,13 @@ def activate(arch: str = target.DEFAULT_ARCH, device=None):
 
 def deactivate() -> None:
     """Give Triton its default driver back (the one it would pick without xcc) and its own ``do_bench``."""
+    target.deselect()
+    if "triton.runtime.driver" not in sys.modules:  # Triton never started: nothing to give back
+        return
     from triton.runtime.driver import driver
 
     from xcc.triton import bench
 
-    target.deselect()
     bench.uninstall()
     driver._active = None
     driver._default = None
@@ -54,9 +68,9 @@ def deactivate() -> None:
 
 def is_active() -> bool:
     """Whether Triton's active driver is xcc's."""
-    import sys
-
+    runtime = sys.modules.get("triton.runtime.driver")
+    if runtime is None:
+        return False
     from xcc.triton.driver import XccDriver
 
-    runtime = sys.modules.get("triton.runtime.driver")
-    return runtime is not None and isinstance(runtime.driver._active, XccDriver)
+    return isinstance(runtime.driver._active, XccDriver)

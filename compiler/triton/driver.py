@@ -21,7 +21,9 @@ from triton.backends.driver import DriverBase
 
 from xcc.diagnostics import XccError
 from xcc.triton import bench, target, timeline
-from xcc.triton.launcher import SCALARS, XccLauncher
+
+# Triton imports this module whenever it starts (the entry point), xcc in use or not: the runtime and the
+# launcher are imported when the driver is created.
 
 if target.env_enabled():
     os.environ.setdefault("TRITON_DEFAULT_BACKEND", "xcc")
@@ -66,6 +68,8 @@ class XccDriver(DriverBase):
 
     def __init__(self):
         super().__init__()
+        from xcc.triton.launcher import XccLauncher
+
         self.utils = XccUtils()
         self.launcher_cls = XccLauncher
         bench.install()
@@ -75,6 +79,8 @@ class XccDriver(DriverBase):
         return target.enabled()
 
     def map_python_to_cpp_type(self, ty: str) -> str:
+        from xcc.triton.launcher import SCALARS
+
         if ty.startswith("*"):
             return "uint64_t"
         if ty == "bf16":

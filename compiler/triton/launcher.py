@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.diagnostics import LaunchError
+from xcc.runtime import DeviceArray
 from xcc.triton import timeline
 
 # Triton scalar type -> the numpy type of its PTX parameter
@@ -34,12 +35,15 @@ def _bf16_bits(value: float) -> np.uint16:
     return np.uint16((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16)
 
 
-def convert(kernel: str, name: str, ty: str, value):
-    """The launch argument for ``value`` passed as Triton type ``ty`` to argument ``name`` of ``kernel``."""
+def convert(kernel: str, name: str, ty: str, value, device=None):
+    """The launch argument for ``value`` passed as Triton type ``ty`` to argument ``name`` of ``kernel``,
+    launched on xcc ``device`` (a device array of another device is refused)."""
     where = f"argument '{name}' ({ty}) of Triton kernel '{kernel}'"
     if ty.startswith("*"):
         if value is None:
             return np.uint64(0)
+        if isinstance(value, DeviceArray) and device is not None and value.device is not device:
+            raise LaunchError(f"{where}: the array is on another xcc device than the kernel's")
         if hasattr(value, "data_ptr"):
             return np.uint64(int(value.data_ptr()))
         if isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= 0:
@@ -101,7 +105,7 @@ class XccLauncher:
                  launch_enter_hook, launch_exit_hook, *args):
         flat: list = []
         _flatten(self.names, self.types, list(args), flat)
-        values = [convert(self.kernel, n, t, v) for n, t, v in flat]
+        values = [convert(self.kernel, n, t, v, function.device) for n, t, v in flat]
         grid = (grid_x, grid_y, grid_z)
         if min(grid) <= 0:  # Triton launches nothing for an empty grid, as CUDA would refuse it
             return
