@@ -114,25 +114,29 @@ def compile_kernel(sources, kernel: str, options: CompileOptions, machine: Machi
 def autotune(fn: Function, grid, block, args=(), shared_mem: int = 0, budget: int = 32, *,
              space: SearchSpace | dict | None = None, strategy: str = "auto", seed: int = 0, workers: int = 1,
              scheduler: str | None = None, progress: bool | None = None, max_steps: int | None = None,
-             retune: bool = False, rtol: float = 1e-5, atol: float = 1e-6) -> TuneResult:
+             retune: bool = False, rtol: float = 1e-5, atol: float = 1e-6, profile=None) -> TuneResult:
     """Tune ``fn``'s compiler knobs for this launch (``space``: the knobs, default
     :func:`xcc.tune.space.default_space`; a dict ``{knob: [values]}`` names them) with at most ``budget``
     candidate builds, scored by modelled cycles (:mod:`xcc.tune.search`: ``strategy``, ``seed``).  A record of
     the same launch shape, machine, options and space in the JIT cache is used without searching (``retune``
     searches again).  ``workers`` > 1 or ``scheduler`` (a Dask address) fan the candidates out; ``progress``
-    shows a bar (default: when stderr is a terminal); ``max_steps`` is each launch's watchdog limit."""
+    shows a bar (default: when stderr is a terminal); ``max_steps`` is each launch's watchdog limit.
+    ``profile`` (an ``xcc.profile.Profile``, a path, or True: record one of this launch now, on a copy of the
+    arguments) adds the knob ``profile_use``: profile-guided optimisation as one more choice."""
     module = fn.module
     grid, block = dim3(grid, "grid"), dim3(block, "block")
     shape = (grid, block, int(shared_mem))
     snapshot = _snapshot(fn.kernel, list(args))
     values = _scalar_values(fn.kernel, list(args))
     base = module.options
-    space = _space(space, base, bool(values))
+    prof = _profile(fn, profile, grid, block, snapshot, int(shared_mem), max_steps)
+    space = _space(space, base, bool(values), prof)
     machine = fn.device.machine
     sources = tuple(module.sources)
     ptx = tuple(s.text.encode() for s in sources)
     opts = _options_key(base, False)
-    key = record.record_key(ptx, fn.name, opts, machine.hash, shape, space.fingerprint())
+    fingerprint = space.fingerprint() + (f"|profile {prof.digest}" if prof is not None else "")
+    key = record.record_key(ptx, fn.name, opts, machine.hash, shape, fingerprint)
     latest = record.record_key(ptx, fn.name, opts, machine.hash, shape, None)
     what = f"kernel '{fn.name}', grid {grid}, block {block}, shared memory {shared_mem}"
     if not retune:
@@ -146,8 +150,8 @@ def autotune(fn: Function, grid, block, args=(), shared_mem: int = 0, budget: in
     bar = _progress_bar(budget if space.size > budget else space.size, progress, fn.name)
 
     def evaluate(configs: list[dict]) -> list[tuple[float, str | None]]:
-        tasks = [CandidateTask(sources, fn.name, options_for(c, base, values, (grid, block)), machine, grid,
-                               block, int(shared_mem), snapshot, state["steps"]) for c in configs]
+        tasks = [CandidateTask(sources, fn.name, options_for(c, base, values, (grid, block), prof), machine,
+                               grid, block, int(shared_mem), snapshot, state["steps"]) for c in configs]
         run = run_candidate if workers > 1 or scheduler else functools.partial(run_candidate, memo=memo)
         done = map_units(run, tasks, workers, scheduler, progress=lambda _: bar.update(1))
         return [_score(r, state, max_steps, float_atomics, rtol, atol) for r in done]
@@ -157,26 +161,43 @@ def autotune(fn: Function, grid, block, args=(), shared_mem: int = 0, budget: in
     finally:
         bar.close()
     best = winner(candidates)
-    options = options_for(best.config, base, values, (grid, block))
+    options = options_for(best.config, base, values, (grid, block), prof)
     result = TuneResult(fn.name, dict(best.config), int(best.cycles), int(candidates[0].cycles),
                         tuple(candidates), ran, False, key, record.options_record(options, base), space.defaults)
     specialised = values if options.specialize is not None else None
-    record.store(jit_cache(), [key, latest], record.encode(result, shape, space.fingerprint(), specialised),
+    record.store(jit_cache(), [key, latest], record.encode(result, shape, fingerprint, specialised),
                  {"kernel": fn.name, "machine": machine.name, "machine_hash": machine.hash,
                   "options": opts, "cycles": result.cycles, "baseline_cycles": result.baseline_cycles})
-    _install(fn, shape, record.decode(record.encode(result, shape, space.fingerprint(), specialised), what),
-             base)
+    _install(fn, shape, record.decode(record.encode(result, shape, fingerprint, specialised), what), base)
     return result
 
 
-def _space(space, base: CompileOptions, specialisable: bool) -> SearchSpace:
+def _space(space, base: CompileOptions, specialisable: bool, profile) -> SearchSpace:
     if space is None:
-        return default_space(base, specialisable)
+        return default_space(base, specialisable, profile is not None)
     space = space if isinstance(space, SearchSpace) else space_of(space)
+    if profile is None and any(k.name == "profile_use" for k in space.knobs):
+        raise XccError("search space: the knob 'profile_use' needs a profile (fn.autotune(profile=...))")
     if options_for(space.defaults, base, {}, None) != base:
         raise XccError(f"search space: the first value of each knob must be the plain build's ({space.defaults} "
                        "changes the build)")
     return space
+
+
+def _profile(fn: Function, profile, grid, block, snapshot: tuple, shared_mem: int, max_steps):
+    """The profile ``fn.autotune(profile=...)`` names: None, a Profile or a path, or True: this launch's,
+    recorded on a fresh device from the snapshot (the caller's buffers are left alone)."""
+    if profile is None or profile is False:
+        return None
+    if profile is not True:
+        from xcc.profile.format import load_profile
+
+        return load_profile(profile)
+    device = Device(fn.device.machine)
+    f = Function(fn.kernel, device, ModuleGlobals(device.memory), fn.source)
+    f.module = fn.module
+    args = [to_device(v, device) if kind == "buffer" else v for kind, v in snapshot]
+    return f.launch(grid, block, args, shared_mem, max_steps=max_steps, profile=True).profile
 
 
 def _snapshot(kernel: KernelImage, args: list) -> tuple:

@@ -402,3 +402,18 @@ def test_float_atomic_outputs_are_compared_with_a_tolerance():
     assert tuning._FLOAT_ATOMIC.search("atom.global.add.f32 %f1, [%rd1], %f2;")
     assert tuning._FLOAT_ATOMIC.search("red.global.add.noftz.bf16x2 [%rd1], %r1;")
     assert not tuning._FLOAT_ATOMIC.search("atom.global.add.u32 %r1, [%rd1], 1;")
+
+
+def test_profile_use_is_a_knob_and_the_record_carries_the_profile(tmp_path):
+    fn, (grid, block, args) = _launch(tmp_path)
+    with pytest.raises(XccError, match="'profile_use' needs a profile"):
+        fn.autotune(grid, block, args, space={"profile_use": [False, True]})
+    before = args[2].copy_to_host()
+    res = fn.autotune(grid, block, args, budget=4, space={"profile_use": [False, True]}, profile=True,
+                      progress=False)
+    assert [c.config["profile_use"] for c in res.candidates] == [False, True]
+    assert np.array_equal(args[2].copy_to_host(), before)  # the profile was recorded on a copy
+    if res.config["profile_use"]:
+        assert isinstance(res.options["profile_use"], dict)  # the profile itself, for any process
+    again = rt.load_module(str(tmp_path / "rowsum.ptx"), autotuned=True).get_function("rowsum")
+    assert again.launch(grid, block, args).cycles == res.cycles

@@ -7,6 +7,9 @@ The bytes are UTF-8 JSON, never a pickle::
      "cycles": 1234, "baseline_cycles": 1500, "strategy": "exhaustive", "candidates": 12,
      "shape": [[grid], [block], shared_mem], "space": "<fingerprint>", "specialize": {...} | null}
 
+(``options.profile_use``, when the winner uses a profile, is the profile's JSON document itself, so that any
+process can rebuild the tuned binary.)
+
 It is stored under two keys (:func:`record_key`), both over the PTX bytes, the kernel, the module's compile
 options, the machine description's hash, the launch shape, xcc's version and sources: one with the search
 space's fingerprint (``fn.autotune`` with that space finds it and does not search again; another space
@@ -28,7 +31,7 @@ from xcc.tune.result import TuneResult
 
 FORMAT = "xcc-tuning/1"
 _OPTION_TYPES = {"opt_level": int, "max_registers": int, "passes": str, "pre_schedule": bool,
-                 "post_schedule": bool, "specialize": dict, "launch_shape": list}
+                 "post_schedule": bool, "specialize": dict, "launch_shape": list, "profile_use": dict}
 
 
 class TuningRecordError(XccError):
@@ -96,7 +99,7 @@ def options_record(options: CompileOptions, base: CompileOptions) -> dict:
         if not hasattr(options, name) or getattr(options, name) == getattr(base, name):
             continue
         value = getattr(options, name)
-        out[name] = (dict(value) if name == "specialize" else
+        out[name] = (dict(value) if name == "specialize" else value.data if name == "profile_use" else
                      [list(d) for d in value] if name == "launch_shape" else value)
     return out
 

@@ -17,6 +17,8 @@ the plain build itself (the same options, the same cache key, the same binary). 
 ``post_schedule``           list scheduling after register allocation on / off
 ``specialize``              the launch's scalar arguments and shape folded in as constants (launch-time
                             specialisation; a tuned binary built so runs only for launches with those values)
+``profile_use``             the build uses the profile given to the tuner (profile-guided optimisation,
+                            docs/profiles.md; only with ``fn.autotune(profile=...)``)
 ==========================  ===================================================================================
 
 A knob ``PASS.OPTION`` sets that option on every occurrence of the pass in the pipeline (none when the
@@ -91,7 +93,7 @@ class SearchSpace:
 
 def _check_knob(name: str) -> None:
     """A knob name xcc knows: a CompileOptions choice or PASS.OPTION of a registered pass."""
-    if name in ("pipeline", "max_registers", "specialize", *BOOL_OPTIONS):
+    if name in ("pipeline", "max_registers", "specialize", "profile_use", *BOOL_OPTIONS):
         return
     pass_name, dot, option = name.partition(".")
     if not dot:
@@ -103,12 +105,13 @@ def _check_knob(name: str) -> None:
                        f"(options: {', '.join(f.replace('_', '-') for f in fields) or 'none'})")
 
 
-def default_space(base: CompileOptions, specialisable: bool = False) -> SearchSpace:
+def default_space(base: CompileOptions, specialisable: bool = False, profile: bool = False) -> SearchSpace:
     """The knobs worth trying on a build with ``base`` options (see the module's table); ``specialisable``:
-    the launch has scalar arguments to fold in."""
+    the launch has scalar arguments to fold in; ``profile``: the tuner has a profile to use."""
     regs = tuple(r for r in (base.max_registers, 128, 96, 64, 40) if r <= base.max_registers)
     own = _variant("default", base)
     knobs = [Knob("specialize", (False, True))] if specialisable else []
+    knobs += [Knob("profile_use", (False, True))] if profile and base.profile_use is None else []
     knobs += [  # the likeliest to pay first: the greedy search tries one value of each knob per round
         Knob("unroll.factor", (1, 4, 2)),
         Knob("max_registers", tuple(dict.fromkeys(regs))),
@@ -132,10 +135,10 @@ def space_of(knobs: dict) -> SearchSpace:
 
 
 def options_for(config: dict, base: CompileOptions, specialize: dict | None = None,
-                shape: tuple | None = None) -> CompileOptions:
+                shape: tuple | None = None, profile=None) -> CompileOptions:
     """The compile options of ``config`` on top of ``base``: the plain build's values give ``base`` itself.
     ``specialize`` / ``shape`` are the launch's scalar arguments by parameter name and its (grid, block),
-    folded in when the ``specialize`` knob is on."""
+    folded in when the ``specialize`` knob is on; ``profile`` is used when the ``profile_use`` knob is on."""
     changes: dict = {}
     if config.get("max_registers", base.max_registers) != base.max_registers:
         changes["max_registers"] = int(config["max_registers"])
@@ -145,6 +148,10 @@ def options_for(config: dict, base: CompileOptions, specialize: dict | None = No
     if config.get("specialize"):
         changes["specialize"] = dict(specialize or {})
         changes["launch_shape"] = shape
+    if config.get("profile_use"):
+        if profile is None:
+            raise XccError("search space: the knob 'profile_use' needs a profile (fn.autotune(profile=...))")
+        changes["profile_use"] = profile
     text = _pipeline_text(config, base)
     if text is not None:
         changes["passes"] = text
