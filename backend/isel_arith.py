@@ -277,6 +277,18 @@ class ArithSelection(SelectorCore):
         self.emit("IDIV", d=d, a=a_r, b=b_v, mods={"op": op, **({"type": "S32"} if signed else {})})
         self._narrow(inst, d)
 
+    def _flush_f64(self, a: Value):
+        """``a`` (f64) with a subnormal value flushed to the zero of its sign (.ftz): exponent bits 0 -> keep
+        only the sign bit."""
+        hi, tiny, out = self.half_reg(a, 1), new_vreg(0), new_vreg(2)
+        exp, sign = new_vreg(1), new_vreg(1)
+        self.emit("LOP3", d=exp, a=hi, b=Imm(0x7FF00000), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+        self.emit("ISETP", pd=tiny, a=exp, b=RZ, ps=(PT, False), mods={"cmp": "EQ"})
+        self.emit("LOP3", d=sign, a=hi, b=Imm(0x80000000), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+        self.emit("SEL", d=Half(out, 0), a=RZ, b=self.half_reg(a, 0), ps=(tiny, False))
+        self.emit("SEL", d=Half(out, 1), a=sign, b=hi, ps=(tiny, False))
+        return out
+
     def _mufu(self, inst):
         if inst.type.is_float and self._fbits(inst.type) == 64:
             if inst.op == "sqrt":
@@ -286,6 +298,12 @@ class ArithSelection(SelectorCore):
                 rnd = inst.attrs.get("rnd", "rn")
                 mods = {"rnd": rnd.upper()} if rnd != "rn" else {}
                 self.emit("DDIV", d=self.vreg(inst.result), a=self.reg(one), b=self.reg(inst.args[0]), mods=mods)
+            elif inst.op == "rsqrt":  # rsqrt.approx.f64 (xcc.semantics.floating.funary): 1 / sqrt(a), two roundings
+                src = self._flush_f64(inst.args[0]) if inst.attrs.get("ftz") else self.reg(inst.args[0])
+                root = new_vreg(2)
+                one = Const(ptx_type("f64"), 0x3FF0000000000000)
+                self.emit("DSQRT", d=root, a=src)
+                self.emit("DDIV", d=self.vreg(inst.result), a=self.reg(one), b=root)
             else:
                 raise self.error(f"{inst.op}.f64 is not supported by the backend yet")
             return

@@ -295,3 +295,55 @@ def test_nanosleep_runs(engine, opt):
     """nanosleep.u32 t (PTX ISA 9.7.13.10): a sleep of at most 2t ns; nothing else changes."""
     check("nanosleep.u32 %r2; nanosleep.u32 1000; add.u32 %r5, %r2, 1; cvt.u64.u32 %rd8, %r5;",
           [(7,), (0,)], [8, 1], engine, opt)
+
+
+# ----------------------------------------------------------------------------- f64 approximations
+
+F64_VALUES = [1.0, 4.0, 2.0, 0.25, 3.0, 1e-300, 1e300, 1.7976931348623157e308, 2.2250738585072014e-308, 1e-310,
+              5e-324, -1e-310, 0.0, -0.0, math.inf, -math.inf, -1.0, math.nan, 123456.789, 0.1]
+
+
+def _is_nan64(bits: int) -> bool:
+    return (bits >> 52) & 0x7FF == 0x7FF and bits & ((1 << 52) - 1) != 0
+
+
+def _rsqrt_ref(x: float, ftz: bool) -> float:
+    """rsqrt.approx{.ftz}.f64 (PTX ISA 9.7.3.16): 1/sqrt(a); -0 -> -inf, +0 -> +inf, +inf -> +0, a < 0 -> NaN.
+    xcc computes 1/sqrt(a) with two IEEE roundings (docs/semantics.md), which this reference restates with the
+    host's IEEE sqrt and division; .ftz flushes a subnormal input to the zero of its sign first."""
+    if ftz and x != 0 and abs(x) < 2.2250738585072014e-308:
+        x = math.copysign(0.0, x)
+    if math.isnan(x) or x < 0:
+        return math.nan
+    if x == 0:
+        return math.copysign(math.inf, x)
+    return 1.0 / math.sqrt(x)
+
+
+def _rcp_ref(x: float, ftz: bool) -> float:
+    if ftz and x != 0 and abs(x) < 2.2250738585072014e-308:
+        x = math.copysign(0.0, x)
+    if math.isnan(x):
+        return math.nan
+    if x == 0:
+        return math.copysign(math.inf, x)
+    return float(1 / Fraction(x)) if not math.isinf(x) else math.copysign(0.0, x)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", ["rsqrt.approx.f64", "rsqrt.approx.ftz.f64", "rcp.approx.ftz.f64"])
+def test_f64_approximations(engine, opt, form):
+    ftz = ".ftz" in form
+    ref = _rsqrt_ref if form.startswith("rsqrt") else _rcp_ref
+    got = run(f"{form} %fd3, %fd1; mov.b64 %rd8, %fd3;", [(f64_bits(x),) for x in F64_VALUES], engine, opt)
+    for x, g in zip(F64_VALUES, got, strict=True):
+        want = ref(x, ftz)
+        if math.isnan(want):
+            assert _is_nan64(g), (x, hex(g))
+        else:
+            assert g == f64_bits(want), (x, hex(g), want)
+    if form.startswith("rsqrt"):  # the documented choice is within 2 ulp of the exact 1/sqrt(a)
+        for x in (3.0, 0.1, 123456.789, 1e-300):
+            r = Fraction(ref(x, ftz))
+            err = abs(r * r * Fraction(x) - 1)
+            assert err < Fraction(4, 1 << 52)

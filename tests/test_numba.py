@@ -75,11 +75,6 @@ EXCLUDED = {
     T + "test_intrinsics.TestCudaIntrinsic.test_round_to_f4":
         "hundreds of launches of a long rounding kernel: more than 200 s on the ISA interpreter",
     T + "test_intrinsics.TestCudaIntrinsic.test_round_to_f8": "as test_round_to_f4, on float64 (not run here)",
-    T + "test_math.TestCudaMath.test_math_acos": "xcc backend: rsqrt.approx.f64 is not supported yet",
-    T + "test_math.TestCudaMath.test_math_acosh": "xcc backend: rsqrt.approx.f64 is not supported yet",
-    T + "test_math.TestCudaMath.test_math_asin": "xcc backend: rsqrt.approx.f64 is not supported yet",
-    T + "test_math.TestCudaMath.test_math_asinh": "xcc backend: rsqrt.approx.f64 is not supported yet",
-    T + "test_math.TestCudaMath.test_math_hypot": "xcc backend: rsqrt.approx.f64 is not supported yet",
 }
 
 

@@ -129,6 +129,10 @@ def funary(op, a, bits, rnd="rn", ftz=False, sat=False):
             return _finish(r, bits, ftz, sat)
         if bits == 32:
             r = _UNARY[op](x.astype(np.float64)).astype(np.float32)
+        elif op == "rsqrt":  # rsqrt.approx{.ftz}.f64: 1 / sqrt(a), each step rounded to nearest (< 2 ulp);
+            r = _UNARY[op](_ftz(x) if ftz else x)  # .ftz: a subnormal input is the zero of its sign
+        elif op == "rcp" and ftz:  # rcp.approx.ftz.f64
+            r = _UNARY[op](_ftz(x))
         else:
             if op not in ("rcp", "sqrt") or rnd != "rn":
                 raise UnsupportedError(f"{op}.{rnd}.f64 is not supported yet")
