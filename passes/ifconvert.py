@@ -37,21 +37,19 @@ class IfConversion(FunctionPass):
     max_insts: int = 4
 
     def run_function(self, fn: Function) -> None:
-        object.__setattr__(self, "_index", getattr(fn, "profile_index", None))
         changed = True
         while changed:
             changed = any(self._convert(fn, a) for a in list(fn.blocks))
 
-    def _arm(self, a: Block, b: Block) -> bool:
+    def _arm(self, a: Block, b: Block, budget: int) -> bool:
         """``b`` can be folded into ``a``: only reached from ``a``, no phis, short, pure, ends in ``br``."""
         body = b.instructions[:-1]
         return (b.preds == [a] and not b.phis and b.terminator is not None and b.terminator.op == "br"
-                and len(body) <= self._budget(a) and all(i.op in SPECULATABLE for i in body))
+                and len(body) <= budget and all(i.op in SPECULATABLE for i in body))
 
-    def _budget(self, a: Block) -> int:
+    def _budget(self, a: Block, index) -> int:
         """``max_insts``; with a profile (xcc.profile.use): 4x for a branch that diverges, 0 for one that
         never diverged and always went one way (a uniform, predictable branch costs less than both arms)."""
-        index = getattr(self, "_index", None)
         r = index.branch(a.terminator) if index is not None and a.terminator is not None else None
         if r is None or not sum(r):
             return self.max_insts
@@ -67,14 +65,15 @@ class IfConversion(FunctionPass):
         if t is f or a in (t, f):
             return False
         p = term.args[0]
-        if self._arm(a, t) and t.succs == [f]:  # triangle: A -> T -> F, A -> F
+        budget = self._budget(a, getattr(fn, "profile_index", None))
+        if self._arm(a, t, budget) and t.succs == [f]:  # triangle: A -> T -> F, A -> F
             self._fold(fn, a, term, p, [t], f, lambda phi: (_incoming(phi, f, t), _incoming(phi, f, a)))
             return True
-        if self._arm(a, f) and f.succs == [t]:  # triangle with the arms swapped
+        if self._arm(a, f, budget) and f.succs == [t]:  # triangle with the arms swapped
             self._fold(fn, a, term, p, [f], t, lambda phi: (_incoming(phi, t, a), _incoming(phi, t, f)))
             return True
-        if (self._arm(a, t) and self._arm(a, f) and t.succs == f.succs and t.succs[0] not in (a, t, f)
-                and len(t.instructions) + len(f.instructions) - 2 <= self._budget(a)):
+        if (self._arm(a, t, budget) and self._arm(a, f, budget) and t.succs == f.succs and t.succs[0] not in (a, t, f)
+                and len(t.instructions) + len(f.instructions) - 2 <= budget):
             j = t.succs[0]  # diamond
             self._fold(fn, a, term, p, [t, f], j, lambda phi: (_incoming(phi, j, t), _incoming(phi, j, f)))
             return True

@@ -64,10 +64,14 @@ class IRFunction:
         return self.fn.name
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = False,
-               stream: Stream | None = None, *, max_steps: int | None = None) -> LaunchStats | PendingLaunch:
+               stream: Stream | None = None, *, max_steps: int | None = None,
+               profile: bool = False) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does (on ``stream``: enqueued).
         The IR interpreter has no cycle model: ``timing`` is accepted as the ISA engine's launch takes it,
-        and every launch is functional (``cycles`` None)."""
+        and every launch is functional (``cycles`` None).  Profiles are recorded by the ISA engine's launch."""
+        if profile:
+            raise LaunchError(f"'{self.name}': profile=True records a launch of the ISA engine (its stall cycles "
+                              "come from the cycle model); load the module with engine=\"isa\"")
         params = pack_params(self.fn, list(args))
         max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
         grid, block = dim3(grid, "grid"), dim3(block, "block")

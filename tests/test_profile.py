@@ -294,3 +294,13 @@ def test_index_decisions_for_inlining_ifconversion_and_unrolling():
     assert _threshold(1100, fn, at(5)) == 4400  # a hot call
     assert _threshold(1100, fn, at(6)) < 0  # a call that never ran: not inlined
     assert _threshold(1100, fn, at(7)) == 1100 and _threshold(1100, SimpleNamespace(), at(5)) == 1100
+
+
+def test_profiling_needs_ptx_and_the_isa_engine():
+    image = compile_module([Source(PTX, "<ptx>")], CompileOptions()).to_bytes()
+    fn = rt.load_module(image).get_function("loop_branch")
+    out = rt.to_device(np.zeros(64, np.uint32))
+    with pytest.raises(LaunchError, match="not loaded from PTX"):
+        fn.launch(1, 32, (np.uint32(2), out), profile=True)
+    with pytest.raises(LaunchError, match="ISA engine"):
+        rt.load_module(PTX, engine="ir").get_function("loop_branch").launch(1, 32, (np.uint32(2), out), profile=True)
