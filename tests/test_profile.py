@@ -304,3 +304,9 @@ def test_profiling_needs_ptx_and_the_isa_engine():
         fn.launch(1, 32, (np.uint32(2), out), profile=True)
     with pytest.raises(LaunchError, match="ISA engine"):
         rt.load_module(PTX, engine="ir").get_function("loop_branch").launch(1, 32, (np.uint32(2), out), profile=True)
+
+
+def test_recording_is_deterministic():
+    a = launch(rt.load_module(PTX).get_function("loop_branch"), 5, profile=True).profile
+    b = launch(rt.load_module(PTX).get_function("loop_branch"), 5, profile=True).profile
+    assert a.to_json() == b.to_json() and a.digest == b.digest
