@@ -347,3 +347,100 @@ def test_f64_approximations(engine, opt, form):
             r = Fraction(ref(x, ftz))
             err = abs(r * r * Fraction(x) - 1)
             assert err < Fraction(4, 1 << 52)
+
+
+# ----------------------------------------------------------------------------- cvt.pack
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("t", ["u16", "s16", "u8", "s8"])
+def test_cvt_pack_saturates_and_packs(engine, opt, t):
+    """cvt.pack.sat.t.s32{.b32} d, a, b{, c} (PTX ISA 9.7.9.21): a, b clamped to t; d = c << 2n | a << n | b."""
+    n = int(t[1:])
+    lo, hi = INT_RANGE[t]
+    vals = [0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -32769, 65535, 65536, (1 << 31) - 1,
+            -(1 << 31)]
+    triples = [(a, b, c) for a in vals for b in vals[::3] for c in (0, 0xDEADBEEF)]
+    if n == 16:
+        body = f"cvt.pack.sat.{t}.s32 %r5, %r2, %r3; cvt.u64.u32 %rd8, %r5;"
+    else:
+        body = f"cvt.pack.sat.{t}.s32.b32 %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;"
+    want = []
+    for a, b, c in triples:
+        ta, tb = clamp(s32(a), lo, hi) & ((1 << n) - 1), clamp(s32(b), lo, hi) & ((1 << n) - 1)
+        r = ta << n | tb
+        if n == 8:
+            r |= c << 16
+        want.append(r & M32)
+    for i in range(0, len(triples), 128):
+        check(body, triples[i:i + 128], want[i:i + 128], engine, opt)
+
+
+# ----------------------------------------------------------------------------- FP8 (OCP 8-bit floating point)
+
+FP8_FORMATS = {"e4m3x2": (4, 3, 7), "e5m2x2": (5, 2, 15)}  # exponent bits, mantissa bits, bias
+
+
+def fp8_value(code: int, kind: str):
+    """The value of an fp8 code by the OCP FP8 v1.0 definitions: None for NaN, +-inf as floats."""
+    e_bits, m_bits, bias = FP8_FORMATS[kind]
+    sign = -1 if code & 0x80 else 1
+    e, m = (code >> m_bits) & ((1 << e_bits) - 1), code & ((1 << m_bits) - 1)
+    if kind == "e4m3x2" and e == 15 and m == 7:
+        return None
+    if kind == "e5m2x2" and e == 31:
+        return None if m else sign * math.inf
+    if e == 0:
+        return sign * Fraction(m, 1 << m_bits) * Fraction(2) ** (1 - bias)
+    return sign * (1 + Fraction(m, 1 << m_bits)) * Fraction(2) ** (e - bias)
+
+
+def fp8_encode(x: float, kind: str) -> int:
+    """f32 x -> fp8, rounded to nearest (ties to the even code), .satfinite (largest finite), NaN -> 0x7F."""
+    if math.isnan(x):
+        return 0x7F
+    sign = 0x80 if math.copysign(1, x) < 0 else 0
+    mag = abs(x)
+    finite = [c for c in range(0x80) if fp8_value(c, kind) is not None and not math.isinf(fp8_value(c, kind))]
+    if math.isinf(mag):
+        return sign | max(finite)
+    target = Fraction(mag)
+    best = min(finite, key=lambda c: (abs(fp8_value(c, kind) - target), c & 1))
+    return sign | best
+
+
+F32_FP8 = [0.0, -0.0, 1.0, -1.0, 0.1, 448.0, 449.0, 464.0, 480.0, 500.0, -1e30, 1e30, math.inf, -math.inf, math.nan,
+           2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -10, 5 * 2.0 ** -10, 2.0 ** -6 * 1.0625, 2.0 ** -7 * 1.5, 1e-45, 0.3,
+           57344.0, 61440.0, 65536.0, 2.0 ** -16, 2.0 ** -17, 3 * 2.0 ** -17, 1.125, 1.1875, 1.3125, 15.5, -240.0,
+           2.0 ** -14 * 1.125, 0.0009765625, 7.0, 7.5, 9.0]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("kind", ["e4m3x2", "e5m2x2"])
+def test_cvt_f32_to_fp8x2(engine, opt, kind):
+    """cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b (PTX ISA 9.7.9.21): d[15:8] = fp8(a), d[7:0] = fp8(b)."""
+    vals = [struct.unpack("<f", struct.pack("<f", x))[0] for x in F32_FP8]
+    pairs = [(a, b) for a, b in zip(vals, vals[1:] + vals[:1], strict=True)]
+    body = f"cvt.rn.satfinite.{kind}.f32 %h1, %f1, %f2; cvt.u64.u16 %rd8, %h1;"
+    want = [fp8_encode(a, kind) << 8 | fp8_encode(b, kind) for a, b in pairs]
+    check(body, [(f32_bits(a), f32_bits(b)) for a, b in pairs], want, engine, opt)
+
+
+def _f16_bits(code: int, kind: str) -> int:
+    """The f16 bits of fp8 ``code`` (exact; the canonical NaN 0x7FFF; -0 keeps its sign)."""
+    v = fp8_value(code, kind)
+    if v is None:
+        return 0x7FFF
+    return struct.unpack("<H", struct.pack("<e", math.copysign(float(abs(v)), -1 if code & 0x80 else 1)))[0]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("kind", ["e4m3x2", "e5m2x2"])
+def test_cvt_fp8x2_to_f16x2_is_exact(engine, opt, kind):
+    """cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a (PTX ISA 9.7.9.21): every one of the 256 codes, in both halves."""
+    codes = list(range(256))
+    pairs = [(c, (c * 37 + 11) & 0xFF) for c in codes]
+    body = f"cvt.u16.u32 %h1, %r2; cvt.rn.f16x2.{kind} %r5, %h1; cvt.u64.u32 %rd8, %r5;"
+    want = [_f16_bits(hi, kind) << 16 | _f16_bits(lo, kind) for hi, lo in pairs]
+    for i in range(0, 256, 128):
+        check(body, [(hi << 8 | lo,) for hi, lo in pairs[i:i + 128]], want[i:i + 128], engine, opt)

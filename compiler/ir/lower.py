@@ -366,6 +366,8 @@ class InstLowering(MatrixLowering, AsyncLowering, VideoLowering):
     def op_cvt(self, inst) -> None:
         """``cvt``; ``cvt.frnd.{f16x2,bf16x2}.f32 d, a, b`` packs cvt(a) into bits 31:16 and cvt(b) into
         bits 15:0 (PTX ISA 9.7.9.21)."""
+        if self.cvt_composed(inst):  # cvt.pack, FP8 (xcc.ir.lower_video)
+            return
         ts = types_of(inst.modifiers)
         if len(ts) != 2:
             raise self.error(f"'{_full(inst)}' needs a destination and a source type", PtxSemanticError)

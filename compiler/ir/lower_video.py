@@ -6,11 +6,27 @@
   this is what ptxas emits for ``sad`` outside the video units (ISETP + IADD3 + SEL).
 * ``nanosleep.u32 t`` (PTX ISA 9.7.13.10): suspends the thread for a time in ``[0, 2t]`` ns; a duration of 0 is
   allowed, so it lowers to nothing (the engines model no wall-clock time).
+* ``cvt.pack.sat.{u16,s16}.s32 d, a, b`` and ``cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c`` (PTX ISA 9.7.9.21):
+  ``a`` and ``b`` clamped to the narrow type (``max``/``min``), ``d = c << 2n | a << n | b`` (n bits each).
+* FP8 (sm_89+): ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`` (``d[15:8] = fp8(a)``, ``d[7:0] = fp8(b)``)
+  and ``cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a`` (``d[31:16] = f16(a[15:8])``, ``d[15:0] = f16(a[7:0])``), as
+  integer operations on the bit patterns (OCP 8-bit floating point, v1.0: e4m3 has bias 7, no infinities and the
+  NaN ``S.1111.111``; e5m2 bias 15 with IEEE infinities and NaNs). f32 -> fp8: round to nearest even at the
+  target's quantum (subnormals included), ``.satfinite``: a finite result above the largest finite value and an
+  infinity become the largest finite value of their sign, NaN becomes the NaN ``0x7F``; fp8 -> f16 is exact (a NaN
+  becomes the canonical ``0x7FFF``).
 """
 
 from __future__ import annotations
 
+from xcc.diagnostics import PtxSemanticError
+from xcc.ir.core import Const
 from xcc.ir.types import PRED, ptx_type
+
+_U32 = ptx_type("u32")
+_S32 = ptx_type("s32")
+_FP8 = {"e4m3x2": (3, 7, 0x7E), "e5m2x2": (2, 15, 0x7B)}  # mantissa bits, bias, largest finite code
+_PACK = {"u16": (16, 0, 0xFFFF), "s16": (16, -0x8000, 0x7FFF), "u8": (8, 0, 0xFF), "s8": (8, -0x80, 0x7F)}
 
 
 class VideoLowering:
@@ -28,3 +44,113 @@ class VideoLowering:
     def op_nanosleep(self, inst) -> None:
         self._check(inst, 1)
         self.read(inst.operands[0], ptx_type("u32"))  # a register operand must still be defined
+
+    # ----------------------------------------------------------------- cvt forms built from integer ops
+    def _k(self, v: int, t=_U32) -> Const:
+        return Const(t, v & ((1 << t.bits) - 1))
+
+    def _op(self, op: str, *args, t=_U32, **attrs):
+        return self.emit(op, t, list(args), PRED if op == "setp" else t, **attrs).result
+
+    def cvt_composed(self, inst) -> bool:
+        """Lower ``inst`` if it is ``cvt.pack`` or an FP8 ``cvt``; False for any other ``cvt``."""
+        mods = inst.modifiers
+        if "pack" in mods:
+            self._cvt_pack(inst)
+            return True
+        fp8 = [m for m in mods if m in _FP8]
+        if not fp8:
+            return False
+        if "relu" in mods:
+            raise self.error(f"'{_text(inst)}': .relu is not supported yet")
+        if mods[-1] == "f32" and mods[-2] in _FP8:  # f32 -> fp8x2
+            if not ("rn" in mods and "satfinite" in mods):
+                raise self.error(f"'{_text(inst)}' needs .rn.satfinite", PtxSemanticError)
+            self._check(inst, 3)
+            d, a, b = inst.operands
+            hi = self._to_fp8(self.read(a, ptx_type("f32")), fp8[0])
+            lo = self._to_fp8(self.read(b, ptx_type("f32")), fp8[0])
+            u16 = ptx_type("u16")
+            v = self._op("or", self._op("shl", hi, self._k(8)), lo)
+            self.write(d, self.emit("cvt", u16, [v], u16, src="u32").result)
+            return True
+        if mods[-2:] == ("f16x2", fp8[0]):  # fp8x2 -> f16x2
+            self._check(inst, 2)
+            d, a = inst.operands
+            x = self._op("and", self.emit("cvt", _U32, [self.read(a, ptx_type("u16"))], _U32, src="u16").result,
+                         self._k(0xFFFF))
+            hi = self._from_fp8(self._op("shr", x, self._k(8)), fp8[0])
+            lo = self._from_fp8(self._op("and", x, self._k(0xFF)), fp8[0])
+            self.write(d, self._op("or", self._op("shl", hi, self._k(16)), lo, t=ptx_type("b32")))
+            return True
+        raise self.error(f"'{_text(inst)}' is not supported yet")
+
+    def _cvt_pack(self, inst) -> None:
+        ts = [m for m in inst.modifiers if m in _PACK or m in ("s32", "b32")]
+        if not ts or ts[0] not in _PACK or "sat" not in inst.modifiers:
+            raise self.error(f"'{_text(inst)}' is not supported yet")
+        n, lo, hi = _PACK[ts[0]]
+        self._check(inst, 3 if n == 16 else 4)
+        d, a, b = inst.operands[:3]
+        parts = []
+        for op in (a, b):
+            v = self._op("min", self._op("max", self.read(op, _S32), self._k(lo, _S32), t=_S32), self._k(hi, _S32),
+                         t=_S32)
+            parts.append(self._op("and", v, self._k((1 << n) - 1), t=_S32))
+        r = self._op("or", self._op("shl", parts[0], self._k(n), t=_S32), parts[1], t=_S32)
+        if n == 8:
+            c = self._op("shl", self.read(inst.operands[3], _U32), self._k(16))
+            r = self._op("or", r, c)
+        self.write(d, r)
+
+    def _to_fp8(self, f, kind: str):
+        """The 8-bit code (u32) of f32 ``f`` rounded to nearest even, saturated to the finite range."""
+        m, bias, top = _FP8[kind]
+        x = self.emit("mov", _U32, [f], _U32).result
+        sign = self._op("and", self._op("shr", x, self._k(24)), self._k(0x80))
+        ax = self._op("and", x, self._k(0x7FFFFFFF))
+        ex = self._op("shr", ax, self._k(23))
+        mant = self._op("or", self._op("and", ax, self._k(0x7FFFFF)), self._k(0x800000))
+        # binade E = max(ex - 127, 1 - bias); quantum 2^(E - m); shift of the 24-bit significand: E - m + 150 - ex
+        emin = 127 + 1 - bias  # the f32 biased exponent of the smallest normal fp8 binade
+        e_eff = self._op("max", ex, self._k(emin))
+        sh = self._op("min", self._op("sub", self._op("add", e_eff, self._k(150 - m - 127)), ex), self._k(31))
+        q0 = self._op("shr", mant, sh)
+        rem = self._op("and", mant, self._op("sub", self._op("shl", self._k(1), sh), self._k(1)))
+        half = self._op("shl", self._k(1), self._op("sub", sh, self._k(1)))
+        up = self._op("or", self._op("setp", rem, half, cmp="gt"),
+                      self.emit("and", PRED, [self._op("setp", rem, half, cmp="eq"),
+                                              self._op("setp", self._op("and", q0, self._k(1)), self._k(0),
+                                                       cmp="ne")], PRED).result, t=PRED)
+        q = self._op("add", q0, self.emit("selp", _U32, [self._k(1), self._k(0), up], _U32).result)
+        # code = (E + bias) << m + q - 2^m, E + bias = e_eff - emin + 1
+        code = self._op("sub", self._op("add", self._op("shl", self._op("sub", e_eff, self._k(emin - 1)),
+                                                                self._k(m)), q), self._k(1 << m))
+        code = self._op("min", code, self._k(top))
+        nan = self._op("setp", ax, self._k(0x7F800000), cmp="gt")
+        code = self._op("or", code, sign)
+        return self.emit("selp", _U32, [self._k(0x7F), code, nan], _U32).result
+
+    def _from_fp8(self, code, kind: str):
+        """The f16 bit pattern (u32) of fp8 ``code``: exact (the fp8 bits placed in an f16's, times 2^(15-bias)
+        for e4m3; e5m2 is an f16's upper byte)."""
+        m, bias, _ = _FP8[kind]
+        f16 = ptx_type("f16")
+        if kind == "e5m2x2":
+            h = self._op("shl", code, self._k(8))
+            nan = self._op("setp", self._op("and", code, self._k(0x7F)), self._k(0x7C), cmp="gt")
+        else:
+            sign = self._op("shl", self._op("and", code, self._k(0x80)), self._k(8))
+            mag = self._op("shl", self._op("and", code, self._k(0x7F)), self._k(10 - m))
+            raw = self.emit("cvt", ptx_type("u16"), [self._op("or", sign, mag)], ptx_type("u16"), src="u32").result
+            scaled = self.emit("mul", f16, [self.emit("mov", f16, [raw], f16).result,
+                                            Const(f16, 0x5C00)], f16, rnd="rn").result  # 2^8
+            h = self._op("and", self.emit("cvt", _U32, [self.emit("mov", ptx_type("u16"), [scaled],
+                                                                  ptx_type("u16")).result], _U32, src="u16").result,
+                         self._k(0xFFFF))
+            nan = self._op("setp", self._op("and", code, self._k(0x7F)), self._k(0x7F), cmp="eq")
+        return self.emit("selp", _U32, [self._k(0x7FFF), h, nan], _U32).result
+
+
+def _text(inst) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
