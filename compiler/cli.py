@@ -196,18 +196,42 @@ def _write_atomically(path: Path, data: bytes) -> None:
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-v", "--verbose", is_flag=True, help="Say what each valid file holds.")
-def check(inputs, verbose):
-    """Parse and check PTX files without compiling them (exit 0 if all are valid, else 1)."""
+@click.option("--syntax-only", is_flag=True, help="Parse and check the PTX only (no IR, no backend: faster, "
+              "but 'ok' no longer means that `xcc compile` will succeed).")
+@click.option("--opt-level", type=click.IntRange(0, 3), default=3, show_default=True, help="-O0 .. -O3, as compile's.")
+@click.option("--maxrregcount", type=int, default=255, show_default=True, help="Registers per thread at most.")
+@click.option("--machine", default="xg1", show_default=True, help="Machine description (name or TOML file).")
+def check(inputs, verbose, syntax_only, opt_level, maxrregcount, machine):
+    """Check that each PTX file will compile: every error `xcc compile` would give, located (exit 0 if none, else 1).
+
+    Each file is compiled kernel by kernel with compile's options, nothing written (xcc.check): the parser's and
+    checker's errors, the instructions and forms not supported yet, the backend's refusals.  An .extern function
+    no file defines is left for the link (as `xcc compile -c` does)."""
     from xcc.frontend.parser import parse
     from xcc.sources import Source, read_source
 
+    if not syntax_only:  # (imported only here: --syntax-only loads neither the IR nor code generation)
+        from xcc.check import check_sources
+        from xcc.driver import CompileOptions
+
+        options = CompileOptions(opt_level=opt_level, max_registers=maxrregcount, machine=machine)
     failed = 0
     for p in inputs:
+        deferred: list[str] = []
         try:
             s = read_source(p)
             if not isinstance(s, Source):
                 raise XccError(f"{p}: is an .xbin object file, not PTX")
-            module = parse(s.text, s.name)
+            if syntax_only:
+                module = parse(s.text, s.name)
+            else:
+                res = check_sources([s], options)
+                module, deferred = res.trees[0], res.deferred
+                for e in res.errors:
+                    click.echo(str(e), err=True)
+                if res.errors:
+                    failed += 1
+                    continue
         except XccError as e:
             click.echo(str(e), err=True)
             failed += 1
@@ -215,7 +239,8 @@ def check(inputs, verbose):
         if verbose:
             kernels = sum(f.is_entry and f.body is not None for f in module.functions)
             funcs = sum(not f.is_entry and f.body is not None for f in module.functions)
-            click.echo(f"{p}: ok: PTX ISA {module.version}, {', '.join(module.target)}, {kernels} kernel(s), "
+            left = f" ({len(deferred)} left for the link: {', '.join(deferred)})" if deferred else ""
+            click.echo(f"{p}: ok: PTX ISA {module.version}, {', '.join(module.target)}, {kernels} kernel(s){left}, "
                        f"{funcs} device function(s), {len(module.variables)} module variable(s)")
     if failed:
         raise click.exceptions.Exit(EXIT_INPUT)
