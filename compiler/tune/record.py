@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 
 from xcc.cache import KIND_TUNING, JitCache, cache_key
 from xcc.diagnostics import XccError
@@ -125,7 +124,3 @@ def load(cache: JitCache, key: str, what: str) -> dict | None:
 def store(cache: JitCache, keys: list[str], data: bytes, meta: dict) -> None:
     for key in keys:
         cache.put(key, data, {**meta, "kind": KIND_TUNING})
-
-
-def finite(x: float) -> int:
-    return int(x) if math.isfinite(x) else -1
