@@ -176,14 +176,14 @@ class MemorySelection(SelectorCore):
     def _ld_const(self, inst):
         """ld.const of a .const variable at a constant offset: LDC from constant bank 3 (SASS's c[0x3][..])."""
         base, off = inst.args[0], inst.attrs.get("offset", 0)
-        if base not in self.const_addr:
-            raise self.error("ld.const through a computed address (dynamic indexing into constant memory) "
-                             "is not supported by the backend yet")
-        t, at = inst.type, self.const_addr[base] + off
+        t = inst.type
+        if base not in self.const_addr:  # a computed address: a generic load through the const window
+            return self._ld_const_window(inst, self.half(base, 0) if width_of(base.type) == 2 else self.reg(base),
+                                         off)
+        at = self.const_addr[base] + off
         w = width_of(inst.result.type)
-        if t.bits < 32 or at % (4 * max(width_of(t), 1)):
-            raise self.error(f"ld.const.{t} at offset {at} is not supported by the backend yet (narrow or "
-                             "misaligned)")
+        if t.bits < 32 or at % (4 * max(width_of(t), 1)):  # LDC reads aligned words: as a computed address
+            return self._ld_const_window(inst, Imm(at & 0xFFFFFFFF), 0)
         if width_of(t) == 2:
             self.emit("LDC.64", d=self.vreg(inst.result), b=CBank(3, at))
         elif w == 2:
@@ -195,6 +195,27 @@ class MemorySelection(SelectorCore):
                 self.emit("MOV", d=Half(d, 1), b=Imm(0))
         else:
             self.emit("LDC", d=self.vreg(inst.result), b=CBank(3, at))
+
+    def _ld_const_window(self, inst, low, off: int):
+        """ld.const at const-space address ``low + off`` (any width, any alignment the type allows) as a generic
+        LD: the const window's high word (:data:`xcc.backend.isa.WINDOWS`) over the const-space offset."""
+        a = new_vreg(2)
+        self.emit("MOV", d=Half(a, 0), b=low)
+        self.emit("MOV", d=Half(a, 1), b=Imm(WINDOWS["const"] >> 32))
+        t, d = inst.type, self.vreg(inst.result)
+        mods = {"size": SUB_WORD_SIZE[(t.bits, t.kind if t.kind != "f" else "u")]} if t.bits < 32 else {}
+        if width_of(t) == 2:
+            self.emit("LD.64", d=d, a=a, b=off)
+        elif width_of(inst.result.type) == 2:
+            self.emit("LD", d=Half(d, 0), a=a, b=off, mods=mods)
+            if t.kind == "s":
+                self.emit("SHR", d=Half(d, 1), a=Half(d, 0), b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+        else:
+            self.emit("LD", d=d, a=a, b=off, mods=mods)
+            if inst.result.type.bits < 32 and mods.get("size", "").startswith("S"):
+                self._narrow(inst, d)
 
     def op_st(self, inst):
         prefix, a, off, mods = self._mem(inst)

@@ -444,3 +444,62 @@ def test_cvt_fp8x2_to_f16x2_is_exact(engine, opt, kind):
     want = [_f16_bits(hi, kind) << 16 | _f16_bits(lo, kind) for hi, lo in pairs]
     for i in range(0, 256, 128):
         check(body, [(hi << 8 | lo,) for hi, lo in pairs[i:i + 128]], want[i:i + 128], engine, opt)
+
+
+# ----------------------------------------------------------------------------- ld.const: narrow, computed address
+
+CONST_TABLE = bytes([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xFF, 0x80])
+LD_CONST = r"""
+.version 8.0
+.target sm_90
+.address_size 64
+.const .align 8 .b8 tab[16] = {TABLE};
+.visible .entry k(.param .u64 out)
+{
+    .reg .b16 %h<4>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u64 %rd2, tab;
+BODY
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd1, %rd3;
+    st.global.u64 [%rd4], %rd8;
+    ret;
+}
+""".replace("TABLE", ", ".join(str(b) for b in CONST_TABLE))
+
+
+def _const_read(at: int, t: str) -> int:
+    n = int(t[1:]) // 8
+    v = int.from_bytes(CONST_TABLE[at:at + n], "little")
+    return _value(v, t) if t[0] == "s" else v
+
+
+LD_CONST_CASES = [  # (body, reference for thread i)
+    ("ld.const.u16 %h1, [tab+2]; cvt.u64.u16 %rd8, %h1;", lambda i: _const_read(2, "u16")),
+    ("ld.const.s16 %h1, [tab+14]; cvt.s64.s16 %rd8, %h1;", lambda i: _const_read(14, "s16") & M64),
+    ("ld.const.u8 %r5, [tab+15]; cvt.u64.u32 %rd8, %r5;", lambda i: _const_read(15, "u8")),
+    ("ld.const.s8 %rd8, [tab+14];", lambda i: _const_read(14, "s8") & M64),
+    ("mul.wide.u32 %rd5, %r1, 4; add.s64 %rd6, %rd2, %rd5; ld.const.u32 %r5, [%rd6]; cvt.u64.u32 %rd8, %r5;",
+     lambda i: _const_read(4 * i, "u32")),
+    ("mul.wide.u32 %rd5, %r1, 2; add.s64 %rd6, %rd2, %rd5; ld.const.u16 %h1, [%rd6]; cvt.u64.u16 %rd8, %h1;",
+     lambda i: _const_read(2 * i, "u16")),
+    ("cvt.u64.u32 %rd5, %r1; add.s64 %rd6, %rd2, %rd5; ld.const.s8 %r5, [%rd6+12]; cvt.u64.u32 %rd8, %r5;",
+     lambda i: _const_read(12 + i, "s8") & M32),
+    ("and.b32 %r2, %r1, 1; mul.wide.u32 %rd5, %r2, 8; add.s64 %rd6, %rd2, %rd5; ld.const.u64 %rd8, [%rd6];",
+     lambda i: _const_read(8 * (i & 1), "u64")),
+]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("body, ref", LD_CONST_CASES)
+def test_ld_const_narrow_and_computed_address(engine, opt, body, ref):
+    """ld.const of 8/16-bit values (extended by the type's signedness into the register, PTX ISA 9.7.9.8) and
+    through a run-time address (xg1: a generic load through the const window)."""
+    dev = rt.Device()
+    d = rt.to_device(np.zeros(4, np.uint64), dev)
+    module = rt.load_module(LD_CONST.replace("BODY", body), device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (4, 1, 1), [d])
+    assert [int(v) for v in d.copy_to_host()] == [ref(i) for i in range(4)]

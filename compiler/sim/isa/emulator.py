@@ -239,6 +239,7 @@ class _Launch(Launch):
             "shared": (lambda: ctx.smem, lambda: ctx.smem_size, lambda: ctx.smem_stride, lambda idx: idx // P),
             "local": (lambda: ctx.lmem, lambda: ctx.local_size, lambda: ctx.local_stride, lambda idx: idx),
             "param": param_window(ctx.cbank[CBANK_PARAMS:CBANK_PARAMS + self.param_len])})
+        ctx.generic.spaces["const"] = _const_window(ctx.cbank3)  # ld.const through a computed address
         self.execs = self.build()
         for cta0, n in self.waves(per_wave):
             if cta0:
@@ -508,3 +509,10 @@ class _Launch(Launch):
 
 
 assert IMPLS  # the import above asserted that every ISA mnemonic has an executor
+
+
+def _const_window(bank: bytes) -> tuple:
+    """The generic window onto constant bank 3 (the kernel's .const variables): one copy for every thread."""
+    mem = FlatMemory(len(bank), "const")
+    mem.buf[:len(bank)] = np.frombuffer(bank, np.uint8)
+    return (lambda: mem, lambda: len(bank), lambda: 0, lambda idx: 0 * np.asarray(idx))
