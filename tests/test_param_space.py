@@ -262,6 +262,21 @@ def test_stores_to_kernel_parameters_are_refused_at_compile_time():
     assert e.value.loc is not None and e.value.loc.line == _line(src, "st.param.u32")
 
 
+def test_atomics_on_kernel_parameters_are_refused_at_compile_time():
+    src = POKE.replace("st.u32 [%rd2+4], %r1;", "atom.param.add.u32 %r2, [blob+4], %r1;")
+    with pytest.raises(UnsupportedError, match="atomics on kernel parameters are not supported") as e:
+        rt.load_module(src).get_function("poke")
+    assert e.value.loc is not None and e.value.loc.line == _line(src, "atom.param")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_atomic_through_the_param_window_faults(engine):
+    src = POKE.replace("st.u32 [%rd2+4], %r1;", "atom.add.u32 %r2, [%rd2+4], %r1;")
+    fn = rt.load_module(src, engine=engine).get_function("poke")
+    with pytest.raises(KernelFault, match=r"read-only 4-byte param access at address 0x4"):
+        fn.launch((1, 1, 1), (1, 1, 1), (bytes(16), np.int32(5)))
+
+
 # -------------------------------------------------------------------------- the host side
 def test_struct_argument_forms_and_size_errors():
     a, b, c, perm, scale, alpha, beta, want = _gemm_problem(np.random.default_rng(11))

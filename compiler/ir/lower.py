@@ -575,7 +575,9 @@ class InstLowering(MatrixLowering, AsyncLowering, VideoLowering):
         n = (2 if aop != "cas" else 3) + (1 if has_result else 0)
         self._check(inst, n)
         operands = inst.operands if has_result else [ast.Sink(), *inst.operands]
-        base, off, _ = self._address(operands[1])
+        base, off, param = self._address(operands[1])
+        if param is not None or self._space(inst) == "param":
+            raise self.error("atomics on kernel parameters are not supported (they are read-only)")
         args = [base] + [self.read(o, t) for o in operands[2:]]
         rt = operands[0].type if isinstance(operands[0], RegVar) else t
         v = self.emit("atom", t, args, rt, space=self._space(inst), offset=off, atom_op=aop)
