@@ -2,7 +2,7 @@
 # Lark v1.3.1 runtime (MIT licence, https://github.com/lark-parser/lark) and the PTX
 # grammar's LALR(1) tables as JSON text.
 __version__ = "1.3.1"
-GRAMMAR_SHA256 = "d4ea85bff6b4b244e239c80ea287a43db6c38d413907ca95909ff027259557b8"
+GRAMMAR_SHA256 = "164df226c60c2fa59532ad33d6a39a411e15e1ea023d885902d94a2f57f9f8e6"
 
 #
 #
@@ -3573,7 +3573,7 @@ _MEMO_JSON = r'''[
 {"__type__":"TerminalDef","name":"SECTION","pattern":{"__type__":"PatternRE","_width":[12,18446744073709551616],"flags":[],"raw":"/\\.section[ \\t]+[^\\s{]+\\s*\\{[^}]*\\}/","value":"\\.section[ \t]+[^\\s{]+\\s*\\{[^}]*\\}"},"priority":0},
 {"__type__":"TerminalDef","name":"LABEL_DEF","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/(?:[a-zA-Z][\\w$]*|[_$][\\w$]+)[ \\t]*:(?!:)/","value":"(?:[a-zA-Z][\\w$]*|[_$][\\w$]+)[ \t]*:(?!:)"},"priority":3},
 {"__type__":"TerminalDef","name":"OPCODE","pattern":{"__type__":"PatternRE","_width":[1,18446744073709551616],"flags":[],"raw":"/[a-zA-Z]\\w*(?:\\.[\\w:]+)*/","value":"[a-zA-Z]\\w*(?:\\.[\\w:]+)*"},"priority":0},
-{"__type__":"TerminalDef","name":"REG","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/%[a-zA-Z_$][\\w$]*(?:\\.[xyzwrgba]\\b)?/","value":"%[a-zA-Z_$][\\w$]*(?:\\.[xyzwrgba]\\b)?"},"priority":0},
+{"__type__":"TerminalDef","name":"REG","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/%[a-zA-Z_$][\\w$]*(?:\\.(?:[xyzwrgba]|b[0-3]|h[01])\\b)?/","value":"%[a-zA-Z_$][\\w$]*(?:\\.(?:[xyzwrgba]|b[0-3]|h[01])\\b)?"},"priority":0},
 {"__type__":"TerminalDef","name":"IDENT","pattern":{"__type__":"PatternRE","_width":[1,18446744073709551616],"flags":[],"raw":"/[a-zA-Z][\\w$]*|[_$][\\w$]+/","value":"[a-zA-Z][\\w$]*|[_$][\\w$]+"},"priority":0},
 {"__type__":"TerminalDef","name":"SINK","pattern":{"__type__":"PatternStr","flags":[],"raw":"\"_\"","value":"_"},"priority":0},
 {"__type__":"TerminalDef","name":"FLOAT","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+/","value":"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+"},"priority":2},

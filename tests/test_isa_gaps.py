@@ -503,3 +503,93 @@ def test_ld_const_narrow_and_computed_address(engine, opt, body, ref):
     module = rt.load_module(LD_CONST.replace("BODY", body), device=dev, engine=engine, opt_level=opt)
     module.get_function("k").launch((1, 1, 1), (4, 1, 1), [d])
     assert [int(v) for v in d.copy_to_host()] == [ref(i) for i in range(4)]
+
+
+# ----------------------------------------------------------------------------- scalar video instructions
+
+_VSEL = {"": (0, 32), "b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
+
+
+def _video_ref(vop, dt, at, bt, sat, op2, asel, bsel, dsel, a, b, c):
+    """PTX ISA 9.7.10.1: ta/tb = the selected parts extended by their types; tmp = vop(ta, tb) exactly;
+    optSaturate (to dtype, or to the dsel sub-word); then op2 with c, or the merge into c."""
+    def part(x, t, sel):
+        shift, width = _VSEL[sel]
+        return _value((x & M32) >> shift, f"{t[0]}{width}")
+    ta, tb = part(a, at, asel), part(b, bt, bsel)
+    tmp = {"vadd": ta + tb, "vsub": ta - tb, "vabsdiff": abs(ta - tb), "vmin": min(ta, tb), "vmax": max(ta, tb)}[vop]
+    width = _VSEL[dsel][1]
+    if sat:
+        lo, hi = INT_RANGE[f"{dt[0]}{width}"] if width < 32 else INT_RANGE[dt]
+        tmp = clamp(tmp, lo, hi)
+    r = tmp & M32
+    if op2 == "add":
+        r = (r + c) & M32
+    elif op2 in ("min", "max"):
+        f = min if op2 == "min" else max
+        r = f(_value(r, dt), _value(c, dt)) & M32
+    if dsel:
+        shift, w = _VSEL[dsel]
+        mask = ((1 << w) - 1) << shift
+        r = (c & M32 & ~mask) | ((r << shift) & mask)
+    return r
+
+
+VIDEO_FORMS = [  # (vop, dtype, atype, btype, sat, op2, asel, bsel, dsel)
+    ("vadd", "s32", "s32", "s32", False, None, "", "", ""),
+    ("vadd", "s32", "s32", "s32", True, None, "", "", ""),
+    ("vadd", "u32", "u32", "u32", True, None, "", "", ""),
+    ("vadd", "s32", "u32", "s32", True, None, "b0", "h0", ""),
+    ("vsub", "u32", "s32", "u32", True, None, "b3", "h1", ""),
+    ("vsub", "s32", "s32", "s32", False, "add", "", "", ""),
+    ("vabsdiff", "u32", "s32", "s32", False, None, "", "", ""),
+    ("vabsdiff", "s32", "u32", "u32", True, "max", "b1", "b2", ""),
+    ("vmin", "s32", "s32", "u32", False, "min", "h1", "", ""),
+    ("vmax", "u32", "s32", "s32", True, None, "", "", ""),
+    ("vmax", "s32", "s32", "s32", False, None, "b2", "b0", ""),
+    ("vadd", "s32", "s32", "s32", True, None, "", "", "b1"),
+    ("vadd", "u32", "u32", "u32", True, None, "b0", "b1", "h1"),
+    ("vsub", "s32", "s32", "s32", False, None, "h0", "h1", "b3"),
+]
+VIDEO_VALUES = [0, 1, -1, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0x12345678,
+                0xFEDCBA98, 0x00FF80FF]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", VIDEO_FORMS, ids=lambda f: ".".join(str(x) for x in f if x))
+def test_scalar_video_instructions(engine, opt, form):
+    vop, dt, at, bt, sat, op2, asel, bsel, dsel = form
+    text = ".".join([vop, dt, at, bt] + (["sat"] if sat else []) + ([op2] if op2 else []))
+    sel = lambda r, s: f"{r}.{s}" if s else r  # noqa: E731
+    tail = ", %r4" if op2 or dsel else ""
+    dest = "%r5"
+    body = f"mov.u32 %r5, %r4; {text} {sel(dest, dsel)}, {sel('%r2', asel)}, {sel('%r3', bsel)}{tail}; " \
+           "cvt.u64.u32 %rd8, %r5;"
+    triples = [(a, b, (a * 7 + b) & M32) for a in VIDEO_VALUES for b in VIDEO_VALUES[::2]]
+    want = [_video_ref(vop, dt, at, bt, sat, op2, asel, bsel, dsel, a, b, c) for a, b, c in triples]
+    check(body, triples, want, engine, opt)
+
+
+# ----------------------------------------------------------------------------- vector register elements
+
+VECTOR_BODY = """{
+    .reg .v4 .b32 %v;
+    .reg .v2 .b64 %w;
+    mov.b32 %v.x, %r2;
+    mov.b32 %v.w, %r3;
+    mov.b32 %v.g, %r4;
+    add.u32 %r5, %v.x, %v.a;
+    add.u32 %r5, %r5, %v.y;
+    mov.b64 %w.y, %rd5;
+    add.u64 %rd8, %w.y, 0;
+    cvt.u64.u32 %rd9, %r5;
+    add.u64 %rd8, %rd8, %rd9;
+}"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_vector_register_elements(engine, opt):
+    """%v.x .y .z .w (and .r .g .b .a) of .v2/.v4 registers (PTX ISA 5.4.2) are registers of the element type."""
+    rows = [(1, 2, 3), (0xFFFFFFFF, 1, 0x100000000)]
+    want = [(a + ((a + b + c) & M32)) & M64 for a, b, c in ((r[0], r[1], r[2] & M32) for r in rows)]
+    check(VECTOR_BODY, rows, want, engine, opt)

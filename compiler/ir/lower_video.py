@@ -1,5 +1,12 @@
-"""Lowering of PTX instructions that compose from other IR ops: ``sad`` and ``nanosleep`` (a mixin of
-:class:`xcc.ir.lower.InstLowering`, one ``op_<opcode>`` method per PTX opcode).
+"""Lowering of PTX instructions that compose from other IR ops: ``sad``, ``nanosleep``, ``cvt.pack``, FP8
+conversions and the scalar video instructions (a mixin of :class:`xcc.ir.lower.InstLowering`, one
+``op_<opcode>`` method per PTX opcode).
+
+* ``vadd``, ``vsub``, ``vabsdiff``, ``vmin``, ``vmax`` ``.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel},
+  b{.bsel}{, c}`` (PTX ISA 9.7.10.1): each source's selected byte/half-word/word extended by its type, the
+  operation exact (64-bit), ``.sat`` clamps to the destination type's range (to the selected sub-word's with a
+  ``.dsel`` merge), then ``.op2`` (``add`` wraps; ``min``/``max`` compare the 32-bit result with ``c`` as
+  ``dtype``) or the merge of the result's low bits into ``c`` at ``dsel``.
 
 * ``sad.type d, a, b, c`` (PTX ISA 9.7.1.13): ``d = c + ((a < b) ? b - a : a - b)``, wrap-around arithmetic of
   ``type`` (the comparison is signed for ``.s*``) -> ``setp.lt``, two ``sub``, ``selp``, ``add``. On xg1
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 from xcc.diagnostics import PtxSemanticError
 from xcc.ir.core import Const
+from xcc.ir.scopes import RegPart
 from xcc.ir.types import PRED, ptx_type
 
 _U32 = ptx_type("u32")
@@ -150,6 +158,73 @@ class VideoLowering:
                          self._k(0xFFFF))
             nan = self._op("setp", self._op("and", code, self._k(0x7F)), self._k(0x7F), cmp="eq")
         return self.emit("selp", _U32, [self._k(0x7FFF), h, nan], _U32).result
+
+
+_SEL = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
+_S64 = ptx_type("s64")
+
+
+class ScalarVideoLowering:
+    def op_vadd(self, inst) -> None:
+        self._video(inst, "add")
+
+    def op_vsub(self, inst) -> None:
+        self._video(inst, "sub")
+
+    def op_vabsdiff(self, inst) -> None:
+        self._video(inst, "absdiff")
+
+    def op_vmin(self, inst) -> None:
+        self._video(inst, "min")
+
+    def op_vmax(self, inst) -> None:
+        self._video(inst, "max")
+
+    def _vsource(self, op, t: str):
+        """A video source as s64: the selected part (the whole word without a selector) extended by ``t``."""
+        shift, width = _SEL[op.sel] if isinstance(op, RegPart) else (0, 32)
+        v = self.read(op.reg if isinstance(op, RegPart) else op, _U32)
+        if shift:
+            v = self._op("shr", v, self._k(shift))
+        return self.emit("cvt", _S64, [v], _S64, src=f"{t[0]}{width}").result
+
+    def _video(self, inst, vop: str) -> None:
+        mods = inst.modifiers
+        ts = [m for m in mods if m in ("s32", "u32")]
+        extra = [m for m in mods if m not in ("s32", "u32", "sat", "add", "min", "max")]
+        if len(ts) != 3 or extra:
+            raise self.error(f"'{_text(inst)}' is not supported yet")
+        dt, at, bt = ts
+        op2 = next((m for m in mods if m in ("add", "min", "max")), None)
+        ops = inst.operands
+        d = ops[0]
+        merge = isinstance(d, RegPart)
+        self._check(inst, 4 if op2 or merge else 3)
+        if op2 and merge:
+            raise self.error(f"'{_text(inst)}': a secondary operation and a merge", PtxSemanticError)
+        ta, tb = self._vsource(ops[1], at), self._vsource(ops[2], bt)
+        if vop == "absdiff":
+            tmp = self._op("max", self._op("sub", ta, tb, t=_S64), self._op("sub", tb, ta, t=_S64), t=_S64)
+        else:
+            tmp = self._op(vop, ta, tb, t=_S64)
+        signed = dt == "s32"
+        width = _SEL[d.sel][1] if merge else 32
+        if "sat" in mods:
+            lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+            tmp = self._op("min", self._op("max", tmp, self._k(lo, _S64), t=_S64), self._k(hi, _S64), t=_S64)
+        r = self.emit("cvt", _U32, [tmp], _U32, src="s64").result
+        if op2:
+            c = self.read(ops[3], _U32)
+            rt = _S32 if signed and op2 != "add" else _U32
+            r = self._op(op2, r, c, t=rt)
+        if merge:
+            shift, w = _SEL[d.sel]
+            mask = ((1 << w) - 1) << shift
+            c = self._op("and", self.read(ops[3], _U32), self._k(~mask))
+            part = self._op("and", self._op("shl", r, self._k(shift)), self._k(mask))
+            self.write(d.reg, self._op("or", c, part))
+            return
+        self.write(d, r)
 
 
 def _text(inst) -> str:

@@ -26,6 +26,29 @@ class RegVar:
     vector: int | None = None
 
 
+@dataclass(frozen=True)
+class RegPart:
+    """A video-instruction operand selector on a 32-bit register (PTX ISA 9.7.10): ``%r.b0``..``.b3`` (a byte),
+    ``%r.h0``/``.h1`` (a half-word); only the video instructions accept one."""
+
+    reg: RegVar
+    sel: str
+
+
+VIDEO_SELECTORS = ("b0", "b1", "b2", "b3", "h0", "h1")
+_ELEMENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
+
+
+def element_or_part(rv: RegVar, comp: str) -> RegVar | RegPart | None:
+    """``%v.x`` of vector register ``%v`` (PTX ISA 5.4.2: .x .y .z .w, or .r .g .b .a), one scalar register of
+    its type per element; ``%r.b1`` of a scalar register; None for anything else."""
+    if rv.vector and comp in _ELEMENTS and _ELEMENTS[comp] < rv.vector:
+        return RegVar(f"{rv.key}.{'xyzw'[_ELEMENTS[comp]]}", rv.type)
+    if not rv.vector and comp in VIDEO_SELECTORS:
+        return RegPart(rv, comp)
+    return None
+
+
 # The carry flag CC.CF of extended-precision arithmetic (PTX ISA 9.7.1.x: add.cc, addc, ...): implicit per-thread
 # state, modelled as a predicate register that no PTX name can denote ('.' is not an identifier character), so
 # the SSA builder threads it through control flow like any register.
@@ -105,6 +128,10 @@ def flatten(fn: ast.Function) -> tuple[list[FlatLabel | FlatInst], list[FlatVar]
     def resolve(op, scope: _Scope, is_branch: bool):
         if isinstance(op, ast.Reg):
             rv = scope.find_reg(op.name)
+            if rv is None and "." in op.name:  # %v.x (vector element), %r.b1 (video operand selector)
+                base, _, comp = op.name.partition(".")
+                brv = scope.find_reg(base)
+                rv = element_or_part(brv, comp) if brv is not None else None
             if rv is None:
                 # A name that is not a register may be a variable, a parameter or a function.
                 if scope.find_var(op.name) is not None:
