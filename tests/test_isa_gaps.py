@@ -510,14 +510,22 @@ def test_ld_const_narrow_and_computed_address(engine, opt, body, ref):
 _VSEL = {"": (0, 32), "b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
 
 
-def _video_ref(vop, dt, at, bt, sat, op2, asel, bsel, dsel, a, b, c):
+def _video_ref(vop, dt, at, bt, sat, op2, asel, bsel, dsel, a, b, c, flag=""):
     """PTX ISA 9.7.10.1: ta/tb = the selected parts extended by their types; tmp = vop(ta, tb) exactly;
     optSaturate (to dtype, or to the dsel sub-word); then op2 with c, or the merge into c."""
     def part(x, t, sel):
         shift, width = _VSEL[sel]
         return _value((x & M32) >> shift, f"{t[0]}{width}")
     ta, tb = part(a, at, asel), part(b, bt, bsel)
-    tmp = {"vadd": ta + tb, "vsub": ta - tb, "vabsdiff": abs(ta - tb), "vmin": min(ta, tb), "vmax": max(ta, tb)}[vop]
+    if vop in ("vshl", "vshr"):
+        tb = min(tb, 32) if flag == "clamp" else tb & 31
+        tmp = ta << tb if vop == "vshl" else ta >> tb
+    elif vop == "vset":
+        tmp = int({"eq": ta == tb, "ne": ta != tb, "lt": ta < tb, "le": ta <= tb, "gt": ta > tb,
+                   "ge": ta >= tb}[flag])
+    else:
+        tmp = {"vadd": ta + tb, "vsub": ta - tb, "vabsdiff": abs(ta - tb), "vmin": min(ta, tb),
+               "vmax": max(ta, tb)}[vop]
     width = _VSEL[dsel][1]
     if sat:
         lo, hi = INT_RANGE[f"{dt[0]}{width}"] if width < 32 else INT_RANGE[dt]
@@ -593,3 +601,34 @@ def test_vector_register_elements(engine, opt):
     rows = [(1, 2, 3), (0xFFFFFFFF, 1, 0x100000000)]
     want = [(a + ((a + b + c) & M32)) & M64 for a, b, c in ((r[0], r[1], r[2] & M32) for r in rows)]
     check(VECTOR_BODY, rows, want, engine, opt)
+
+
+VIDEO_MORE = [  # (vop, dtype, atype, btype, sat, op2, asel, bsel, dsel, mode or comparison)
+    ("vshl", "s32", "s32", "u32", False, None, "", "", "", "clamp"),
+    ("vshl", "s32", "s32", "u32", True, None, "", "b0", "", "clamp"),
+    ("vshl", "u32", "u32", "u32", True, None, "h1", "b0", "", "wrap"),
+    ("vshr", "s32", "s32", "u32", False, None, "", "b0", "", "clamp"),
+    ("vshr", "u32", "u32", "u32", False, "add", "", "b1", "", "wrap"),
+    ("vshr", "s32", "s32", "u32", True, None, "b3", "b0", "h0", "clamp"),
+    ("vset", "u32", "s32", "s32", False, None, "", "", "", "lt"),
+    ("vset", "u32", "u32", "s32", False, "add", "b0", "b1", "", "ge"),
+    ("vset", "u32", "s32", "u32", False, None, "h1", "", "b2", "ne"),
+]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", VIDEO_MORE, ids=lambda f: ".".join(str(x) for x in f if x))
+def test_video_shifts_and_set(engine, opt, form):
+    """vshl/vshr (.clamp/.wrap) and vset (PTX ISA 9.7.10.2, 9.7.10.4), same harness as the arithmetic forms."""
+    vop, dt, at, bt, sat, op2, asel, bsel, dsel, flag = form
+    types = [at, bt] if vop == "vset" else [dt, at, bt]
+    text = ".".join([vop, *types] + (["sat"] if sat else []) + [flag] + ([op2] if op2 else []))
+    sel = lambda r, s: f"{r}.{s}" if s else r  # noqa: E731
+    tail = ", %r4" if op2 or dsel else ""
+    body = f"mov.u32 %r5, %r4; {text} {sel('%r5', dsel)}, {sel('%r2', asel)}, {sel('%r3', bsel)}{tail}; " \
+           "cvt.u64.u32 %rd8, %r5;"
+    counts = [0, 1, 7, 31, 32, 33, 0x120, 0xFFFFFFFF]
+    triples = [(a, b, (a * 7 + b) & M32) for a in VIDEO_VALUES for b in (counts if vop != "vset" else VIDEO_VALUES)]
+    want = [_video_ref(vop, dt, at, bt, sat, op2, asel, bsel, dsel, a, b, c, flag) for a, b, c in triples]
+    for i in range(0, len(triples), 128):
+        check(body, triples[i:i + 128], want[i:i + 128], engine, opt)

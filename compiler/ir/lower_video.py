@@ -2,7 +2,9 @@
 conversions and the scalar video instructions (a mixin of :class:`xcc.ir.lower.InstLowering`, one
 ``op_<opcode>`` method per PTX opcode).
 
-* ``vadd``, ``vsub``, ``vabsdiff``, ``vmin``, ``vmax`` ``.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel},
+* ``vadd``, ``vsub``, ``vabsdiff``, ``vmin``, ``vmax``, ``vshl``/``vshr`` (``.clamp``/``.wrap``: the count
+  limited to 32 or taken modulo 32), ``vset.atype.btype.cmp`` (1 or 0)
+  ``.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel},
   b{.bsel}{, c}`` (PTX ISA 9.7.10.1): each source's selected byte/half-word/word extended by its type, the
   operation exact (64-bit), ``.sat`` clamps to the destination type's range (to the selected sub-word's with a
   ``.dsel`` merge), then ``.op2`` (``add`` wraps; ``min``/``max`` compare the 32-bit result with ``c`` as
@@ -162,6 +164,7 @@ class VideoLowering:
 
 _SEL = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
 _S64 = ptx_type("s64")
+_VCMP = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
 class ScalarVideoLowering:
@@ -180,6 +183,32 @@ class ScalarVideoLowering:
     def op_vmax(self, inst) -> None:
         self._video(inst, "max")
 
+    def op_vshl(self, inst) -> None:
+        self._video(inst, "shl")
+
+    def op_vshr(self, inst) -> None:
+        self._video(inst, "shr")
+
+    def op_vset(self, inst) -> None:
+        self._video(inst, "set")
+
+    def _vshift(self, vop: str, ta, tb, mode: str):
+        """vshl/vshr: ``.clamp`` limits the (unsigned) count to 32, ``.wrap`` takes it modulo 32; ``ta << 32`` is
+        formed as ``(ta << 31) << 1`` with the intermediate clamped to +-2^62 (its low 32 bits are 0 either way,
+        and a saturation sees a value beyond every 32-bit range of the right sign)."""
+        if mode == "wrap":
+            tb = self._op("and", tb, self._k(31, _S64), t=_S64)
+        else:
+            tb = self._op("min", tb, self._k(32, _S64), t=_S64)
+        count = self.emit("cvt", _U32, [tb], _U32, src="s64").result
+        if vop == "shr":
+            return self._op("shr", ta, count, t=_S64)
+        tmp = self._op("shl", ta, self._op("min", count, self._k(31)), t=_S64)
+        big = self._op("shl", self._op("min", self._op("max", tmp, self._k(-(1 << 62), _S64), t=_S64),
+                                       self._k(1 << 62, _S64), t=_S64), self._k(1), t=_S64)
+        is32 = self._op("setp", count, self._k(32), cmp="eq")
+        return self.emit("selp", _S64, [big, tmp, is32], _S64).result
+
     def _vsource(self, op, t: str):
         """A video source as s64: the selected part (the whole word without a selector) extended by ``t``."""
         shift, width = _SEL[op.sel] if isinstance(op, RegPart) else (0, 32)
@@ -191,8 +220,13 @@ class ScalarVideoLowering:
     def _video(self, inst, vop: str) -> None:
         mods = inst.modifiers
         ts = [m for m in mods if m in ("s32", "u32")]
-        extra = [m for m in mods if m not in ("s32", "u32", "sat", "add", "min", "max")]
-        if len(ts) != 3 or extra:
+        cmp = next((m for m in mods if m in _VCMP), None) if vop == "set" else None
+        mode = next((m for m in mods if m in ("clamp", "wrap")), None) if vop in ("shl", "shr") else None
+        extra = [m for m in mods if m not in ("s32", "u32", "sat", "add", "min", "max", cmp, mode)]
+        if vop == "set":  # vset.atype.btype.cmp: the result is 0 or 1, unsigned
+            ts = ["u32", *ts]
+        if len(ts) != 3 or extra or vop == "set" and (cmp is None or "sat" in mods) or \
+                vop in ("shl", "shr") and (mode is None or ts[2] != "u32"):
             raise self.error(f"'{_text(inst)}' is not supported yet")
         dt, at, bt = ts
         op2 = next((m for m in mods if m in ("add", "min", "max")), None)
@@ -203,7 +237,12 @@ class ScalarVideoLowering:
         if op2 and merge:
             raise self.error(f"'{_text(inst)}': a secondary operation and a merge", PtxSemanticError)
         ta, tb = self._vsource(ops[1], at), self._vsource(ops[2], bt)
-        if vop == "absdiff":
+        if vop == "set":
+            p = self._op("setp", ta, tb, t=_S64, cmp=cmp)
+            tmp = self.emit("selp", _S64, [self._k(1, _S64), self._k(0, _S64), p], _S64).result
+        elif vop in ("shl", "shr"):
+            tmp = self._vshift(vop, ta, tb, mode)
+        elif vop == "absdiff":
             tmp = self._op("max", self._op("sub", ta, tb, t=_S64), self._op("sub", tb, ta, t=_S64), t=_S64)
         else:
             tmp = self._op(vop, ta, tb, t=_S64)
