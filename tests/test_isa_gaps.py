@@ -632,3 +632,37 @@ def test_video_shifts_and_set(engine, opt, form):
     want = [_video_ref(vop, dt, at, bt, sat, op2, asel, bsel, dsel, a, b, c, flag) for a, b, c in triples]
     for i in range(0, len(triples), 128):
         check(body, triples[i:i + 128], want[i:i + 128], engine, opt)
+
+
+def _simd_ref(vop, n, dt, at, bt, sat, acc, a, b, c):
+    """PTX ISA 9.7.10.3 with the default selectors and mask: element i of a and b, extended by type; merge form:
+    saturated (.sat) to dtype's element range, low bits packed; .add: c + the sum of the element results."""
+    w = 32 // n
+    total, out = 0, 0
+    for i in range(n):
+        ea, eb = _value(a >> (i * w), f"{at[0]}{w}"), _value(b >> (i * w), f"{bt[0]}{w}")
+        r = {"add": ea + eb, "sub": ea - eb, "absdiff": abs(ea - eb), "min": min(ea, eb), "max": max(ea, eb)}[vop]
+        total += r
+        if sat:
+            r = clamp(r, *INT_RANGE[f"{dt[0]}{w}"])
+        out |= (r & ((1 << w) - 1)) << (i * w)
+    return (c + total) & M32 if acc else out
+
+
+SIMD_FORMS = [(vop, n, dt, at, bt, sat, acc)
+              for vop in ("add", "sub", "absdiff", "min", "max") for n in (2, 4)
+              for dt, at, bt, sat, acc in (("u32", "u32", "u32", True, False), ("s32", "s32", "s32", True, False),
+                                           ("s32", "u32", "s32", False, False), ("u32", "u32", "u32", False, True),
+                                           ("s32", "s32", "u32", False, True))]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", SIMD_FORMS, ids=lambda f: "-".join(str(x) for x in f))
+def test_simd_video_instructions(engine, opt, form):
+    vop, n, dt, at, bt, sat, acc = form
+    text = ".".join([f"v{vop}{n}", dt, at, bt] + (["sat"] if sat else []) + (["add"] if acc else []))
+    body = f"{text} %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;"
+    vals = [0, 0xFFFFFFFF, 0x7F80FF01, 0x80007FFF, 0x12345678, 0xFEDCBA98, 0x01010101, 0x7F7F7F7F]
+    triples = [(a, b, 0x1000) for a in vals for b in vals]
+    want = [_simd_ref(vop, n, dt, at, bt, sat, acc, a, b, c) for a, b, c in triples]
+    check(body, triples, want, engine, opt)

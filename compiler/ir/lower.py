@@ -15,7 +15,7 @@ from xcc.frontend import ast
 from xcc.ir.core import Block, Const, Instruction, Param, Value, Variable
 from xcc.ir.lower_async import AsyncLowering
 from xcc.ir.lower_matrix import MatrixLowering
-from xcc.ir.lower_video import ScalarVideoLowering, VideoLowering
+from xcc.ir.lower_video import ScalarVideoLowering, SimdVideoLowering, VideoLowering
 from xcc.ir.scopes import CC_REG, RegVar
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
 
@@ -71,7 +71,7 @@ class SsaBuilder(Protocol):
     def write(self, var: RegVar, block: Block, value: Value) -> None: ...
 
 
-class InstLowering(MatrixLowering, AsyncLowering, VideoLowering, ScalarVideoLowering):
+class InstLowering(MatrixLowering, AsyncLowering, VideoLowering, ScalarVideoLowering, SimdVideoLowering):
     def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None

@@ -266,5 +266,78 @@ class ScalarVideoLowering:
         self.write(d, r)
 
 
+class SimdVideoLowering:
+    """``vop2``/``vop4`` ``.dtype.atype.btype{.sat} d, a, b, c`` and ``... .add d, a, b, c`` (PTX ISA 9.7.10.3) with
+    the default selectors (element ``i`` of ``a`` and of ``b``) and mask (every element): each element extended
+    by its type, the operation exact; merge form: ``.sat`` clamps each to dtype's element range, the low bits
+    packed; ``.add``: ``d = c + the sum of the element results``."""
+
+    def op_vadd2(self, inst) -> None:
+        self._simd(inst, "add", 2)
+
+    def op_vsub2(self, inst) -> None:
+        self._simd(inst, "sub", 2)
+
+    def op_vabsdiff2(self, inst) -> None:
+        self._simd(inst, "absdiff", 2)
+
+    def op_vmin2(self, inst) -> None:
+        self._simd(inst, "min", 2)
+
+    def op_vmax2(self, inst) -> None:
+        self._simd(inst, "max", 2)
+
+    def op_vadd4(self, inst) -> None:
+        self._simd(inst, "add", 4)
+
+    def op_vsub4(self, inst) -> None:
+        self._simd(inst, "sub", 4)
+
+    def op_vabsdiff4(self, inst) -> None:
+        self._simd(inst, "absdiff", 4)
+
+    def op_vmin4(self, inst) -> None:
+        self._simd(inst, "min", 4)
+
+    def op_vmax4(self, inst) -> None:
+        self._simd(inst, "max", 4)
+
+    def _simd(self, inst, vop: str, n: int) -> None:
+        mods = inst.modifiers
+        ts = [m for m in mods if m in ("s32", "u32")]
+        extra = [m for m in mods if m not in ("s32", "u32", "sat", "add")]
+        if len(ts) != 3 or extra or "sat" in mods and "add" in mods:
+            raise self.error(f"'{_text(inst)}' is not supported yet (selectors and masks other than the defaults "
+                             "are not either)")
+        self._check(inst, 4)
+        dt, at, bt = ts
+        w = 32 // n
+        d, a, b, c = inst.operands
+        va, vb = self.read(a, _U32), self.read(b, _U32)
+        out = None
+        for i in range(n):
+            ea, eb = (self.emit("cvt", _S32, [self._op("shr", v, self._k(i * w)) if i else v], _S32,
+                                src=f"{t[0]}{w}").result for v, t in ((va, at), (vb, bt)))
+            if vop == "absdiff":
+                r = self._op("max", self._op("sub", ea, eb, t=_S32), self._op("sub", eb, ea, t=_S32), t=_S32)
+            else:
+                r = self._op(vop, ea, eb, t=_S32)
+            if "add" not in mods:
+                if "sat" in mods:
+                    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dt == "s32" else (0, (1 << w) - 1)
+                    r = self._op("min", self._op("max", r, self._k(lo, _S32), t=_S32), self._k(hi, _S32), t=_S32)
+                r = self._op("and", r, self._k((1 << w) - 1, _S32), t=_S32)
+                if i:
+                    r = self._op("shl", r, self._k(i * w), t=_S32)
+                out = r if out is None else self._op("or", out, r, t=_S32)
+            else:
+                out = r if out is None else self._op("add", out, r, t=_S32)
+        if "add" in mods:
+            out = self._op("add", out, self.read(c, _S32), t=_S32)
+        else:
+            self.read(c, _U32)  # the merge operand: every element is selected by the default mask
+        self.write(d, out)
+
+
 def _text(inst) -> str:
     return ".".join((inst.opcode, *inst.modifiers))
