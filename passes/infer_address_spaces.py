@@ -24,6 +24,12 @@ offsets, so the access becomes a ``.shared``/``.local`` one of ``x`` + offsets (
 beside the generic ones, which dead-code elimination then drops).  This is what lets ``nvcc -G``'s stack frame
 (``cvta.local`` of ``__local_depot``) be promoted to registers by mem2reg, and its shared arrays use the
 shared-memory path.
+
+In a kernel, a generic **load from the param window** at a constant address (``cvta.param`` of a constant
+param-space address, as ``mov.b64 %rd, params; ld.param.u32 %r, [%rd+8]`` lowers once the offsets fold) is the
+parameter load ``ld_param`` at that offset (on xg1 an ``LDC`` from constant bank 0 rather than a generic ``LD``):
+kernel parameters are read-only, so the two read the same bytes.  Only naturally aligned loads inside the
+parameter buffer are rewritten; any other stays generic and faults at run time as it must.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ class InferAddressSpaces(FunctionPass):
         windows = _Windows(fn)
         for inst in list(fn.instructions()):
             if inst.op not in REWRITTEN_OPS or inst.attrs.get("space") != "generic":
+                continue
+            if fn.is_entry and _to_param_load(inst, windows.defs, fn.param_bytes):
                 continue
             if inst.args[0] in glob:
                 inst.attrs["space"] = "global"
@@ -110,6 +118,22 @@ def _holds(d: Instruction | Phi, cand: set[Value], defs) -> bool:
         a, b = d.args
         return a in cand and (isinstance(b, Const) or b not in cand) and not _is_other_address(b, defs)
     return False
+
+
+def _to_param_load(inst: Instruction, defs: dict, param_bytes: int) -> bool:
+    """Rewrite generic load ``inst`` into ``ld_param`` when its address is ``cvta.param`` of a constant that, with
+    the load's offset, is a naturally aligned place inside the ``param_bytes`` of parameters (see the module)."""
+    d = defs.get(inst.args[0]) if inst.op == "ld" and inst.args else None
+    if d is None or d.op != "cvta" or d.attrs.get("space") != "param" or not d.attrs.get("to_generic"):
+        return False
+    t, rt = inst.type, inst.result.type if inst.result is not None else None
+    if not isinstance(d.args[0], Const) or rt is None or "sem" in inst.attrs:
+        return False
+    at = d.args[0].bits + int(inst.attrs.get("offset", 0))
+    if at < 0 or at + t.bytes > param_bytes or at % t.bytes or not (rt.bits == t.bits or rt.bits <= 32 > t.bits):
+        return False
+    inst.op, inst.args, inst.attrs = "ld_param", [], {"offset": at}
+    return True
 
 
 class _Windows:

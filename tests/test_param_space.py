@@ -11,6 +11,7 @@ interpreter and the compiled code on the ISA interpreter), at -O0 and -O3, must 
 from __future__ import annotations
 
 import ctypes
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from xcc.diagnostics import KernelFault, LaunchError, UnsupportedError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ENGINES = ("ir", "isa")
+HEADER_PTX = ".version 8.0\n.target sm_90\n.address_size 64\n"
 LEVELS = (0, 3)
 
 # struct Params of examples/struct_params.cu: 1800 bytes, aligned to 8
@@ -275,6 +277,41 @@ def test_an_atomic_through_the_param_window_faults(engine):
     fn = rt.load_module(src, engine=engine).get_function("poke")
     with pytest.raises(KernelFault, match=r"read-only 4-byte param access at address 0x4"):
         fn.launch((1, 1, 1), (1, 1, 1), (bytes(16), np.int32(5)))
+
+
+def test_constant_offsets_of_a_struct_read_the_constant_bank_at_o2():
+    """``mov.b64 %rd, params; ld.param [%rd+8]``: once the offsets fold, an LDC of bank 0 (no generic LD)."""
+    from xcc.backend.codegen import disassemble_kernel
+    from xcc.driver import CompileOptions, compile_module
+    from xcc.sources import Source
+
+    src = HEADER_PTX + """
+.visible .entry fields(.param .align 8 .b8 blob[32], .param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  mov.b64 %rd1, blob;
+  add.s64 %rd2, %rd1, 8;
+  ld.param.u32 %r1, [%rd2+4];
+  ld.param.u64 %rd3, [%rd1+16];
+  cvt.u32.u64 %r2, %rd3;
+  add.s32 %r1, %r1, %r2;
+  ld.param.u64 %rd3, [out];
+  st.global.u32 [%rd3], %r1;
+  ret;
+}
+"""
+    for level, generic in ((0, True), (2, False), (3, False)):
+        k = compile_module([Source(src, "fields.ptx")], CompileOptions(opt_level=level)).kernels["fields"]
+        text = disassemble_kernel(k)
+        assert bool(re.search(r"\bLD(\.64)? ", text)) == generic, text
+        for engine in ENGINES:
+            out = rt.to_device(np.zeros(1, np.uint32))
+            blob = bytes(range(32))
+            rt.load_module(src, engine=engine, opt_level=level).get_function("fields").launch(
+                (1, 1, 1), (1, 1, 1), (blob, out))
+            want = (int.from_bytes(blob[12:16], "little") + int.from_bytes(blob[16:20], "little")) % (1 << 32)
+            assert out.copy_to_host()[0] == want
 
 
 # -------------------------------------------------------------------------- the host side
