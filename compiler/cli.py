@@ -531,17 +531,19 @@ def regress(corpus, opt_level, passes, machine, maxrregcount, record, baseline, 
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
 @click.option("--max-steps", type=click.IntRange(0), default=None, metavar="N", help="Watchdog limit per launch.")
 @click.option("--retune", is_flag=True, help="Search again even when the JIT cache has a record.")
+@click.option("--profile", metavar="FILE|record", help="Add profile use as a knob: a saved profile (xcc run "
+              "--profile-out), or 'record' to profile this launch first.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result.")
 @click.argument("args", nargs=-1)
 def tune(source, kernel_name, grid, block, shared_mem, budget, strategy, seed, knobs, opt_level, machine, workers,
-         scheduler, progress, max_steps, retune, json_out, args):
+         scheduler, progress, max_steps, retune, profile, json_out, args):
     """Autotune a kernel's compiler knobs for one launch on the cycle model (arguments as for xcc run); later
     launches of that shape with rt.load_module(..., autotuned=True) run the tuned binary."""
     from xcc.tune.command import TuneRequest, execute
 
     req = TuneRequest(source, kernel_name, _dim(grid), _dim(block), shared_mem, tuple(parse_run_arg(a) for a in args),
                       budget, strategy, seed, opt_level, machine, tuple(knobs), workers, scheduler, progress,
-                      max_steps, retune, json_out)
+                      max_steps, retune, json_out, True if profile == "record" else profile)
     raise click.exceptions.Exit(execute(req, click.echo))
 
 

@@ -346,6 +346,10 @@ def test_cli_tunes_then_finds_the_record(tmp_path, capsys):
     jit._cache = None
     assert main(["tune", *args]) == 0
     assert "found in the JIT cache (no search)" in capsys.readouterr().out
+    assert main(["tune", *args, "--profile", "record", "--knob", "profile_use=false,true"]) == 0
+    assert "search:          8 candidate builds, exhaustive" in capsys.readouterr().out
+    assert main(["tune", *args, "--profile", str(tmp_path / "missing.json")]) == 1
+    assert "cannot read the profile" in capsys.readouterr().err
 
 
 def test_cli_exit_codes(tmp_path, capsys):

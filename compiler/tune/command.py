@@ -37,6 +37,7 @@ class TuneRequest:
     max_steps: int | None = None
     retune: bool = False
     json_out: Path | None = None
+    profile: object = None  # a profile file, True (record this launch's), or None
 
 
 def parse_knob(text: str) -> tuple[str, list]:
@@ -69,7 +70,8 @@ def execute(req: TuneRequest, echo) -> int:
         warnings.simplefilter("always")
         result = fn.autotune(req.grid, req.block, args, req.shared_mem, req.budget, space=space,
                              strategy=req.strategy, seed=req.seed, workers=req.workers, scheduler=req.scheduler,
-                             progress=req.progress, max_steps=req.max_steps, retune=req.retune)
+                             progress=req.progress, max_steps=req.max_steps, retune=req.retune,
+                             profile=req.profile)
     for w in caught:
         echo(f"xcc: warning: {w.message}", err=True)
     echo(f"kernel:          {result.kernel}")
