@@ -58,3 +58,36 @@ __global__ void struct_params_escape(Params p)
     if (i < p.M && j < p.N)
         p.D[i * p.ldc + j] = epilogue(&p, dot(p, i, j), i, j);
 }
+
+// Pointer-free epilogue parameters (the form the kernel-case harness passes as one numpy structured scalar):
+// struct_params_lut: y[i] = alpha * table[perm[idx[i] & 31]] + beta * table[idx[i] % 415] for i < p.n,
+//   the struct by value and indexed at run time (ld.param through a register address);
+// struct_params_lut_grid_constant: the same through a __grid_constant__ Lut whose address a __noinline__
+//   helper takes (cvta.param.u64, generic loads).
+struct Lut {
+    int n;
+    float alpha, beta;
+    int perm[32];
+    float table[415];
+};  // 1800 bytes
+
+__device__ __noinline__ float lut_value(const Lut* p, int k)
+{
+    return p->alpha * p->table[p->perm[k & 31]] + p->beta * p->table[k % 415];
+}
+
+__global__ void struct_params_lut(Lut p, const int* idx, float* y)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n) {
+        int k = idx[i];
+        y[i] = p.alpha * p.table[p.perm[k & 31]] + p.beta * p.table[k % 415];
+    }
+}
+
+__global__ void struct_params_lut_grid_constant(const __grid_constant__ Lut p, const int* idx, float* y)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n)
+        y[i] = lut_value(&p, idx[i]);
+}

@@ -1514,8 +1514,9 @@ CASES: list[KernelCase] = [
 from kernel_cases_async import ASYNC_CASES  # noqa: E402
 from kernel_cases_half import HALF_CASES  # noqa: E402
 from kernel_cases_matrix import MATRIX_CASES  # noqa: E402
+from kernel_cases_params import PARAM_CASES  # noqa: E402
 
-OP_CASES += MATRIX_CASES + ASYNC_CASES + HALF_CASES
+OP_CASES += MATRIX_CASES + ASYNC_CASES + HALF_CASES + PARAM_CASES
 CASES += MEMORY_SPACE_CASES
 CASES += [c for c in OP_CASES if "isa" in c.engines]
 
