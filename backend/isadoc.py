@@ -54,8 +54,10 @@ that it is current. Edit the table, not this file.
   thread's own local memory; every other generic address is a global address. A window base has
   zero low 32 bits, so `cvta.<space>` adds the base to the high word (`IADD3`) and `cvta.to.<space>`
   subtracts it; `isspacep` compares the high word. An access through a window beyond the space's
-  size faults as an out-of-bounds access of that space (the xg1 backend maps no const memory:
-  its window faults).
+  size faults as an out-of-bounds access of that space. The const window shows constant bank 3 (the
+  kernel's `.const` variables, the bytes `LDC c[0x3][..]` reads): `ld.const` through a run-time address,
+  of an 8/16-bit type or at an offset `LDC` cannot read (not a multiple of 4) is a generic `LD` from
+  that window; a store through it is undefined in PTX (xcc does not fault it).
 - **Kernel parameters as memory** (`.param` state space of a kernel): a kernel parameter's
   param-space address (`mov.u64 %rd, name`) is its byte offset in the launch's parameter buffer, a
   compile-time constant. The param window above shows that buffer (constant bank 0 from

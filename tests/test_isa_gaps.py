@@ -666,3 +666,38 @@ def test_simd_video_instructions(engine, opt, form):
     triples = [(a, b, 0x1000) for a in vals for b in vals]
     want = [_simd_ref(vop, n, dt, at, bt, sat, acc, a, b, c) for a, b, c in triples]
     check(body, triples, want, engine, opt)
+
+
+V8 = r"""
+.version 8.8
+.target sm_100
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<12>;
+    .reg .f32 %f<9>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.global.v8.u32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd1];
+    ld.global.v8.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, [%rd1+32];
+    add.u32 %r0, %r0, %r7;
+    add.f32 %f7, %f7, %f0;
+    st.global.v8.u32 [%rd2], {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7};
+    st.global.v8.f32 [%rd2+32], {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_v8_loads_and_stores(engine, opt):
+    """ld/st.global.v8.{u32,f32} (PTX ISA 9.7.9.8/9, 256-bit accesses, sm_100)."""
+    x = np.concatenate([np.arange(1, 9, dtype=np.uint32), np.arange(8, dtype=np.float32).view(np.uint32) + 0])
+    dev = rt.Device()
+    din, dout = rt.to_device(x, dev), rt.to_device(np.zeros(16, np.uint32), dev)
+    rt.load_module(V8, device=dev, engine=engine, opt_level=opt).get_function("k").launch((1, 1, 1), (1, 1, 1),
+                                                                                        [din, dout])
+    got = dout.copy_to_host()
+    assert list(got[:8]) == [9, 2, 3, 4, 5, 6, 7, 8]
+    assert list(got[8:].view(np.float32)) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
