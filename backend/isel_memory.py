@@ -29,9 +29,17 @@ class MemorySelection(SelectorCore):
         w = width_of(inst.result.type)
         if inst.type.bits < 32 and inst.type.kind != "pred":
             return self.ld_param_narrow(inst, off)
-        if inst.type.bits < 32 or off % (4 * max(w, 1)):
+        if inst.type.bits < 32 or off % (4 * max(w, 1)) and not (w == 2 and inst.type.bits == 32 and off % 4 == 0):
             raise self.error(f"kernel parameter of type {inst.type} at offset {inst.attrs['offset']} "
                              "is not supported yet")
+        if w == 2 and inst.type.bits == 32:  # ld.param.s32 %rd: zero- or sign-extended (PTX 6.4), as op_ld
+            d = self.vreg(inst.result)
+            self.emit("LDC", d=Half(d, 0), b=CBank(0, off))
+            if inst.type.kind == "s":
+                self.emit("SHR", d=Half(d, 1), a=Half(d, 0), b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+            return
         self.cbank[inst.result] = CBank(0, off)
         self.emit("LDC.64" if w == 2 else "LDC", d=self.vreg(inst.result), b=CBank(0, off))
 

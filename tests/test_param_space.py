@@ -314,6 +314,32 @@ def test_constant_offsets_of_a_struct_read_the_constant_bank_at_o2():
             assert out.copy_to_host()[0] == want
 
 
+WIDE = HEADER_PTX + """
+.visible .entry wide(.param .align 8 .b8 blob[16], .param .u64 out)
+{
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [out];
+  ld.param.s32 %rd2, [blob];
+  st.global.u64 [%rd1], %rd2;
+  ld.param.u32 %rd3, [blob+8];
+  st.global.u64 [%rd1+8], %rd3;
+  ld.param.s32 %rd4, [blob+12];
+  st.global.u64 [%rd1+16], %rd4;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_32_bit_parameter_into_a_64_bit_register_is_extended(engine, level):
+    """``ld.param.s32 %rd, [p]`` sign-extends and ``.u32`` zero-extends (PTX ISA 6.4), reading 4 bytes only."""
+    blob = bytes([0xF0, 0xFF, 0xFF, 0xFF, 0x11, 0x22, 0x33, 0x44, 0xAB, 0xCD, 0xEF, 0x81, 0x02, 0x03, 0x04, 0x05])
+    out = rt.to_device(np.zeros(3, np.uint64))
+    rt.load_module(WIDE, engine=engine, opt_level=level).get_function("wide").launch((1, 1, 1), (1, 1, 1), (blob, out))
+    assert out.copy_to_host().tolist() == [0xFFFFFFFFFFFFFFF0, 0x81EFCDAB, 0x05040302]
+
+
 # -------------------------------------------------------------------------- the host side
 def test_struct_argument_forms_and_size_errors():
     a, b, c, perm, scale, alpha, beta, want = _gemm_problem(np.random.default_rng(11))
