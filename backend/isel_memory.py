@@ -255,7 +255,7 @@ class MemorySelection(SelectorCore):
         """A 8/16-bit kernel parameter (``ld.param.u16`` of a ``__half``): the constant-bank word holding
         it, its bytes picked by PRMT, zero- or sign-extended to the result's width."""
         t, rt = inst.type, inst.result.type
-        if rt.bits > 32 or off % t.bytes:
+        if off % t.bytes:
             raise self.error(f"kernel parameter of type {t} at offset {inst.attrs['offset']} into .{rt} "
                              "is not supported yet")
         word = new_vreg(1)
@@ -271,4 +271,12 @@ class MemorySelection(SelectorCore):
             else:
                 s = 4  # a byte of RZ
             sel |= s << (4 * i)
-        self.emit("PRMT", d=self.vreg(inst.result), a=word, b=Imm(sel), c=RZ)
+        d = self.vreg(inst.result)
+        if width_of(rt) == 2:  # into a 64-bit register (ld.param.u16 %rd): the high word extends the low one
+            self.emit("PRMT", d=Half(d, 0), a=word, b=Imm(sel), c=RZ)
+            if sign:
+                self.emit("SHR", d=Half(d, 1), a=Half(d, 0), b=Imm(31), mods={"type": "S32"})
+            else:
+                self.emit("MOV", d=Half(d, 1), b=Imm(0))
+            return
+        self.emit("PRMT", d=d, a=word, b=Imm(sel), c=RZ)

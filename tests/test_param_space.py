@@ -325,6 +325,12 @@ WIDE = HEADER_PTX + """
   st.global.u64 [%rd1+8], %rd3;
   ld.param.s32 %rd4, [blob+12];
   st.global.u64 [%rd1+16], %rd4;
+  ld.param.s16 %rd5, [blob+10];
+  st.global.u64 [%rd1+24], %rd5;
+  ld.param.u8 %rd5, [blob+11];
+  st.global.u64 [%rd1+32], %rd5;
+  ld.param.s8 %rd5, [blob+1];
+  st.global.u64 [%rd1+40], %rd5;
   ret;
 }
 """
@@ -333,11 +339,13 @@ WIDE = HEADER_PTX + """
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_32_bit_parameter_into_a_64_bit_register_is_extended(engine, level):
-    """``ld.param.s32 %rd, [p]`` sign-extends and ``.u32`` zero-extends (PTX ISA 6.4), reading 4 bytes only."""
+    """``ld.param.s32 %rd, [p]`` sign-extends and ``.u32`` zero-extends (PTX ISA 6.4), reading 4 bytes only; the
+    same for 8- and 16-bit parameters."""
     blob = bytes([0xF0, 0xFF, 0xFF, 0xFF, 0x11, 0x22, 0x33, 0x44, 0xAB, 0xCD, 0xEF, 0x81, 0x02, 0x03, 0x04, 0x05])
-    out = rt.to_device(np.zeros(3, np.uint64))
+    out = rt.to_device(np.zeros(6, np.uint64))
     rt.load_module(WIDE, engine=engine, opt_level=level).get_function("wide").launch((1, 1, 1), (1, 1, 1), (blob, out))
-    assert out.copy_to_host().tolist() == [0xFFFFFFFFFFFFFFF0, 0x81EFCDAB, 0x05040302]
+    assert out.copy_to_host().tolist() == [0xFFFFFFFFFFFFFFF0, 0x81EFCDAB, 0x05040302, 0xFFFFFFFFFFFF81EF, 0x81,
+                                           0xFFFFFFFFFFFFFFFF]
 
 
 # -------------------------------------------------------------------------- the host side
