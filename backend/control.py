@@ -21,6 +21,8 @@ result on every strict-mode run.
 
 from __future__ import annotations
 
+import heapq
+
 from xcc.backend.isa import CALLS, LEAVES, NUM_SCOREBOARDS, PT
 from xcc.backend.isel import MBlock
 from xcc.backend.machine import Machine
@@ -122,12 +124,26 @@ def assign_control_codes(blocks: list[MBlock], machine: Machine) -> None:
                 merged[r] = merged.get(r, frozenset()) | sbs
         return merged
 
-    changed = True
-    while changed:  # the may-pending sets only grow: a fixpoint in a few rounds
-        changed = False
-        for b in blocks:
-            new = _transfer(b, entry_state(b.name), b.name == entry, emit=False)
-            if new != out_state[b.name]:
-                out_state[b.name], changed = new, True
+    # the may-pending sets only grow (each block's is joined with its previous one): a worklist reaches the
+    # fixpoint, revisiting only the blocks whose predecessors changed, in layout order
+    order = {b.name: i for i, b in enumerate(blocks)}
+    work = list(range(len(blocks)))
+    queued = set(work)
+    heapq.heapify(work)
+    while work:
+        i = heapq.heappop(work)
+        queued.discard(i)
+        b = blocks[i]
+        old = out_state[b.name]
+        new = _transfer(b, entry_state(b.name), b.name == entry, emit=False)
+        for r, sbs in old.items():  # joined with what it was: a wait in the block can drop a scoreboard
+            new[r] = new.get(r, frozenset()) | sbs  # when more are pending on entry, so the transfer is not
+        if new != old:  # monotone by itself (a loop of wgmma fragments oscillated for ever)
+            out_state[b.name] = new
+            for s in succ.get(b.name, ()):
+                j = order.get(s)
+                if j is not None and j not in queued:
+                    queued.add(j)
+                    heapq.heappush(work, j)
     for b in blocks:
         _transfer(by_name[b.name], entry_state(b.name), b.name == entry, emit=True, machine=machine)
