@@ -343,3 +343,17 @@ def test_a_run_at_another_level_pairs_with_the_baseline_entry_of_its_kernel():
     assert match_base({"kernel": "k", "engine": "isa", "level": 1}, base) is base[0]
     assert match_base({"kernel": "j", "engine": "isa", "level": 3}, base) is base[2]
     assert match_base({"kernel": "j", "engine": "isa", "level": 2}, base) is None
+
+
+def test_a_kernel_removed_from_the_corpus_fails_against_the_baseline(corpus, tmp_path, capsys):
+    """A kernel the baseline has and the run lacks is reported as a failure (exit 1), never dropped."""
+    base = tmp_path / "base.json"
+    assert regress(corpus, "-O3", "--record", base) == 0
+    text = corpus.read_text()
+    start = text.index('[[kernel]]\nname = "gemm"')
+    end = text.find("[[kernel]]", start + 1)
+    corpus.write_text(text[:start] + (text[end:] if end >= 0 else ""))
+    capsys.readouterr()
+    assert regress(corpus, "-O3", "--baseline", base) == 1
+    out = capsys.readouterr().out
+    assert "gemm" in out and "in the baseline but was not run" in out

@@ -134,8 +134,11 @@ def compare(results: list[dict], baseline: dict | None, threshold: float = 0.0,
     """One :class:`Finding` per result, in order; without a baseline only output failures count."""
     base_results = baseline["results"] if baseline else []
     findings = []
+    matched: set[int] = set()
     for r in results:
         base = match_base(r, base_results) if baseline else None
+        if base is not None:
+            matched.add(id(base))
         f = Finding(r["id"], r, base, failures=list(r.get("failures", [])))
         if base is not None and r["status"] != "error":
             for metric in GATED:
@@ -152,6 +155,12 @@ def compare(results: list[dict], baseline: dict | None, threshold: float = 0.0,
                     f.other_changes.append(Change(metric, old, new))
             f.compile_time = compile_time_rule(base.get("compile_ms", []), r.get("compile_ms", []), ct_threshold)
         findings.append(f)
+    for base in base_results:  # a kernel the baseline has and the run does not is never dropped silently
+        if id(base) not in matched:
+            why = (f"{base['kernel']} ({base['engine']}, -O{base['level']}) is in the baseline but was not run: "
+                   "removed from the corpus? (record the baseline again: make rebaseline)")
+            gone = {**base, "status": "error", "failures": [why]}
+            findings.append(Finding(base.get("id", base["kernel"]), gone, base, failures=[why]))
     return findings
 
 
