@@ -140,7 +140,7 @@ class Validator:
     def run_isa(self, level: int) -> np.ndarray:
         """The program compiled by :func:`xcc.driver.compile_module` at ``level``, on the ISA interpreter.  The
         driver's frontend is given the IR already built from this PTX (parsing again would give the same)."""
-        with mock.patch.object(driver, "frontend", lambda sources: self.frontend_ir()):
+        with mock.patch.object(driver, "frontend", lambda sources, kernels=None: self.frontend_ir()):
             obj = driver.compile_module([self.source], CompileOptions(opt_level=level, verify=True), [self.prog.kernel],
                                         machine=self.device.machine)
         return self._launch(Function(obj.kernels[self.prog.kernel], self.device))
