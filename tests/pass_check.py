@@ -80,3 +80,19 @@ def same_on_ir(text: str, entry: str, passes: str | list, grid, block, args: lis
     for b, a in zip(before, after):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
     return after
+
+
+def refuse_rsqrt(monkeypatch) -> None:
+    """Make the semantics refuse rsqrt (UnsupportedError), as they refuse an operation they cannot evaluate:
+    the tests of what the folders leave for run time stand it in for such an operation."""
+    from xcc.diagnostics import UnsupportedError
+    from xcc.semantics import floating
+
+    real = floating.funary
+
+    def funary(op, *args, **kwargs):
+        if op == "rsqrt":
+            raise UnsupportedError("rsqrt: refused for this test")
+        return real(op, *args, **kwargs)
+
+    monkeypatch.setattr(floating, "funary", funary)
