@@ -515,6 +515,25 @@ _ROWS = [
      "sync warpgroup"),
     ("FENCE.VIEW.ASYNC", (), (), "lsu", "lsu", "FENCE.VIEW.ASYNC.S",
      "fence.proxy.async: generic-proxy writes are already visible to WGMMA; a scheduling fence", "sync"),
+    # mbarrier and bulk copies, sm_90 (appended: opcodes stay stable; executors in exec_sync.py, selection in
+    # isel_hopper.py; the 64-bit object's layout and rules are xcc.semantics.mbarrier's, docs/semantics.md).  Each
+    # addresses an 8-byte-aligned mbarrier at shared[a + b]; several threads on one object act in thread order.
+    ("SYNCS.INIT", (A_R, B_I, C_R), (_flag("INVAL"),), "lsu", "lsu", "SYNCS.EXCH.64",
+     "mbarrier.init: the mbarrier at shared[a + b] starts phase 0 expecting c arrivals (INVAL: mbarrier.inval, "
+     "the object becomes invalid)", "sync"),
+    ("SYNCS.ARRIVE", (D_W, A_R, B_I, C_R, E_R), (_flag("DROP"), _flag("NOCOMPLETE")), "lsu", "lsu",
+     "SYNCS.ARRIVE.TRANS64[.RED].A1T0 / .ART0",
+     "d = the mbarrier at shared[a + b] (its state); then an expect-tx of e bytes and an arrive-on of c arrivals "
+     "(DROP: arrive_drop, the expected count drops by c too; NOCOMPLETE: completing the phase faults)", "sync"),
+    ("SYNCS.TX", (A_R, B_I, C_R), (_flag("COMPLETE"),), "lsu", "lsu", "SYNCS.ARRIVE.TRANS64.A0TX",
+     "an expect-tx (COMPLETE: complete-tx) of c bytes on the mbarrier at shared[a + b]", "sync"),
+    ("SYNCS.PHASECHK", (D_P, A_R, B_I, C_W), (_flag("PARITY"), _flag("TRYWAIT")), "cbu", "branch",
+     "SYNCS.PHASECHK.TRANS64[.TRYWAIT]",
+     "pd = whether the phase of state c (PARITY: of parity c) of the mbarrier at shared[a + b] has completed; "
+     "TRYWAIT: a thread whose phase is incomplete waits until it completes, then pd = 1", "sync"),
+    ("BLKCP", (A_R, B_I, C_W, E_R), (_flag("S2G"),), "lsu", "lsu", "UBLKCP.S.G / UBLKCP.G.S",
+     "cp.async.bulk of e bytes (a positive multiple of 16, 16-byte aligned addresses): global[c] -> shared[a + b] "
+     "(S2G: shared[a + b] -> global[c]), performed when it executes", "sync"),
 ]
 
 
@@ -607,8 +626,13 @@ CBANK_NTID = 0x0  # ntid.x, .y, .z
 CBANK_NCTAID = 0xC  # nctaid.x, .y, .z
 CBANK_DYNAMIC_SMEM = 0x18  # the launch's dynamic shared memory bytes (%dynamic_smem_size)
 CBANK_GLOBALS = 0x20  # the addresses of the kernel's module-level .global variables, 8 bytes each
+CBANK_ENVREG = 0x158  # %envreg2 (low word) and %envreg1 (high word): a cooperative launch's grid-sync workspace
 CBANK_PARAMS = 0x160
-MAX_GLOBALS = (CBANK_PARAMS - CBANK_GLOBALS) // 8
+MAX_GLOBALS = (CBANK_ENVREG - CBANK_GLOBALS) // 8
+ENVREGS = {"envreg2": CBANK_ENVREG, "envreg1": CBANK_ENVREG + 4}
+"""The ``%envreg`` special registers the launch writes into constant bank 0, by PTX name: the 64-bit address
+of the grid-sync workspace of a cooperative launch (0 otherwise), which nvcc's
+``cooperative_groups::this_grid().sync()`` reads as ``envreg1 << 32 | envreg2``."""
 
 # -- the generic address space (PTX ISA 9.0 section 6.4.1, "Generic addressing") --------------------------
 WINDOW_BYTES = 1 << 32

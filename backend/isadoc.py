@@ -33,7 +33,9 @@ that it is current. Edit the table, not this file.
 - **Special registers** (S2R): {srs}.
 - **Constant bank 0** holds the launch: `ntid.x/y/z` at 0x0, `nctaid.x/y/z` at 0xC, the addresses
   of the kernel's module-level `.global` variables from 0x20 (8 bytes each, in the order of the
-  object file's `globals`; the launch allocates and initialises them), the kernel parameters from
+  object file's `globals`; the launch allocates and initialises them; at most 39), `%envreg2` and
+  `%envreg1` at 0x158 and 0x15C (the low and high words of a cooperative launch's grid-sync workspace,
+  zero-initialised by the driver; 0 for other launches), the kernel parameters from
   0x160 (as on NVIDIA GPUs). RIC operands may name `c[0x0][offset]` directly.
 - **Constant bank 3** holds the module's `.const` (`__constant__`) data the kernel reads, laid out in the
   order of the object file's `constants` (as the IR lays out the const space); each launch fills it

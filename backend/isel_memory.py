@@ -9,6 +9,7 @@ from xcc.backend.isa import (
     CBANK_NCTAID,
     CBANK_NTID,
     CBANK_PARAMS,
+    ENVREGS,
     PT,
     RZ,
     SR_INDEX,
@@ -50,6 +51,10 @@ class MemorySelection(SelectorCore):
             base = CBANK_NTID if name == "ntid" else CBANK_NCTAID
             cb = CBank(0, base + 4 * "xyz".index(comp))
             self.cbank[inst.result] = cb
+            self.emit("LDC", d=d, b=cb)
+            return
+        if name in ENVREGS:  # the grid-sync workspace of a cooperative launch, written by the launch
+            cb = self.cbank[inst.result] = CBank(0, ENVREGS[name])
             self.emit("LDC", d=d, b=cb)
             return
         if name == "dynamic_smem_size":  # written by the launch into constant bank 0

@@ -14,12 +14,12 @@ Dynamic shared memory: as on a GPU, a launch may use up to
 ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`` bytes, which is 48 KiB less the static shared
 memory until ``cuFuncSetAttribute`` raises it (up to the per-block limit less static memory).
 
-Cooperative launches run as ordinary launches after the co-residency check.  Grid-wide
-synchronisation (``cooperative_groups::this_grid().sync()``) does not compile yet: nvcc implements it
-by reading the grid's sync workspace from ``%envreg1``/``%envreg2`` and spinning on a global counter,
-and xcc's backend does not select ``%envreg`` (``cuModuleGetFunction`` of such a kernel returns
-``CUDA_ERROR_INVALID_PTX`` naming it); the emulator would also have to run every CTA of the grid in
-one wave so that spinning CTAs see the others arrive.
+Cooperative launches, after the co-residency check, support grid-wide synchronisation
+(``cooperative_groups::this_grid().sync()``): nvcc implements it by reading the grid's sync workspace
+from ``%envreg1``/``%envreg2`` and spinning on a counter there; the launch provides a zero-initialised
+workspace (:mod:`xcc.runtime.launch`) and runs every CTA of the grid in one wave, the CTAs taking turns
+so that spinning CTAs let the others arrive (:mod:`xcc.sim.launch`).  In an ordinary launch the
+workspace address is 0 and nvcc's ``grid.sync()`` traps, as on a GPU.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def launch_op(fn: KernelFunction, grid_dims, block_dims, sharedMemBytes, kernelP
         raise CudaError(R.CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernel's 'extra' argument is not supported")
     args = kernel_args(fn.kernel.params, kernelParams)
     clock_khz = int(fn.fn.device.machine.data["sm"]["clock_mhz"]) * 1000
-    return (lambda: fn.fn.launch(grid, block, args, shared),
+    return (lambda: fn.fn.launch(grid, block, args, shared, cooperative=cooperative),
             lambda stats: stats.cycles / clock_khz if stats.cycles is not None else None)
 
 
@@ -220,7 +220,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
 def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                               sharedMemBytes, hStream, kernelParams) -> None:
     """As ``cuLaunchKernel``, for a grid whose blocks are all co-resident (else
-    ``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE``); grid-wide sync: see the module docstring."""
+    ``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE``), with grid-wide sync (the module docstring)."""
     fn = function_of(f, "f")
     op, ms = launch_op(fn, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ), sharedMemBytes,
                        kernelParams, cooperative=True)

@@ -24,7 +24,7 @@ from xcc.driver import Source, frontend, read_source
 from xcc.ir.core import Module
 from xcc.passes import PassManager, pipeline_for_level
 from xcc.runtime.device import Device, default_device
-from xcc.runtime.launch import dim3
+from xcc.runtime.launch import dim3, grid_workspace
 from xcc.runtime.params import pack_params
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
 from xcc.sim.ir.interpreter import run_function
@@ -65,20 +65,25 @@ class IRFunction:
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = False,
                stream: Stream | None = None, *, max_steps: int | None = None,
-               profile: bool = False) -> LaunchStats | PendingLaunch:
+               profile: bool = False, cooperative: bool = False) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does (on ``stream``: enqueued).
         The IR interpreter has no cycle model: ``timing`` is accepted as the ISA engine's launch takes it,
-        and every launch is functional (``cycles`` None).  Profiles are recorded by the ISA engine's launch."""
+        and every launch is functional (``cycles`` None).  Profiles are recorded by the ISA engine's launch.
+        ``cooperative=True``: a cooperative launch with its grid-sync workspace (:mod:`xcc.runtime.launch`); the
+        IR has no register allocation, so the co-residency check is the ISA engine's."""
         if profile:
             raise LaunchError(f"'{self.name}': profile=True records a launch of the ISA engine (its stall cycles "
                               "come from the cycle model); load the module with engine=\"isa\"")
         params = pack_params(self.fn, list(args))
         max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
         grid, block = dim3(grid, "grid"), dim3(block, "block")
-        return run_on(stream, self.device,
-                      lambda: run_function(self.module, self.fn.name, grid, block, params, self.device.memory,
-                                           shared_mem, max_steps, self.device.machine, self.module_globals),
-                      f"the launch of '{self.fn.name}'")
+        def run() -> LaunchStats:
+            with grid_workspace(self.device.memory, cooperative) as ws:
+                return run_function(self.module, self.fn.name, grid, block, params, self.device.memory, shared_mem,
+                                    max_steps, self.device.machine, self.module_globals, cooperative=cooperative,
+                                    grid_workspace=ws)
+
+        return run_on(stream, self.device, run, f"the launch of '{self.fn.name}'")
 
     __call__ = launch
 

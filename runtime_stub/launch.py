@@ -1,6 +1,15 @@
-"""Kernel launch on the emulated device: argument packing, launch checks, the ISA interpreter."""
+"""Kernel launch on the emulated device: argument packing, launch checks, the ISA interpreter.
+
+A cooperative launch (``launch(..., cooperative=True)``, CUDA's ``cudaLaunchCooperativeKernel``) is checked
+to be co-resident (every CTA resident at once, from the kernel's occupancy; else a :class:`LaunchError`)
+and runs with a zero-initialised grid-sync workspace of :data:`GRID_WORKSPACE_BYTES` in device memory,
+allocated for the launch (:func:`grid_workspace`), whose address the kernel reads from ``%envreg1/2``
+(nvcc's ``cooperative_groups::this_grid().sync()``); the CTAs take turns (:mod:`xcc.sim.launch`).
+"""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from xcc.backend.objfile import KernelImage
 from xcc.backend.occupancy import Occupancy, occupancy
@@ -13,6 +22,35 @@ from xcc.runtime.queues import PendingLaunch, Stream, run_on
 from xcc.sim.isa.emulator import LaunchStats, run_kernel
 from xcc.sim.launch import step_limit
 from xcc.sim.memory import ModuleGlobals
+
+GRID_WORKSPACE_BYTES = 16
+"""The grid-sync workspace: nvcc's grid barrier counts arrivals in the word at offset 4."""
+
+
+@contextmanager
+def grid_workspace(memory, cooperative: bool):
+    """The address of a zeroed grid-sync workspace in ``memory`` for a cooperative launch (freed at the
+    end), else 0."""
+    if not cooperative:
+        yield 0
+        return
+    addr = memory.alloc(GRID_WORKSPACE_BYTES)
+    memory.memset(addr, 0, GRID_WORKSPACE_BYTES)
+    try:
+        yield addr
+    finally:
+        memory.free(addr)
+
+
+def check_cooperative(fn: Function, grid, block, shared_mem: int) -> None:
+    """A cooperative grid must be co-resident: at most occupancy x SMs CTAs (else a :class:`LaunchError`,
+    CUDA's ``cudaErrorCooperativeLaunchTooLarge``)."""
+    threads = block[0] * block[1] * block[2]
+    resident = fn.occupancy(threads, shared_mem).ctas_per_sm * int(fn.device.machine.data["sm"]["count"])
+    nctas = grid[0] * grid[1] * grid[2]
+    if nctas > resident:
+        raise LaunchError(f"a cooperative grid of {nctas} blocks of '{fn.name}' is too large: at most {resident} "
+                          f"blocks of {threads} threads are co-resident (cudaErrorCooperativeLaunchTooLarge)")
 
 
 def dim3(v, what: str) -> tuple[int, int, int]:
@@ -48,7 +86,7 @@ class Function:
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
                stream: Stream | None = None, *, max_steps: int | None = None,
-               profile: bool = False) -> LaunchStats | PendingLaunch:
+               profile: bool = False, cooperative: bool = False) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion on the default stream and return its statistics; ``timing=False``
         skips the cycle model (``cycles`` None, no ``metrics``), the results are the same.  With a
         ``stream`` (:class:`xcc.runtime.queues.Stream`) the launch is checked and enqueued, and returns at
@@ -56,7 +94,8 @@ class Function:
         ``max_steps`` is the watchdog's limit (:mod:`xcc.sim.launch`: None the default,
         ``XCC_MAX_STEPS`` or 1M scheduler steps; 0 none): a kernel that runs longer is a located
         :class:`KernelFault`, and so is a launch stopped with Ctrl-C.  ``profile=True`` records the launch's
-        profile (:mod:`xcc.runtime.profiling`, docs/profiles.md) on the statistics' ``profile``."""
+        profile (:mod:`xcc.runtime.profiling`, docs/profiles.md) on the statistics' ``profile``.
+        ``cooperative=True`` is a cooperative launch (grid-wide sync; the module docstring)."""
         if profile:
             module_of(self)  # a clear error now for a kernel not loaded from PTX
         max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
@@ -75,18 +114,25 @@ class Function:
             raise LaunchError(f"{k.shared_bytes + shared_mem} bytes of shared memory exceed the per-block "
                               f"limit of {limits['shared_memory_per_block']}")
         params = pack_params(k, list(args))
+        if cooperative:
+            check_cooperative(self, grid, block, shared_mem)
 
         def run() -> LaunchStats:
             before = snapshot(self) if profile else None
             try:
-                stats = run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
-                                   timing=timing, module_globals=self.module_globals, max_steps=max_steps)
+                with grid_workspace(self.device.memory, cooperative) as ws:
+                    stats = run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
+                                       timing=timing, module_globals=self.module_globals, max_steps=max_steps,
+                                       cooperative=cooperative, grid_workspace=ws)
             except KernelFault as e:
                 if e.loc is None and self.source is not None and getattr(e, "line", 0):
                     e.loc = source_loc(self.source, e.line)
                 raise
             if profile:
                 stats.profile = record_profile(self, k, grid, block, args, shared_mem, stats, before, max_steps)
+            image = getattr(self.module, "image", None)  # the PTX and .file names, for the advisor's locations
+            stats.sources = (self.source.name if self.source is not None else "",
+                             dict(getattr(image, "source_files", None) or {}))
             return stats
 
         return run_on(stream, self.device, run, f"the launch of '{k.name}'")
@@ -101,8 +147,9 @@ class Function:
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
                  stream: Stream | None = None, *, max_steps: int | None = None,
-                 profile: bool = False) -> LaunchStats | PendingLaunch:
-        return self.launch(grid, block, args, shared_mem, timing, stream, max_steps=max_steps, profile=profile)
+                 profile: bool = False, cooperative: bool = False) -> LaunchStats | PendingLaunch:
+        return self.launch(grid, block, args, shared_mem, timing, stream, max_steps=max_steps, profile=profile,
+                           cooperative=cooperative)
 
 
 def source_loc(source: Source, line: int) -> SourceLoc:

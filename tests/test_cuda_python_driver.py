@@ -23,7 +23,7 @@ A = cuda.CUdevice_attribute
 P = cuda.CUpointer_attribute
 SAXPY = EXAMPLES_DIR / "saxpy.sm_80.ptx"
 
-# cooperative_groups::this_grid().sync() as nvcc compiles it reads the grid workspace from %envreg1/2
+# cooperative_groups::this_grid().sync() as nvcc compiles it reads the grid workspace from %envreg1/2 (high, low)
 GRID_SYNC_PTX = """
 .version 8.0
 .target sm_80
@@ -291,10 +291,40 @@ def test_cooperative_launch(saxpy, ctx):
     check(cuda.cuLaunchCooperativeKernel(saxpy, 1, 1, 1, n, 1, 1, 0, 0, _args(n, 1.0, d_x, d_y)))
     assert cuda.cuLaunchCooperativeKernel(saxpy, 1 << 20, 1, 1, 1024, 1, 1, 0, 0, _args(n, 1.0, d_x, d_y))[0] == \
         R.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
-    # grid-wide sync does not compile yet: nvcc's grid.sync() reads %envreg1/2, which xcc does not select
+    # the grid-sync workspace: its address in %envreg1/2 for a cooperative launch, 0 for any other
     mod = check(cuda.cuModuleLoadData(GRID_SYNC_PTX.encode()))
-    assert cuda.cuModuleGetFunction(mod, b"gsync")[0] == R.CUDA_ERROR_INVALID_PTX
-    assert "envreg" in cuda.last_error_message()
+    gsync = check(cuda.cuModuleGetFunction(mod, b"gsync"))
+    out = np.ones(2, np.uint32)
+    d_out = check(cuda.cuMemAlloc(8))
+    args = ((d_out,), (ctypes.c_void_p,))
+    check(cuda.cuLaunchKernel(gsync, 1, 1, 1, 1, 1, 1, 0, 0, args, 0))
+    check(cuda.cuMemcpyDtoH(out, d_out, 8))
+    assert out.tolist() == [0, 0]
+    check(cuda.cuLaunchCooperativeKernel(gsync, 2, 1, 1, 32, 1, 1, 0, 0, args))
+    check(cuda.cuMemcpyDtoH(out, d_out, 8))
+    assert int(out[0]) << 32 | int(out[1]) != 0
+
+
+def test_cooperative_grid_sync_matches_numpy(ctx):
+    """examples/grid_sync.cu (nvcc's cooperative_groups grid.sync()) through cuLaunchCooperativeKernel."""
+    mod = check(cuda.cuModuleLoadData((EXAMPLES_DIR / "grid_sync.sm_80.ptx").read_bytes()))
+    smooth = check(cuda.cuModuleGetFunction(mod, b"grid_sync_smooth"))
+    n, iters, blocks = 1000, 5, 6
+    x = np.random.default_rng(3).random(n).astype(np.float32)
+    b0, b1 = check(cuda.cuMemAlloc(4 * n)), check(cuda.cuMemAlloc(4 * n))
+    check(cuda.cuMemcpyHtoD(b0, x, 4 * n))
+    args = ((n, iters, b0, b1), (ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p))
+    check(cuda.cuLaunchCooperativeKernel(smooth, blocks, 1, 1, 128, 1, 1, 0, 0, args))
+    out = np.zeros(n, np.float32)
+    check(cuda.cuMemcpyDtoH(out, b1 if iters % 2 else b0, 4 * n))
+    ref = x.copy()
+    for _ in range(iters):
+        ref = (np.concatenate([ref[:1], ref[:-1]]) + ref + np.concatenate([ref[1:], ref[-1:]])) / np.float32(3)
+    np.testing.assert_array_equal(out, ref)
+    sms = check(cuda.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0))
+    per_sm = check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(smooth, 128, 0))
+    assert cuda.cuLaunchCooperativeKernel(smooth, sms * per_sm + 1, 1, 1, 128, 1, 1, 0, 0, args)[0] == \
+        R.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
 
 
 # -- stream-ordered allocation, the runtime API ----------------------------------------------------

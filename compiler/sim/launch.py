@@ -16,6 +16,12 @@ to name a position (:meth:`Launch.where`, :meth:`Launch.line_of`).  The engine o
   :data:`DEFAULT_MAX_STEPS`), 0 means no limit.  A runaway launch, or one interrupted by Ctrl-C, ends in
   a :class:`~xcc.diagnostics.KernelFault` (:class:`~xcc.diagnostics.LaunchInterrupted` for Ctrl-C) that names the kernel,
   where its warps are (PTX line and pc), how many warps are still running and the limit.
+* **Cooperative launches** (``cooperative=True``; CUDA's ``cuLaunchCooperativeKernel``, whose grid the
+  runtime has checked to be co-resident): every CTA runs in one wave, and the CTAs take turns
+  (:class:`~xcc.sim.waves.FairScheduler`: a CTA runs until it branches backwards, then the others run),
+  so a CTA spinning at a grid-wide barrier lets the others reach it.  ``grid_workspace`` is the address
+  of the zero-initialised grid-sync workspace the driver provides, read by the kernel as
+  ``%envreg1 << 32 | %envreg2`` (0 outside a cooperative launch, where nvcc's ``grid.sync()`` traps).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from xcc.semantics.faults import MemoryFault
 from xcc.semantics.threads import fault_message, thread_at
 from xcc.sim.memory import ModuleGlobals
 from xcc.sim.stats import LaunchStats
-from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, ExecFault, Wave
+from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, WAIT_MBAR, ExecFault, Wave
 
 __all__ = ["DEFAULT_MAX_STEPS", "Launch", "LaunchInterrupted", "default_max_steps", "dims", "step_limit"]
 
@@ -81,12 +87,13 @@ def dims(v, what: str) -> tuple[int, int, int]:
 class Launch:
     """One launch of kernel ``name`` on ``grid`` x ``block`` threads; subclasses supply the executors."""
 
-    barrier_names = {WAIT_BAR: "barrier {k}", WAIT_BSYNC: "convergence barrier B{k}"}
+    barrier_names = {WAIT_BAR: "barrier {k}", WAIT_BSYNC: "convergence barrier B{k}",
+                     WAIT_MBAR: "the mbarrier at shared offset {k:#x} (try_wait; no phase completes)"}
     """How a deadlock report names what threads wait at (by wave status)."""
     deadlock_rule = "A barrier waits for every non-exited thread of the CTA"
 
     def __init__(self, name: str, grid, block, machine: Machine | str | None, max_steps: int | None, *,
-                 max_threads: int = 0, reqntid=None):
+                 max_threads: int = 0, reqntid=None, cooperative: bool = False, grid_workspace: int = 0):
         if machine is None or isinstance(machine, str):
             machine = load_machine(machine or "xg1")
         self.machine, self.name = machine, name
@@ -106,6 +113,7 @@ class Launch:
         self.sm_count = int(machine.data["sm"]["count"])
         self.nwarpid = int(lim.get("max_warps", 64))
         self.max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
+        self.cooperative, self.grid_workspace = bool(cooperative), int(grid_workspace)
         self.cta0 = 0
         self.step = 0
         self.wave: Wave | None = None
@@ -140,8 +148,17 @@ class Launch:
         return None
 
     # -- waves -------------------------------------------------------------------------------------
+    def wave_size(self, per_wave: int) -> int:
+        """CTAs per wave: ``per_wave`` (what the interpreter's memory allows), or the whole grid for a
+        cooperative launch, whose CTAs must all be resident at once."""
+        return self.nctas if self.cooperative else per_wave
+
+    def envregs(self) -> dict[str, int]:
+        """The ``%envreg`` values of this launch: the grid-sync workspace's address, high and low words."""
+        return {"envreg1": self.grid_workspace >> 32, "envreg2": self.grid_workspace & 0xFFFFFFFF}
+
     def new_wave(self, nslots: int, nctas: int, start: int) -> Wave:
-        self.wave, self.wave_ctas = Wave(self.P, self.tpb, nslots, nctas, start), nctas
+        self.wave, self.wave_ctas = Wave(self.P, self.tpb, nslots, nctas, start, fair=self.cooperative), nctas
         return self.wave
 
     def wave_state(self, key: str, make):
@@ -232,11 +249,11 @@ class Launch:
         """No thread can run but some wait at barriers: name each barrier, where, and who waits."""
         wave = self.wave
         waiting = wave.waiting()
-        key = (wave.state[waiting].astype(np.int64) << 40 | wave.wait_k[waiting] << 32 | wave.wait_pc[waiting])
+        key = (wave.state[waiting].astype(np.int64) << 56 | wave.wait_k[waiting] << 32 | wave.wait_pc[waiting])
         parts = []
         for kv in np.unique(key):
             sel = waiting[key == kv]
-            st, k, pc = int(kv >> 40), int(kv >> 32) & 0xFF, int(kv & 0xFFFFFFFF)
+            st, k, pc = int(kv >> 56), int(kv >> 32) & 0xFFFFFF, int(kv & 0xFFFFFFFF)
             parts.append(f"{sel.size} thread(s) waiting at {self.barrier_names[st].format(k=k)} at "
                          f"{self.where(pc)} (first: {self.coords(int(sel[0]))[0]})")
         first = int(waiting[0])

@@ -9,6 +9,10 @@ are serialised and the last of several stores wins.
 
 * :class:`Scheduler` keeps the runnable threads in groups by position (a pc, or an IR instruction
   position); the lowest position runs next.  Deterministic.
+* :class:`FairScheduler` (a cooperative launch) keeps the groups per CTA and lets the CTAs take turns:
+  within a CTA the lowest position runs next, as above; a CTA keeps its turn until it branches backwards
+  (a loop, or a spin-wait), and then every other CTA with runnable threads has its turn first.  A CTA
+  spinning at a grid-wide barrier thus cannot starve the CTAs that have yet to arrive.
 * :class:`Wave` keeps each thread's status (running, exited, waiting at a CTA barrier, waiting at a
   convergence barrier) and the CTA barriers of PTX ``bar``/``barrier`` (PTX ISA 9.0 section 9.7.13.1):
   ``bar.sync a[, b]`` waits until every non-exited thread of the CTA (or ``b`` threads) has arrived at
@@ -26,9 +30,11 @@ import numpy as np
 
 from xcc.backend.isa import NUM_CTA_BARRIERS
 
-__all__ = ["RUN", "EXITED", "WAIT_BAR", "WAIT_BSYNC", "ExecFault", "Scheduler", "Wave", "runs", "bar_reduce"]
+__all__ = ["RUN", "EXITED", "WAIT_BAR", "WAIT_BSYNC", "WAIT_MBAR", "ExecFault", "FairScheduler", "Scheduler", "Wave", "runs",
+           "bar_reduce"]
 
 RUN, EXITED, WAIT_BAR, WAIT_BSYNC = 0, 1, 2, 3
+WAIT_MBAR = 4  # suspended by mbarrier.try_wait until a phase of its object completes (xcc.sim.mbarrier)
 
 
 class ExecFault(Exception):
@@ -105,14 +111,101 @@ class Scheduler:
         return [(p, merge(list(self.groups[p]))) for p in sorted(self.groups)]
 
 
-class Wave:
-    """The books of one wave: ``nctas`` CTAs in ``nslots`` CTA slots of ``P`` thread slots each."""
+class _Head:
+    """``FairScheduler.heap`` as the interpreters read a heap: true while any group waits, and ``[0]`` the
+    position the CTA that holds the turn runs next (-1: none)."""
 
-    def __init__(self, P: int, tpb: int, nslots: int, nctas: int, start: int):
+    __slots__ = ("s",)
+
+    def __init__(self, s: FairScheduler):
+        self.s = s
+
+    def __bool__(self) -> bool:
+        return bool(self.s.turns)
+
+    def __len__(self) -> int:
+        return len(self.s.turns)
+
+    def __getitem__(self, i: int) -> int:
+        h = self.s.ctas.get(self.s.current)
+        return h[0] if h else -1
+
+
+class FairScheduler(Scheduler):
+    """A cooperative launch's scheduler: groups per (CTA, position); the CTAs take turns (module docstring)."""
+
+    __slots__ = ("P", "ctas", "turns", "rounds", "last", "current")
+
+    def __init__(self, P: int):
+        super().__init__()
+        self.P = P
+        self.ctas: dict[int, list[int]] = {}  # CTA slot -> heap of its groups' positions
+        self.turns: list[tuple[int, int]] = []  # (round, CTA) of each CTA with runnable threads
+        self.rounds: dict[int, int] = {}  # CTA -> its round (bumped when it branches backwards)
+        self.last: dict[int, int] = {}  # CTA -> the position it ran last
+        self.current = -1  # the CTA that ran last
+        self.heap = _Head(self)
+
+    def push(self, pos: int, arr: np.ndarray) -> None:
+        if not arr.size:
+            return
+        ctas, cnt = runs(arr // self.P)
+        start = 0
+        for c, k in zip(ctas.tolist(), cnt.tolist()):
+            sub, start = arr[start:start + k], start + k
+            if pos <= self.last.get(c, -1):  # a backward branch (or a restart): the others' turn
+                self.rounds[c] = self.rounds.get(c, 0) + 1
+                self.last[c] = -1
+            h = self.ctas.setdefault(c, [])
+            if not h:
+                heapq.heappush(self.turns, (self.rounds.get(c, 0), c))
+            lst = self.groups.get((c, pos))
+            if lst is None:
+                self.groups[(c, pos)] = [sub]
+                heapq.heappush(h, pos)
+            else:
+                lst.append(sub)
+
+    def pop(self) -> tuple[int, np.ndarray]:
+        while True:
+            r, c = self.turns[0]
+            h = self.ctas[c]
+            if r != self.rounds.get(c, 0):  # its round moved on since it queued
+                heapq.heapreplace(self.turns, (self.rounds.get(c, 0), c))
+                continue
+            pos = heapq.heappop(h)
+            if not h:
+                heapq.heappop(self.turns)
+            self.current, self.last[c] = c, pos
+            return pos, merge(self.groups.pop((c, pos)))
+
+    def absorb(self, pos: int, idx: np.ndarray) -> np.ndarray:
+        c = int(idx[0]) // self.P
+        h = self.ctas.get(c)
+        if h and h[0] == pos:
+            heapq.heappop(h)
+            if not h:
+                self.turns = [t for t in self.turns if t[1] != c]
+                heapq.heapify(self.turns)
+            return merge([idx, *self.groups.pop((c, pos))])
+        return idx
+
+    def pending(self) -> list[tuple[int, np.ndarray]]:
+        by_pos: dict[int, list[np.ndarray]] = {}
+        for (_, p), arrs in self.groups.items():
+            by_pos.setdefault(p, []).extend(arrs)
+        return [(p, np.sort(np.concatenate(by_pos[p]))) for p in sorted(by_pos)]
+
+
+class Wave:
+    """The books of one wave: ``nctas`` CTAs in ``nslots`` CTA slots of ``P`` thread slots each; ``fair``
+    schedules the CTAs in turns (a cooperative launch: :class:`FairScheduler`)."""
+
+    def __init__(self, P: int, tpb: int, nslots: int, nctas: int, start: int, fair: bool = False):
         T = nslots * P
         exists = np.tile(np.arange(P) < tpb, nslots)
         exists[nctas * P:] = False
-        self.P, self.sched = P, Scheduler()
+        self.P, self.sched = P, FairScheduler(P) if fair else Scheduler()
         self.state = np.where(exists, RUN, EXITED).astype(np.int8)
         self.wait_k = np.zeros(T, np.int64)  # barrier number a waiting thread waits at
         self.wait_pc = np.zeros(T, np.int64)  # position of a waiting thread
@@ -198,4 +291,4 @@ class Wave:
 
     def waiting(self) -> np.ndarray:
         """The slots of the threads waiting at any barrier."""
-        return np.flatnonzero((self.state == WAIT_BAR) | (self.state == WAIT_BSYNC))
+        return np.flatnonzero((self.state == WAIT_BAR) | (self.state == WAIT_BSYNC) | (self.state == WAIT_MBAR))

@@ -81,7 +81,7 @@ BUILTINS = frozenset({"vprintf", "__assertfail"})
 (collected per thread, printed in thread order after the launch, ``LaunchStats.printf_output``) and
 ``assert`` (a located :class:`KernelFault` with the message, file, line and function)."""
 
-_NORMAL, _BR, _CBR, _EXIT, _TRAP, _BAR, _CALL, _RET = range(8)
+_NORMAL, _BR, _CBR, _EXIT, _TRAP, _BAR, _CALL, _RET, _WAIT = range(9)  # _WAIT: mbarrier.try_wait
 _U64 = np.uint64
 _LANES = np.arange(32, dtype=np.int64)
 
@@ -89,7 +89,7 @@ _LANES = np.arange(32, dtype=np.int64)
 def run_function(module: Module, fn_name: str, grid, block, params: bytes, gmem: GlobalMemory,
                  dynamic_shared: int = 0, max_steps: int | None = None,
                  machine: Machine | str | None = None, module_globals: ModuleGlobals | None = None,
-                 profile: dict | None = None) -> LaunchStats:
+                 profile: dict | None = None, cooperative: bool = False, grid_workspace: int = 0) -> LaunchStats:
     """Run kernel ``fn_name`` of IR ``module`` on ``grid`` x ``block`` threads; ``gmem`` is modified in place.
 
     ``params`` is the packed parameter buffer (:func:`xcc.runtime.params.pack_params` packs launch
@@ -101,11 +101,12 @@ def run_function(module: Module, fn_name: str, grid, block, params: bytes, gmem:
     without semantics and :class:`KernelFault` for any error of the kernel itself.
     ``profile``, when given, receives what :mod:`xcc.profile.record` makes a profile of: ``blocks``, a list of
     (block, warp executions, thread executions), and ``branches``, cbr instruction -> [warps all taken, warps
-    all not taken, warps divergent].
+    all not taken, warps divergent].  ``cooperative`` and ``grid_workspace``: a cooperative launch
+    (:mod:`xcc.sim.launch`).
     """
     fn = module.function(fn_name)
     launch = _Launch(module, fn, grid, block, bytes(params), gmem, int(dynamic_shared), machine, max_steps,
-                     module_globals)
+                     module_globals, cooperative, grid_workspace)
     launch.branches = {} if profile is not None else None
     stats = launch.run()
     if profile is not None:
@@ -157,8 +158,9 @@ class _Launch(Launch):
     branches: dict | None = None  # pos -> [all taken, all not taken, divergent] warps, when profiling
 
     def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps,
-                 module_globals=None):
-        super().__init__(fn.name, grid, block, machine, max_steps, reqntid=fn.directives.get("reqntid"))
+                 module_globals=None, cooperative=False, grid_workspace=0):
+        super().__init__(fn.name, grid, block, machine, max_steps, reqntid=fn.directives.get("reqntid"),
+                         cooperative=cooperative, grid_workspace=grid_workspace)
         self.check_memory(fn.name, dynamic_shared, fn.param_bytes, params)
         self.fn, self.params, self.gmem = fn, params, gmem
         self.param_window = param_window(params)  # the kernel parameters, read-only, in the generic space
@@ -220,7 +222,7 @@ class _Launch(Launch):
         """Reader ``f(idx)`` of special register ``name`` (``tid.x``, ``laneid``, ...) for wave slots."""
         return special_register(name, self, self.P, {
             "gridid": 0, "dynamic_smem_size": self.dynamic_shared,
-            "total_smem_size": self.smem_size})
+            "total_smem_size": self.smem_size, **self.envregs()})
 
     def addresser(self, space: str, base, offset: int, width: int):
         """(memory getter, ``where(sel, idx, n)`` -> checked addresses) for an access of ``space``."""
@@ -291,6 +293,8 @@ class _Launch(Launch):
                 x = OpBinder(self, inst)
                 if op == "call":
                     code.append(self.call_site(inst, caller, reach))
+                elif op == "mbar_wait":  # may suspend threads (xcc.sim.mbarrier)
+                    code.append((_WAIT, build_executor(self, inst)))
                 elif op not in CONTROL:
                     code.append((_NORMAL, build_executor(self, inst)))
                 elif op == "br":
@@ -393,7 +397,7 @@ class _Launch(Launch):
     # -- the launch --------------------------------------------------------------------------------
     def run(self) -> LaunchStats:
         wave = WAVE_THREADS_CALLS if self.has_calls else WAVE_THREADS
-        per_wave = min(self.nctas, max(1, wave // self.P))
+        per_wave = self.wave_size(min(self.nctas, max(1, wave // self.P)))
         T = per_wave * self.P
         with self.module_globals(self.gmem, self.module_globals_arg) as globs:
             for v in self.global_vars:  # executors bind these addresses: allocate before building
@@ -488,6 +492,11 @@ class _Launch(Launch):
             wave.exit(idx)
         elif kind == _TRAP:
             raise ExecFault(ex, 0, n)
+        elif kind == _WAIT:  # mbarrier.try_wait: the threads whose phase completed go on, the rest wait
+            go = ex(sel, idx, n, pos)
+            if go.size == idx.size:
+                return True
+            push(pos + 1, go)
         else:  # _BAR: bar_sync a[, b] / bar_arrive a, b / bar_red p, a[, b]
             op, rd, pred, _, _ = ex
             count = rd[1](sel, n) if len(rd) > 1 else None

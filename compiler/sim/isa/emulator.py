@@ -50,6 +50,7 @@ import numpy as np
 from xcc.backend.encoding import decode_all, format_inst
 from xcc.backend.isa import (
     CBANK_DYNAMIC_SMEM,
+    CBANK_ENVREG,
     CBANK_GLOBALS,
     CBANK_NCTAID,
     CBANK_NTID,
@@ -71,7 +72,7 @@ from xcc.sim.isa.hazards import HazardChecker, strict_default
 from xcc.sim.launch import Launch
 from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, param_window
 from xcc.sim.perf.facts import machine_value
-from xcc.sim.perf.timing import TRACE_CAP, TraceRecorder, mem_space, time_launch
+from xcc.sim.perf.timing import TRACE_CAP, TimedLaunch, TraceRecorder, mem_space
 from xcc.sim.stats import LaunchStats
 from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, ExecFault, bar_reduce, runs
 
@@ -121,7 +122,8 @@ def _decode(code: bytes):
 def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemory,
                dynamic_shared: int = 0, machine: Machine | str | None = None, *,
                max_steps: int | None = None, timing: bool = True,
-               module_globals: ModuleGlobals | None = None, strict: bool | None = None) -> LaunchStats:
+               module_globals: ModuleGlobals | None = None, strict: bool | None = None,
+               cooperative: bool = False, grid_workspace: int = 0) -> LaunchStats:
     """Run ``kernel`` on a ``grid`` of CTAs of ``block`` threads with parameter bytes ``params``.
 
     Global memory is ``gmem`` (modified in place).  ``max_steps`` bounds the number of scheduler steps
@@ -130,22 +132,23 @@ def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemo
     replays for ``cycles`` and ``metrics``.  ``module_globals`` holds the module's ``.global`` variables,
     which persist across launches; without it the launch allocates the kernel's own and frees them at its
     end.  ``strict`` checks every register read against the control codes (:mod:`xcc.sim.isa.hazards`);
-    None: ``XCC_STRICT_HAZARDS``.
+    None: ``XCC_STRICT_HAZARDS``.  ``cooperative`` runs the grid as one wave of CTAs taking turns, and
+    ``grid_workspace`` is the grid-sync workspace's address (``%envreg1/2``; :mod:`xcc.sim.launch`).
     Raises :class:`LaunchError` for an impossible launch, :class:`KernelFault` for any kernel error.
     """
     return _Launch(kernel, grid, block, bytes(params), gmem, int(dynamic_shared), machine, max_steps, timing,
-                   module_globals, strict_default() if strict is None else strict).run()
+                   module_globals, strict_default() if strict is None else strict, cooperative, grid_workspace).run()
 
 
 class _Launch(Launch):
-    barrier_names = {WAIT_BAR: "BAR {k}", WAIT_BSYNC: "BSYNC B{k}"}
+    barrier_names = {**Launch.barrier_names, WAIT_BAR: "BAR {k}", WAIT_BSYNC: "BSYNC B{k}"}
     deadlock_rule = ("A BSYNC waits for every non-exited thread of its barrier's warp mask and a BAR for every "
                      "non-exited thread of the CTA")
 
     def __init__(self, kernel, grid, block, params, gmem, dynamic_shared, machine, max_steps, timing=True,
-                 module_globals=None, strict=False):
+                 module_globals=None, strict=False, cooperative=False, grid_workspace=0):
         super().__init__(kernel.name, grid, block, machine, max_steps, max_threads=kernel.max_threads,
-                         reqntid=kernel.reqntid)
+                         reqntid=kernel.reqntid, cooperative=cooperative, grid_workspace=grid_workspace)
         self.check_memory(kernel.name, dynamic_shared, kernel.param_bytes, params)
         shared = kernel.shared_bytes + dynamic_shared
         self.check_shared(shared, f" ({kernel.shared_bytes} static + {dynamic_shared} dynamic)")
@@ -165,6 +168,7 @@ class _Launch(Launch):
         struct.pack_into("<3I", cb, CBANK_NTID, *block)
         struct.pack_into("<3I", cb, CBANK_NCTAID, *grid)
         struct.pack_into("<I", cb, CBANK_DYNAMIC_SMEM, dynamic_shared)
+        struct.pack_into("<Q", cb, CBANK_ENVREG, self.grid_workspace)
         cb[CBANK_PARAMS:CBANK_PARAMS + len(params)] = params
         ctx = self.ctx = _Ctx()
         ctx.launch = self  # the engine, for per-wave state (Launch.wave_state)
@@ -203,6 +207,7 @@ class _Launch(Launch):
         per_wave = min(self.nctas, max(1, WAVE_THREADS // P))
         if self.ctx.local_stride * per_wave * P > WAVE_LOCAL_BYTES:  # a call stack per thread: smaller waves
             per_wave = max(1, WAVE_LOCAL_BYTES // (self.ctx.local_stride * P))
+        per_wave = self.wave_size(per_wave)
         T = per_wave * P
         ctx = self.ctx  # one set of wave-sized arrays, reset per wave; the executors are bound to them
         ctx.regs = np.zeros((max(1, int(self.kernel.registers)), T), np.uint32)
@@ -254,13 +259,14 @@ class _Launch(Launch):
                 rec.begin_wave()
             if self.run_wave(cta0, per_wave, n, rec) and rec is not None:
                 rec.end_wave(n)
-        cycles, metrics = None, {}
+        cycles, metrics, timed = None, {}, None
         if self.rec is not None and self.rec.ctas:
-            cycles, metrics = time_launch(self.rec, self.insts, self.kernel, self.machine, self.tpb, self.nctas,
-                                          self.dynamic_shared)
+            timed = TimedLaunch(self.rec, self.insts, self.kernel, self.machine, self.tpb, self.nctas,
+                                self.dynamic_shared)
+            cycles, metrics = timed.time()
             metrics.update(launch_metrics(self.kernel, self.machine, self.grid, self.block, self.dynamic_shared))
         return self.stats([inst.mnemonic for inst in self.insts], self.thread_counts, self.warp_counts,
-                          cycles=cycles, metrics=metrics)
+                          cycles=cycles, metrics=metrics, timed=timed)
 
     def build(self):
         ctx = self.ctx
@@ -355,11 +361,14 @@ class _Launch(Launch):
                     wcounts[pc] += (hi >> 5) - (lo >> 5) + 1
                     if rec is not None:
                         rec.step_range(pc, wbase + (lo >> 5), wbase + (hi >> 5))
+                        if lo & 31 or ~hi & 31:  # some warp's lanes are left out: its lane mask
+                            rec.lanes(idx)
                 else:
                     w = idx >> 5
                     wcounts[pc] += int(np.count_nonzero(w[1:] != w[:-1])) + 1
                     if rec is not None:
                         rec.step_array(pc, wbase + runs(w)[0])
+                        rec.lanes(idx)
                 kind, ex = execs[pc]
                 g = guards[pc]
                 if g is None:
