@@ -12,6 +12,7 @@ each:
 :mod:`.isel_sync`           terminators, CTA barriers, fences, warp-collective ops
 :mod:`.isel_half`           f16 / bf16 arithmetic and conversions, pack / unpack, carry chains
 :mod:`.isel_matrix`         mma, ldmatrix, wmma, wgmma, cp.async
+:mod:`.isel_hopper`         mbarrier, cp.async.bulk
 :mod:`.isel_calls`          the calling convention: calls, returns, the frame, SYSCALL services
 :mod:`.isel_tables`         the data the rules look up (IR names -> xg1 modifiers and opcodes)
 ==========================  =================================================================
@@ -28,6 +29,7 @@ from xcc.backend.isel_calls import CallSelection
 from xcc.backend.isel_convert import ConvertSelection
 from xcc.backend.isel_core import MBlock, SelectedFunction, SelectorCore, split_critical_edges, width_of
 from xcc.backend.isel_half import HalfSelection
+from xcc.backend.isel_hopper import HopperSelection
 from xcc.backend.isel_matrix import MatrixSelection
 from xcc.backend.isel_memory import MemorySelection
 from xcc.backend.isel_sync import SyncSelection
@@ -37,8 +39,8 @@ __all__ = ["COMPLEMENT", "FLOAT_CMP", "INT_CMP", "MIRROR", "InstructionSelector"
            "SelectorCore", "split_critical_edges", "width_of"]
 
 
-class InstructionSelector(MatrixSelection, HalfSelection, CallSelection, ArithSelection, BitSelection,
-                          ConvertSelection, MemorySelection, SyncSelection, SelectorCore):
+class InstructionSelector(MatrixSelection, HalfSelection, HopperSelection, CallSelection, ArithSelection,
+                          BitSelection, ConvertSelection, MemorySelection, SyncSelection, SelectorCore):
     """The instruction selector of one function: ``InstructionSelector(fn, module_vars).select()``
     (see :class:`~xcc.backend.isel_core.SelectorCore`).  The matrix rules route before the half rules
     (``half_rule``): wmma on .f16 is not half arithmetic."""

@@ -40,7 +40,7 @@ DIVERGENT_SREGS = ("tid", "laneid", "lanemask", "clock", "globaltimer", "warpid"
 UNIFORM_COLLECTIVES = frozenset({"vote", "redux", "activemask", "bar_red"})
 """Warp collectives whose result every participating lane shares."""
 
-ALWAYS_DIVERGENT = frozenset({"atom", "shfl", "match", "mma", "ldmatrix", "wmma_load", "wgmma"})
+ALWAYS_DIVERGENT = frozenset({"atom", "shfl", "match", "mma", "ldmatrix", "wmma_load", "wgmma", "mbar_arrive"})
 """Operations whose result differs per lane whatever their operands."""
 
 THREAD_PRIVATE_SPACES = frozenset({"local"})

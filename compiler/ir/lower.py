@@ -14,6 +14,7 @@ from xcc.diagnostics import PtxSemanticError, UnsupportedError
 from xcc.frontend import ast
 from xcc.ir.core import Block, Const, Instruction, Param, Value, Variable
 from xcc.ir.lower_async import AsyncLowering
+from xcc.ir.lower_hopper import HopperLowering
 from xcc.ir.lower_matrix import MatrixLowering
 from xcc.ir.lower_video import ScalarVideoLowering, SimdVideoLowering, VideoLowering
 from xcc.ir.scopes import CC_REG, RegVar
@@ -71,7 +72,8 @@ class SsaBuilder(Protocol):
     def write(self, var: RegVar, block: Block, value: Value) -> None: ...
 
 
-class InstLowering(MatrixLowering, AsyncLowering, VideoLowering, ScalarVideoLowering, SimdVideoLowering):
+class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering, ScalarVideoLowering,
+                   SimdVideoLowering):
     def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None

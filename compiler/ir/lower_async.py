@@ -43,6 +43,8 @@ class AsyncLowering:
     # ----------------------------------------------------------------- cp.async
     def op_cp(self, inst) -> None:
         ms = inst.modifiers
+        if ms[:2] == ("async", "bulk") and "tensor" not in ms and "prefetch" not in ms:
+            return self._cp_bulk(inst)  # xcc.ir.lower_hopper
         if "async" not in ms or any(m in ms for m in ("bulk", "tensor", "mbarrier", "reduce", "arrive")):
             raise self.error(f"instruction '{_text(inst)}' is not supported yet")
         if "commit_group" in ms or "wait_all" in ms:

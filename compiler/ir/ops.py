@@ -154,6 +154,25 @@ OPS.update({
 })
 
 
+# -- mbarrier and bulk copies (xcc.ir.lower_hopper, xcc.sim.ir.async_ops; meaning in xcc.semantics.mbarrier and
+#    xcc.sim.mbarrier).  The address a is a shared-space address, plus attrs.offset.
+OPS.update({
+    "mbar_init": OpDef("mbar_init", 2, "mbarrier.init [a + attrs.offset], b (attrs.inval: mbarrier.inval)",
+                       has_result=False, effects=True),
+    "mbar_arrive": OpDef("mbar_arrive", 3, "d = the mbarrier at a before an expect-tx of c and an arrive-on of b "
+                         "(attrs.drop: arrive_drop, attrs.nocomplete: .noComplete)", effects=True, reads_memory=True),
+    "mbar_tx": OpDef("mbar_tx", 2, "expect-tx (attrs.complete: complete-tx) of b bytes on the mbarrier at a",
+                     has_result=False, effects=True),
+    "mbar_test": OpDef("mbar_test", 2, "d = whether the phase of state b (attrs.parity: of parity b) of the "
+                       "mbarrier at a has completed (test_wait)", effects=True, reads_memory=True),
+    "mbar_wait": OpDef("mbar_wait", 2, "try_wait: as mbar_test, but a thread whose phase is incomplete waits "
+                       "until it completes (then d = 1)", effects=True, reads_memory=True),
+    "bulk_copy": OpDef("bulk_copy", 4, "cp.async.bulk of c bytes from b + attrs.src_offset to a + attrs.dst_offset: "
+                       "global -> shared then a complete-tx of c on the mbarrier at d (attrs.to_shared), or shared "
+                       "-> global", has_result=False, effects=True, reads_memory=True),
+})
+
+
 def opdef(name: str) -> OpDef:
     return OPS[name]
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from xcc.semantics import warp, wgmma
 from xcc.semantics.async_copy import CopyGroups, oversized_source, read_zero_filled
+from xcc.sim import mbarrier as mbar
 from xcc.sim.copies import commit_executor, copy_groups, wait_executor
 from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.memory import MemoryFault
@@ -162,3 +163,65 @@ def _wgmma_sync(x: OpBinder):
     it executes, there is nothing to order or wait for."""
     launch, what = x.launch, f"wgmma.{x.attrs['kind']}"
     return lambda sel, idx, n: _warpgroups(launch, idx, what) and None
+
+
+# ============================================================================= mbarrier, cp.async.bulk
+def _view(launch) -> mbar.SharedView:
+    return mbar.SharedView(lambda: launch.smem, lambda: launch.smem_size, lambda: launch.smem_stride, launch.P)
+
+
+def _where(x: OpBinder, i: int = 0, key: str = "offset"):
+    return _view(x.launch).where(x.arg(i), int(x.attrs.get(key, 0)), 8)
+
+
+@impl("mbar_init")
+def _mbar_init(x: OpBinder):
+    inval = bool(x.attrs.get("inval"))
+    return mbar.init_executor(x.launch, lambda: x.launch.smem, _where(x), None if inval else x.arg(1), inval)
+
+
+@impl("mbar_arrive")
+def _mbar_arrive(x: OpBinder):
+    wr = x.set()
+    return mbar.arrive_executor(x.launch, lambda: x.launch.smem, _where(x), x.arg(1), x.arg(2), wr,
+                                drop=bool(x.attrs.get("drop")), no_complete=bool(x.attrs.get("nocomplete")),
+                                what="mbarrier.arrive_drop" if x.attrs.get("drop") else "mbarrier.arrive")
+
+
+@impl("mbar_tx")
+def _mbar_tx(x: OpBinder):
+    complete = bool(x.attrs.get("complete"))
+    return mbar.tx_executor(x.launch, lambda: x.launch.smem, _where(x), x.arg(1), complete,
+                            "mbarrier.complete_tx" if complete else "mbarrier.expect_tx")
+
+
+@impl("mbar_test", "mbar_wait")
+def _mbar_test(x: OpBinder):
+    """test_wait: d = phase complete; try_wait (``mbar_wait``, a control op of the interpreter): ``run(sel,
+    idx, n, pos)`` writes d = 1 and returns the threads that go on (the others wait, xcc.sim.mbarrier)."""
+    wait, launch = x.inst.op == "mbar_wait", x.launch
+    test = mbar.test_executor(launch, lambda: launch.smem, _where(x), x.arg(1), bool(x.attrs.get("parity")),
+                              "mbarrier.try_wait" if wait else "mbarrier.test_wait")
+    wr = x.set()
+    if not wait:
+        return lambda sel, idx, n: wr(sel, test(sel, idx, n)[0])
+
+    def run(sel, idx, n, pos):
+        done, addr = test(sel, idx, n)
+        wr(sel, True)
+        return mbar.suspend(launch, pos, idx, done, addr, launch.smem_stride)
+
+    return run
+
+
+@impl("bulk_copy")
+def _bulk_copy(x: OpBinder):
+    at = x.attrs
+    launch = x.launch
+
+    def plus(i: int, key: str):
+        r, off = x.arg(i), int(at.get(key, 0))
+        return r if not off else (lambda sel, n: np.asarray(r(sel, n)).astype(np.int64) + off)
+
+    return mbar.bulk_executor(launch, _view(launch), launch.gmem, bool(at.get("to_shared")), plus(0, "dst_offset"),
+                              plus(1, "src_offset"), x.arg(2), plus(3, "mbar_offset"))

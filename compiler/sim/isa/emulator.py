@@ -82,9 +82,9 @@ WAVE_THREADS = 1 << 16
 """Upper bound on the threads of one wave (whole CTAs; at least one CTA)."""
 WAVE_LOCAL_BYTES = 64 << 20
 """Upper bound on the local memory of one wave (kernels with a call stack run in smaller waves)."""
-_K_NORMAL, _K_BRA, _K_EXIT, _K_BAR, _K_BSYNC, _K_CALL, _K_RET = range(7)
+_K_NORMAL, _K_BRA, _K_EXIT, _K_BAR, _K_BSYNC, _K_CALL, _K_RET, _K_MBAR = range(8)
 _KIND = {"branch": _K_BRA, "exit": _K_EXIT, "barrier": _K_BAR, "reconverge": _K_BSYNC, "call": _K_CALL,
-         "return": _K_RET}  # Control.kind: what the scheduler does
+         "return": _K_RET, "mbar_wait": _K_MBAR}  # Control.kind: what the scheduler does
 _LANES = np.arange(32, dtype=np.int64)
 _EMPTY = np.empty(0, np.int64)
 
@@ -340,7 +340,7 @@ class _Launch(Launch):
         tcounts, wcounts = self.thread_counts, self.warp_counts
         max_steps = self.max_steps
         handlers = {_K_EXIT: self._exit, _K_BAR: self._bar, _K_CALL: self._call, _K_RET: self._ret,
-                    _K_BSYNC: self._bsync}
+                    _K_BSYNC: self._bsync, _K_MBAR: self._mbar_wait}
         pc, idx, eidx = -1, _EMPTY, _EMPTY
         try:
             while heap:
@@ -444,6 +444,10 @@ class _Launch(Launch):
             self.wave.sched.push(s.pc + 1, s.idx)
         else:
             self.wave.barrier(s.eidx, s.pc, bid, count, pred)
+
+    def _mbar_wait(self, s: _Step, ex) -> None:
+        """SYNCS.PHASECHK.TRYWAIT: the threads whose phase completed go on; the others wait (xcc.sim.mbarrier)."""
+        self.wave.sched.push(s.pc + 1, ex.barrier(s.esel, s.eidx, s.eidx.size, s.pc))
 
     def _call(self, s: _Step, ex) -> None:
         ctx, esel, m = self.ctx, s.esel, s.eidx.size

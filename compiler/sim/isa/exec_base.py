@@ -63,7 +63,8 @@ class Control:
     (``target``), 'exit', 'barrier' (``barrier``: a reader of the CTA barrier number; ``count``, ``mode``,
     ``pred``, ``result`` for named barriers and reductions), 'reconverge' (``barrier``: the convergence
     barrier number a BSYNC waits at), 'call' (``target``; ``barrier``: the stack probe and the
-    return-address writer) or 'return' (``barrier``: the return-address reader)."""
+    return-address writer), 'return' (``barrier``: the return-address reader) or 'mbar_wait' (``barrier``:
+    ``run(sel, idx, n, pc)`` -> the threads that go on; SYNCS.PHASECHK.TRYWAIT)."""
 
     kind: str
     target: int = 0

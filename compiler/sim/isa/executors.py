@@ -21,6 +21,7 @@ from xcc.sim.isa import (  # noqa: F401  (each registers its executors)
     exec_int,
     exec_matrix,
     exec_memory,
+    exec_sync,
     exec_warp,
 )
 from xcc.sim.isa.exec_base import IMPLS, Binder, Control, ExecFault, Executor, impl

@@ -1,0 +1,83 @@
+"""Instruction selection for the mbarrier and bulk-copy ops (a rule group of
+:class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`).
+
+* ``mbar_init`` -> SYNCS.INIT (``inval``: .INVAL), ``mbar_arrive`` -> SYNCS.ARRIVE (.DROP, .NOCOMPLETE),
+  ``mbar_tx`` -> SYNCS.TX (.COMPLETE), ``mbar_test`` / ``mbar_wait`` -> SYNCS.PHASECHK (.PARITY; .TRYWAIT for
+  try_wait, which may suspend the thread), each on ``[a + offset]`` in shared memory (a 64-bit address: its
+  low word, the shared window's offset).
+* ``bulk_copy`` -> BLKCP (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on the
+  mbarrier, or BLKCP.S2G (shared -> global).
+"""
+
+from __future__ import annotations
+
+from xcc.backend.isa import RZ
+from xcc.backend.isel_core import SelectorCore
+from xcc.backend.minst import Half, Imm, new_vreg
+from xcc.ir.core import Const, Value
+
+
+class HopperSelection(SelectorCore):
+    def _hp_shared(self, base: Value, off: int):
+        """(32-bit register, offset) of a shared-space address ``base + off``."""
+        if isinstance(base, Const):
+            off += base.bits & 0xFFFFFFFF
+            base_reg = RZ
+        elif base.type.bits == 64:
+            base_reg = Half(self.vreg(base), 0)
+        else:
+            base_reg = self.reg(base)
+        off = ((off + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)  # shared addresses wrap at 32 bits
+        return base_reg, off
+
+    def _hp_u32(self, v: Value):
+        if isinstance(v, Const) and v.bits & 0xFFFFFFFF == 0:
+            return RZ
+        return self.reg(v)
+
+    def op_mbar_init(self, inst):
+        a, off = self._hp_shared(inst.args[0], int(inst.attrs.get("offset", 0)))
+        mods = {"INVAL": "INVAL"} if inst.attrs.get("inval") else {}
+        self.emit("SYNCS.INIT", a=a, b=off, c=self._hp_u32(inst.args[1]), mods=mods)
+
+    def op_mbar_arrive(self, inst):
+        a, off = self._hp_shared(inst.args[0], int(inst.attrs.get("offset", 0)))
+        mods = {f: f for f, k in (("DROP", "drop"), ("NOCOMPLETE", "nocomplete")) if inst.attrs.get(k)}
+        self.emit("SYNCS.ARRIVE", d=self.vreg(inst.result), a=a, b=off, c=self._hp_u32(inst.args[1]),
+                  e=self._hp_u32(inst.args[2]), mods=mods)
+
+    def op_mbar_tx(self, inst):
+        a, off = self._hp_shared(inst.args[0], int(inst.attrs.get("offset", 0)))
+        mods = {"COMPLETE": "COMPLETE"} if inst.attrs.get("complete") else {}
+        self.emit("SYNCS.TX", a=a, b=off, c=self._hp_u32(inst.args[1]), mods=mods)
+
+    def op_mbar_test(self, inst):
+        a, off = self._hp_shared(inst.args[0], int(inst.attrs.get("offset", 0)))
+        mods = {"PARITY": "PARITY"} if inst.attrs.get("parity") else {}
+        if inst.op == "mbar_wait":
+            mods["TRYWAIT"] = "TRYWAIT"
+        self.emit("SYNCS.PHASECHK", pd=self.vreg(inst.result), a=a, b=off, c=self.reg(inst.args[1]), mods=mods)
+
+    op_mbar_wait = op_mbar_test
+
+    def op_bulk_copy(self, inst):
+        at = inst.attrs
+        dst, src, size, mbar = inst.args
+        to_shared = bool(at.get("to_shared"))
+        shared, soff = (dst, "dst_offset") if to_shared else (src, "src_offset")
+        glob, goff = (src, "src_offset") if to_shared else (dst, "dst_offset")
+        a, off = self._hp_shared(shared, int(at.get(soff, 0)))
+        if isinstance(glob, Const) or glob.type.bits != 64:
+            raise self.error("the global address of cp.async.bulk must be a 64-bit register")
+        c, g = self.reg(glob), int(at.get(goff, 0))
+        if g:
+            if not -(1 << 31) <= g < (1 << 31):
+                raise self.error(f"address offset {g} does not fit 32 bits")
+            c2 = new_vreg(2)
+            self.emit("IADD.64", d=c2, a=c, b=Imm(g & 0xFFFFFFFF))
+            c = c2
+        e = self.reg(size)
+        self.emit("BLKCP", a=a, b=off, c=c, e=e, mods={} if to_shared else {"S2G": "S2G"})
+        if to_shared:
+            ma, moff = self._hp_shared(mbar, int(at.get("mbar_offset", 0)))
+            self.emit("SYNCS.TX", a=ma, b=moff, c=e, mods={"COMPLETE": "COMPLETE"})

@@ -1,0 +1,191 @@
+"""Lowering of Hopper's asynchronous machinery and warp-level odds into IR: ``mbarrier``, ``cp.async.bulk``,
+``elect.sync``, ``setmaxnreg``, ``griddepcontrol`` (PTX ISA 8.x/9.x).
+
+A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PTX opcode.
+
+* ``mbarrier.init [a], count`` -> ``mbar_init``; ``inval`` -> ``mbar_init {inval}``; ``arrive{_drop}
+  {.expect_tx}{.noComplete} state, [a]{, count|tx}`` -> ``mbar_arrive(a, count, tx)`` (the state: the
+  object before the arrive); ``expect_tx``/``complete_tx [a], n`` -> ``mbar_tx``; ``test_wait``/``try_wait
+  {.parity} p, [a], state|parity{, hint}`` -> ``mbar_test`` / ``mbar_wait`` (try_wait suspends the thread
+  until the phase completes, :mod:`xcc.sim.mbarrier`); ``pending_count n, state`` -> bits 20-39 of the
+  state (:mod:`xcc.semantics.mbarrier`'s layout).  The address is ``.shared::cta`` (``.shared``;
+  ``.shared::cluster`` names the executing CTA's own shared memory, xcc launches clusters of one CTA) or
+  generic (converted with ``cvta.to.shared``).  The ``.release``/``.acquire``/``.relaxed`` and ``.cta``/``.cluster``
+  qualifiers order memory no further: the simulator's memory is sequentially consistent.
+* ``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [s], size, [mbar]`` and
+  ``cp.async.bulk.global.shared::cta.bulk_group [d], [s], size`` -> ``bulk_copy``; the bulk
+  ``commit_group`` / ``wait_group{.read} N`` -> a ``fence`` (the copies are performed when they execute).
+* ``elect.sync d|p, membermask`` -> the lowest lane of ``activemask & membermask`` (``bfind`` of its lowest
+  set bit), ``p = laneid == d``.
+* ``setmaxnreg.{inc,dec}.sync.aligned.u32 n`` (n a multiple of 8 in 24 .. 256) and ``griddepcontrol
+  .launch_dependents`` / ``.wait``: nothing on xg1 (its register file is not repartitioned between warps;
+  dependent grids are never launched early, so every preceding grid has completed).
+"""
+
+from __future__ import annotations
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.core import Const
+from xcc.ir.scopes import RegVar
+from xcc.ir.types import PRED, ptx_type
+
+_SHARED = ("shared", "shared::cta", "shared::cluster")
+_MB_KINDS = ("init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait",
+             "pending_count")
+
+
+def _text(inst: ast.Instruction) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
+
+class HopperLowering:
+    # ----------------------------------------------------------------- helpers
+    def _hp_count(self, inst, n: int | tuple[int, ...]) -> None:
+        ns = (n,) if isinstance(n, int) else n
+        if len(inst.operands) not in ns:
+            want = " or ".join(map(str, ns))
+            raise self.error(f"'{_text(inst)}' takes {want} operand(s), got {len(inst.operands)}", PtxSemanticError)
+
+    def _hp_shared(self, inst, op):
+        """(shared-space base value, offset) of the address operand ``op`` of ``inst``."""
+        base, off, param = self._address(op)
+        if param is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared-memory address", PtxSemanticError)
+        if not any(m in _SHARED for m in inst.modifiers) and isinstance(op.base, RegVar):
+            u64 = ptx_type("u64")  # a generic address: its shared-window offset
+            if base.type.bits != 64:
+                base = self.emit("cvt", u64, [base], u64, src=f"u{base.type.bits}").result
+            base = self.emit("cvta", u64, [base], u64, space="shared", to_generic=False).result
+        return base, off
+
+    # ----------------------------------------------------------------- mbarrier
+    def op_mbarrier(self, inst) -> None:
+        ms = inst.modifiers
+        kind = next((m for m in ms if m in _MB_KINDS), None)
+        if kind is None or "b64" not in ms and kind != "pending_count":
+            raise self.error(f"'{_text(inst)}': expected mbarrier.{{{','.join(_MB_KINDS)}}}...b64", PtxSemanticError)
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        ops = inst.operands
+        if kind == "pending_count":
+            self._hp_count(inst, 2)
+            tok = self.read(ops[1], u64)
+            hi = self.emit("shr", u64, [tok, Const(u32, 20)], u64).result
+            lo = self.emit("cvt", u32, [hi], u32, src="u64").result
+            self.write(ops[0], self.emit("and", u32, [lo, Const(u32, (1 << 20) - 1)], u32).result)
+            return
+        if kind in ("init", "inval"):
+            self._hp_count(inst, 2 if kind == "init" else 1)
+            base, off = self._hp_shared(inst, ops[0])
+            count = self.read(ops[1], u32) if kind == "init" else Const(u32, 0)
+            self.emit("mbar_init", None, [base, count], offset=off, inval=kind == "inval")
+            return
+        if kind in ("expect_tx", "complete_tx"):
+            self._hp_count(inst, 2)
+            base, off = self._hp_shared(inst, ops[0])
+            self.emit("mbar_tx", None, [base, self.read(ops[1], u32)], offset=off, complete=kind == "complete_tx")
+            return
+        if kind in ("arrive", "arrive_drop"):
+            return self._mb_arrive(inst, kind)
+        self._hp_count(inst, (3, 4))
+        base, off = self._hp_shared(inst, ops[1])
+        parity = "parity" in ms
+        tok = self.read(ops[2], u32 if parity else u64)
+        if parity:
+            tok = self.emit("cvt", u64, [tok], u64, src="u32").result
+        if len(ops) == 4:
+            self.read(ops[3], u32)  # suspendTimeHint: try_wait waits until the phase completes
+        op = "mbar_wait" if kind == "try_wait" else "mbar_test"
+        if kind == "test_wait" and len(ops) == 4:
+            raise self.error(f"'{_text(inst)}' takes 3 operands (only try_wait has a suspend-time hint)",
+                             PtxSemanticError)
+        self.write(ops[0], self.emit(op, PRED, [base, tok], PRED, offset=off, parity=parity).result)
+
+    def _mb_arrive(self, inst, kind: str) -> None:
+        ms, ops = inst.modifiers, inst.operands
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        tx = "expect_tx" in ms
+        nocomp = "noComplete" in ms
+        self._hp_count(inst, 3 if tx or nocomp else (2, 3))
+        if tx and nocomp:
+            raise self.error(f"'{_text(inst)}': .expect_tx and .noComplete do not combine", PtxSemanticError)
+        base, off = self._hp_shared(inst, ops[1])
+        count, txc = Const(u32, 1), Const(u32, 0)
+        if len(ops) == 3:
+            v = self.read(ops[2], u32)
+            count, txc = (count, v) if tx else (v, txc)
+        tok = self.emit("mbar_arrive", u64, [base, count, txc], u64, offset=off, drop=kind == "arrive_drop",
+                        nocomplete=nocomp)
+        self.write(ops[0], tok.result)
+
+    # ----------------------------------------------------------------- cp.async.bulk
+    def _cp_bulk(self, inst) -> None:
+        ms = inst.modifiers
+        u32 = ptx_type("u32")
+        if any(m in ms for m in ("commit_group", "wait_group")):
+            self._hp_count(inst, 1 if "wait_group" in ms else 0)
+            if "wait_group" in ms:
+                self._imm(inst.operands[0], "N", 0)
+            self.emit("fence", None, [], scope="cta")  # the bulk copies are complete when they execute
+            return
+        known = {"async", "bulk", "shared::cluster", "global", "shared::cta", "mbarrier::complete_tx::bytes",
+                 "bulk_group", "L2::cache_hint"}
+        extra = [m for m in ms if m not in known]
+        g2s = ms[2:4] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms
+        s2g = ms[2:4] == ("global", "shared::cta") and "bulk_group" in ms
+        if extra or not (g2s or s2g):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: cp.async.bulk"
+                             ".shared::cluster.global.mbarrier::complete_tx::bytes and cp.async.bulk.global"
+                             ".shared::cta.bulk_group)")
+        ops = list(inst.operands)
+        if "L2::cache_hint" in ms:
+            ops = ops[:-1]
+        want = 4 if g2s else 3
+        if len(ops) != want:
+            raise self.error(f"'{_text(inst)}' takes {want} operands (and an optional cache policy), got "
+                             f"{len(ops)}", PtxSemanticError)
+        dst, doff, dp = self._address(ops[0])
+        src, soff, sp = self._address(ops[1])
+        if dp is not None or sp is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a global or shared address",
+                             PtxSemanticError)
+        size = self.read(ops[2], u32)
+        mbar, moff = (self._address(ops[3])[:2] if g2s else (Const(u32, 0), 0))
+        self.emit("bulk_copy", None, [dst, src, size, mbar], to_shared=g2s, dst_offset=doff, src_offset=soff,
+                  mbar_offset=moff)
+
+    # ----------------------------------------------------------------- elect, setmaxnreg, griddepcontrol
+    def op_elect(self, inst) -> None:
+        if "sync" not in inst.modifiers:
+            raise self.error(f"'{_text(inst)}': elect needs .sync", PtxSemanticError)
+        self._hp_count(inst, 2)
+        u32 = ptx_type("u32")
+        dest, mask = inst.operands
+        d, p = (dest.elements if isinstance(dest, ast.Vector) else (None, None))
+        if d is None:
+            raise self.error(f"'{_text(inst)}' writes d|p (a register, or _, and a predicate)", PtxSemanticError)
+        m = self.read(mask, u32)
+        act = self.emit("activemask", u32, [], u32).result
+        both = self.emit("and", u32, [act, m], u32).result
+        minus = self.emit("sub", u32, [Const(u32, 0), both], u32).result
+        low = self.emit("and", u32, [both, minus], u32).result
+        lane = self.emit("bfind", u32, [low], u32).result
+        me = self.emit("sreg", u32, [], u32, name="laneid").result
+        self.write(d, lane)
+        self.write(p, self.emit("setp", u32, [me, lane], PRED, cmp="eq").result)
+
+    def op_setmaxnreg(self, inst) -> None:
+        ms = inst.modifiers
+        self._hp_count(inst, 1)
+        if not ("inc" in ms) ^ ("dec" in ms) or "sync" not in ms or "aligned" not in ms:
+            raise self.error(f"'{_text(inst)}': expected setmaxnreg.{{inc,dec}}.sync.aligned.u32", PtxSemanticError)
+        n = inst.operands[0]
+        if not isinstance(n, ast.Imm) or n.kind != "int" or not 24 <= n.value <= 256 or n.value % 8:
+            raise self.error(f"'{_text(inst)}': the register count must be a constant multiple of 8 in 24 .. 256",
+                             PtxSemanticError)
+
+    def op_griddepcontrol(self, inst) -> None:
+        self._hp_count(inst, 0)
+        if not any(m in inst.modifiers for m in ("launch_dependents", "wait")):
+            raise self.error(f"'{_text(inst)}': expected griddepcontrol.launch_dependents or .wait",
+                             PtxSemanticError)

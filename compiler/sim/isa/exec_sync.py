@@ -1,0 +1,71 @@
+"""Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
+``SYNCS.PHASECHK``, ``BLKCP``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
+
+Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
+engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
+(kind ``mbar_wait``): the emulator runs it and lets only the threads whose phase completed go on; the others
+wait until an arrive or complete-tx completes a phase of their object.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xcc.sim import mbarrier as mbar
+from xcc.sim.isa.exec_base import Binder, Control, impl
+
+
+def _view(x: Binder) -> mbar.SharedView:
+    c = x.ctx
+    return mbar.SharedView(lambda: c.smem, lambda: c.smem_size, lambda: c.smem_stride, c.tpb_pad)
+
+
+def _where(x: Binder, width: int = 8):
+    return _view(x).where(x.r("a"), int(x.ops["b"]), width)
+
+
+@impl("SYNCS.INIT")
+def _syncs_init(x: Binder):
+    inval, ctx = x.flag("INVAL"), x.ctx
+    return mbar.init_executor(ctx.launch, lambda: ctx.smem, _where(x), None if inval else x.r("c"), inval)
+
+
+@impl("SYNCS.ARRIVE")
+def _syncs_arrive(x: Binder):
+    ctx, drop = x.ctx, x.flag("DROP")
+    return mbar.arrive_executor(ctx.launch, lambda: ctx.smem, _where(x), x.r("c"), x.r("e"), x.set_w("d"),
+                                drop=drop, no_complete=x.flag("NOCOMPLETE"),
+                                what="mbarrier.arrive_drop" if drop else "mbarrier.arrive")
+
+
+@impl("SYNCS.TX")
+def _syncs_tx(x: Binder):
+    ctx, complete = x.ctx, x.flag("COMPLETE")
+    return mbar.tx_executor(ctx.launch, lambda: ctx.smem, _where(x), x.r("c"), complete,
+                            "mbarrier.complete_tx" if complete else "mbarrier.expect_tx")
+
+
+@impl("SYNCS.PHASECHK")
+def _syncs_phasechk(x: Binder):
+    ctx, wait = x.ctx, x.flag("TRYWAIT")
+    test = mbar.test_executor(ctx.launch, lambda: ctx.smem, _where(x), x.w("c"), x.flag("PARITY"),
+                              "mbarrier.try_wait" if wait else "mbarrier.test_wait")
+    wr = x.set_p("pd")
+    if not wait:
+        return lambda sel, idx, n: wr(sel, test(sel, idx, n)[0])
+
+    def run(sel, idx, n, pc):
+        done, addr = test(sel, idx, n)
+        wr(sel, np.ones(n, bool))
+        return mbar.suspend(ctx.launch, pc, idx, done, addr, ctx.smem_stride)
+
+    return Control("mbar_wait", barrier=run)
+
+
+@impl("BLKCP")
+def _blkcp(x: Binder):
+    ctx, s2g = x.ctx, x.flag("S2G")
+    a, off, c = x.r("a"), int(x.ops["b"]), x.w("c")
+    shared = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
+    dst, src = (c, shared) if s2g else (shared, c)
+    return mbar.bulk_executor(ctx.launch, _view(x), ctx.gmem, not s2g, dst, src, x.r("e"), None)
