@@ -32,7 +32,7 @@ where it has one (:mod:`xcc.runtime.device_attributes`).  ``cuDriverGetVersion``
 13.0, whose PTX ISA 9.0 the examples use).  Kernels, their attributes and launches:
 :mod:`xcc.runtime.driver_functions`; graphs: :mod:`xcc.runtime.graphs` (capture, launch) and
 :mod:`xcc.runtime.graph_build` (explicit construction); managed and host memory and pointer attributes:
-:mod:`xcc.runtime.host_memory_api`.
+:mod:`xcc.runtime.host_memory_api`; prefetch and advice on managed memory: :mod:`xcc.runtime.managed_memory_api`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xcc.diagnostics import LaunchError, XccError
+from xcc.runtime import timeline
 from xcc.runtime.device import Device
 from xcc.runtime.device_attributes import device_attributes
 from xcc.runtime.driver_core import (
@@ -64,7 +65,12 @@ from xcc.runtime.driver_functions import (
     cuLaunchKernel,
     cuOccupancyMaxActiveBlocksPerMultiprocessor,
 )
-from xcc.runtime.driver_structs import CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS
+from xcc.runtime.driver_structs import (
+    CUDA_HOST_NODE_PARAMS,
+    CUDA_KERNEL_NODE_PARAMS,
+    CUDA_MEMCPY3D,
+    CUDA_MEMSET_NODE_PARAMS,
+)
 from xcc.runtime.driver_types import (
     CU_MEMHOSTALLOC_DEVICEMAP,
     CU_MEMHOSTALLOC_PORTABLE,
@@ -84,6 +90,7 @@ from xcc.runtime.driver_types import (
     CUgraphExec,
     CUgraphNode,
     CUgraphNodeType,
+    CUhostFn,
     CUjit_option,
     CUjitInputType,
     CUlinkState,
@@ -104,10 +111,12 @@ from xcc.runtime.driver_types import (
 from xcc.runtime.graph_build import (
     cuGraphAddDependencies,
     cuGraphAddEmptyNode,
+    cuGraphAddHostNode,
     cuGraphAddKernelNode,
     cuGraphAddMemcpyNode,
     cuGraphAddMemsetNode,
     cuGraphCreate,
+    cuGraphExecKernelNodeSetParams,
 )
 from xcc.runtime.graphs import (
     cuGraphClone,
@@ -136,6 +145,15 @@ from xcc.runtime.host_memory_api import (
 )
 from xcc.runtime.jit_options import parse_jit_options
 from xcc.runtime.linker import cuLinkAddData, cuLinkAddFile, cuLinkComplete, cuLinkCreate, cuLinkDestroy
+from xcc.runtime.managed_memory_api import (
+    CU_DEVICE_CPU,
+    CU_DEVICE_INVALID,
+    CUmem_advise,
+    CUmemLocation,
+    CUmemLocationType,
+    cuMemAdvise,
+    cuMemPrefetchAsync,
+)
 from xcc.runtime.memory_api import (
     cuMemAlloc,
     cuMemcpyDtoD,
@@ -200,7 +218,9 @@ __all__ = [
     "cuMemHostGetDevicePointer", "cuMemcpy", "cuMemcpyAsync", "cuPointerGetAttribute", "cuDevicePrimaryCtxRetain",
     "cuDevicePrimaryCtxRelease", "cuDeviceGetDefaultMemPool", "cuMemAllocAsync", "cuMemFreeAsync",
     "cuMemPoolGetAttribute", "cuMemPoolSetAttribute", "CUmemoryPool", "cuuint32_t", "cuuint64_t",
-    "cuMemHostRegister", "cuMemHostUnregister",
+    "cuMemHostRegister", "cuMemHostUnregister", "CUDA_HOST_NODE_PARAMS", "CUhostFn", "cuGraphAddHostNode",
+    "cuGraphExecKernelNodeSetParams", "CU_DEVICE_CPU", "CU_DEVICE_INVALID", "CUmem_advise", "CUmemLocation",
+    "CUmemLocationType", "cuMemAdvise", "cuMemPrefetchAsync",
 ]
 
 R = CUresult
@@ -389,7 +409,10 @@ def cuCtxGetDevice() -> CUdevice:
 @api()
 def cuCtxSynchronize() -> None:
     """Wait for the context's work: already done; returns a sticky error if there is one."""
-    current()
+    ctx = current()
+    tl = timeline.active()
+    if tl is not None:  # on the modelled timeline the host waits for every stream of the context
+        tl.wait(max([0] + [s.ready for s in tl.states(ctx)]))
 
 
 # -- modules and functions -----------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """cuda-python's parameter structs for graph nodes and 3D copies: ``CUDA_KERNEL_NODE_PARAMS``,
-``CUDA_MEMCPY3D``, ``CUDA_MEMSET_NODE_PARAMS``.
+``CUDA_MEMCPY3D``, ``CUDA_MEMSET_NODE_PARAMS``, ``CUDA_HOST_NODE_PARAMS``.
 
 As in ``cuda.bindings.driver``, a struct is created empty (every field 0 or None) and filled by
 attribute assignment; integer fields convert as cuda-python's do (a float is truncated, a negative or
 too large value raises ``OverflowError``, a non-number ``TypeError``), and assigning a field the struct
 does not have raises ``AttributeError``.  Pointer fields (``srcHost``, ``dstHost``, ``kernelParams``,
-``extra``) keep what they are given; the driver reads them when the struct is used.
+``extra``, ``fn``, ``userData``) keep what they are given; the driver reads them when the struct is used.
 """
 
 from __future__ import annotations
@@ -70,3 +70,10 @@ class CUDA_MEMSET_NODE_PARAMS(_Struct):
 
     _uint = {"pitch": 64, "value": 32, "elementSize": 32, "width": 64, "height": 64}
     _any = ("dst",)
+
+
+class CUDA_HOST_NODE_PARAMS(_Struct):
+    """A host node: ``fn`` (a ``CUhostFn``: the address of a ``void (*)(void *)``, or a ctypes function) called
+    with ``userData`` (a pointer) each time the graph runs."""
+
+    _any = ("fn", "userData")

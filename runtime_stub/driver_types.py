@@ -210,6 +210,10 @@ class CUgraphNode(_Handle):
     pass
 
 
+class CUhostFn(_IntHandle):
+    """A host function's address (``void (*)(void *userData)``), for host nodes."""
+
+
 class CUmemoryPool(_Handle):
     pass
 

@@ -1,5 +1,12 @@
 """Building CUDA graphs node by node, as cuda-python does it: ``cuGraphCreate``, ``cuGraphAddKernelNode``,
-``cuGraphAddMemcpyNode``, ``cuGraphAddMemsetNode``, ``cuGraphAddEmptyNode``, ``cuGraphAddDependencies``.
+``cuGraphAddMemcpyNode``, ``cuGraphAddMemsetNode``, ``cuGraphAddHostNode``, ``cuGraphAddEmptyNode``,
+``cuGraphAddDependencies``; and ``cuGraphExecKernelNodeSetParams``, which gives a kernel node of an
+instantiated graph new parameters (checked as when the node was added; the graph itself keeps its own).
+
+A host node calls ``fn(userData)`` on the host when the graph runs, in dependency order: ``fn`` is a
+``CUhostFn`` or int (the address of a C ``void (*)(void *)``, called through ctypes), a ctypes function
+object, or, beyond cuda-python, a Python callable; ``userData`` is passed as a ``void *`` (an int, a
+handle, a ctypes object's address or None) to a C function and as given to a Python one.
 
 A node's parameters are copied and checked when it is added, as by CUDA: a kernel node's arguments
 are read then (so a launch-time error such as a bad block size is the ``CUresult`` of
@@ -15,13 +22,28 @@ memory); ``CU_MEMORYTYPE_ARRAY`` (CUDA arrays) is ``CUDA_ERROR_NOT_SUPPORTED``.
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from xcc.runtime.driver_core import CudaError, api, as_uint, current, lookup, register
 from xcc.runtime.driver_functions import function_of, launch_op
-from xcc.runtime.driver_structs import CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS
-from xcc.runtime.driver_types import CUcontext, CUgraph, CUgraphNode, CUmemorytype, CUresult
-from xcc.runtime.graphs import Graph, Node, graph_of, node_of
+from xcc.runtime.driver_structs import (
+    CUDA_HOST_NODE_PARAMS,
+    CUDA_KERNEL_NODE_PARAMS,
+    CUDA_MEMCPY3D,
+    CUDA_MEMSET_NODE_PARAMS,
+)
+from xcc.runtime.driver_types import (
+    CUcontext,
+    CUgraph,
+    CUgraphExec,
+    CUgraphNode,
+    CUhostFn,
+    CUmemorytype,
+    CUresult,
+)
+from xcc.runtime.graphs import Graph, GraphExec, Node, graph_of, node_of
 from xcc.runtime.host_args import host_view
 from xcc.sim.memory import MemoryFault
 
@@ -70,20 +92,71 @@ def _ctx_of(g: Graph, ctx) -> None:
         raise CudaError(_INVALID, "ctx is not the graph's context")
 
 
-@api(1)
-def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams) -> CUgraphNode:
-    """A node launching ``nodeParams.func`` with the arguments in ``nodeParams.kernelParams``, read now."""
-    g = _graph(hGraph)
-    deps = _deps(g, dependencies, numDependencies)
+def _kernel_op(g: Graph, nodeParams):
+    """(op, modelled_ms) of a kernel node with ``nodeParams`` in graph ``g``: the launch checked now."""
     p = _struct(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
     if p.func is None:
         raise CudaError(_INVALID, "nodeParams.func is not set")
     fn = function_of(p.func, "nodeParams.func")
     if fn.module.ctx is not g.ctx:
         raise CudaError(_INVALID, "nodeParams.func belongs to another context")
-    op, ms = launch_op(fn, (p.gridDimX, p.gridDimY, p.gridDimZ), (p.blockDimX, p.blockDimY, p.blockDimZ),
-                       p.sharedMemBytes, p.kernelParams, p.extra)
+    return launch_op(fn, (p.gridDimX, p.gridDimY, p.gridDimZ), (p.blockDimX, p.blockDimY, p.blockDimZ),
+                     p.sharedMemBytes, p.kernelParams, p.extra)
+
+
+@api(1)
+def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams) -> CUgraphNode:
+    """A node launching ``nodeParams.func`` with the arguments in ``nodeParams.kernelParams``, read now."""
+    g = _graph(hGraph)
+    deps = _deps(g, dependencies, numDependencies)
+    op, ms = _kernel_op(g, nodeParams)
     return g.add("kernel", op, ms, deps).handle
+
+
+@api()
+def cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams) -> None:
+    """Kernel node ``hNode`` of the graph ``hGraphExec`` was instantiated from launches with ``nodeParams``
+    in later launches of ``hGraphExec`` (a function of the same context; arguments read now)."""
+    ge = lookup(hGraphExec, CUgraphExec, GraphExec, "hGraphExec")
+    ge.ctx.check()
+    node = node_of(hNode)
+    if node.kind != "kernel":
+        raise CudaError(_INVALID, f"hNode is a {node.kind} node, not a kernel node")
+    ge.update(node, *_kernel_op(ge.graph, nodeParams))
+
+
+def _host_call(fn, user_data):
+    """The host node's operation: ``fn(userData)`` (see the module docstring)."""
+    if isinstance(fn, ctypes._CFuncPtr):
+        cfn = fn
+    elif isinstance(fn, CUhostFn) or isinstance(fn, int) and not isinstance(fn, bool):
+        if int(fn) == 0:
+            raise CudaError(_INVALID, "nodeParams.fn is NULL")
+        cfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(int(fn))
+    elif callable(fn):
+        return lambda: fn(user_data)
+    else:
+        raise CudaError(_INVALID, "nodeParams.fn is not set" if fn is None else
+                        f"nodeParams.fn must be a CUhostFn, not {type(fn).__name__}")
+    if user_data is None or isinstance(user_data, int):
+        arg = user_data
+    elif isinstance(user_data, ctypes._SimpleCData | ctypes.Array | ctypes.Structure):
+        arg = ctypes.addressof(user_data)
+    elif hasattr(user_data, "getPtr"):
+        arg = int(user_data)
+    else:
+        raise TypeError(f"nodeParams.userData must be a pointer (an int, a handle or a ctypes object), not "
+                        f"{type(user_data).__name__}")
+    return lambda: cfn(arg)
+
+
+@api(1)
+def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams) -> CUgraphNode:
+    """A node calling ``nodeParams.fn(nodeParams.userData)`` on the host each time the graph runs."""
+    g = _graph(hGraph)
+    deps = _deps(g, dependencies, numDependencies)
+    p = _struct(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
+    return g.add("host", _host_call(p.fn, p.userData), None, deps).handle
 
 
 def _struct(v, cls, what: str):
@@ -208,5 +281,5 @@ def cuGraphAddDependencies(hGraph, from_, to, *rest) -> None:
         b.deps.append(a)
 
 
-__all__ = ["cuGraphAddDependencies", "cuGraphAddEmptyNode", "cuGraphAddKernelNode", "cuGraphAddMemcpyNode",
-           "cuGraphAddMemsetNode", "cuGraphCreate"]
+__all__ = ["cuGraphAddDependencies", "cuGraphAddEmptyNode", "cuGraphAddHostNode", "cuGraphAddKernelNode",
+           "cuGraphAddMemcpyNode", "cuGraphAddMemsetNode", "cuGraphCreate", "cuGraphExecKernelNodeSetParams"]

@@ -17,7 +17,9 @@ stream that joined a capture and was not joined back into its origin is
 A graph is also built node by node (:mod:`xcc.runtime.graph_build`); captured work forms a chain in
 capture order.  ``cuGraphInstantiate`` fixes an order that respects every dependency (insertion order
 where free) and ``cuGraphLaunch`` runs the nodes in it; ``cuGraphClone`` copies nodes and edges.
-Not modelled: editing or removing nodes, host, child-graph, conditional and memory nodes.
+Host nodes call a host function when the graph runs; an executable graph's kernel node takes new
+parameters with ``cuGraphExecKernelNodeSetParams`` (:mod:`xcc.runtime.graph_build`).  Not modelled:
+editing or removing a graph's nodes, child-graph, conditional and memory nodes.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ from xcc.runtime.streams import _stream
 R = CUresult
 _KINDS = {"kernel": CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL, "memcpy": CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMCPY,
           "memset": CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET,
-          "event": CUgraphNodeType.CU_GRAPH_NODE_TYPE_EVENT_RECORD, "empty": CUgraphNodeType.CU_GRAPH_NODE_TYPE_EMPTY}
+          "event": CUgraphNodeType.CU_GRAPH_NODE_TYPE_EVENT_RECORD, "empty": CUgraphNodeType.CU_GRAPH_NODE_TYPE_EMPTY,
+          "host": CUgraphNodeType.CU_GRAPH_NODE_TYPE_HOST}
 
 
 class Node:
-    """One node: ``kind`` ('kernel', 'memcpy', 'memset', 'event' or 'empty'), the operation it runs
+    """One node: ``kind`` ('kernel', 'memcpy', 'memset', 'host', 'event' or 'empty'), the operation it runs
     (``op``, with ``modelled_ms`` for its time on the timeline) and the nodes it depends on."""
 
     def __init__(self, graph: Graph, kind: str, op, modelled_ms=None, deps=()):
@@ -110,8 +113,17 @@ class GraphExec:
     """An instantiated graph: its nodes' operations in dependency order, fixed at instantiation."""
 
     def __init__(self, graph: Graph):
-        self.ctx = graph.ctx
-        self.steps = [(n.kind, n.op, n.modelled_ms) for n in graph.order()]
+        self.ctx, self.graph = graph.ctx, graph
+        self.nodes = graph.order()  # the graph's nodes, in the order of ``steps``
+        self.steps = [(n.kind, n.op, n.modelled_ms) for n in self.nodes]
+
+    def update(self, node: Node, op, modelled_ms) -> None:
+        """Node ``node`` runs ``op`` from now on in this executable graph (the graph itself is unchanged)."""
+        i = next((i for i, n in enumerate(self.nodes) if n is node), None)
+        if i is None:
+            raise CudaError(R.CUDA_ERROR_INVALID_VALUE, "hNode is not a node of the graph hGraphExec was "
+                                                        "instantiated from")
+        self.steps[i] = (node.kind, op, modelled_ms)
 
 
 def graph_of(h) -> Graph:

@@ -261,6 +261,82 @@ def test_graph_construction_errors(saxpy, ctx):
     assert cuda.cuGraphInstantiate(g, 0)[0] == R.CUDA_ERROR_INVALID_VALUE
 
 
+def test_host_nodes_and_exec_kernel_node_params(saxpy, ctx):
+    n = 256
+    x = np.arange(n, dtype=np.float32)
+    d_x, d_y = check(cuda.cuMemAlloc(4 * n)), check(cuda.cuMemAlloc(4 * n))
+    check(cuda.cuMemcpyHtoD(d_x, x, 4 * n))
+    check(cuda.cuMemsetD32(d_y, 0, n))
+    g = check(cuda.cuGraphCreate(0))
+    p = cuda.CUDA_KERNEL_NODE_PARAMS()
+    p.func, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ = saxpy, 1, 1, 1, n, 1, 1
+    p.kernelParams = _args(n, 2.0, d_x, d_y)
+    k = check(cuda.cuGraphAddKernelNode(g, None, 0, p))
+    seen = []  # a C host function (its address, as cuda-python passes a CUhostFn) reading the result
+    out = np.zeros(n, np.float32)
+
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    def host_fn(user_data):
+        check(cuda.cuMemcpyDtoH(out, d_y, 4 * n))
+        seen.append((user_data, float(out[3])))
+
+    h = cuda.CUDA_HOST_NODE_PARAMS()
+    h.fn, h.userData = cuda.CUhostFn(ctypes.cast(host_fn, ctypes.c_void_p).value), 1234
+    host = check(cuda.cuGraphAddHostNode(g, [k], 1, h))
+    assert check(cuda.cuGraphNodeGetType(host)) == cuda.CUgraphNodeType.CU_GRAPH_NODE_TYPE_HOST
+    ge = check(cuda.cuGraphInstantiate(g, 0))
+    check(cuda.cuGraphLaunch(ge, 0))
+    assert seen == [(1234, 6.0)]  # y = 2x + y after the kernel node, before the host node's read
+    p.kernelParams = _args(n, 10.0, d_x, d_y)
+    check(cuda.cuGraphExecKernelNodeSetParams(ge, k, p))
+    check(cuda.cuGraphLaunch(ge, 0))
+    assert seen[-1] == (1234, 36.0)  # 10 * 3 + 6: the new parameters
+    check(cuda.cuGraphLaunch(check(cuda.cuGraphInstantiate(g, 0)), 0))
+    assert seen[-1] == (1234, 42.0)  # the graph itself kept a = 2
+    assert cuda.cuGraphExecKernelNodeSetParams(ge, host, p)[0] == R.CUDA_ERROR_INVALID_VALUE  # not a kernel node
+    other = check(cuda.cuGraphCreate(0))
+    k2 = check(cuda.cuGraphAddKernelNode(other, None, 0, p))
+    assert cuda.cuGraphExecKernelNodeSetParams(ge, k2, p)[0] == R.CUDA_ERROR_INVALID_VALUE  # another graph's node
+    p.blockDimX = 4096
+    assert cuda.cuGraphExecKernelNodeSetParams(ge, k, p)[0] == R.CUDA_ERROR_INVALID_VALUE  # checked as at launch
+    h.fn = None
+    assert cuda.cuGraphAddHostNode(g, None, 0, h)[0] == R.CUDA_ERROR_INVALID_VALUE
+
+
+def test_prefetch_and_advise_check_their_arguments(saxpy, ctx):
+    n = 64
+    m = check(cuda.cuMemAllocManaged(4 * n, cuda.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL))
+    dev = check(cuda.cuMemAlloc(4 * n))
+    loc = cuda.CUmemLocation()
+    loc.type, loc.id = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, 0
+    host = cuda.CUmemLocation()
+    host.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_HOST
+    stream = check(cuda.cuStreamCreate(0))
+    check(cuda.cuMemPrefetchAsync(m, 4 * n, loc, 0, stream))  # cuda-python 13
+    check(cuda.cuMemPrefetchAsync(m, 4 * n, host, 0, 0))
+    check(cuda.cuMemPrefetchAsync(m, 4 * n, 0, stream))  # cuda-python 12: a device ordinal
+    check(cuda.cuMemPrefetchAsync(m, 16, cuda.CU_DEVICE_CPU, 0))
+    A_ = cuda.CUmem_advise
+    check(cuda.cuMemAdvise(m, 4 * n, A_.CU_MEM_ADVISE_SET_READ_MOSTLY, loc))
+    check(cuda.cuMemAdvise(m, 4 * n, A_.CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host))
+    check(cuda.cuMemAdvise(m, 4 * n, A_.CU_MEM_ADVISE_SET_ACCESSED_BY, 0))
+    loc.id = 1
+    assert cuda.cuMemPrefetchAsync(m, 4 * n, loc, 0, stream)[0] == R.CUDA_ERROR_INVALID_DEVICE
+    assert cuda.cuMemAdvise(m, 4 * n, A_.CU_MEM_ADVISE_SET_ACCESSED_BY, 3)[0] == R.CUDA_ERROR_INVALID_DEVICE
+    assert cuda.cuMemPrefetchAsync(dev, 4 * n, 0, 0)[0] == R.CUDA_ERROR_INVALID_VALUE  # not managed
+    assert cuda.cuMemPrefetchAsync(m, 4 * n + 4, 0, 0)[0] == R.CUDA_ERROR_INVALID_VALUE  # past the allocation
+    assert cuda.cuMemPrefetchAsync(m, 4 * n, host, 1, 0)[0] == R.CUDA_ERROR_INVALID_VALUE  # flags
+    assert cuda.cuMemAdvise(m, 4 * n, 99, host)[0] == R.CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(TypeError):
+        cuda.cuMemPrefetchAsync(m, 4 * n, "gpu", 0)
+    # the memory still works as before
+    _host(m, n)[:] = np.arange(n, dtype=np.float32)
+    y = check(cuda.cuMemAllocManaged(4 * n, cuda.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL))
+    check(cuda.cuLaunchKernel(saxpy, 1, 1, 1, n, 1, 1, 0, 0, _args(n, 1.0, m, y), 0))
+    check(cuda.cuCtxSynchronize())
+    np.testing.assert_array_equal(_host(y, n), np.arange(n, dtype=np.float32))
+
+
 # -- function attributes, cooperative launches -----------------------------------------------------
 
 def test_dynamic_shared_memory_needs_the_attribute_beyond_48_kib(saxpy):
