@@ -42,6 +42,7 @@ TYPE_WIDTH = {
     "b16": 16, "s16": 16, "u16": 16, "f16": 16, "bf16": 16, "e4m3x2": 16, "e5m2x2": 16,
     "e2m3x2": 16, "e3m2x2": 16, "ue8m0x2": 16,
     "b32": 32, "s32": 32, "u32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "tf32": 32, "e4m3x4": 32,
+    "u16x2": 32, "s16x2": 32,
     "e5m2x4": 32, "e2m1x4": 16,
     "b64": 64, "s64": 64, "u64": 64, "f64": 64, "f32x2": 64,
     "b128": 128,
@@ -107,7 +108,7 @@ FLT = "f32 f64"
 HALF = "f16 f16x2 bf16 bf16x2"
 BITS = "b16 b32 b64"
 LDST_TYPES = "b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 f32 f64"
-ALL_TYPES = " ".join(sorted(TYPES))
+ALL_TYPES = " ".join(sorted(TYPES - {"u16x2", "s16x2"}))  # the SIMD integer types are min/max's only
 ARITH = "rn rz rm rp ftz sat cc"
 
 FORMS: dict[str, Form] = {
@@ -162,7 +163,7 @@ FORMS: dict[str, Form] = {
     "xor": _f("", f"pred {BITS}", "dss"),
     "not": _f("", f"pred {BITS}", "ds"),
     "cnot": _f("", BITS, "ds"),
-    "lop3": _f("or", "b32 b64", ("dssss", "qdssssp")),
+    "lop3": _f("or and", "b32 b64", ("dssss", "dssssp")),
     "shf": _f("l r clamp wrap", "b32", "dssu"),
     "shl": _f("", BITS, "dsu"),
     "shr": _f("", f"{BITS} {UINT} {SINT}", "dsu"),
@@ -217,7 +218,7 @@ FORMS: dict[str, Form] = {
     "stacksave": _f("", "u32 u64", "d"),
     "alloca": _f("", "u32 u64", ("ds", "dsu")),
     "createpolicy": _f("fractional L2::evict_last L2::evict_normal L2::evict_first L2::evict_unchanged "
-                       "L2::cache_hint cvt", "b64", None),
+                       "L2::cache_hint cvt range L2", "b64", None),
     "applypriority": _f("global L2::evict_normal", "", None, ntypes=(0, 0)),
     "discard": _f("global L2", "", None, ntypes=(0, 0)),
     "istypep": _f("texref samplerref surfref", "", None, ntypes=(0, 1)),

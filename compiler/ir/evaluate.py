@@ -33,7 +33,11 @@ def evaluate(inst: Instruction, args: list[np.ndarray]) -> np.ndarray:
             x, y = (halfp.lane(a, at.get("half", 0)) if bits == 32 else a for a in args[:2])
             r = halfp.hcompare(at["cmp"], x, y, halfp.fmt_of(t.name), ftz)
         else:
-            r = compare(at["cmp"], args[0], args[1], bits, t.kind)
+            x, y = args[0], args[1]
+            if ftz and t.name == "f32":  # setp.ftz.f32: a subnormal operand compares as a zero of its sign
+                x, y = (np.where(as_unsigned(v, 32) & np.uint32(0x7F800000) == 0, as_unsigned(v, 32)
+                                 & np.uint32(0x80000000), as_unsigned(v, 32)) for v in (x, y))
+            r = compare(at["cmp"], x, y, bits, t.kind)
         if at.get("negate"):
             r = ~r
         if "bool" in at:

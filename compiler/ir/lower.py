@@ -14,6 +14,7 @@ from xcc.diagnostics import PtxSemanticError, UnsupportedError
 from xcc.frontend import ast
 from xcc.ir.core import Block, Const, Instruction, Param, Value, Variable
 from xcc.ir.lower_async import AsyncLowering
+from xcc.ir.lower_bits import BitsLowering
 from xcc.ir.lower_hopper import HopperLowering
 from xcc.ir.lower_matrix import MatrixLowering
 from xcc.ir.lower_video import ScalarVideoLowering, SimdVideoLowering, VideoLowering
@@ -73,7 +74,7 @@ class SsaBuilder(Protocol):
 
 
 class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering, ScalarVideoLowering,
-                   SimdVideoLowering):
+                   SimdVideoLowering, BitsLowering):
     def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None
@@ -98,6 +99,9 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             return Const(type, imm_bits(op, type))
         if isinstance(op, ast.SpecialReg):
             name = op.name.lstrip("%") + (f".{op.component}" if op.component else "")
+            composed = self.special_composed(name)  # %globaltimer_lo/hi, %pm<n> (xcc.ir.lower_bits)
+            if composed is not None:
+                return composed
             st = ptx_type(SREG_TYPES.get(op.name.lstrip("%"), "u32"))
             return self.emit("sreg", st, [], st, name=name).result
         if isinstance(op, ast.Symbol):
@@ -199,6 +203,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     def op_mad(self, inst) -> None:
         if "cc" in inst.modifiers:
             return self._carry(inst, "madc", carry_in=False)
+        if self.mad_hi_sat(inst):  # xcc.ir.lower_bits
+            return
         self._mul(inst, "mad", 4)
 
     def _mul(self, inst, op, n) -> None:
@@ -528,6 +534,7 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         return self.emit("cvta", u64, [base], u64, space="param", to_generic=True).result
 
     def op_ld(self, inst) -> None:
+        inst = self.without_cache_hint(inst)  # the .L2::cache_hint policy operand (xcc.ir.lower_bits)
         self._check(inst, 2)
         t = self._type(inst)
         space = self._space(inst)
@@ -555,6 +562,7 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     op_ldu = op_ld
 
     def op_st(self, inst) -> None:
+        inst = self.without_cache_hint(inst)
         self._check(inst, 2)
         t = self._type(inst)
         space = self._space(inst)
@@ -569,6 +577,9 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             self.emit("st", t, [base, self.read(s, t)], None, space=space, offset=off + k * t.bytes, **vec)
 
     def op_atom(self, inst, has_result: bool = True) -> None:
+        inst = self.without_cache_hint(inst)
+        if "shared::cluster" in inst.modifiers:  # distributed shared memory (mapa) is not modelled yet
+            raise self.error(f"'{_full(inst)}' (an atomic on another CTA's shared memory) is not supported yet")
         t = self._type(inst)
         ops = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
         aop = next((m for m in inst.modifiers if m in ops), None)
@@ -593,6 +604,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         """``bar{.cta}.sync|arrive|red a{, b}`` and ``barrier{.cta}...`` (PTX ISA 9.7.13.1); ``bar.warp.sync
         mask`` (9.7.13.2) only orders the warp's lanes, which execute together here: a warp-scope fence."""
         u32 = ptx_type("u32")
+        if "cluster" in inst.modifiers:
+            raise self.error(f"'{_full(inst)}' (a thread-block cluster barrier) is not supported yet")
         if "warp" in inst.modifiers:
             self._check(inst, 1)
             self.read(inst.operands[0], u32)

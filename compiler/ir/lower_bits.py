@@ -1,0 +1,323 @@
+"""Lowering of PTX instructions that compose from other IR ops (a mixin of :class:`xcc.ir.lower.InstLowering`, one
+``op_<opcode>`` method per PTX opcode, beside :mod:`xcc.ir.lower_video`'s): logic, selection, classification,
+16x2 SIMD min/max, ``.xorsign.abs``, cache hints and a few special registers.  Each follows the PTX ISA 9.0
+manual's definition (section in the method's docstring) with integer and comparison IR ops both engines and
+the xg1 backend already implement, so nothing here needs a new IR op or a new machine instruction.
+
+* ``lop3.b32/.b64 d, a, b, c, immLut`` (9.7.8.6): bit i of d is ``immLut[(a_i << 2) | (b_i << 1) | c_i]``,
+  built by Shannon expansion on ``a`` then ``b`` (``mux(s, x, y) = y ^ ((x ^ y) & s)``); the PTX 8.2 form
+  ``lop3.BoolOp.b32 d|p, a, b, c, immLut, q`` also sets ``p = (d != 0) BoolOp q``.
+* ``cnot.type d, a`` (9.7.8.5): ``d = (a == 0) ? 1 : 0``.
+* ``slct.dtype.s32 d, a, b, c`` / ``slct{.ftz}.dtype.f32`` (9.7.7.2): ``d = (c >= 0) ? a : b`` (a NaN ``c``
+  selects ``b``; ``-0.0 >= 0``; ``.ftz`` flushes a subnormal ``c`` to a zero of its sign first).
+* ``testp.op.{f32,f64} p, a`` (9.7.4.2): a classification of a's bits (zeros count as normal numbers).
+* ``szext.{clamp,wrap}.{u32,s32} d, a, b`` (9.7.1.25): the low ``b`` bits of ``a`` (``b`` clamped to 32 or taken
+  modulo 32; 0 bits give 0) zero- or sign-extended: ``bfe`` from bit 0.
+* ``min``/``max`` ``.{u16x2,s16x2}`` and ``{.relu}.s16x2`` (9.7.1.10/11): per half-word; ``max.relu.s32``/
+  ``min.relu.s32``: the result clamped below at 0; ``{min,max}.NaN.f32``: a NaN operand gives the canonical NaN
+  ``0x7fffffff``; ``.xorsign.abs`` (f32, f16, f16x2, bf16, bf16x2): ``|d| = min/max(|a|, |b|)`` (NaN rules of
+  the plain form, or of ``.NaN``) and, unless ``d`` is NaN, its sign the XOR of a's and b's.
+* ``mad.hi.sat.s32 d, a, b, c`` (9.7.1.4): ``d = sat(hi32(a * b) + c)``: ``mul.hi`` then ``add.sat``.
+* ``prefetch``, ``prefetchu``, ``applypriority``, ``discard`` (9.7.9.15/16/17): cache hints; xg1 models no
+  cache it could act on, so they lower to nothing once the address operand is checked (``discard`` and
+  ``applypriority`` of 128 bytes only, as PTX defines).  ``discard`` leaves the data unchanged, which is one of
+  the values PTX allows (it makes them unspecified).
+* ``createpolicy`` (9.7.9.18): an opaque 64-bit cache policy (docs/semantics.md gives its encoding); every
+  ``.L2::cache_hint`` operand accepts one and ignores it (:meth:`BitsLowering.without_cache_hint`).
+* ``%globaltimer_lo``/``%globaltimer_hi``: the halves of ``%globaltimer`` (the engines' modelled clock);
+  ``%pm0..%pm7`` and ``%pm0_64..%pm7_64`` (performance monitoring counters): 0, as no counter is configured.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import replace
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.core import Const
+from xcc.ir.types import PRED, ptx_type
+
+_U32, _S32, _U64 = ptx_type("u32"), ptx_type("s32"), ptx_type("u64")
+# float formats: total bits per lane, lanes, the magnitude of +infinity (larger magnitudes are NaNs)
+_FLOATS = {"f32": (32, 1, 0x7F800000), "f16": (16, 1, 0x7C00), "bf16": (16, 1, 0x7F80),
+           "f16x2": (16, 2, 0x7C00), "bf16x2": (16, 2, 0x7F80)}
+_PM = frozenset({f"pm{i}" for i in range(8)} | {f"pm{i}_64" for i in range(8)})
+_EVICT = {"L2::evict_last": 1, "L2::evict_normal": 2, "L2::evict_first": 3, "L2::evict_unchanged": 4}
+
+
+class BitsLowering:
+    # ----------------------------------------------------------------- logic
+    def op_lop3(self, inst) -> None:
+        t = self._type(inst)
+        boolop = next((m for m in inst.modifiers if m in ("and", "or")), None)
+        self._check(inst, 6 if boolop else 5)
+        d, a, b, c, lut = inst.operands[:5]
+        if not isinstance(lut, ast.Imm) or lut.kind != "int" or not 0 <= lut.value <= 0xFF:
+            raise self.error(f"'{_text(inst)}': immLut must be an integer constant 0..255", PtxSemanticError)
+        va, vb, vc = (self.read(o, t) for o in (a, b, c))
+        table = lut.value
+        ones = Const(t, (1 << t.bits) - 1)
+
+        def g(i: int):  # the function of c alone that minterms i+1 (c=1) and i (c=0) give
+            hi, lo = table >> (i + 1) & 1, table >> i & 1
+            if hi == lo:
+                return ones if hi else Const(t, 0)
+            return vc if hi else self._op("not", vc, t=t)
+
+        def mux(s, x, y):
+            if x is y or (isinstance(x, Const) and isinstance(y, Const) and x.bits == y.bits):
+                return x
+            if isinstance(x, Const) and isinstance(y, Const):
+                return s if x.bits else self._op("not", s, t=t)  # (ones, 0) -> s, (0, ones) -> ~s
+            return self._op("xor", y, self._op("and", self._op("xor", x, y, t=t), s, t=t), t=t)
+
+        f1 = mux(vb, g(6), g(4))  # a = 1: b = 1 (minterms 7, 6) or b = 0 (5, 4)
+        f0 = mux(vb, g(2), g(0))
+        r = mux(va, f1, f0)
+        if isinstance(r, Const) or r is vc:  # a constant or a copy: still an instruction with a result
+            r = self._op("or", r, Const(t, 0), t=t)
+        if boolop:
+            dest, p = d.elements if isinstance(d, ast.Vector) else (d, None)
+            if p is None:
+                raise self.error(f"'{_text(inst)}' needs a destination pair d|p", PtxSemanticError)
+            nz = self._op("setp", r, Const(t, 0), t=t, cmp="ne")
+            self.write(p, self._op(boolop, nz, self.read(inst.operands[5], PRED), t=PRED))
+            self.write(dest, r)
+            return
+        self.write(d, r)
+
+    def op_cnot(self, inst) -> None:
+        self._check(inst, 2)
+        t = self._type(inst)
+        z = self._op("setp", self.read(inst.operands[1], t), Const(t, 0), t=t, cmp="eq")
+        self.write(inst.operands[0], self.emit("selp", t, [Const(t, 1), Const(t, 0), z], t).result)
+
+    # ----------------------------------------------------------------- selection and classification
+    def op_slct(self, inst) -> None:
+        self._check(inst, 4)
+        ts = [m for m in inst.modifiers if m not in ("ftz",)]
+        if len(ts) != 2 or ts[1] not in ("s32", "f32"):
+            raise self.error(f"'{_text(inst)}' needs a .dtype and an .s32 or .f32 selector type", PtxSemanticError)
+        dt, st = ptx_type(ts[0]), ptx_type(ts[1])
+        if "ftz" in inst.modifiers and st.name != "f32":
+            raise self.error(f"'{_text(inst)}': .ftz needs an .f32 selector", PtxSemanticError)
+        d, a, b, c = inst.operands
+        attrs = {"ftz": True} if "ftz" in inst.modifiers else {}
+        ge = self._op("setp", self.read(c, st), Const(st, 0), t=st, cmp="ge", **attrs)
+        self.write(d, self.emit("selp", dt, [self.read(a, dt), self.read(b, dt), ge], dt).result)
+
+    def op_testp(self, inst) -> None:
+        self._check(inst, 2)
+        t = self._type(inst)
+        op = self._mode(inst, ("finite", "infinite", "number", "notanumber", "normal", "subnormal"))
+        if t.name not in ("f32", "f64"):
+            raise self.error(f"'{_text(inst)}' needs .f32 or .f64", PtxSemanticError)
+        ut = ptx_type(f"u{t.bits}")
+        inf, smallest = (0x7F800000, 0x00800000) if t.bits == 32 else (0x7FF << 52, 1 << 52)
+        mag = self._op("and", self.read(inst.operands[1], ut), Const(ut, (1 << (t.bits - 1)) - 1), t=ut)
+
+        def cmp(c, k):
+            return self._op("setp", mag, Const(ut, k), t=ut, cmp=c)
+
+        if op in ("finite", "infinite", "number", "notanumber"):
+            p = cmp({"finite": "lo", "infinite": "eq", "number": "ls", "notanumber": "hi"}[op], inf)
+        elif op == "subnormal":
+            p = self._op("and", cmp("ne", 0), cmp("lo", smallest), t=PRED)
+        else:  # normal: a normal number or a zero
+            p = self._op("or", self._op("and", cmp("hs", smallest), cmp("lo", inf), t=PRED), cmp("eq", 0), t=PRED)
+        self.write(inst.operands[0], p)
+
+    # ----------------------------------------------------------------- bit fields
+    def op_szext(self, inst) -> None:
+        self._check(inst, 3)
+        t = self._type(inst)
+        mode = self._mode(inst, ("clamp", "wrap"))
+        n = self.read(inst.operands[2], _U32)
+        n = self._op("min", n, Const(_U32, 32)) if mode == "clamp" else self._op("and", n, Const(_U32, 31))
+        v = self.emit("bfe", t, [self.read(inst.operands[1], t), Const(_U32, 0), n], t).result
+        self.write(inst.operands[0], v)
+
+    # ----------------------------------------------------------------- min / max forms
+    def op_min(self, inst) -> None:
+        self._minmax(inst)
+
+    def op_max(self, inst) -> None:
+        self._minmax(inst)
+
+    def _minmax(self, inst) -> None:
+        mods = inst.modifiers
+        if "s16x2" in mods or "u16x2" in mods:
+            return self._minmax16x2(inst)
+        ts = [m for m in mods if m in _FLOATS or m in ("s32", "f64")]
+        if "xorsign" in mods:
+            return self._xorsign(inst)
+        if ts == ["s32"] and "relu" in mods:  # max(min/max(a, b), 0)
+            self._check(inst, 3)
+            a, b = (self.read(o, _S32) for o in inst.operands[1:])
+            r = self._op(inst.opcode, a, b, t=_S32)
+            self.write(inst.operands[0], self._op("max", r, Const(_S32, 0), t=_S32))
+            return None
+        if ts == ["f32"] and "NaN" in mods and len(inst.operands) == 3:
+            self._flags_ok(inst, ptx_type("f32"))
+            a, b = (self.read(o, ptx_type("f32")) for o in inst.operands[1:])
+            self.write(inst.operands[0], self._float_minmax(inst.opcode, "f32", a, b, mods))
+            return None
+        return self.binary(inst)
+
+    def _float_minmax(self, opcode: str, fmt: str, a, b, mods):
+        """min/max in ``fmt`` with ``.ftz``/``.NaN`` from ``mods``; for f32, ``.NaN`` as a NaN test and a select of
+        the canonical NaN (xg1's FMNMX has no NaN-propagating form; the halves' HMNMX2 has)."""
+        t = ptx_type(fmt)
+        attrs = {m: True for m in ("ftz", "NaN") if m in mods and not (m == "NaN" and fmt == "f32")}
+        r = self.emit(opcode, t, [a, b], t, **attrs).result
+        if fmt == "f32" and "NaN" in mods:
+            nan = self._op("setp", a, b, t=t, cmp="nan")
+            r = self.emit("selp", t, [Const(t, 0x7FFFFFFF), r, nan], t).result
+        return r
+
+    def _minmax16x2(self, inst) -> None:
+        """Per half-word, element 0 the low bits; ``.relu`` (s16x2 only) clamps each element below at 0."""
+        self._check(inst, 3)
+        mods = inst.modifiers
+        signed = "s16x2" in mods
+        if "relu" in mods and not signed:
+            raise self.error(f"'{_text(inst)}': .relu needs .s16x2", PtxSemanticError)
+        extra = [m for m in mods if m not in ("s16x2", "u16x2", "relu")]
+        if extra:
+            raise self.error(f"'{_text(inst)}': .{extra[0]} does not apply to 16x2 integers", PtxSemanticError)
+        va, vb = (self.read(o, _U32) for o in inst.operands[1:])
+        src = "s16" if signed else "u16"
+        out = None
+        for i in range(2):
+            ea, eb = (self.emit("cvt", _S32, [self._op("shr", v, self._k(16)) if i else v], _S32, src=src).result
+                      for v in (va, vb))
+            r = self._op(inst.opcode, ea, eb, t=_S32)
+            if "relu" in mods:
+                r = self._op("max", r, Const(_S32, 0), t=_S32)
+            r = self._op("and", r, self._k(0xFFFF))
+            out = r if out is None else self._op("or", out, self._op("shl", r, self._k(16)))
+        self.write(inst.operands[0], out)
+
+    def _xorsign(self, inst) -> None:
+        """``|d| = op(|a|, |b|)`` in the float type (its ``.NaN``/``.ftz``), then each element that is not a NaN
+        takes the XOR of the sign bits of a's and b's elements."""
+        self._check(inst, 3)
+        mods = inst.modifiers
+        fmt = next((m for m in mods if m in _FLOATS), None)
+        if "abs" not in mods or fmt is None:
+            raise self.error(f"'{_text(inst)}': .xorsign needs .abs and an f32, f16 or bf16 type", PtxSemanticError)
+        w, lanes, inf = _FLOATS[fmt]
+        ut = ptx_type(f"u{w * lanes}")
+        sign = sum(1 << (w * k + w - 1) for k in range(lanes))
+        va, vb = (self.read(o, ut) for o in inst.operands[1:])
+        xs = self._op("and", self._op("xor", va, vb, t=ut), Const(ut, sign), t=ut)
+        aa, ab = (self._op("and", v, Const(ut, ~sign & ((1 << ut.bits) - 1)), t=ut) for v in (va, vb))
+        m = self._float_minmax(inst.opcode, fmt, aa, ab, mods)
+        keep = None
+        for k in range(lanes):
+            e = self._op("shr", m, Const(_U32, w * k), t=ut) if k else m
+            e = self._op("and", e, Const(ut, (1 << (w - 1)) - 1), t=ut)
+            num = self._op("setp", e, Const(ut, inf), t=ut, cmp="ls")
+            bit = self.emit("selp", ut, [Const(ut, 1 << (w * k + w - 1)), Const(ut, 0), num], ut).result
+            keep = bit if keep is None else self._op("or", keep, bit, t=ut)
+        r = self._op("or", m, self._op("and", xs, keep, t=ut), t=ut)
+        self.write(inst.operands[0], r)
+
+    def mad_hi_sat(self, inst) -> bool:
+        """``mad.hi.sat.s32``: ``add.sat.s32(mul.hi.s32(a, b), c)``; False for any other ``mad``."""
+        mods = inst.modifiers
+        if not ("hi" in mods and "sat" in mods and "s32" in mods):
+            return False
+        self._check(inst, 4)
+        a, b, c = (self.read(o, _S32) for o in inst.operands[1:])
+        hi = self.emit("mul", _S32, [a, b], _S32, mode="hi").result
+        self.write(inst.operands[0], self.emit("add", _S32, [hi, c], _S32, sat=True).result)
+        return True
+
+    # ----------------------------------------------------------------- cache hints
+    def _hint_address(self, inst, op) -> None:
+        if not isinstance(op, ast.Address):
+            raise self.error(f"'{_text(inst)}' needs an address operand [a]", PtxSemanticError)
+        self._address(op)  # a register base must be defined, a name declared
+
+    def op_prefetch(self, inst) -> None:
+        self._check(inst, 1)
+        self._hint_address(inst, inst.operands[0])
+
+    op_prefetchu = op_prefetch
+
+    def op_applypriority(self, inst) -> None:
+        self._sized_hint(inst)
+
+    def op_discard(self, inst) -> None:
+        self._sized_hint(inst)
+
+    def _sized_hint(self, inst) -> None:
+        self._check(inst, 2)
+        self._hint_address(inst, inst.operands[0])
+        size = inst.operands[1]
+        if not (isinstance(size, ast.Imm) and size.value == 128):
+            raise self.error(f"'{_text(inst)}': the size must be the constant 128", PtxSemanticError)
+
+    def op_createpolicy(self, inst) -> None:
+        """The policy: bits 63:56 = 0x5C (a tag), 15:8 the primary and 7:0 the secondary priority (1 evict_last,
+        2 evict_normal, 3 evict_first, 4 evict_unchanged), 23:16 = 1 for ``.fractional``, 2 for ``.range``;
+        ``.cvt.L2`` returns its operand (a policy is already in this format)."""
+        mods = inst.modifiers
+        ops = inst.operands
+        if "cvt" in mods:
+            self._check(inst, 2)
+            self.write(ops[0], self.read(ops[1], _U64))
+            return
+        pri = [_EVICT[m] for m in mods if m in _EVICT]
+        if not pri or len(pri) > 2:
+            raise self.error(f"'{_text(inst)}' needs a primary (and at most a secondary) L2 priority",
+                             PtxSemanticError)
+        kind = 2 if "range" in mods else 1
+        if kind == 2:
+            self._check(inst, 4)
+            self._hint_address(inst, ops[1])
+            for o in ops[2:]:
+                self.read(o, _U32)
+        else:
+            if len(ops) not in (1, 2):
+                raise self.error(f"'{_text(inst)}' takes 1 or 2 operands", PtxSemanticError)
+            if len(ops) == 2:
+                f = ops[1]
+                if isinstance(f, ast.Imm) and not 0.0 < _imm_float(f) <= 1.0:
+                    raise self.error(f"'{_text(inst)}': the fraction must be in (0, 1]", PtxSemanticError)
+                self.read(f, ptx_type("f32"))
+        value = 0x5C << 56 | kind << 16 | pri[0] << 8 | (pri[1] if len(pri) > 1 else 0)
+        self.write(ops[0], self._op("or", Const(_U64, value), Const(_U64, 0), t=_U64))
+
+    def without_cache_hint(self, inst):
+        """``inst`` without its trailing ``.L2::cache_hint`` policy operand (read, so it must be defined)."""
+        if "L2::cache_hint" not in inst.modifiers or not inst.operands:
+            return inst
+        self.read(inst.operands[-1], _U64)
+        return replace(inst, operands=list(inst.operands[:-1]))
+
+    # ----------------------------------------------------------------- special registers
+    def special_composed(self, name: str):
+        """The value of a special register built from others (None: not one of them)."""
+        if name in _PM:
+            t = _U64 if name.endswith("_64") else _U32
+            return self._op("or", Const(t, 0), Const(t, 0), t=t)
+        if name in ("globaltimer_lo", "globaltimer_hi"):
+            g = self.emit("sreg", _U64, [], _U64, name="globaltimer").result
+            if name.endswith("hi"):
+                g = self._op("shr", g, Const(_U32, 32), t=_U64)
+            return self.emit("cvt", _U32, [g], _U32, src="u64").result
+        return None
+
+
+def _imm_float(imm) -> float:
+    if imm.kind != "float":
+        return float(imm.value)
+    fmt, size = ("<f", "<I") if imm.bits == 32 else ("<d", "<Q")
+    return struct.unpack(fmt, struct.pack(size, imm.value))[0]
+
+
+def _text(inst) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))

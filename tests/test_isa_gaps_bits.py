@@ -1,0 +1,330 @@
+"""PTX forms issue 19's audit found refused (lop3 and its .BoolOp form, cnot, slct, testp, szext, 16x2 min/max,
+.xorsign.abs, min.NaN.f32 and max.relu.s32 on xg1, mad.hi.sat.s32, cache hints and createpolicy, %globaltimer_lo/hi,
+%pm<n>), run on both engines at -O0 and -O3 (xcc.ir.lower_bits). Expected values restate the PTX ISA 9.0 manual's
+definitions with Python integers and floats (struct for the bit layouts), never xcc.semantics."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import pytest
+from test_isa_gaps import ENGINES, M32, M64, check, run, s32
+
+F32_EDGE = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
+            0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0x40490FDB, 0xC0000000]
+F64_EDGE = [0, 1 << 63, 0x3FF0000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000,
+            0x7FF0000000000001, 1, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF]
+I32_EDGE = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x12345678, 0x8000, 0xFFFF8000, 31, 32, 33]
+
+
+def pairs(values):
+    return [(a, b) for a in values for b in values]
+
+
+def f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits & M32))[0]
+
+
+# ----------------------------------------------------------------------------- lop3, cnot
+
+
+def lop3_ref(a: int, b: int, c: int, lut: int, bits: int) -> int:
+    return sum(((lut >> ((a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1))) & 1) << i for i in range(bits))
+
+
+LUTS = [0x00, 0xFF, 0x96, 0xE8, 0xF0, 0xCC, 0xAA, 0x0F, 0x80, 0x01, 0x6A, 0x1B, 0xFE, 0x40]
+ABC = [(0x0F0F0F0F, 0x00FF00FF, 0x3333CCCC), (M32, 0, 0x12345678), (0xDEADBEEF, 0xCAFEF00D, 0x80000001)]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("lut", LUTS)
+def test_lop3_b32_every_kind_of_table(engine, opt, lut):
+    body = f"lop3.b32 %r5, %r2, %r3, %r4, {lut:#x}; cvt.u64.u32 %rd8, %r5;"
+    check(body, ABC, [lop3_ref(a, b, c, lut, 32) for a, b, c in ABC], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_lop3_b64(engine, opt):
+    rows = [(0x0123456789ABCDEF, 0xFFFF0000FFFF0000, 0xF0F0F0F0F0F0F0F0), (M64, 0, 1 << 63)]
+    check("lop3.b64 %rd8, %rd5, %rd6, %rd7, 0xB4;", rows, [lop3_ref(a, b, c, 0xB4, 64) for a, b, c in rows],
+          engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("boolop", ["or", "and"])
+def test_lop3_boolop_form_sets_the_predicate(engine, opt, boolop):
+    """PTX ISA 8.2: ``lop3.BoolOp.b32 d|p, a, b, c, immLut, q``: p = (d != 0) BoolOp q; here q = (a's bit 31)."""
+    body = (f"setp.lt.s32 %p1, %r2, 0; lop3.{boolop}.b32 %r5|%p2, %r2, %r3, %r4, 0x80, %p1;"
+            " selp.u64 %rd9, 1, 0, %p2; cvt.u64.u32 %rd8, %r5; shl.b64 %rd9, %rd9, 32; or.b64 %rd8, %rd8, %rd9;")
+    rows = [(M32, M32, 1), (M32, 0, 0), (0x7FFFFFFF, 0xF, 0xF), (0, 0, 0), (0x80000000, 0, 0)]
+    want = []
+    for a, b, c in rows:
+        d = a & b & c
+        p = (d != 0) or bool(a >> 31) if boolop == "or" else (d != 0) and bool(a >> 31)
+        want.append(int(p) << 32 | d)
+    check(body, rows, want, engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("t, bits", [("b16", 16), ("b32", 32), ("b64", 64)])
+def test_cnot(engine, opt, t, bits):
+    rows = [(0,), (1,), (1 << (bits - 1),), ((1 << bits) - 1,), (1 << bits,)]  # the last: 0 in the low bits
+    body = {"b16": "cvt.u16.u32 %h1, %r2; cnot.b16 %h2, %h1; cvt.u64.u16 %rd8, %h2;",
+            "b32": "cnot.b32 %r5, %r2; cvt.u64.u32 %rd8, %r5;", "b64": "cnot.b64 %rd8, %rd5;"}[t]
+    check(body, rows, [int(r[0] & ((1 << bits) - 1) == 0) for r in rows], engine, opt)
+
+
+# ----------------------------------------------------------------------------- slct, testp
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_slct_s32_selector(engine, opt):
+    rows = [(11, 22, c) for c in (0, 1, 0x7FFFFFFF, 0x80000000, M32)]
+    check("slct.u32.s32 %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;", rows,
+          [a if s32(c) >= 0 else b for a, b, c in rows], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("ftz", [False, True])
+def test_slct_f32_selector(engine, opt, ftz):
+    """c >= 0.0 selects a: -0.0 does, NaN does not; with .ftz a negative subnormal is -0.0 and selects a."""
+    body = f"slct{'.ftz' if ftz else ''}.u64.f32 %rd8, %rd5, %rd6, %f3;"
+    body = "mov.b32 %f3, %r4; " + body
+    rows = [(0xAAAA, 0xBBBB, c) for c in F32_EDGE]
+
+    def sel(c):
+        if ftz and (c & 0x7F800000) == 0:
+            c &= 0x80000000
+        x = f32(c)
+        return not math.isnan(x) and x >= 0.0
+
+    check(body, rows, [a if sel(c) else b for a, b, c in rows], engine, opt)
+
+
+def classify(x: float, smallest: float) -> dict[str, bool]:
+    return {"finite": math.isfinite(x), "infinite": math.isinf(x), "number": not math.isnan(x),
+            "notanumber": math.isnan(x), "normal": math.isfinite(x) and (x == 0 or abs(x) >= smallest),
+            "subnormal": x != 0 and abs(x) < smallest}
+
+
+TESTP = ["finite", "infinite", "number", "notanumber", "normal", "subnormal"]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("op", TESTP)
+def test_testp_f32(engine, opt, op):
+    rows = [(b,) for b in F32_EDGE]
+    body = f"testp.{op}.f32 %p2, %f1; selp.u64 %rd8, 1, 0, %p2;"
+    check(body, rows, [int(classify(f32(b), 2.0 ** -126)[op]) for (b,) in rows], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("op", TESTP)
+def test_testp_f64(engine, opt, op):
+    rows = [(b,) for b in F64_EDGE]
+    body = f"testp.{op}.f64 %p2, %fd1; selp.u64 %rd8, 1, 0, %p2;"
+    want = [int(classify(struct.unpack("<d", struct.pack("<Q", b))[0], 2.0 ** -1022)[op]) for (b,) in rows]
+    check(body, rows, want, engine, opt)
+
+
+# ----------------------------------------------------------------------------- szext
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("mode", ["clamp", "wrap"])
+@pytest.mark.parametrize("t", ["s32", "u32"])
+def test_szext(engine, opt, mode, t):
+    """The low b bits of a (b = min(b, 32) or b mod 32), sign- or zero-extended; 0 bits give 0."""
+    rows = [(a, n) for a in (0x12345678, 0x80000000, M32, 0x00008765) for n in (0, 1, 4, 16, 31, 32, 33, 255, M32)]
+
+    def ref(a, n):
+        n = min(n, 32) if mode == "clamp" else n % 32
+        if n == 0:
+            return 0
+        v = a & ((1 << n) - 1)
+        if t == "s32" and v >> (n - 1):
+            v -= 1 << n
+        return v & M32
+
+    check(f"szext.{mode}.{t} %r5, %r2, %r3; cvt.u64.u32 %rd8, %r5;", rows, [ref(a, n) for a, n in rows],
+          engine, opt)
+
+
+# ----------------------------------------------------------------------------- min/max forms
+
+
+def lanes16(x: int) -> list[int]:
+    return [x & 0xFFFF, x >> 16 & 0xFFFF]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", ["min.s16x2", "max.s16x2", "min.u16x2", "max.u16x2", "min.relu.s16x2",
+                                  "max.relu.s16x2"])
+def test_min_max_16x2(engine, opt, form):
+    rows = pairs([0, 0x7FFF8000, 0x80007FFF, 0xFFFF0001, 0x00010002, M32])
+    op, signed, relu = form.split(".")[0], "s16x2" in form, "relu" in form
+
+    def ref(a, b):
+        out = 0
+        for k, (x, y) in enumerate(zip(lanes16(a), lanes16(b))):
+            if signed:
+                x, y = (v - 0x10000 if v >> 15 else v for v in (x, y))
+            r = min(x, y) if op == "min" else max(x, y)
+            out |= (max(r, 0) if relu else r) % 0x10000 << (16 * k)
+        return out
+
+    check(f"{form} %r5, %r2, %r3; cvt.u64.u32 %rd8, %r5;", rows, [ref(a, b) for a, b in rows], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_relu_s32(engine, opt, op):
+    rows = pairs(I32_EDGE[:8])
+    want = [max((min if op == "min" else max)(s32(a), s32(b)), 0) for a, b in rows]
+    check(f"{op}.relu.s32 %r5, %r2, %r3; cvt.u64.u32 %rd8, %r5;", rows, want, engine, opt)
+
+
+def minmax_bits(op: str, a: int, b: int, nan_mode: bool, ftz: bool, fmt: str = "f32") -> int:
+    """PTX min/max on bit patterns: a NaN operand is ignored (both NaN, or any with .NaN: the canonical NaN);
+    -0.0 < +0.0."""
+    dec, canon = FMT[fmt]
+    x, y = dec(a, ftz), dec(b, ftz)
+    if (math.isnan(x) and math.isnan(y)) or (nan_mode and (math.isnan(x) or math.isnan(y))):
+        return canon
+    if math.isnan(x):
+        return FLUSH[fmt](b, ftz)
+    if math.isnan(y):
+        return FLUSH[fmt](a, ftz)
+    kx, ky = (x, math.copysign(1, x)), (y, math.copysign(1, y))
+    pick_a = (kx <= ky) if op == "min" else (kx >= ky)
+    return FLUSH[fmt](a if pick_a else b, ftz)
+
+
+def _flush(bits: int, ftz: bool, exp_mask: int, sign: int) -> int:
+    return bits & sign if ftz and bits & exp_mask == 0 else bits
+
+
+def _dec16(bits: int, ftz: bool) -> float:
+    return struct.unpack("<e", struct.pack("<H", bits))[0]
+
+
+def _decbf16(bits: int, ftz: bool) -> float:
+    return f32(bits << 16)
+
+
+FMT = {"f32": (lambda v, ftz: f32(_flush(v, ftz, 0x7F800000, 0x80000000)), 0x7FFFFFFF),
+       "f16": (_dec16, 0x7FFF), "bf16": (_decbf16, 0x7FFF)}
+FLUSH = {"f32": lambda v, ftz: _flush(v, ftz, 0x7F800000, 0x80000000), "f16": lambda v, ftz: v,
+         "bf16": lambda v, ftz: v}
+NAN_MAG = {"f32": 0x7F800000, "f16": 0x7C00, "bf16": 0x7F80}
+SIGN = {"f32": 0x80000000, "f16": 0x8000, "bf16": 0x8000}
+
+
+def xorsign_bits(op, a, b, nan_mode, ftz, fmt):
+    """PTX ISA 9.7.3.x (min/max .xorsign.abs): |d| = op(|a|, |b|), its sign a's XOR b's unless d is NaN."""
+    s = SIGN[fmt]
+    m = minmax_bits(op, a & ~s & (s * 2 - 1), b & ~s & (s * 2 - 1), nan_mode, ftz, fmt)
+    return m if m & (s - 1) > NAN_MAG[fmt] else m | ((a ^ b) & s)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("mods", ["", ".NaN", ".ftz", ".ftz.NaN"])
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_xorsign_abs_f32(engine, opt, mods, op):
+    rows = pairs(F32_EDGE[::2] + [0x807FFFFF, 0xFFC00001])
+    body = f"{op}{mods}.xorsign.abs.f32 %f3, %f1, %f2; mov.b32 %r5, %f3; cvt.u64.u32 %rd8, %r5;"
+    want = [xorsign_bits(op, a, b, "NaN" in mods, "ftz" in mods, "f32") for a, b in rows]
+    check(body, rows, want, engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("mods", ["", ".NaN"])
+def test_min_nan_f32_on_both_engines(engine, opt, mods):
+    rows = pairs(F32_EDGE[::2] + [0x807FFFFF])
+    body = f"min{mods}.f32 %f3, %f1, %f2; mov.b32 %r5, %f3; cvt.u64.u32 %rd8, %r5;"
+    check(body, rows, [minmax_bits("min", a, b, bool(mods), False) for a, b in rows], engine, opt)
+
+
+F16_EDGE = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x0001, 0x83FF, 0x7BFF]
+BF16_EDGE = [0x0000, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x0001, 0x807F, 0x7F7F]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("fmt", ["f16", "bf16"])
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_xorsign_abs_half_and_x2(engine, opt, fmt, op):
+    """Scalar form on the low half-words of a and b, the x2 form on the whole words (both lanes)."""
+    edge = F16_EDGE if fmt == "f16" else BF16_EDGE
+    rows = [(a | c << 16, b | d << 16) for (a, b), (c, d) in zip(pairs(edge), reversed(pairs(edge)))]
+    body = (f"mov.b32 {{%h2, %h4}}, %r2; mov.b32 {{%h3, %h5}}, %r3; {op}.xorsign.abs.{fmt} %h1, %h2, %h3;"
+            f" {op}.xorsign.abs.{fmt}x2 %r5, %r2, %r3; cvt.u64.u16 %rd8, %h1; cvt.u64.u32 %rd9, %r5;"
+            " shl.b64 %rd9, %rd9, 16; or.b64 %rd8, %rd8, %rd9;")
+    want = []
+    for a, b in rows:
+        lo = [xorsign_bits(op, x, y, False, False, fmt) for x, y in zip(lanes16(a), lanes16(b))]
+        want.append(lo[0] | (lo[0] | lo[1] << 16) << 16)
+    check(body, rows, want, engine, opt)
+
+
+# ----------------------------------------------------------------------------- mad.hi.sat.s32
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_mad_hi_sat_s32(engine, opt):
+    edge = [0, 1, M32, 0x7FFFFFFF, 0x80000000, 0x40000000, 0xC0000000]
+    rows = [(a, b, c) for a in edge for b in edge for c in (0, 0x7FFFFFFF, 0x80000000, M32)][::3]
+    want = [max(-(1 << 31), min((1 << 31) - 1, (s32(a) * s32(b) >> 32) + s32(c))) & M32 for a, b, c in rows]
+    check("mad.hi.sat.s32 %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;", rows, want, engine, opt)
+
+
+# ----------------------------------------------------------------------------- cache hints, createpolicy, sregs
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_cache_hints_change_no_value(engine, opt):
+    """prefetch/prefetchu/applypriority/discard are no-ops on xg1 (discard's unspecified data: kept); a policy
+    from createpolicy is accepted by .L2::cache_hint loads and stores."""
+    body = ("prefetch.global.L2::evict_last [%rd4]; prefetchu.L1 [%rd4+8]; prefetch.L1 [%rd4];"
+            " applypriority.global.L2::evict_normal [%rd4], 128; discard.global.L2 [%rd4], 128;"
+            " createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %rd11, 0.5;"
+            " ld.global.L2::cache_hint.u64 %rd8, [%rd4+8], %rd11;"
+            " st.global.L2::cache_hint.u64 [%rd4+16], %rd8, %rd11; ld.global.u64 %rd9, [%rd4+16];"
+            " add.u64 %rd8, %rd8, %rd9;")
+    rows = [(1, 0x1234, 7), (2, M64, 0)]
+    check(body, rows, [(b * 2) & M64 for _, b, _ in rows], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_createpolicy_values(engine, opt):
+    """The documented encoding (docs/semantics.md): tag 0x5C in bits 63:56, kind in 23:16, priorities 15:0."""
+    forms = {"createpolicy.fractional.L2::evict_last.b64 %rd8, 1.0;": 0x5C << 56 | 1 << 16 | 1 << 8,
+             "createpolicy.fractional.L2::evict_first.b64 %rd8;": 0x5C << 56 | 1 << 16 | 3 << 8,
+             "createpolicy.range.L2::evict_last.L2::evict_first.b64 %rd8, [%rd4], 64, 128;":
+                 0x5C << 56 | 2 << 16 | 1 << 8 | 3,
+             "createpolicy.cvt.L2.b64 %rd8, %rd5;": 0xABCDEF}
+    for body, want in forms.items():
+        check(body, [(0xABCDEF,)], [want], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_globaltimer_halves_and_pm_counters(engine, opt):
+    """%globaltimer_hi:%globaltimer_lo read before %globaltimer is at most it (one monotonic modelled clock);
+    %pm0..%pm7 and %pm<n>_64 read 0."""
+    body = ("mov.u32 %r6, %globaltimer_hi; mov.u32 %r5, %globaltimer_lo; mov.u64 %rd9, %globaltimer;"
+            " mov.b64 %rd10, {%r5, %r6}; setp.le.u64 %p2, %rd10, %rd9; selp.u64 %rd8, 1, 0, %p2;"
+            " mov.u32 %r7, %pm3; mov.u64 %rd11, %pm7_64; cvt.u64.u32 %rd12, %r7; or.b64 %rd11, %rd11, %rd12;"
+            " shl.b64 %rd11, %rd11, 1; or.b64 %rd8, %rd8, %rd11;")
+    check(body, [(0,)] * 3, [1] * 3, engine, opt)
+
+
+def test_refusals_name_the_instruction():
+    """barrier.cluster and red.shared::cluster: a located 'not supported yet' naming the instruction."""
+    from xcc.diagnostics import XccError
+
+    for body, want in [("barrier.cluster.arrive;", "'barrier.cluster.arrive' (a thread-block cluster barrier) is "
+                        "not supported yet"),
+                       ("red.shared::cluster.add.u32 [%r2], %r3;", "'red.shared::cluster.add.u32' (an atomic on "
+                        "another CTA's shared memory) is not supported yet")]:
+        with pytest.raises(XccError, match=r":\d+:\d+: error: " + want.replace("(", r"\(").replace(")", r"\)")):
+            run(body, [(0,)], "isa", 0)
