@@ -137,6 +137,13 @@ that it is current. Edit the table, not this file.
   memory and completes when it executes, so `WARPGROUP.ARRIVE` (`wgmma.fence`), `WARPGROUP.COMMIT`
   (`commit_group`), `WARPGROUP.DEPBAR n` (`wait_group n`) and `FENCE.VIEW.ASYNC` (`fence.proxy.async`)
   change no values; they and every WGMMA are scheduling fences that nothing moves across.
+- **mbarrier and bulk copies** (sm_90 `mbarrier`, `cp.async.bulk`): `SYNCS.*` address an 8-byte-aligned
+  mbarrier object at `shared[a + b]` whose layout and rules are `xcc.semantics.mbarrier`'s
+  (docs/semantics.md, "mbarrier"); several threads acting on one object in one step act in thread order.
+  `SYNCS.PHASECHK.TRYWAIT` (`try_wait`) suspends each thread whose phase is incomplete until an arrive or
+  complete-tx completes a phase of its object, then writes `pd = 1`; a wait nobody ends is a deadlock
+  the launch reports.  `BLKCP` copies when it executes; a PTX bulk copy that signals an mbarrier is
+  `BLKCP` followed by `SYNCS.TX.COMPLETE` of the same byte count.  All are scheduling fences.
 
 ## Calls
 

@@ -3,8 +3,9 @@
 Tables: ``[sm]`` (count, sub-partitions, scheduler, clock), ``[limits]`` (per SM), ``[shared_memory]``
 (banks), ``[latency]`` (cycles per latency class), ``[memory]`` (sector size, per-SM L1 sector rate,
 L1/shared capacity and carveouts, device-wide L2 and DRAM bytes per cycle), ``[issue]`` (instructions per cycle per sub-partition and
-pipe) and ``[tensor]`` (dense tensor-core ops per clock per SM, per input type); ``xg1.toml`` cites a
-source for each number.
+pipe), ``[tensor]`` (dense tensor-core ops per clock per SM, per input type) and ``[host]`` (the host
+link and the modelled cost of runtime calls, read by the timeline: :mod:`xcc.runtime.timeline`);
+``xg1.toml`` cites a source for each number.
 
 The compiler reads it for stall counts and occupancy, the ISA interpreter for
 its model, and its hash enters every cache key and object file.
@@ -23,13 +24,16 @@ from xcc.diagnostics import XccError
 MACHINES_DIR = Path(__file__).with_name("machines")
 REQUIRED = {"sm": ("count", "subpartitions"), "limits": ("registers", "shared_memory_bytes", "max_warps",
                                                           "max_ctas", "max_threads_per_block"),
-            "latency": ("alu", "fma", "sfu", "lsu", "branch")}
+            "latency": ("alu", "fma", "sfu", "lsu", "branch"),
+            "host": ("link", "link_bandwidth_gbs", "link_latency_us", "launch_api_us", "launch_latency_us",
+                     "copy_api_us", "alloc_us", "free_us", "sync_us", "api_call_us", "module_load_us",
+                     "jit_compile_us", "jit_cache_hit_us")}
 
 
 SCHEDULERS = ("gto", "lrr")  # greedy-then-oldest, loose round-robin (compiler/sim/perf/timing.py)
 # tables whose every entry is a count (a positive integer) or a rate (a positive number); latencies may be 0
 _COUNTS = ("sm", "limits", "shared_memory")
-_RATES = ("issue", "tensor", "memory")
+_RATES = ("issue", "tensor", "memory", "host")
 
 
 def _is_int(v) -> bool:
@@ -52,7 +56,9 @@ def _check_values(data: dict, where: str) -> None:
         if not isinstance(section, dict):
             raise XccError(f"{where}: [{table}] must be a table")
         for key, v in section.items():
-            if table == "sm" and key == "scheduler":
+            if (table, key) in (("sm", "scheduler"), ("host", "link")):
+                if table == "host" and not (isinstance(v, str) and v):
+                    raise XccError(f"{where}: [host] link = {v!r}: expected the link's name, a non-empty string")
                 continue
             if isinstance(v, list):  # a list of sizes ([memory] shared_carveouts_kb)
                 ok, want = bool(v) and all(_is_int(x) and x >= 0 for x in v), "a non-empty list of non-negative integers"

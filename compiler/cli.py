@@ -7,7 +7,7 @@
     xcc check in.ptx...
     xcc disasm out.xbin
     xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--engine isa|ir]
-            [--out results.npz] ARG...
+            [--out results.npz] [--trace FILE [--format json|sqlite]] ARG...
     xcc regress CORPUS.toml [-O3] [--passes P] [--machine M] [--record|--baseline FILE] [--attribute]
                 [--junit|--markdown|--html FILE] [--workers N|--scheduler ADDRESS]   (exit 0, 1, 2 or 125)
     xcc cache stats|list [--json] | clear | verify     (the JIT cache: XCC_CACHE_DIR)
@@ -207,6 +207,7 @@ def check(inputs, verbose, syntax_only, opt_level, maxrregcount, machine):
     Each file is compiled kernel by kernel with compile's options, nothing written (xcc.check): the parser's and
     checker's errors, the instructions and forms not supported yet, the backend's refusals.  An .extern function
     no file defines is left for the link (as `xcc compile -c` does)."""
+    from xcc.frontend.checker import blackwell_refusals
     from xcc.frontend.parser import parse
     from xcc.sources import Source, read_source
 
@@ -224,6 +225,12 @@ def check(inputs, verbose, syntax_only, opt_level, maxrregcount, machine):
                 raise XccError(f"{p}: is an .xbin object file, not PTX")
             if syntax_only:
                 module = parse(s.text, s.name)
+                refused = blackwell_refusals(module)  # (lowering refuses them with the same message)
+                for e in refused:
+                    click.echo(str(e), err=True)
+                if refused:
+                    failed += 1
+                    continue
             else:
                 res = check_sources([s], options)
                 module, deferred = res.trees[0], res.deferred
@@ -312,9 +319,14 @@ def parse_run_arg(text: str):
               help="Record the launch's profile into FILE (JSON, docs/profiles.md).")
 @click.option("--profile-use", type=click.Path(dir_okay=False, path_type=Path),
               help="Compile with profile-guided optimisation from FILE.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a timeline of the run in modelled time to FILE (Chrome trace-event JSON; a .sqlite path: "
+                   "Nsight Systems' export schema; docs/trace.md).")
+@click.option("--format", "trace_format", type=click.Choice(["json", "sqlite"]), default=None,
+              help="The --trace file's format (default: from its extension).")
 @click.argument("args", nargs=-1)
 def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, machine, show_stats, stats_json, timing,
-        hotspots, max_steps, profile_out, profile_use, args):
+        hotspots, max_steps, profile_out, profile_use, trace_path, trace_format, args):
     """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
     import numpy as np
 
@@ -325,6 +337,10 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
         raise click.BadParameter("--hotspots needs the cycle model: --engine isa, without --no-timing")
     parsed = [parse_run_arg(a) for a in args]
     device = rt.Device(machine=machine)
+    if trace_format and not trace_path:
+        raise click.BadParameter("--format is the format of the --trace file: give --trace FILE")
+    if trace_path:  # written when the command ends (xcc.runtime.timeline)
+        click.get_current_context().with_resource(rt.trace(trace_path, trace_format, device.machine))
     if profile_out and engine != "isa":
         raise click.BadParameter("--profile-out records the ISA engine's launch: --engine isa")
     mod = rt.load_module(source, opt_level=opt_level, engine=engine, device=device, profile_use=profile_use)

@@ -11,6 +11,8 @@
 ``fn.launch(..., stream=rt.Stream())`` enqueues instead and returns at once (:mod:`xcc.runtime.queues`).
 ``rt.jit_hooks.register(fn)`` wraps each resolution of a kernel to a binary (:mod:`xcc.runtime.jit_hooks`,
 a :class:`JitRequest` each).
+``with rt.trace("out.json"):`` records a timeline in modelled time (``.sqlite``: Nsight Systems' export schema),
+``rt.range("name")`` an NVTX-style range on it, ``XCC_TRACE=FILE`` the whole process (:mod:`xcc.runtime.timeline`).
 """
 
 from xcc.runtime import jit_hooks
@@ -19,6 +21,11 @@ from xcc.runtime.jit_hooks import JitRequest
 from xcc.runtime.launch import Function
 from xcc.runtime.module import Module, load_module
 from xcc.runtime.queues import Event, PendingLaunch, Stream
+from xcc.runtime.timeline import from_environment as _trace_from_environment
+from xcc.runtime.timeline import nvtx_range as range  # noqa: A001 (NVTX's name: rt.range("step"))
+from xcc.runtime.timeline import trace
 
 __all__ = ["Device", "DeviceArray", "Event", "Function", "JitRequest", "Module", "PendingLaunch", "Stream",
-           "default_device", "empty", "jit_hooks", "load_module", "set_device", "to_device", "zeros"]
+           "default_device", "empty", "jit_hooks", "load_module", "range", "set_device", "to_device", "trace", "zeros"]
+
+_trace_from_environment()  # XCC_TRACE=FILE: a timeline of the whole process, written at exit

@@ -6,12 +6,15 @@ host<->device copies go through numpy.  One default device per process.
 
 from __future__ import annotations
 
+import time
 import weakref
+from contextlib import contextmanager
 
 import numpy as np
 
 from xcc.backend.machine import Machine, load_machine
 from xcc.diagnostics import LaunchError
+from xcc.runtime import timeline
 from xcc.sim.memory import GlobalMemory, MemoryFault
 
 
@@ -27,15 +30,20 @@ class Device:
 
     def synchronize(self) -> None:
         """Run all work enqueued on the device's streams (cudaDeviceSynchronize)."""
-        for s in self.streams:
-            s.synchronize()
+        with timeline.call("cuCtxSynchronize", "Device.synchronize"):
+            for s in self.streams:
+                s.synchronize()
+            tl = timeline.active()
+            if tl is not None:
+                tl.wait(max([0] + [st.ready for st in tl.states(self)]))
 
     @property
     def name(self) -> str:
         return f"xcc emulated {self.machine.name}"
 
     def alloc(self, nbytes: int) -> int:
-        return self.memory.alloc(max(int(nbytes), 1))
+        with timeline.call("cuMemAlloc", "Device.alloc"):
+            return self.memory.alloc(max(int(nbytes), 1))
 
 
 class _StreamList:
@@ -76,27 +84,43 @@ class DeviceArray:
 
     def copy_from_host(self, a: np.ndarray) -> DeviceArray:
         """A copy on the default stream: after the work of every blocking stream."""
-        sync_blocking(self.device)
-        a = np.ascontiguousarray(a)
-        if a.nbytes != self.nbytes:
-            raise LaunchError(f"copy of {a.nbytes} bytes into a device array of {self.nbytes} bytes")
-        self.device.memory.write(self.ptr, a.view(np.uint8).reshape(-1))
+        with timeline.call("cuMemcpyHtoD", "DeviceArray.copy_from_host"):
+            sync_blocking(self.device)
+            a = np.ascontiguousarray(a)
+            if a.nbytes != self.nbytes:
+                raise LaunchError(f"copy of {a.nbytes} bytes into a device array of {self.nbytes} bytes")
+            with _default_stream_op(self.device, "HtoD", a.nbytes, sync=True):
+                self.device.memory.write(self.ptr, a.view(np.uint8).reshape(-1))
         return self
 
     def copy_to_host(self) -> np.ndarray:
         """A copy on the default stream: after the work of every blocking stream."""
-        sync_blocking(self.device)
-        raw = self.device.memory.read(self.ptr, self.nbytes)
+        with timeline.call("cuMemcpyDtoH", "DeviceArray.copy_to_host"):
+            sync_blocking(self.device)
+            with _default_stream_op(self.device, "DtoH", self.nbytes, sync=True):
+                raw = self.device.memory.read(self.ptr, self.nbytes)
         return np.frombuffer(raw.tobytes(), dtype=self.dtype).reshape(self.shape).copy()
 
     def free(self) -> None:
-        try:
-            self.device.memory.free(self.ptr)
-        except MemoryFault as e:
-            raise LaunchError(str(e)) from None
+        with timeline.call("cuMemFree", "DeviceArray.free"):
+            try:
+                self.device.memory.free(self.ptr)
+            except MemoryFault as e:
+                raise LaunchError(str(e)) from None
 
     def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+
+
+@contextmanager
+def _default_stream_op(device, kind: str, nbytes: int, sync: bool):
+    """On a timeline: the copy or memset in the ``with`` block on ``device``'s default stream."""
+    tl = timeline.active()
+    t0 = time.perf_counter_ns()
+    yield
+    if tl is not None:
+        tl.copy(tl.place(timeline.py_stream(tl, None, device)), kind, nbytes, device.machine,
+                time.perf_counter_ns() - t0, sync)
 
 
 def sync_blocking(device) -> None:
@@ -133,6 +157,8 @@ def empty(shape, dtype=np.float32, device: Device | None = None) -> DeviceArray:
 
 def zeros(shape, dtype=np.float32, device: Device | None = None) -> DeviceArray:
     arr = empty(shape, dtype, device)
-    sync_blocking(arr.device)
-    arr.device.memory.memset(arr.ptr, 0, arr.nbytes)
+    with timeline.call("cuMemsetD8", "rt.zeros"):
+        sync_blocking(arr.device)
+        with _default_stream_op(arr.device, "memset", arr.nbytes, sync=False):
+            arr.device.memory.memset(arr.ptr, 0, arr.nbytes)
     return arr

@@ -25,6 +25,7 @@ import functools
 import itertools
 import threading
 import time
+from contextlib import contextmanager
 
 from xcc.diagnostics import (
     KernelFault,
@@ -35,6 +36,7 @@ from xcc.diagnostics import (
     UnsupportedError,
     XccError,
 )
+from xcc.runtime import timeline
 from xcc.runtime.device import Device
 from xcc.runtime.driver_types import CUcontext, CUresult, CUstream, CUstream_flags
 from xcc.runtime.mapped_memory import MappedGlobalMemory
@@ -79,6 +81,14 @@ def api(outputs: int = 0, needs_init: bool = True, errors=None):
     def wrap(fn):
         @functools.wraps(fn)
         def call(*args, **kwargs):
+            if timeline.active() is None:
+                return invoke(*args, **kwargs)
+            with timeline.call(fn.__name__) as c:  # a host call on the timeline (xcc.runtime.timeline)
+                result = invoke(*args, **kwargs)
+                c.ret = c.ret or int(result[0])
+                return result
+
+        def invoke(*args, **kwargs):
             try:
                 if needs_init and not _state["initialized"]:
                     raise CudaError(R.CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called")
@@ -209,11 +219,14 @@ class Context:
             t = max(t, self.legacy.ready)
         return t
 
-    def run(self, stream: Stream, op, modelled_ms=None, kind: str = "kernel"):
+    def run(self, stream: Stream, op, modelled_ms=None, kind: str = "kernel", info: dict | None = None):
         """Execute ``op()`` now and place it on the timeline after ``stream``'s prior work; it lasts
         ``modelled_ms(result)`` milliseconds where that is not None, else its measured wall time.
         A kernel fault makes the context's error sticky.  On a capturing stream the work is recorded
-        into its graph instead (``kind`` names the node) and runs at each launch of the graph."""
+        into its graph instead (``kind`` names the node) and runs at each launch of the graph.  On a
+        recorded timeline (:mod:`xcc.runtime.timeline`) the work goes on ``stream``'s track: a kernel
+        from the launch itself, a copy or memset from ``info`` (``copy``: HtoD, DtoH, DtoD or memset;
+        ``bytes``; ``sync``: the host waits for it)."""
         if stream.capture is not None:
             stream.capture.add(kind, op, modelled_ms)
             return None
@@ -227,7 +240,8 @@ class Context:
         start = self.start_time(stream)
         t0 = time.perf_counter()
         try:
-            result = op()
+            with timeline_place(self, stream, info):
+                result = op()
         except KernelFault as e:
             self.sticky = CudaError(_code_of(e), str(e))
             raise
@@ -246,6 +260,26 @@ class Context:
         if s.ctx is not self:
             raise CudaError(R.CUDA_ERROR_INVALID_HANDLE, "hStream belongs to another context")
         return s
+
+
+@contextmanager
+def timeline_place(ctx: Context, stream: Stream, info: dict | None):
+    """While the work of ``ctx.run`` runs: its kernel goes on ``stream`` (the timeline's placement), and a copy
+    or memset described by ``info`` is put there after it."""
+    tl = timeline.active()
+    if tl is None:
+        yield
+        return
+    place, prev = tl.place(timeline.driver_stream(tl, stream)), tl.override
+    tl.override = place
+    t0 = time.perf_counter_ns()
+    try:
+        yield
+    finally:
+        tl.override = prev
+    if info is not None:
+        tl.copy(place, info["copy"], info["bytes"], ctx.device.machine, time.perf_counter_ns() - t0,
+                info.get("sync", False))
 
 
 def _stack() -> list[Context]:

@@ -204,7 +204,8 @@ def unified_copy(stream, dst, src, ByteCount) -> None:
         except MemoryFault as e:
             raise CudaError(_INVALID, str(e)) from None
 
-    ctx.run(st, run, kind="memcpy")
+    kind = "DtoD" if s is not None and d is not None else "HtoD" if d is not None else "DtoH" if s is not None else None
+    ctx.run(st, run, kind="memcpy", info=kind and {"copy": kind, "bytes": n, "sync": stream is None and kind != "DtoD"})
 
 
 @api()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import time
 from collections.abc import Callable
 
 from xcc.backend.machine import Machine
@@ -20,7 +21,7 @@ from xcc.backend.objfile import ObjectFile
 from xcc.cache import JitCache, cache_key
 from xcc.diagnostics import ObjectFormatError, XccError
 from xcc.driver import CompileOptions
-from xcc.runtime import jit_hooks
+from xcc.runtime import jit_hooks, timeline
 
 _cache: JitCache | None = None
 
@@ -50,16 +51,25 @@ def resolve(sources: tuple[bytes, ...], kernel: str | None, options: CompileOpti
     request = (jit_hooks.JitRequest(sources, kernel, dict(opts), machine.name, machine.hash, key)
                if jit_hooks.registered() else None)
 
+    seen: list = [None]  # hit: True, False (compiled), None (a hook's binary)
+
     def normal() -> tuple[bytes, ObjectFile]:
         verified = _Verified()
         data, hit = jit_cache().get_or_compile(key, build, verified, meta)
+        seen[0] = hit
         if request is not None:
             request.hit = hit
         return data, verified.object_of(data)
 
+    t0 = time.perf_counter_ns()
     if request is None:
-        return normal()[1]
-    return jit_hooks.run(request, normal, lambda data, hook: _load_hooked(data, hook, kernel, what))
+        obj = normal()[1]
+    else:
+        obj = jit_hooks.run(request, normal, lambda data, hook: _load_hooked(data, hook, kernel, what))
+    tl = timeline.active()
+    if tl is not None:  # the JIT slice of the module load on the timeline
+        tl.jit(kernel, seen[0], time.perf_counter_ns() - t0)
+    return obj
 
 
 class _Verified:

@@ -135,7 +135,7 @@ class Function:
                              dict(getattr(image, "source_files", None) or {}))
             return stats
 
-        return run_on(stream, self.device, run, f"the launch of '{k.name}'")
+        return run_on(stream, self.device, run, f"the launch of '{k.name}'", kernel=k, shared_mem=shared_mem)
 
     def autotune(self, grid, block, args=(), shared_mem: int = 0, budget: int = 32, **options):
         """Search compiler knobs for the fastest build of this launch on the cycle model, with at most

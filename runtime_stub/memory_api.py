@@ -29,14 +29,14 @@ def _dptr(v, what: str) -> int:
     raise TypeError(f"Argument '{what}' is not instance of type (expected CUdeviceptr or int, found {type(v).__name__})")
 
 
-def _memop(ctx: Context, stream, op, *args, kind: str = "memcpy") -> None:
+def _memop(ctx: Context, stream, op, *args, kind: str = "memcpy", info: dict | None = None) -> None:
     def run():
         try:
             op(*args)
         except MemoryFault as e:
             raise CudaError(_INVALID, str(e)) from None
 
-    ctx.run(stream, run, kind=kind)
+    ctx.run(stream, run, kind=kind, info=info)
 
 
 @api(1)
@@ -66,8 +66,8 @@ def _htod(stream, dstDevice, srcHost, ByteCount) -> None:
     ctx, n = current(), as_uint(ByteCount, "ByteCount", 64)
     dst, st = _dptr(dstDevice, "dstDevice"), ctx.stream(stream)
     src = host_view(srcHost, n, "srcHost")
-    if n:
-        _memop(ctx, st, ctx.memory.write, dst, src)
+    if n:  # the synchronous form waits for the copy (pageable host memory)
+        _memop(ctx, st, ctx.memory.write, dst, src, info={"copy": "HtoD", "bytes": n, "sync": stream is None})
 
 
 def _dtoh(stream, dstHost, srcDevice, ByteCount) -> None:
@@ -75,14 +75,15 @@ def _dtoh(stream, dstHost, srcDevice, ByteCount) -> None:
     src, st = _dptr(srcDevice, "srcDevice"), ctx.stream(stream)
     dst = host_view(dstHost, n, "dstHost", writable=True)
     if n:
-        _memop(ctx, st, lambda: dst.__setitem__(slice(None), ctx.memory.read(src, n)))
+        _memop(ctx, st, lambda: dst.__setitem__(slice(None), ctx.memory.read(src, n)),
+               info={"copy": "DtoH", "bytes": n, "sync": stream is None})
 
 
 def _dtod(stream, dstDevice, srcDevice, ByteCount) -> None:
     ctx, n = current(), as_uint(ByteCount, "ByteCount", 64)
     dst, src, st = _dptr(dstDevice, "dstDevice"), _dptr(srcDevice, "srcDevice"), ctx.stream(stream)
     if n:
-        _memop(ctx, st, ctx.memory.copy, dst, src, n)
+        _memop(ctx, st, ctx.memory.copy, dst, src, n, info={"copy": "DtoD", "bytes": n})
 
 
 def _memset(stream, dstDevice, value, N, width: int) -> None:
@@ -93,7 +94,7 @@ def _memset(stream, dstDevice, value, N, width: int) -> None:
         raise CudaError(_INVALID, f"cuMemsetD{8 * width}: address {dst:#x} is not {width}-byte aligned")
     if n:
         pattern = np.full(n, v, {1: np.uint8, 2: np.uint16, 4: np.uint32}[width])
-        _memop(ctx, st, ctx.memory.write, dst, pattern, kind="memset")
+        _memop(ctx, st, ctx.memory.write, dst, pattern, kind="memset", info={"copy": "memset", "bytes": n * width})
 
 
 @api()

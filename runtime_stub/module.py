@@ -29,6 +29,7 @@ from xcc.diagnostics import LaunchError, XccError
 from xcc.driver import CompileOptions, Source, compile_module, kernel_names
 from xcc.lto import RelocatableObject, read_input
 from xcc.profile.format import module_hash
+from xcc.runtime import timeline
 from xcc.runtime.device import Device, DeviceArray, default_device
 from xcc.runtime.jit import jit_cache, resolve
 from xcc.runtime.launch import Function
@@ -64,6 +65,7 @@ class Module:
             self._names = kernel_names(self.sources)
         return list(self._names)
 
+    @timeline.traced("cuModuleGetFunction", "Module.get_function")
     def get_function(self, name: str) -> Function:
         """Kernel ``name``: a :class:`Function` (engine "isa") or an ``IRFunction`` (engine "ir"),
         both launched with ``launch(grid, block, args, shared_mem)``."""
@@ -141,6 +143,7 @@ class Module:
         return obj.kernels[name]
 
 
+@timeline.traced("cuModuleLoadData", "rt.load_module")
 def load_module(src, arch: str = "xg1", opt_level: int = 3, max_registers: int = 255,
                 device: Device | None = None, engine: str = "isa", passes: str | None = None,
                 autotuned: bool = False, profile_use=None, specialize: bool = False) -> Module:

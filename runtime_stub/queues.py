@@ -32,6 +32,7 @@ import itertools
 from collections import deque
 
 from xcc.diagnostics import LaunchError, XccError
+from xcc.runtime import timeline
 from xcc.runtime.device import default_device, sync_blocking
 
 _NOT_RUN = object()
@@ -63,7 +64,9 @@ class PendingLaunch:
 
     def synchronize(self):
         """Run the stream up to and including this launch; its statistics."""
-        self.stream._run_until(lambda: self.done)
+        with timeline.call("cuStreamSynchronize", "PendingLaunch.synchronize"):
+            self.stream._run_until(lambda: self.done)
+            self.stream._host_waits()
         return self.stats
 
 
@@ -79,8 +82,12 @@ class Event:
         return self.time_ms is not None
 
     def synchronize(self) -> None:
-        if self.stream is not None:
-            self.stream._run_until(lambda: self.done)
+        with timeline.call("cuEventSynchronize", "Event.synchronize"):
+            if self.stream is not None:
+                self.stream._run_until(lambda: self.done)
+                tl = timeline.active()
+                if tl is not None:
+                    tl.wait(getattr(self, "timeline_ns", 0))
 
     def elapsed_ms(self, start: Event) -> float:
         """Device milliseconds from ``start`` to this event (both must have been reached)."""
@@ -114,29 +121,45 @@ class Stream:
         return p
 
     def record(self, event: Event | None = None) -> Event:
-        event = event or Event()
-        event.stream, event.time_ms = self, None
-        self._queue.append(("record", None, event))
+        with timeline.call("cuEventRecord", "Stream.record"):
+            event = event or Event()
+            event.stream, event.time_ms = self, None
+            self._queue.append(("record", None, event))
         return event
 
     def wait(self, event: Event) -> None:
         """Later work on this stream waits for ``event`` (already reached, or not yet recorded: no wait)."""
-        if event.stream is not None and not event.done:
-            self._queue.append(("wait", None, event))
+        with timeline.call("cuStreamWaitEvent", "Stream.wait"):
+            if event.stream is not None and not event.done:
+                self._queue.append(("wait", None, event))
 
     def synchronize(self) -> None:
-        self._run_until(lambda: not self._queue)
+        with timeline.call("cuStreamSynchronize", "Stream.synchronize"):
+            self._run_until(lambda: not self._queue)
+            self._host_waits()
+
+    def _host_waits(self) -> None:
+        """On a timeline, the host waits for this stream's work so far."""
+        tl = timeline.active()
+        if tl is not None:
+            tl.wait(timeline.py_stream(tl, self, self.device).ready)
 
     def _run_until(self, finished) -> None:
         if self._error is not None:
             raise self._error
         while not finished() and self._queue:
             kind, run, obj = self._queue.popleft()
+            tl = timeline.active()
             if kind == "record":
                 obj.time_ms = self.clock_ms
+                if tl is not None:
+                    obj.timeline_ns = tl.ready_for(timeline.py_stream(tl, self, self.device))
             elif kind == "wait":
-                obj.synchronize()
+                obj.stream._run_until(lambda o=obj: o.done)
                 self.clock_ms = max(self.clock_ms, obj.time_ms)
+                if tl is not None:
+                    st = timeline.py_stream(tl, self, self.device)
+                    st.ready = max(st.ready, getattr(obj, "timeline_ns", 0))
             else:
                 try:
                     stats = run()
@@ -157,12 +180,23 @@ def _duration_ms(stats, device) -> float:
     return cycles / (float(device.machine.data["sm"]["clock_mhz"]) * 1e3)
 
 
-def run_on(stream: Stream | None, device, run, what: str):
+def run_on(stream: Stream | None, device, run, what: str, kernel=None, shared_mem: int = 0):
     """Run ``run()`` on ``stream`` (a :class:`PendingLaunch`, at once) or on the default stream (after every
-    blocking stream's work; the result)."""
+    blocking stream's work; the result).  Every kernel launch of the runtime comes here: on a timeline
+    (:mod:`xcc.runtime.timeline`) it is a ``cuLaunchKernel`` call and its ``kernel`` (the image: registers,
+    shared memory) is placed on its stream when it runs."""
+    if stream is not None and stream.device is not device:
+        raise LaunchError("the stream belongs to another device")
+    tl = timeline.active()
+    if tl is None:
+        return _run_on(stream, device, run, what)
+    with tl.call("cuLaunchKernel", "Function.launch"):
+        place = tl.place(timeline.py_stream(tl, stream, device))
+        return _run_on(stream, device, lambda: tl.kernel(place, run, kernel, shared_mem, device.machine), what)
+
+
+def _run_on(stream: Stream | None, device, run, what: str):
     if stream is not None:
-        if stream.device is not device:
-            raise LaunchError("the stream belongs to another device")
         return stream.enqueue_launch(run, what)
     sync_blocking(device)
     return run()

@@ -26,6 +26,7 @@ host callbacks.  Stream capture and graphs: :mod:`xcc.runtime.graphs`.
 
 from __future__ import annotations
 
+from xcc.runtime import timeline
 from xcc.runtime.driver_core import CudaError, Stream, api, as_int, current, lookup, register, unregister
 from xcc.runtime.driver_types import CUevent, CUevent_flags, CUresult, CUstream, CUstream_flags
 
@@ -104,7 +105,11 @@ def cuStreamGetFlags(hStream) -> int:
 @api()
 def cuStreamSynchronize(hStream) -> None:
     """Wait for the stream's work: already done (work runs when it is enqueued); illegal while capturing."""
-    refuse_if_capturing(_stream(hStream), "cuStreamSynchronize")
+    s = _stream(hStream)
+    refuse_if_capturing(s, "cuStreamSynchronize")
+    tl = timeline.active()
+    if tl is not None:  # on the modelled timeline the host waits for the stream's work
+        tl.wait(timeline.driver_stream(tl, s).ready)
 
 
 @api()
@@ -127,6 +132,10 @@ def cuStreamWaitEvent(hStream, hEvent, Flags=0) -> None:
         return
     if e.time is not None:
         s.ready = max(s.ready, e.time)
+    tl = timeline.active()
+    if tl is not None and hasattr(e, "timeline_ns"):
+        st = timeline.driver_stream(tl, s)
+        st.ready = max(st.ready, e.timeline_ns)
 
 
 @api()
@@ -162,6 +171,9 @@ def cuEventRecord(hEvent, hStream) -> None:
         return
     e.graph, e.stream = None, s
     e.record(s)
+    tl = timeline.active()
+    if tl is not None:
+        e.timeline_ns = tl.ready_for(timeline.driver_stream(tl, s))
 
 
 @api()
@@ -171,7 +183,10 @@ def cuEventQuery(hEvent) -> None:
 
 @api()
 def cuEventSynchronize(hEvent) -> None:
-    _event(hEvent)
+    e = _event(hEvent)
+    tl = timeline.active()
+    if tl is not None:
+        tl.wait(getattr(e, "timeline_ns", 0))
 
 
 @api(1)

@@ -45,10 +45,15 @@ TOO_MANY_GLOBALS = HEADER + "".join(f".global .align 4 .u32 g{k};\n" for k in ra
 MBARRIER = HEADER + """
 .visible .entry hopper(.param .u64 p)
 {
+  .reg .b32 %r<3>;
   .reg .b64 %rd<3>;
   .shared .align 8 .b64 bar;
+  .shared .align 128 .b8 buf[256];
   mov.u64 %rd1, bar;
   mbarrier.init.shared.b64 [%rd1], 32;
+  ld.param.u64 %rd2, [p];
+  mov.u32 %r1, 0;
+  cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [buf], [%rd2, {%r1}], [bar];
   ret;
 }
 """
@@ -99,8 +104,8 @@ def test_check_reports_every_failing_kernel_and_passes_the_rest(tmp_path):
     src.write_text(text)
     res = check_sources([read_source(src)])
     if not res.errors:
-        pytest.skip("mbarrier.init compiles now: nothing refused")
-    lines = [k for k, line in enumerate(text.splitlines(), 1) if "mbarrier.init" in line]
+        pytest.skip("cp.async.bulk.tensor compiles now: nothing refused")
+    lines = [k for k, line in enumerate(text.splitlines(), 1) if "cp.async.bulk.tensor" in line]
     assert [e.loc.line for e in res.errors] == lines and len(lines) == 2
     assert res.kernels == ["good"]
 

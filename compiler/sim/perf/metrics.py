@@ -18,7 +18,8 @@ Compute Profiling Guide ("Metrics Reference", "Warp Scheduler States").
 
 ``xcc__`` metrics are the model's own: ``xcc__pc_samples`` (per pc, the warp-cycles by reason, for the
 hot-spot view :mod:`xcc.sim.perf.hotspots`), ``xcc__sampled_ctas`` and ``xcc__total_ctas`` (cycles of the
-recorded CTAs are scaled by ``total / sampled``).
+recorded CTAs are scaled by ``total / sampled``), ``xcc__cta_residency`` (per recorded CTA: SM, slot, first and
+last cycle; the per-SM residency of a timeline, :mod:`xcc.runtime.timeline`).
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def launch_metrics(rp, total_ctas: int) -> tuple[int, dict]:
     # rows [pc, selected, not_selected, wait, ...] in STALL_REASONS order, for every pc that issued
     m["xcc__pc_samples"] = [[pc, *row] for pc, row in enumerate(rp.pc_samples) if row[0]]
     m["xcc__sampled_ctas"] = nctas
+    # per CTA: [cta, SM, slot, start cycle, end cycle], the per-SM residency of the timeline (xcc.runtime.timeline)
+    m["xcc__cta_residency"] = [[c, rp.cta_sm[c], rp.cta_slot[c], rp.cta_start[c], rp.cta_end[c]] for c in range(nctas)]
     m["xcc__total_ctas"] = total_ctas
     return int(m["gpc__cycles_elapsed.max"]), m
 

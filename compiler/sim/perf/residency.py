@@ -106,6 +106,8 @@ class Residency:
         """Place the first CTAs: breadth-first, one CTA per SM per round, as the hardware's CTA scheduler."""
         for _ in range(self.per_sm):
             for sm in range(self.nsm):
+        self.cta_start = [0] * nctas  # when each CTA was placed on its SM, and when it finished (the timeline's
+        self.cta_end = [0] * nctas  # per-SM residency, xcc.runtime.timeline)
                 if self.next_cta < self.nctas:
                     self.dispatch(sm, 0, 1)
 
@@ -133,7 +135,7 @@ class Residency:
             c = self.next_cta
             self.next_cta += 1
             slot = free.pop(0)
-            self.cta_slot[c], self.cta_sm[c] = slot, sm
+            self.cta_slot[c], self.cta_sm[c], self.cta_start[c] = slot, sm, t
             if self.sm_resident[sm] == 0:
                 self.sm_since[sm] = t
             self.sm_resident[sm] += 1
@@ -164,6 +166,7 @@ class Residency:
             self.sm_active[sm] += t - self.sm_since[sm]
         self.dispatch(sm, t)
 
+        self.cta_end[c] = t
     def release_bar(self, c: int, t: int) -> None:
         at_bar, ready = self.at_bar, self.ready
         for i in range(self.wpc):
