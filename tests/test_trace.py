@@ -342,3 +342,31 @@ def test_range_as_a_decorator_and_outside_a_trace(tmp_path):
     with rt.trace(tmp_path / "r.json") as tl:
         step()
     assert [r[0] for r in tl.ranges] == ["step"] and tl.ranges[0][2] > tl.ranges[0][1]
+
+
+@pytest.mark.parametrize("old,new,key", [
+    ("link_bandwidth_gbs = 63.0", "link_bandwidth_gbs = 0", "[host] link_bandwidth_gbs"),
+    ("launch_api_us = 3.0", 'launch_api_us = "3"', "[host] launch_api_us"),
+    ('link = "PCIe 5.0 x16"', "link = 5", "[host] link"),
+    ("sync_us = 1.0 ", "", "[host] sync_us"),
+])
+def test_a_bad_or_missing_host_figure_is_named(tmp_path, old, new, key):
+    from harness import modified_description
+
+    from xcc.backend.machine import load_machine
+
+    with pytest.raises(XccError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        load_machine(modified_description(tmp_path, "bad", {old: new}))
+
+
+def test_host_figures_do_not_change_a_kernels_cycles(tmp_path):
+    from harness import modified_description
+
+    slow = rt.Device(machine=modified_description(tmp_path, "slow", {"link_bandwidth_gbs = 63.0": "link_bandwidth_gbs = 1.0",
+                                                                      "launch_api_us = 3.0": "launch_api_us = 300.0"}))
+    cycles = []
+    for device in (rt.Device(), slow):
+        fn = rt.load_module(SAXPY, device=device).get_function("saxpy")
+        x = rt.to_device(np.ones(256, np.float32), device)
+        cycles.append(fn.launch((1, 1, 1), (256, 1, 1), (np.int32(256), np.float32(2), x, x)).cycles)
+    assert cycles[0] == cycles[1]
