@@ -30,7 +30,7 @@ import re
 from collections import ChainMap
 from dataclasses import replace
 
-from xcc.diagnostics import PtxSemanticError, SourceLoc, raise_errors
+from xcc.diagnostics import PtxSemanticError, SourceLoc, UnsupportedError, raise_errors
 from xcc.frontend import ast
 from xcc.frontend.instructions import (
     FORMS,
@@ -40,6 +40,7 @@ from xcc.frontend.instructions import (
     TENSOR_FAMILIES,
     TYPE_WIDTH,
     TYPES,
+    blackwell_only,
     category,
     requirements,
 )
@@ -676,3 +677,23 @@ _RULES = {
 }
 
 __all__ = ["MAX_ERRORS", "PTX_OPCODES", "RegScope", "check"]
+
+
+def blackwell_refusals(module: ast.Module) -> list[UnsupportedError]:
+    """The Blackwell-only instructions of ``module`` (:func:`xcc.frontend.instructions.blackwell_only`), each with
+    the located message IR lowering refuses it with: what ``xcc check --syntax-only`` reports, so that it and
+    ``xcc check``/``xcc compile`` say the same."""
+    out: list[UnsupportedError] = []
+
+    def walk(stmts) -> None:
+        for st in stmts:
+            if isinstance(st, ast.Block):
+                walk(st.body)
+            elif isinstance(st, ast.Instruction) and blackwell_only(st.opcode, st.modifiers):
+                text = ".".join((st.opcode, *st.modifiers))
+                out.append(UnsupportedError(f"{text} is a Blackwell (sm_100a) instruction that xcc does not "
+                                            "support yet", st.loc))
+
+    for fn in module.functions:
+        walk(fn.body or [])
+    return out

@@ -360,4 +360,24 @@ _OPCODE_REQUIREMENTS: dict[str, tuple] = {
     "discard": (80, (7, 4)),
 }
 
-__all__ = ["FORMS", "Form", "Requirement", "TYPES", "TYPE_WIDTH", "category", "requirements"]
+# --------------------------------------------------------------------------- Blackwell-only forms
+
+BLACKWELL_TYPES = frozenset({"e2m1", "e2m1x2", "e2m1x4", "e2m3", "e2m3x2", "e3m2", "e3m2x2", "ue8m0", "ue8m0x2"})
+_BLACKWELL_MMA = frozenset({"block_scale", "kind::f8f6f4", "kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4"})
+
+
+def blackwell_only(opcode: str, modifiers: tuple[str, ...]) -> bool:
+    """Whether an instruction is one PTX ISA 8.6+ defines for Blackwell (sm_100a and later) only, which xcc does
+    not support yet: tcgen05 and clusterlaunchcontrol, FP6/FP4 (e2m1, e2m3, e3m2) and ue8m0 conversions,
+    stochastic rounding (``.rs``) and block-scaled or FP6/FP4 ``mma``."""
+    ms = set(modifiers)
+    if opcode in ("tcgen05", "clusterlaunchcontrol"):
+        return True
+    if opcode == "cvt":
+        return bool(ms & BLACKWELL_TYPES) or "rs" in ms
+    if opcode in ("mma", "wmma"):
+        return bool(ms & (_BLACKWELL_MMA | BLACKWELL_TYPES))
+    return False
+
+
+__all__ = ["FORMS", "Form", "Requirement", "TYPES", "TYPE_WIDTH", "blackwell_only", "category", "requirements"]

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import math
 import struct
+from fractions import Fraction
 
+import numpy as np
 import pytest
 from test_isa_gaps import ENGINES, M32, M64, check, run, s32
+
+from xcc import runtime as rt
 
 F32_EDGE = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
             0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0x40490FDB, 0xC0000000]
@@ -328,3 +332,108 @@ def test_refusals_name_the_instruction():
                         "another CTA's shared memory) is not supported yet")]:
         with pytest.raises(XccError, match=r":\d+:\d+: error: " + want.replace("(", r"\(").replace(")", r"\)")):
             run(body, [(0,)], "isa", 0)
+
+
+# ----------------------------------------------------------------------------- tf32 conversions
+
+
+def tf32_ref(a: int, rnd: str, satfinite: bool, relu: bool) -> int:
+    """Round f32 ``a`` to tf32 (10 fraction bits) with exact rationals: the two neighbours of |a| on the tf32
+    grid of its binade, chosen by the rounding; a NaN gives 0x7fffffff."""
+    x = f32(a)
+    if math.isnan(x):
+        return 0x7FFFFFFF
+    sign = a & 0x80000000
+    if relu and sign:
+        return 0
+    if math.isinf(x):
+        return 0x7F7FE000 | sign if satfinite else a
+    q = Fraction(x) if x >= 0 else -Fraction(x)
+    mag = a & 0x7FFFFFFF
+    lo_bits = mag & ~0x1FFF
+    lo, hi = Fraction(f32(lo_bits)), Fraction(f32(lo_bits + 0x2000)) if lo_bits + 0x2000 < 0x7F800000 else None
+    if q == lo:
+        r = lo_bits
+    else:
+        ulp = Fraction(f32(lo_bits + 0x2000)) - lo if hi is not None else Fraction(2) ** 128 - lo
+        half = lo + ulp / 2
+        up = {"rz": False, "rna": q >= half, "rn": q > half or (q == half and (lo_bits >> 13) & 1)}[rnd]
+        r = lo_bits + 0x2000 if up else lo_bits
+    if r >= 0x7F800000 and satfinite:
+        r = 0x7F7FE000
+    return r | sign
+
+
+TF32_EDGE = F32_EDGE + [0x3F801000, 0x3F803000, 0x3F801001, 0x3F802FFF, 0x7F7FF000, 0x7F7FEFFF, 0x00001000,
+                        0x00003000, 0xBF801000, 0x807FFFFF, 0x00000FFF]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", ["rna", "rna.satfinite", "rn", "rn.satfinite", "rn.relu", "rz", "rz.relu.satfinite"])
+def test_cvt_tf32(engine, opt, form):
+    rnd = form.split(".")[0]
+    rows = [(a,) for a in TF32_EDGE]
+    body = f"cvt.{form}.tf32.f32 %r5, %f1; cvt.u64.u32 %rd8, %r5;"
+    want = [tf32_ref(a, rnd, "satfinite" in form, "relu" in form) for (a,) in rows]
+    check(body, rows, want, engine, opt)
+
+
+# ----------------------------------------------------------------------------- Blackwell-only forms
+
+BLACKWELL = """
+.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry fine(.param .u64 out)
+{
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    st.global.u32 [%rd1], 7;
+    ret;
+}
+.visible .entry k(.param .u64 out)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<8>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<2>;
+    mov.f32 %f1, 0f3F800000;
+    mov.f32 %f2, 0f40000000;
+    mov.u32 %r4, 0;
+    INST
+    ret;
+}
+"""
+BLACKWELL_FORMS = [
+    "cvt.rn.satfinite.e2m1x2.f32 %h1, %f1, %f2;",
+    "cvt.rn.satfinite.e2m3x2.f32 %h1, %f1, %f2;",
+    "cvt.rn.satfinite.e3m2x2.f32 %h1, %f1, %f2;",
+    "cvt.rz.satfinite.ue8m0x2.f32 %h1, %f1, %f2;",
+    "cvt.rn.f16x2.e2m1x2 %r5, %h1;",
+    "cvt.rs.satfinite.f16x2.f32 %r5, %f1, %f2, %r4;",
+    "tcgen05.fence::before_thread_sync;",
+]
+
+
+@pytest.mark.parametrize("inst", BLACKWELL_FORMS)
+def test_blackwell_forms_refused_alike_by_check_compile_and_syntax_only(capsys, tmp_path, inst):
+    """One located message, the same from `xcc compile`, `xcc check` and `xcc check --syntax-only`; the
+    module's other kernel still checks and loads (lazy loading)."""
+    from xcc.cli import main
+
+    src = tmp_path / "bw.ptx"
+    src.write_text(BLACKWELL.replace("INST", inst))
+    line = BLACKWELL.replace("INST", inst).splitlines().index("    " + inst) + 1
+    name = inst.split()[0].rstrip(";")
+    want = f"{src}:{line}:5: error: {name} is a Blackwell (sm_100a) instruction that xcc does not support yet"
+    outs = []
+    for argv in (["compile", src, "-o", tmp_path / "o.xbin"], ["check", src], ["check", "--syntax-only", src]):
+        rc = main([str(a) for a in argv])
+        err = capsys.readouterr().err
+        outs.append((rc, [ln for ln in err.splitlines() if ": error: " in ln]))
+    assert outs == [(1, [want])] * 3
+    dev = rt.Device()
+    d = rt.to_device(np.zeros(1, np.uint32), dev)
+    rt.load_module(BLACKWELL.replace("INST", inst), device=dev).get_function("fine").launch((1, 1, 1), (1, 1, 1),
+                                                                                           [d])
+    assert int(d.copy_to_host()[0]) == 7

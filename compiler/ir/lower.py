@@ -12,6 +12,7 @@ from typing import Protocol
 
 from xcc.diagnostics import PtxSemanticError, UnsupportedError
 from xcc.frontend import ast
+from xcc.frontend.instructions import blackwell_only
 from xcc.ir.core import Block, Const, Instruction, Param, Value, Variable
 from xcc.ir.lower_async import AsyncLowering
 from xcc.ir.lower_bits import BitsLowering
@@ -150,6 +151,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     # ----------------------------------------------------------------- dispatch
     def lower(self, inst: ast.Instruction) -> None:
         self.inst = inst
+        if blackwell_only(inst.opcode, inst.modifiers):  # (xcc check --syntax-only gives the same message)
+            raise self.error(f"{_full(inst)} is a Blackwell (sm_100a) instruction that xcc does not support yet")
         method = getattr(self, "op_" + inst.opcode.replace(".", "_"), None)
         if method is None:
             if inst.opcode in BINARY:
@@ -374,7 +377,7 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     def op_cvt(self, inst) -> None:
         """``cvt``; ``cvt.frnd.{f16x2,bf16x2}.f32 d, a, b`` packs cvt(a) into bits 31:16 and cvt(b) into
         bits 15:0 (PTX ISA 9.7.9.21)."""
-        if self.cvt_composed(inst):  # cvt.pack, FP8 (xcc.ir.lower_video)
+        if self.cvt_composed(inst) or self.cvt_tf32(inst):  # cvt.pack, FP8 (xcc.ir.lower_video), tf32 (lower_bits)
             return
         ts = types_of(inst.modifiers)
         if len(ts) != 2:

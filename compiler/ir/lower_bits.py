@@ -17,6 +17,7 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
   ``min.relu.s32``: the result clamped below at 0; ``{min,max}.NaN.f32``: a NaN operand gives the canonical NaN
   ``0x7fffffff``; ``.xorsign.abs`` (f32, f16, f16x2, bf16, bf16x2): ``|d| = min/max(|a|, |b|)`` (NaN rules of
   the plain form, or of ``.NaN``) and, unless ``d`` is NaN, its sign the XOR of a's and b's.
+* ``cvt`` to ``.tf32`` (9.7.9.21): rounding of the f32 bit pattern (:meth:`BitsLowering.cvt_tf32`).
 * ``mad.hi.sat.s32 d, a, b, c`` (9.7.1.4): ``d = sat(hi32(a * b) + c)``: ``mul.hi`` then ``add.sat``.
 * ``prefetch``, ``prefetchu``, ``applypriority``, ``discard`` (9.7.9.15/16/17): cache hints; xg1 models no
   cache it could act on, so they lower to nothing once the address operand is checked (``discard`` and
@@ -233,6 +234,40 @@ class BitsLowering:
         a, b, c = (self.read(o, _S32) for o in inst.operands[1:])
         hi = self.emit("mul", _S32, [a, b], _S32, mode="hi").result
         self.write(inst.operands[0], self.emit("add", _S32, [hi, c], _S32, sat=True).result)
+        return True
+
+    # ----------------------------------------------------------------- tf32
+    def cvt_tf32(self, inst) -> bool:
+        """``cvt.rna{.satfinite}.tf32.f32`` (sm_80) and ``cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32`` (sm_90), PTX ISA
+        9.7.9.21: a's magnitude rounded to 10 fraction bits (the low 13 bits of the f32 pattern zero) by
+        adding half a quantum (``.rna``: ties away), that less one plus the kept lsb (``.rn``: ties to even) or
+        nothing (``.rz``), then masking; a carry into the exponent gives infinity, which ``.satfinite`` (and for an
+        infinite input too) turns into the largest finite tf32 ``0x7f7fe000`` of the sign; ``.relu`` makes a
+        negative result +0; a NaN gives the canonical NaN ``0x7fffffff``.  False for any other ``cvt``."""
+        mods = inst.modifiers
+        if "tf32" not in mods:
+            return False
+        rnd = [m for m in mods if m in ("rna", "rn", "rz", "rm", "rp", "rs")]
+        extra = [m for m in mods if m not in ("rna", "rn", "rz", "relu", "satfinite", "tf32", "f32")]
+        if mods[-2:] != ("tf32", "f32") or len(rnd) != 1 or extra or ("relu" in mods and rnd[0] == "rna"):
+            raise self.error(f"'{_text(inst)}' is not a tf32 conversion PTX defines (cvt.rna{{.satfinite}}.tf32.f32, "
+                             "cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32)", PtxSemanticError)
+        self._check(inst, 2)
+        a = self.read(inst.operands[1], _U32)
+        mag = self._op("and", a, self._k(0x7FFFFFFF))
+        bias = {"rz": None, "rna": self._k(0x1000),
+                "rn": self._op("add", self._op("and", self._op("shr", mag, self._k(13)), self._k(1)),
+                               self._k(0xFFF))}[rnd[0]]
+        r = self._op("and", self._op("add", mag, bias) if bias is not None else mag, self._k(~0x1FFF))
+        if "satfinite" in mods:
+            big = self._op("setp", r, self._k(0x7F800000), cmp="hs")
+            r = self.emit("selp", _U32, [self._k(0x7F7FE000), r, big], _U32).result
+        r = self._op("or", r, self._op("and", a, self._k(0x80000000)))
+        if "relu" in mods:
+            neg = self._op("setp", a, self._k(0x80000000), cmp="hs")
+            r = self.emit("selp", _U32, [self._k(0), r, neg], _U32).result
+        nan = self._op("setp", mag, self._k(0x7F800000), cmp="hi")
+        self.write(inst.operands[0], self.emit("selp", _U32, [self._k(0x7FFFFFFF), r, nan], _U32).result)
         return True
 
     # ----------------------------------------------------------------- cache hints
