@@ -323,3 +323,57 @@ def test_setmaxnreg_and_griddepcontrol_run_as_no_ops(engine, opt):
 def test_setmaxnreg_checks_its_register_count(bad):
     with pytest.raises(PtxSemanticError, match="multiple of 8 in 24 .. 256"):
         rt.load_module(HEADER.replace("BODY", "    " + bad), device=rt.Device(), engine="ir").get_function("k")
+
+
+STMATRIX = """
+    mov.u32 %r2, buf;
+    shl.b32 %r3, %r1, 4;
+    add.u32 %r4, %r2, %r3;
+    shl.b32 %r5, %r1, 1;
+    add.u32 %r10, %r5, 0;
+    add.u32 %r11, %r5, 256;
+    add.u32 %r12, %r5, 512;
+    add.u32 %r13, %r5, 768;
+    or.b32 %r14, %r5, 1;
+    shl.b32 %r15, %r14, 16;
+    or.b32 %r10, %r10, %r15;
+    add.u32 %r15, %r15, 0x1000000;
+    or.b32 %r11, %r11, %r15;
+    add.u32 %r15, %r15, 0x1000000;
+    or.b32 %r12, %r12, %r15;
+    add.u32 %r15, %r15, 0x1000000;
+    or.b32 %r13, %r13, %r15;
+    stmatrix.sync.aligned.m8n8.x4FORM.shared.b16 [%r4], {%r10, %r11, %r12, %r13};
+    bar.sync 0;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra END;
+    cp.async.bulk.global.shared::cta.bulk_group [%rd1], [buf], 512;
+END:
+"""
+
+
+def _stmatrix_reference(trans: bool) -> np.ndarray:
+    """The 32 x 8 halves of buf: matrix i's rows at lanes 8i .. 8i+7's addresses (buf + 16 * lane); lane l
+    holds elements 2(l%4) + k (k = 0, 1) of row l/4 (trans: of column l/4), here the value 256i + 2l + k."""
+    buf = np.zeros((32, 8), np.uint16)
+    for i in range(4):
+        for lane in range(32):
+            for k in range(2):
+                r, c = lane // 4, 2 * (lane % 4) + k
+                if trans:
+                    r, c = c, r
+                buf[8 * i + r, c] = 256 * i + 2 * lane + k
+    return buf
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("trans", [False, True])
+def test_stmatrix_stores_the_fragments_ldmatrix_loads(engine, opt, trans):
+    dev = rt.Device()
+    out = rt.to_device(np.zeros(256, np.uint16), dev)
+    src = rt.to_device(np.zeros(16, np.uint8), dev)
+    body = STMATRIX.replace("FORM", ".trans" if trans else "")
+    module = rt.load_module(HEADER.replace("BODY", body).replace("    st.global.u64 [%rd3], %rd9;\n", ""),
+                            device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (32, 1, 1), [out, src])
+    assert out.copy_to_host().reshape(32, 8).tolist() == _stmatrix_reference(trans).tolist()

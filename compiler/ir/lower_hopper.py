@@ -1,5 +1,5 @@
 """Lowering of Hopper's asynchronous machinery and warp-level odds into IR: ``mbarrier``, ``cp.async.bulk``,
-``elect.sync``, ``setmaxnreg``, ``griddepcontrol`` (PTX ISA 8.x/9.x).
+``stmatrix``, ``elect.sync``, ``setmaxnreg``, ``griddepcontrol`` (PTX ISA 8.x/9.x).
 
 A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PTX opcode.
 
@@ -15,6 +15,8 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
 * ``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [s], size, [mbar]`` and
   ``cp.async.bulk.global.shared::cta.bulk_group [d], [s], size`` -> ``bulk_copy``; the bulk
   ``commit_group`` / ``wait_group{.read} N`` -> a ``fence`` (the copies are performed when they execute).
+* ``stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [p], {r...}`` -> per matrix a ``shfl.idx`` of the
+  row address and a 32-bit store (``.trans``: two 16-bit stores) per lane (:meth:`op_stmatrix`).
 * ``elect.sync d|p, membermask`` -> the lowest lane of ``activemask & membermask`` (``bfind`` of its lowest
   set bit), ``p = laneid == d``.
 * ``setmaxnreg.{inc,dec}.sync.aligned.u32 n`` (n a multiple of 8 in 24 .. 256) and ``griddepcontrol
@@ -153,6 +155,55 @@ class HopperLowering:
         mbar, moff = (self._address(ops[3])[:2] if g2s else (Const(u32, 0), 0))
         self.emit("bulk_copy", None, [dst, src, size, mbar], to_shared=g2s, dst_offset=doff, src_offset=soff,
                   mbar_offset=moff)
+
+    # ----------------------------------------------------------------- stmatrix
+    def op_stmatrix(self, inst) -> None:
+        """``stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared{::cta}.b16 [p], {r...}``: the inverse of
+        ldmatrix.  Matrix i's row j lies at the address lane 8i + j gives; lane l holds elements 2(l%4) and
+        2(l%4) + 1 of row l/4 (``.trans``: of column l/4).  Each lane fetches the row address it needs from
+        its owner lane (``shfl.idx``) and stores its 32 bits (``.trans``: two 16-bit elements)."""
+        nums = {"x1": 1, "x2": 2, "x4": 4}
+        ms = inst.modifiers
+        num = next((nums[m] for m in ms if m in nums), None)
+        extra = [m for m in ms if m not in {"sync", "aligned", "m8n8", "trans", "shared", "shared::cta", "b16", *nums}]
+        if num is None or "m8n8" not in ms or "b16" not in ms or extra:
+            raise self.error(f"'{_text(inst)}' is not supported yet (supported: stmatrix.sync.aligned.m8n8"
+                             ".x1/.x2/.x4{.trans}.shared.b16)")
+        self._hp_count(inst, 2)
+        srcs = inst.operands[1]
+        srcs = srcs.elements if isinstance(srcs, ast.Vector) else (srcs,)
+        if len(srcs) != num:
+            raise self.error(f"'{_text(inst)}' stores {num} register(s), got {len(srcs)}", PtxSemanticError)
+        u32, b16 = ptx_type("u32"), ptx_type("b16")
+        base, off, param = self._address(inst.operands[0])
+        if param is not None:
+            raise self.error(f"'{_text(inst)}' to a kernel parameter", PtxSemanticError)
+        if base.type.bits != 32:
+            base = self.emit("cvt", u32, [base], u32, src=f"u{base.type.bits}").result
+        lane = self.emit("sreg", u32, [], u32, name="laneid").result
+        quad = self.emit("and", u32, [lane, Const(u32, 3)], u32).result
+        row = self.emit("shr", u32, [lane, Const(u32, 2)], u32).result
+
+        def op(name, a, b):
+            return self.emit(name, u32, [a, b if not isinstance(b, int) else Const(u32, b)], u32).result
+
+        def row_address(i: int, src_row):
+            owner = op("add", src_row, 8 * i)
+            return self.emit("shfl", u32, [base, owner, Const(u32, 0x1F), Const(u32, 0xFFFFFFFF)], u32,
+                             mode="idx").result
+
+        trans = "trans" in ms
+        for i, r in enumerate(srcs):
+            v = self.read(r, u32)
+            if not trans:
+                addr = op("add", row_address(i, row), op("shl", quad, 2))
+                self.emit("st", u32, [addr, v], None, space="shared", offset=off)
+                continue
+            for h in (0, 1):
+                addr = op("add", row_address(i, op("add", op("shl", quad, 1), h)), op("shl", row, 1))
+                half = op("shr", v, 16) if h else v
+                part = self.emit("cvt", b16, [half], b16, src="u32").result
+                self.emit("st", b16, [addr, part], None, space="shared", offset=off)
 
     # ----------------------------------------------------------------- elect, setmaxnreg, griddepcontrol
     def op_elect(self, inst) -> None:

@@ -223,5 +223,6 @@ def _bulk_copy(x: OpBinder):
         r, off = x.arg(i), int(at.get(key, 0))
         return r if not off else (lambda sel, n: np.asarray(r(sel, n)).astype(np.int64) + off)
 
-    return mbar.bulk_executor(launch, _view(launch), launch.gmem, bool(at.get("to_shared")), plus(0, "dst_offset"),
-                              plus(1, "src_offset"), x.arg(2), plus(3, "mbar_offset"))
+    to_shared = bool(at.get("to_shared"))
+    return mbar.bulk_executor(launch, _view(launch), launch.gmem, to_shared, plus(0, "dst_offset"),
+                              plus(1, "src_offset"), x.arg(2), plus(3, "mbar_offset") if to_shared else None)
