@@ -54,12 +54,14 @@ parser: $(STAMP)
 
 # Regenerate the examples' PTX (needs nvcc; the PTX is committed so nothing else does).
 # Every examples/X.cu gives X.sm_80.ptx and X.sm_90.ptx (-O3); the PTX_RDC stems are compiled
-# with -rdc=true (separate compilation); the PTX_DEBUG / PTX_LINEINFO stems also give
+# with -rdc=true (separate compilation); the PTX_SM90A stems (Hopper-only instructions) give only
+# X.sm_90a.ptx; the PTX_DEBUG / PTX_LINEINFO stems also give
 # X.sm_80.debug.ptx (-G) and X.sm_80.lineinfo.ptx (-lineinfo -O3). Those two embed the absolute
 # path of the source file, so they are byte-identical only when regenerated in the same checkout
 # directory. Each output is checked with ptxas when it is on PATH (-c for the rdc files).
 PTXAS        ?= ptxas
 PTX_RDC      := rdc_main rdc_lib
+PTX_SM90A    := hopper_pipeline
 PTX_DEBUG    := device_functions scan_sort spmv_csr transformer_ops diffusion_ops gemm_simt gemm_tensorcore \
                 block_reduce warp_reduce_shfl warp_vote saxpy vector_add_grid_stride transpose_shared \
                 histogram_atomic divergent_lanes collatz_steps bit_ops math_f32 math_f64 atomics \
@@ -71,7 +73,8 @@ ptx:
 	check() { if command -v $(PTXAS) >/dev/null; then $(PTXAS) $$1 -arch=$$2 $$3 -o /dev/null || exit 1; fi; }; \
 	for cu in $(EXAMPLES); do stem=$$(basename $$cu .cu); \
 	  rdc=""; case " $(PTX_RDC) " in *" $$stem "*) rdc="-rdc=true ";; esac; \
-	  for a in $(ARCHS); do out=examples/$$stem.$$a.ptx; \
+	  archs="$(ARCHS)"; case " $(PTX_SM90A) " in *" $$stem "*) archs=sm_90a;; esac; \
+	  for a in $$archs; do out=examples/$$stem.$$a.ptx; \
 	    echo "$(NVCC) -ptx $$rdc-arch=$$a -O3 $$cu -o $$out"; \
 	    $(NVCC) -ptx $$rdc-arch=$$a -O3 $$cu -o $$out || exit 1; \
 	    check "$${rdc:+-c}" $$a $$out; done; done; \

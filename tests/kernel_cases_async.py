@@ -2,8 +2,9 @@
 
 Imported only by ``kernel_cases`` (which adds ``ASYNC_CASES`` to its lists): import that module, not this one.
 
-All run on both engines: the xg1 backend compiles cp.async into LDGSTS, LDGDEPBAR and DEPBAR, and the wgmma
-(sm_90) Triton matmul into WGMMA.F32 (one per accumulator register) and WARPGROUP.ARRIVE / .COMMIT / .DEPBAR.
+All run on both engines: the xg1 backend compiles cp.async into LDGSTS, LDGDEPBAR and DEPBAR, the wgmma
+(sm_90) Triton matmul into WGMMA.F32 (one per accumulator register) and WARPGROUP.ARRIVE / .COMMIT / .DEPBAR,
+and the sm_90a mbarrier / cp.async.bulk pipeline (examples/hopper_pipeline.cu) into SYNCS.* and BLKCP.
 """
 
 from __future__ import annotations
@@ -89,6 +90,21 @@ def _make_triton_matmul_wgmma_random(rng: np.random.Generator) -> Launch:
     return _triton_matmul(rng, 64, 70, 45, exact=False, a_col_major=True, ldc=73)
 
 
+def _make_hopper_rowsum(rng: np.random.Generator) -> Launch:
+    """hopper_rowsum (examples/hopper_pipeline.cu): out[r] = the f32 sum of row r's 32 floats in column order
+    (as the kernel adds them, starting from 0.0f); 10 tiles of 64 rows on 3 blocks of 96 threads, so each
+    block's producer goes round the 3-stage ring more than once (parities 0 and 1 of every barrier)."""
+    ntiles, cols = 10, 32
+    x = rng.standard_normal((ntiles * 64, cols)).astype(np.float32)
+    acc = np.zeros(ntiles * 64, np.float32)
+    for j in range(cols):
+        acc = (acc + x[:, j]).astype(np.float32)
+    out = np.full(ntiles * 64 + 7, SENTINEL_F32, np.float32)
+    exp = out.copy()
+    exp[:ntiles * 64] = acc
+    return Launch((3, 1, 1), (96, 1, 1), [x.reshape(-1), out, np.int32(ntiles)], [1], {1: exp})
+
+
 _TRITON_SMEM = 16384  # the kernel's dynamic shared memory: the 64x64 f32 C tile of its epilogue
 
 ASYNC_CASES: list[KernelCase] = [
@@ -96,6 +112,8 @@ ASYNC_CASES: list[KernelCase] = [
       for suffix, arch in (("", "sm_80"), ("_sm90", "sm_90"))
       for name, entry, make in (("cp_async_pipeline", "_Z17cp_async_pipelineifPKfPf", _make_cp_async_pipeline),
                                 ("cp_async_asm", "cp_async_asm", _make_cp_async_asm))),
+    KernelCase("hopper_rowsum", "hopper_pipeline", "hopper_rowsum", _make_hopper_rowsum,
+               ptx_file="hopper_pipeline.sm_90a.ptx"),
     KernelCase("triton_matmul_wgmma", "matmul", "matmul", _make_triton_matmul_wgmma,
                ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM),
     KernelCase("triton_matmul_wgmma_random", "matmul", "matmul", _make_triton_matmul_wgmma_random,
