@@ -437,3 +437,48 @@ def test_blackwell_forms_refused_alike_by_check_compile_and_syntax_only(capsys, 
     rt.load_module(BLACKWELL.replace("INST", inst), device=dev).get_function("fine").launch((1, 1, 1), (1, 1, 1),
                                                                                            [d])
     assert int(d.copy_to_host()[0]) == 7
+
+
+# ----------------------------------------------------------------------------- fns
+
+
+def fns_ref(mask: int, base: int, offset: int) -> int:
+    """PTX ISA 9.7.1.24's loop, restated; base > 31 (undefined in PTX): 0xffffffff, as xcc documents."""
+    if base > 31:
+        return M32
+    if offset == 0:
+        return base if mask >> base & 1 else M32
+    pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if mask >> pos & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += inc
+    return M32
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_fns(engine, opt):
+    masks = [0xAAAAAAAA, 0, M32, 0x80000001, 0x00F0F000]
+    rows = [(m, b, o & M32) for m in masks for b in (0, 2, 3, 17, 31, 32) for o in (0, 1, -1, 2, -2, 5, -9, 32, -32,
+                                                                                  33, 1 << 31)]
+    want = [fns_ref(m, b, s32(o)) for m, b, o in rows]
+    check("fns.b32 %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;", rows, want, engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("mode", ["up", "down", "bfly", "idx"])
+def test_deprecated_shfl_without_sync_is_the_full_warp(engine, opt, mode):
+    """shfl without .sync (deprecated; PTX ISA 9.7.9.6): as shfl.sync with membermask 0xffffffff."""
+    b, c = {"up": (3, 0), "down": (3, 31), "bfly": (5, 31), "idx": (7, 31)}[mode]
+    body = (f"shfl.{mode}.b32 %r5|%p2, %r2, {b}, {c}; selp.u32 %r6, 1, 0, %p2; cvt.u64.u32 %rd8, %r5;"
+            " cvt.u64.u32 %rd9, %r6; shl.b64 %rd9, %rd9, 32; or.b64 %rd8, %rd8, %rd9;")
+    vals = [(1000 + 7 * i) for i in range(32)]
+
+    def src(i):
+        j = {"up": i - b, "down": i + b, "bfly": i ^ b, "idx": b}[mode]
+        return (j, True) if 0 <= j < 32 else (i, False)
+
+    want = [vals[src(i)[0]] | int(src(i)[1]) << 32 for i in range(32)]
+    check(body, [(v,) for v in vals], want, engine, opt)

@@ -7,6 +7,7 @@ place: nothing is dropped silently.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from typing import Protocol
 
@@ -637,6 +638,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     op_fence = op_membar
 
     def op_shfl(self, inst) -> None:
+        if "sync" not in inst.modifiers and len(inst.operands) == 4:  # deprecated shfl: the full warp, as vote
+            inst = dataclasses.replace(inst, operands=[*inst.operands, ast.Imm(0xFFFFFFFF)])
         self._check(inst, 5)
         mode = next((m for m in inst.modifiers if m in ("up", "down", "bfly", "idx")), None)
         u32 = ptx_type("u32")

@@ -11,6 +11,7 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
 * ``slct.dtype.s32 d, a, b, c`` / ``slct{.ftz}.dtype.f32`` (9.7.7.2): ``d = (c >= 0) ? a : b`` (a NaN ``c``
   selects ``b``; ``-0.0 >= 0``; ``.ftz`` flushes a subnormal ``c`` to a zero of its sign first).
 * ``testp.op.{f32,f64} p, a`` (9.7.4.2): a classification of a's bits (zeros count as normal numbers).
+* ``fns.b32 d, mask, base, offset`` (9.7.1.24): a popc binary search (:meth:`BitsLowering.op_fns`).
 * ``szext.{clamp,wrap}.{u32,s32} d, a, b`` (9.7.1.25): the low ``b`` bits of ``a`` (``b`` clamped to 32 or taken
   modulo 32; 0 bits give 0) zero- or sign-extended: ``bfe`` from bit 0.
 * ``min``/``max`` ``.{u16x2,s16x2}`` and ``{.relu}.s16x2`` (9.7.1.10/11): per half-word; ``max.relu.s32``/
@@ -138,6 +139,39 @@ class BitsLowering:
         n = self._op("min", n, Const(_U32, 32)) if mode == "clamp" else self._op("and", n, Const(_U32, 31))
         v = self.emit("bfe", t, [self.read(inst.operands[1], t), Const(_U32, 0), n], t).result
         self.write(inst.operands[0], v)
+
+    def op_fns(self, inst) -> None:
+        """``fns.b32 d, mask, base, offset`` (9.7.1.24): the position of the ``|offset|``-th set bit of mask from bit
+        ``base`` upwards (offset > 0) or downwards (offset < 0), ``base`` itself if set for offset 0, else
+        ``0xffffffff``.  The bits searched are isolated (``mask & ~0 << base``, or ``brev(mask & ~0 >> 31 - base)``
+        for a downward search) and the k-th set bit from the bottom found by a 5-step binary search on ``popc``
+        of half windows.  A base above 31 (undefined in PTX) gives ``0xffffffff``."""
+        self._check(inst, 4)
+        d, mask, base, off = inst.operands
+        vm, vb, vo = self.read(mask, _U32), self.read(base, _U32), self.read(off, _S32)
+        ones = self._k(0xFFFFFFFF)
+        in_range = self._op("setp", vb, self._k(32), cmp="lo")
+        up = self._op("setp", vo, Const(_S32, 0), t=_S32, cmp="gt")
+        above = self._op("and", vm, self._op("shl", ones, vb))
+        below = self._op("and", vm, self._op("shr", ones, self._op("sub", self._k(31), vb)))
+        src = self.emit("selp", _U32, [above, self._op("brev", below), up], _U32).result
+        k = self._op("abs", vo, t=_S32)
+        total = self.emit("popc", _U32, [src], _U32).result
+        found = self._op("setp", total, k, cmp="hs")
+        pos, rem = self._k(0), k
+        for w in (16, 8, 4, 2, 1):
+            window = self._op("shr", src, pos)
+            c = self.emit("popc", _U32, [self._op("and", window, self._k((1 << w) - 1))], _U32).result
+            go = self._op("setp", c, rem, cmp="lo")
+            pos = self._op("add", pos, self.emit("selp", _U32, [self._k(w), self._k(0), go], _U32).result)
+            rem = self._op("sub", rem, self.emit("selp", _U32, [c, self._k(0), go], _U32).result)
+        pos = self.emit("selp", _U32, [pos, self._op("sub", self._k(31), pos), up], _U32).result
+        r = self.emit("selp", _U32, [pos, ones, found], _U32).result
+        bit = self._op("and", self._op("shr", vm, vb), self._k(1))
+        r0 = self.emit("selp", _U32, [vb, ones, self._op("setp", bit, self._k(1), cmp="eq")], _U32).result
+        zero = self._op("setp", vo, Const(_S32, 0), t=_S32, cmp="eq")
+        r = self.emit("selp", _U32, [r0, r, zero], _U32).result
+        self.write(d, self.emit("selp", _U32, [r, ones, in_range], _U32).result)
 
     # ----------------------------------------------------------------- min / max forms
     def op_min(self, inst) -> None:
