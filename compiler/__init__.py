@@ -6,16 +6,20 @@ Import map: ``xcc`` (compiler/), ``xcc.ir``, ``xcc.semantics``, ``xcc.frontend``
 
 __version__ = "0.1.0"
 
-__all__ = ["Config", "TuneResult", "__version__", "autotune"]
+__all__ = ["Config", "Finding", "TuneResult", "__version__", "autotune"]
 
 
 def __getattr__(name: str):
-    """``xcc.TuneResult``, ``xcc.Config`` and ``xcc.autotune`` (:mod:`xcc.tune`), imported on first use so that
-    ``import xcc`` stays light."""
+    """``xcc.TuneResult``, ``xcc.Config`` and ``xcc.autotune`` (:mod:`xcc.tune`) and ``xcc.Finding`` (the
+    advisor's, :mod:`xcc.sim.perf.advisor`), imported on first use so that ``import xcc`` stays light."""
     if name in ("Config", "TuneResult"):
         from xcc.tune import result
 
         return getattr(result, name)
+    if name == "Finding":  # the advisor's findings (xcc.sim.perf.advisor, LaunchStats.advise())
+        from xcc.sim.perf.advisor import Finding
+
+        return Finding
     if name == "autotune":
         from xcc.tune.decorator import autotune
 

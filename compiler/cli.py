@@ -391,6 +391,41 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
         click.echo(format_hotspots(rank(stats, fn.kernel, hotspots), source.read_text().splitlines()))
 
 
+_RUN_OUTPUTS = ("out", "show_stats", "stats_json", "hotspots", "profile_out")  # what xcc advise does not write
+
+
+def _advise(as_json, source, kernel_name, grid, block, shared_mem, opt_level, engine, machine, timing, max_steps,
+            profile_use, args, **_):
+    """Run one kernel as `xcc run` does and print the advisor's findings (docs/advisor.md), most promising first:
+    Nsight Compute's rule, what it found, the speedup measured by re-running the cycle model with the cause
+    idealised, and the PTX and source lines responsible."""
+    from xcc import runtime as rt
+    from xcc.sim.perf.advisor import findings_json, format_findings
+
+    if engine != "isa" or not timing:
+        raise click.BadParameter("the advisor needs the cycle model: --engine isa, without --no-timing")
+    parsed = [parse_run_arg(a) for a in args]
+    device = rt.Device(machine=machine)
+    fn = rt.load_module(source, opt_level=opt_level, device=device, profile_use=profile_use).get_function(kernel_name)
+    launch_args = [rt.to_device(v, device) if kind == "buffer" else v for kind, v in parsed]
+    stats = fn.launch(_dim(grid), _dim(block), launch_args, shared_mem, max_steps=max_steps)
+    findings = stats.advise()
+    if as_json:
+        click.echo(json.dumps({"kernel": stats.kernel, "grid": list(stats.grid), "block": list(stats.block),
+                               "machine": device.machine.name, "cycles": stats.cycles,
+                               "findings": findings_json(findings)}, indent=2, sort_keys=True))
+    else:
+        click.echo(f"{stats.kernel} ({', '.join(map(str, stats.grid))})x({', '.join(map(str, stats.block))}): "
+                   f"{stats.cycles:,} cycles on {device.machine.name}")
+        click.echo(format_findings(findings))
+
+
+cli.add_command(click.Command(
+    "advise", callback=_advise, help=_advise.__doc__, context_settings={"ignore_unknown_options": True},
+    params=[*(p for p in run.params if p.name not in _RUN_OUTPUTS),
+            click.Option(["--json", "as_json"], is_flag=True, help="Print the findings as JSON.")]))
+
+
 @cli.group()
 def cache() -> None:
     """The JIT cache (XCC_CACHE_DIR, else ~/.cache/xcc): statistics, entries, clearing, verification.

@@ -130,9 +130,7 @@ class Function:
                 raise
             if profile:
                 stats.profile = record_profile(self, k, grid, block, args, shared_mem, stats, before, max_steps)
-            image = getattr(self.module, "image", None)  # the PTX and .file names, for the advisor's locations
-            stats.sources = (self.source.name if self.source is not None else "",
-                             dict(getattr(image, "source_files", None) or {}))
+            stats.sources = self.source  # the PTX (its name and .file table): the advisor's locations
             return stats
 
         return run_on(stream, self.device, run, f"the launch of '{k.name}'", kernel=k, shared_mem=shared_mem)

@@ -24,6 +24,10 @@ class LaunchStats:
     printf_output: str = ""  # device printf output of the launch, in thread order (both engines)
     metrics: dict[str, float | int | str] = field(default_factory=dict)  # Nsight Compute names (timing.py)
     profile: object = None  # launch(..., profile=True): an xcc.profile.Profile (docs/profiles.md)
+    # what re-running the cycle model needs (xcc.sim.perf.timing.TimedLaunch; None without timing), and the
+    # PTX the kernel came from (an xcc.sources.Source: its name and .file table name the advisor's locations)
+    timed: object = field(default=None, repr=False, compare=False)
+    sources: object = field(default=None, repr=False, compare=False)
 
     @property
     def ipc(self) -> float | None:
@@ -42,3 +46,10 @@ class LaunchStats:
         from xcc.sim.perf.report import format_report
 
         return format_report(self)
+
+    def advise(self) -> list:
+        """The advisor's findings on this launch, most promising first: a list of :class:`xcc.Finding`
+        (:func:`xcc.sim.perf.advisor.advise`; empty without the cycle model)."""
+        from xcc.sim.perf.advisor import advise
+
+        return advise(self)

@@ -174,4 +174,8 @@ def format_report(stats) -> str:
             lines.append(f"      {'(others)':<12} {rest:>12,}  {100 * rest / stats.warp_instructions:5.1f}%")
     if sampled is not None and total is not None and sampled < total:
         lines += ["", f"    (timed {sampled} of {total} CTAs; cycles extrapolated)"]
+    if getattr(stats, "timed", None) is not None:  # the advisor's findings (xcc.sim.perf.advisor)
+        from xcc.sim.perf.advisor import advise, format_findings
+
+        lines += ["", "    Section: Advisor", "    " + format_findings(advise(stats)).replace("\n", "\n    ")]
     return "\n".join(lines)

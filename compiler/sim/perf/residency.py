@@ -27,8 +27,9 @@ import numpy as np
 
 from xcc.backend.isa import NUM_SCOREBOARDS
 from xcc.backend.machine import Machine
-from xcc.backend.occupancy import occupancy
+from xcc.backend.occupancy import Occupancy, occupancy
 from xcc.sim.perf.facts import TENSOR_KINDS, InstFacts, machine_value
+from xcc.sim.perf.idealise import Idealise, idealise_streams
 from xcc.sim.perf.memsys import MemorySystem, l1_capacity_sectors
 from xcc.sim.perf.metrics import STALL_REASONS
 from xcc.sim.perf.trace import TraceRecorder
@@ -41,7 +42,7 @@ class Residency:
     queue, the counts; and the events that move warps on and off the SMs."""
 
     def __init__(self, rec: TraceRecorder, insts, kernel, machine: Machine, block_threads: int,
-                 dynamic_shared: int = 0):
+                 dynamic_shared: int = 0, ideal: Idealise | None = None):
         W, PC, V, M, SO, SEC = rec.streams()
         sm_d = machine.data["sm"]
         self.nsub = nsub = int(sm_d["subpartitions"])
@@ -50,11 +51,19 @@ class Residency:
         self.bar_lat = machine.latency("barrier")
         self.wpc = wpc = -(-block_threads // int(machine_value(machine, None, "warp_size")))
         self.occ = occupancy(kernel, machine, block_threads, dynamic_shared)
+        if ideal is not None and ideal.occupancy:  # what the SM's warp and CTA slots alone allow
+            ctas = min(self.occ.limits["warps"], self.occ.limits["ctas"])
+            self.occ = Occupancy(ctas, ctas * wpc, self.occ.max_warps_per_sm, "warps", self.occ.limits)
         self.per_sm = per_sm = max(1, self.occ.ctas_per_sm)
         self.static = [InstFacts(i, machine) for i in insts]
         self.mem = MemorySystem(machine, nsm, l1_capacity_sectors(machine, kernel, per_sm, dynamic_shared),
                                 SEC.tolist())
         self.nctas = nctas = rec.ctas
+        self.split = 1  # Idealise.fill_machine: the factor the CTAs were multiplied by
+        if ideal:
+            (W, PC, V, M, SO), nctas, self.split = idealise_streams(ideal, rec, self.static, insts, kernel,
+                                                                    (W, PC, V, M, SO), wpc, nsm * per_sm)
+            self.nctas = nctas
         self.nwarps = nwarps = nctas * wpc
         bounds = np.searchsorted(W, np.arange(nwarps + 1))
         self.PCl, self.Vl, self.Ml, self.SOl = PC.tolist(), V.tolist(), M.tolist(), SO.tolist()
@@ -97,6 +106,8 @@ class Residency:
         self.cta_arrived = [0] * nctas
         self.cta_slot = [0] * nctas
         self.cta_sm = [0] * nctas
+        self.cta_start = [0] * nctas  # when each CTA was placed on its SM, and when it finished (the timeline's
+        self.cta_end = [0] * nctas  # per-SM residency, xcc.runtime.timeline)
         self.heap: list[tuple[int, int, int]] = []  # (time, arbitration rank, sub-partition)
         self.next_cta = 0
         self.t_end = 0
@@ -106,8 +117,6 @@ class Residency:
         """Place the first CTAs: breadth-first, one CTA per SM per round, as the hardware's CTA scheduler."""
         for _ in range(self.per_sm):
             for sm in range(self.nsm):
-        self.cta_start = [0] * nctas  # when each CTA was placed on its SM, and when it finished (the timeline's
-        self.cta_end = [0] * nctas  # per-SM residency, xcc.runtime.timeline)
                 if self.next_cta < self.nctas:
                     self.dispatch(sm, 0, 1)
 
@@ -157,6 +166,7 @@ class Residency:
 
     def finish_cta(self, c: int, t: int) -> None:
         sm = self.cta_sm[c]
+        self.cta_end[c] = t
         self.t_end = max(self.t_end, t)
         free = self.sm_free_slots[sm]
         free.append(self.cta_slot[c])
@@ -166,7 +176,6 @@ class Residency:
             self.sm_active[sm] += t - self.sm_since[sm]
         self.dispatch(sm, t)
 
-        self.cta_end[c] = t
     def release_bar(self, c: int, t: int) -> None:
         at_bar, ready = self.at_bar, self.ready
         for i in range(self.wpc):

@@ -27,25 +27,48 @@ against the same device-wide bandwidths, so a few CTAs do not make a kernel DRAM
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xcc.backend.machine import Machine
 from xcc.diagnostics import XccError
 from xcc.sim.perf.facts import TENSOR_KINDS, mem_space, tensor_op
+from xcc.sim.perf.idealise import Idealise
 from xcc.sim.perf.memsys import l1_capacity_sectors
 from xcc.sim.perf.metrics import STALL_PREFIX, STALL_REASONS, launch_metrics
 from xcc.sim.perf.replay import Replay
 from xcc.sim.perf.trace import TRACE_CAP, TraceRecorder
 
-__all__ = ["TraceRecorder", "time_launch", "TRACE_CAP", "STALL_REASONS", "STALL_PREFIX", "TENSOR_KINDS",
+__all__ = ["TraceRecorder", "time_launch", "TimedLaunch", "Idealise", "TRACE_CAP", "STALL_REASONS", "STALL_PREFIX", "TENSOR_KINDS",
            "mem_space", "tensor_op", "l1_capacity_sectors"]
 
 
 def time_launch(rec: TraceRecorder, insts, kernel, machine: Machine, block_threads: int, total_ctas: int,
-                dynamic_shared: int = 0) -> tuple[int, dict]:
+                dynamic_shared: int = 0, ideal: Idealise | None = None) -> tuple[int, dict]:
     """Replay ``rec`` (the trace of ``insts``, the decoded instructions of ``kernel``, launched with
-    ``block_threads`` threads per CTA) on ``machine``; (cycles of all ``total_ctas`` CTAs, metrics)."""
-    rp = Replay(rec, insts, kernel, machine, block_threads, dynamic_shared)
+    ``block_threads`` threads per CTA) on ``machine``; (cycles of all ``total_ctas`` CTAs, metrics).
+    ``ideal``: the causes to idealise away (:mod:`xcc.sim.perf.idealise`; None: the launch as it ran)."""
+    rp = Replay(rec, insts, kernel, machine, block_threads, dynamic_shared, ideal)
     if rec.sector_bytes != rp.mem.sector_bytes:
         raise XccError(f"the trace was recorded with {rec.sector_bytes}-byte sectors, machine description "
                        f"'{machine.name}' has [memory] sector_bytes = {rp.mem.sector_bytes}")
     rp.run()
-    return launch_metrics(rp, total_ctas)
+    return launch_metrics(rp, total_ctas * rp.split)
+
+
+@dataclass
+class TimedLaunch:
+    """What re-running a timed launch's cycle model needs (kept by ``LaunchStats.timed``): the recorded
+    trace, the decoded instructions, the kernel image, the machine and the launch shape."""
+
+    rec: TraceRecorder
+    insts: tuple
+    kernel: object
+    machine: Machine
+    block_threads: int
+    total_ctas: int
+    dynamic_shared: int = 0
+
+    def time(self, ideal: Idealise | None = None) -> tuple[int, dict]:
+        """(cycles, metrics) of the launch replayed with ``ideal``'s causes idealised away."""
+        return time_launch(self.rec, self.insts, self.kernel, self.machine, self.block_threads, self.total_ctas,
+                           self.dynamic_shared, ideal)

@@ -44,6 +44,9 @@ class TraceRecorder:
         self.warps: list = []  # per step: (first, last) warp range or an array of warp ids
         self.mem: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.sectors: dict[int, np.ndarray] = {}  # per global step: its distinct sectors, by warp (the L1 model)
+        # for the advisor's what-ifs (xcc.sim.perf.idealise), never read by the replay itself:
+        self.gbytes: dict[int, np.ndarray] = {}  # per global step: the bytes its active threads access, by warp
+        self.masks: dict[int, np.ndarray] = {}  # per step with partial warps: each warp's lane mask
         self.entries = 0
         self.ctas = 0  # CTAs whose whole execution is recorded
         self.seen: set[int] = set()  # global sectors touched so far (the L2/DRAM hit model)
@@ -61,8 +64,9 @@ class TraceRecorder:
         del self.pcs[n:], self.warps[n:]
         for k in [k for k in self.mem if k >= n]:
             del self.mem[k]
-        for k in [k for k in self.sectors if k >= n]:
-            del self.sectors[k]
+        for d in (self.sectors, self.gbytes, self.masks):
+            for k in [k for k in d if k >= n]:
+                del d[k]
         self.entries = e
         self.stopped = True
 
@@ -76,8 +80,18 @@ class TraceRecorder:
         self.warps.append(warps)
         self.entries += warps.size
 
+    def lanes(self, threads: np.ndarray) -> None:
+        """The lane mask of each warp of the last step, whose ``threads`` (sorted slots) leave some of its
+        warps' lanes out (a step of whole warps records none: all 32 lanes)."""
+        w = threads >> 5
+        head = np.flatnonzero(np.concatenate([[True], w[1:] != w[:-1]]))
+        bits = np.left_shift(np.uint64(1), (threads & 31).astype(np.uint64))
+        self.masks[len(self.pcs) - 1] = np.bitwise_or.reduceat(bits, head)
+
     def global_access(self, warps: np.ndarray, addr: np.ndarray, width: int) -> None:
         """Sectors per warp of one global/generic access (``warps`` per executing thread, sorted)."""
+        head = np.flatnonzero(np.concatenate([[True], warps[1:] != warps[:-1]]))
+        self.gbytes[len(self.pcs) - 1] = np.diff(np.append(head, warps.size)) * width
         a = addr.astype(np.uint64)
         sec = a >> self._shift
         last = (a + np.uint64(width - 1)) >> self._shift
@@ -127,6 +141,14 @@ class TraceRecorder:
         active = np.diff(np.append(start, warps.size))
         self.mem[len(self.pcs) - 1] = (uw, active * width, np.zeros(uw.size, np.int64))
 
+    def _layout(self):
+        """(warps of each step, entry offset of each step, the order that groups entries by warp)."""
+        parts = [np.arange(w[0], w[1] + 1) if isinstance(w, tuple) else w for w in self.warps]
+        lens = np.fromiter((p.size for p in parts), np.int64, len(parts))
+        offs = np.concatenate([[0], np.cumsum(lens)])
+        W = np.concatenate(parts).astype(np.int64)
+        return parts, lens, offs, W, np.argsort(W, kind="stable")
+
     def streams(self):
         """(warp ids, pcs, values, first-touched sectors, sector offsets, sectors) of every recorded entry,
         grouped by warp in program order: a global access's distinct sectors are
@@ -134,13 +156,10 @@ class TraceRecorder:
         if not self.pcs:
             e = np.empty(0, np.int64)
             return e, e, e, e, e, e
-        parts = [np.arange(w[0], w[1] + 1) if isinstance(w, tuple) else w for w in self.warps]
-        lens = np.fromiter((p.size for p in parts), np.int64, len(parts))
-        W = np.concatenate(parts).astype(np.int64)
+        parts, lens, offs, W, order = self._layout()
         PC = np.repeat(np.asarray(self.pcs, np.int64), lens)
         V = np.zeros(W.size, np.int64)
         M = np.zeros(W.size, np.int64)
-        offs = np.concatenate([[0], np.cumsum(lens)])
         SO = np.full(W.size, -1, np.int64)
         base = 0
         for s, (uw, val, miss) in self.mem.items():
@@ -151,6 +170,18 @@ class TraceRecorder:
                 base += int(val.sum())
         SEC = (np.concatenate([self.sectors[s] for s in self.mem if s in self.sectors])
                if self.sectors else np.empty(0, np.int64))
-        order = np.argsort(W, kind="stable")
         return W[order], PC[order], V[order], M[order], SO[order], SEC
 
+    def extras(self):
+        """(active bytes of each global access, lane mask of each entry) in :meth:`streams`' order: 0 for
+        an entry that is no global access; all 32 lanes for an entry of a whole-warp step."""
+        if not self.pcs:
+            return np.empty(0, np.int64), np.empty(0, np.uint64)
+        parts, _, offs, W, order = self._layout()
+        G = np.zeros(W.size, np.int64)
+        K = np.full(W.size, 0xFFFFFFFF, np.uint64)
+        for s, nbytes in self.gbytes.items():
+            G[offs[s] + np.searchsorted(parts[s], self.mem[s][0])] = nbytes
+        for s, masks in self.masks.items():
+            K[offs[s]:offs[s + 1]] = masks
+        return G[order], K[order]
