@@ -531,9 +531,12 @@ _ROWS = [
      "SYNCS.PHASECHK.TRANS64[.TRYWAIT]",
      "pd = whether the phase of state c (PARITY: of parity c) of the mbarrier at shared[a + b] has completed; "
      "TRYWAIT: a thread whose phase is incomplete waits until it completes, then pd = 1", "sync"),
-    ("BLKCP", (A_R, B_I, C_W, E_R), (_flag("S2G"),), "lsu", "lsu", "UBLKCP.S.G / UBLKCP.G.S",
-     "cp.async.bulk of e bytes (a positive multiple of 16, 16-byte aligned addresses): global[c] -> shared[a + b] "
-     "(S2G: shared[a + b] -> global[c]), performed when it executes", "sync"),
+    ("BLKCP", (A_R, B_I, C_W, E_R), (BYPASS,), "lsu", "lsu", "UBLKCP.S.G",
+     "cp.async.bulk of e bytes (a positive multiple of 16, 16-byte aligned addresses): global[c] -> shared[a + b], "
+     "performed when it executes; the cycle model charges its global reads (BYPASS: not through the L1)",
+     "sync global load"),
+    ("BLKCP.S2G", (A_R, B_I, C_W, E_R), (), "lsu", "lsu", "UBLKCP.G.S",
+     "cp.async.bulk of e bytes: shared[a + b] -> global[c] (as BLKCP), charged as global stores", "sync global"),
 ]
 
 

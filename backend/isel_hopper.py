@@ -5,8 +5,8 @@
   ``mbar_tx`` -> SYNCS.TX (.COMPLETE), ``mbar_test`` / ``mbar_wait`` -> SYNCS.PHASECHK (.PARITY; .TRYWAIT for
   try_wait, which may suspend the thread), each on ``[a + offset]`` in shared memory (a 64-bit address: its
   low word, the shared window's offset).
-* ``bulk_copy`` -> BLKCP (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on the
-  mbarrier, or BLKCP.S2G (shared -> global).
+* ``bulk_copy`` -> BLKCP.BYPASS (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on
+  the mbarrier, or BLKCP.S2G (shared -> global).
 """
 
 from __future__ import annotations
@@ -77,7 +77,10 @@ class HopperSelection(SelectorCore):
             self.emit("IADD.64", d=c2, a=c, b=Imm(g & 0xFFFFFFFF))
             c = c2
         e = self.reg(size)
-        self.emit("BLKCP", a=a, b=off, c=c, e=e, mods={} if to_shared else {"S2G": "S2G"})
+        if to_shared:
+            self.emit("BLKCP", a=a, b=off, c=c, e=e, mods={"BYPASS": "BYPASS"})
+        else:
+            self.emit("BLKCP.S2G", a=a, b=off, c=c, e=e)
         if to_shared:
             ma, moff = self._hp_shared(mbar, int(at.get("mbar_offset", 0)))
             self.emit("SYNCS.TX", a=ma, b=moff, c=e, mods={"COMPLETE": "COMPLETE"})

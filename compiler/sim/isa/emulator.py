@@ -305,6 +305,17 @@ class _Launch(Launch):
             src, cp = b.w("c"), LDGSTS_BYTES[b.mod("size")]
             return lambda esel, eidx, m, rec, wb: rec.global_access(
                 (eidx >> 5) + wb, np.broadcast_to(np.asarray(src(esel, m), np.uint64), (m,)), cp)
+        if inst.mnemonic.startswith("BLKCP"):  # cp.async.bulk: e bytes at global c, 16-byte chunks of the warp
+            src, size = b.w("c"), b.r("e")
+
+            def blkcp(esel, eidx, m, rec, wb):
+                z = np.broadcast_to(np.asarray(size(esel, m)), (m,)).astype(np.int64) // 16
+                if (z > 0).all():
+                    base = np.broadcast_to(np.asarray(src(esel, m), np.uint64), (m,))
+                    k = np.arange(int(z.sum())) - np.repeat(np.cumsum(z) - z, z)
+                    rec.global_access(np.repeat((eidx >> 5) + wb, z), np.repeat(base, z) + (16 * k).astype(np.uint64),
+                                      16)
+            return blkcp
         width = 8 if inst.mnemonic.endswith(".64") else (
             SIZE_BYTES[b.mod("size")][0] if any(m.name == "size" for m in inst.d.mods) else 4)
         if space == "g":

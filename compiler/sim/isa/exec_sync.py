@@ -1,5 +1,5 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
-``SYNCS.PHASECHK``, ``BLKCP``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
+``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -62,9 +62,9 @@ def _syncs_phasechk(x: Binder):
     return Control("mbar_wait", barrier=run)
 
 
-@impl("BLKCP")
+@impl("BLKCP", "BLKCP.S2G")
 def _blkcp(x: Binder):
-    ctx, s2g = x.ctx, x.flag("S2G")
+    ctx, s2g = x.ctx, x.inst.mnemonic == "BLKCP.S2G"
     a, off, c = x.r("a"), int(x.ops["b"]), x.w("c")
     shared = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
     dst, src = (c, shared) if s2g else (shared, c)

@@ -96,7 +96,8 @@ class InstFacts:
                 self.interval = ops / (rate / int(machine_value(machine, "sm", "subpartitions")))
             self.lat = machine.tensor_latency(dtype)
         self.long = self.space in ("g", "l")
-        self.store = self.space is not None and not any(o.is_def for o in d.operands)
+        # a row of class load without a destination (BLKCP, cp.async.bulk global -> shared) still reads
+        self.store = self.space is not None and not any(o.is_def for o in d.operands) and not d.is_load
         self.op = _own_op(d) or ("st" if self.store else "ld")
         # the L1's part in a global access: 1 a cacheable read (looked up, allocated on a miss), 0 a read that
         # bypasses it (BYPASS: .cg/.cv/.volatile/strong), -1 a store or atomic (write-through: invalidates)
