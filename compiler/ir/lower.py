@@ -218,6 +218,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         mode = next((m for m in inst.modifiers if m in ("lo", "hi", "wide")), None)
         if not (t.is_float or t.name in HALF) and mode is None:
             raise self.error(f"'{_full(inst)}' needs .lo, .hi or .wide", PtxSemanticError)
+        if mode == "wide" and (t.is_float or t.bits not in (16, 32)):
+            raise self.error(f"'{_full(inst)}': .wide needs a 16- or 32-bit integer type", PtxSemanticError)
         wide = ptx_type(f"{t.kind}{t.bits * 2}") if mode == "wide" else t
         args = [self.read(inst.operands[1], t), self.read(inst.operands[2], t)]
         if n == 4:

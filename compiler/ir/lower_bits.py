@@ -173,6 +173,60 @@ class BitsLowering:
         r = self.emit("selp", _U32, [r0, r, zero], _U32).result
         self.write(d, self.emit("selp", _U32, [r, ones, in_range], _U32).result)
 
+    # ----------------------------------------------------------------- abs, neg, sqrt, rcp forms
+    def op_sqrt(self, inst) -> None:
+        self._approx_or_rounding(inst)
+        self.unary(inst)
+
+    def op_rcp(self, inst) -> None:
+        self._approx_or_rounding(inst)
+        self.unary(inst)
+
+    def _approx_or_rounding(self, inst) -> None:
+        """sqrt/rcp take ``.approx`` or a rounding modifier, not both (PTX ISA 9.7.3.x; ptxas 13.0 agrees)."""
+        if "approx" in inst.modifiers and any(m in ("rn", "rz", "rm", "rp") for m in inst.modifiers):
+            raise self.error(f"'{_text(inst)}': .approx and a rounding modifier exclude each other", PtxSemanticError)
+
+    def op_abs(self, inst) -> None:
+        self._sign_op(inst)
+
+    def op_neg(self, inst) -> None:
+        self._sign_op(inst)
+
+    def _sign_op(self, inst) -> None:
+        """``abs``/``neg`` ``.s16``/``.s64`` (9.7.1.x; the most negative value wraps to itself): ``selp`` of ``0 - a``
+        and ``a`` (abs) or ``0 - a`` (neg) in the type; ``{abs,neg}.ftz.{f16,f16x2}`` (9.7.4.x): each subnormal
+        element flushed to the zero of its sign, then its sign bit cleared (abs) or flipped (neg)."""
+        mods = inst.modifiers
+        if "s16" in mods or ("s64" in mods and inst.opcode == "abs"):
+            self._check(inst, 2)
+            t = self._type(inst)
+            a = self.read(inst.operands[1], t)
+            n = self._op("sub", Const(t, 0), a, t=t)
+            if inst.opcode == "abs":
+                neg = self._op("setp", a, Const(t, 0), t=t, cmp="lt")
+                n = self.emit("selp", t, [n, a, neg], t).result
+            self.write(inst.operands[0], n)
+            return
+        if "ftz" in mods and ("f16" in mods or "f16x2" in mods):
+            self._check(inst, 2)
+            lanes = 2 if "f16x2" in mods else 1
+            ut = ptx_type("u32" if lanes == 2 else "u16")
+            v = self.read(inst.operands[1], ut)
+            for k in range(lanes):  # flush lane k: exponent 0 -> keep only its sign
+                exp = Const(ut, 0x7C00 << (16 * k))
+                keep = Const(ut, ~(0x7FFF << (16 * k)) & ((1 << ut.bits) - 1))
+                sub = self._op("setp", self._op("and", v, exp, t=ut), Const(ut, 0), t=ut, cmp="eq")
+                v = self.emit("selp", ut, [self._op("and", v, keep, t=ut), v, sub], ut).result
+            sign = Const(ut, 0x80008000 if lanes == 2 else 0x8000)
+            if inst.opcode == "abs":
+                r = self._op("and", v, Const(ut, ~sign.bits & ((1 << ut.bits) - 1)), t=ut)
+            else:
+                r = self._op("xor", v, sign, t=ut)
+            self.write(inst.operands[0], r)
+            return
+        self.unary(inst)
+
     # ----------------------------------------------------------------- min / max forms
     def op_min(self, inst) -> None:
         self._minmax(inst)
