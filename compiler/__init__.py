@@ -11,13 +11,13 @@ __all__ = ["Config", "Finding", "TuneResult", "__version__", "autotune"]
 
 def __getattr__(name: str):
     """``xcc.TuneResult``, ``xcc.Config`` and ``xcc.autotune`` (:mod:`xcc.tune`) and ``xcc.Finding`` (the
-    advisor's, :mod:`xcc.sim.perf.advisor`), imported on first use so that ``import xcc`` stays light."""
+    advisor's, defined in :mod:`xcc.diagnostics`), imported on first use so that ``import xcc`` stays light."""
     if name in ("Config", "TuneResult"):
         from xcc.tune import result
 
         return getattr(result, name)
     if name == "Finding":  # the advisor's findings (xcc.sim.perf.advisor, LaunchStats.advise())
-        from xcc.sim.perf.advisor import Finding
+        from xcc.diagnostics import Finding
 
         return Finding
     if name == "autotune":

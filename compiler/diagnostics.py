@@ -13,7 +13,7 @@ fault) exits 1, a usage error 2, anything else is a bug and exits 3.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -100,3 +100,16 @@ class LaunchInterrupted(KernelFault):
 
 class LaunchError(XccError):
     """A launch was asked for with bad arguments or an impossible configuration."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A performance finding of the advisor (:mod:`xcc.sim.perf.advisor`, ``LaunchStats.advise()``; ``xcc.Finding``):
+    Nsight Compute's rule name, what it found, ``cycles now / cycles with the cause idealised`` (>= 1.0; 1.0 for a
+    rule that only describes the launch), and the responsible lines as (PTX file, PTX line, source file or None,
+    source line or None)."""
+
+    rule: str
+    message: str
+    estimated_speedup: float
+    locations: list = field(default_factory=list)

@@ -17,10 +17,10 @@ its source positions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from xcc.diagnostics import Finding
 from xcc.sim.perf.idealise import Idealise, converged_keep, spill_pcs
 from xcc.sim.perf.metrics import STALL_PREFIX, STALL_REASONS
 
@@ -28,18 +28,6 @@ __all__ = ["Finding", "advise", "format_findings", "findings_json", "RULES"]
 
 _TOP_LOCATIONS = 5
 _MIN_GAIN = 1.01  # a what-if rule whose idealised replay gains less than 1% reports nothing
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One finding: Nsight's rule name, what it found, ``cycles now / cycles with the cause idealised``
-    (>= 1.0; 1.0 for a rule that only describes the launch), and the responsible lines as (PTX file, PTX
-    line, source file or None, source line or None)."""
-
-    rule: str
-    message: str
-    estimated_speedup: float
-    locations: list = field(default_factory=list)
 
 
 class _Launch:
@@ -211,7 +199,8 @@ def _pipes(a: _Launch) -> list[Finding]:
                            a.locations(a.per_pc(np.ones(mask.size), mask))))
     tensor = sum(v for k, v in m.items() if k.startswith("sm__inst_executed_pipe_tensor_op_") and k.endswith(".sum"))
     fma = m.get("sm__inst_executed_pipe_fma.sum", 0)
-    if active and not tensor and fma >= 0.5 * issued and fma / float(rates.get("fma", 1.0)) >= 0.6 * active:
+    fma_busy = fma / float(rates["fma"]) if "fma" in rates else fma  # no [issue] rate: one per cycle
+    if active and not tensor and fma >= 0.5 * issued and fma_busy >= 0.6 * active:
         out.append(Finding("SlowPipeLimiter", "the tensor pipe is idle while the FMA pipe issues "
                            f"{100 * m['sm__inst_executed_pipe_fma.sum'] / issued:.0f}% of the instructions: "
                            "matrix products could use mma (tensor cores)", 1.0, []))

@@ -37,6 +37,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from xcc.sim.perf.facts import mem_space
+
 __all__ = ["Idealise", "idealise_streams", "spill_pcs", "converged_keep"]
 
 
@@ -64,7 +66,7 @@ def spill_pcs(insts, kernel) -> set[int]:
         return set()
     hi = int(kernel.local_bytes) - int(getattr(kernel, "stack_bytes", 0) or 0)
     lo = hi - spill
-    return {pc for pc, i in enumerate(insts) if i.mnemonic[:3] in ("LDL", "STL") and lo <= int(i.ops.get("b", -1)) < hi}
+    return {pc for pc, i in enumerate(insts) if mem_space(i.mnemonic) == "l" and lo <= int(i.ops.get("b", -1)) < hi}
 
 
 def converged_keep(W: np.ndarray, K: np.ndarray) -> np.ndarray:
