@@ -537,6 +537,10 @@ _ROWS = [
      "sync global load"),
     ("BLKCP.S2G", (A_R, B_I, C_W, E_R), (), "lsu", "lsu", "UBLKCP.G.S",
      "cp.async.bulk of e bytes: shared[a + b] -> global[c] (as BLKCP), charged as global stores", "sync global"),
+    ("BLKRED", (A_R, B_I, C_W, E_R), (Mod("op", ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR")),
+                                      Mod("type", ("U32", "S32", "F32", "U64", "S64", "F64"))), "lsu", "lsu",
+     "UBLKRED.G.S", "cp.reduce.async.bulk of e bytes: each element of shared[a + b] reduced into global[c] as an "
+     "atomic op.type (ATOMG's arithmetic), performed when it executes", "sync global"),
 ]
 
 

@@ -6,7 +6,7 @@
   try_wait, which may suspend the thread), each on ``[a + offset]`` in shared memory (a 64-bit address: its
   low word, the shared window's offset).
 * ``bulk_copy`` -> BLKCP.BYPASS (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on
-  the mbarrier, or BLKCP.S2G (shared -> global).
+  the mbarrier, or BLKCP.S2G (shared -> global); ``bulk_reduce`` -> BLKRED.op.type.
 """
 
 from __future__ import annotations
@@ -60,6 +60,27 @@ class HopperSelection(SelectorCore):
 
     op_mbar_wait = op_mbar_test
 
+    def _hp_global(self, v: Value, off: int):
+        """A 64-bit register holding global address ``v + off``."""
+        if isinstance(v, Const) or v.type.bits != 64:
+            raise self.error("the global address of a bulk copy must be a 64-bit register")
+        c = self.reg(v)
+        if off:
+            if not -(1 << 31) <= off < (1 << 31):
+                raise self.error(f"address offset {off} does not fit 32 bits")
+            c2 = new_vreg(2)
+            self.emit("IADD.64", d=c2, a=c, b=Imm(off & 0xFFFFFFFF))
+            c = c2
+        return c
+
+    def op_bulk_reduce(self, inst):
+        at = inst.attrs
+        dst, src, size = inst.args
+        a, off = self._hp_shared(src, int(at.get("src_offset", 0)))
+        t = str(at["etype"]).upper().replace("B", "U")
+        self.emit("BLKRED", a=a, b=off, c=self._hp_global(dst, int(at.get("dst_offset", 0))), e=self.reg(size),
+                  mods={"op": str(at["redop"]).upper(), "type": t})
+
     def op_bulk_copy(self, inst):
         at = inst.attrs
         dst, src, size, mbar = inst.args
@@ -67,15 +88,7 @@ class HopperSelection(SelectorCore):
         shared, soff = (dst, "dst_offset") if to_shared else (src, "src_offset")
         glob, goff = (src, "src_offset") if to_shared else (dst, "dst_offset")
         a, off = self._hp_shared(shared, int(at.get(soff, 0)))
-        if isinstance(glob, Const) or glob.type.bits != 64:
-            raise self.error("the global address of cp.async.bulk must be a 64-bit register")
-        c, g = self.reg(glob), int(at.get(goff, 0))
-        if g:
-            if not -(1 << 31) <= g < (1 << 31):
-                raise self.error(f"address offset {g} does not fit 32 bits")
-            c2 = new_vreg(2)
-            self.emit("IADD.64", d=c2, a=c, b=Imm(g & 0xFFFFFFFF))
-            c = c2
+        c = self._hp_global(glob, int(at.get(goff, 0)))
         e = self.reg(size)
         if to_shared:
             self.emit("BLKCP", a=a, b=off, c=c, e=e, mods={"BYPASS": "BYPASS"})

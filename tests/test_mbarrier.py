@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from xcc import runtime as rt
-from xcc.diagnostics import KernelFault, PtxSemanticError
+from xcc.diagnostics import KernelFault, PtxSemanticError, UnsupportedError
 
 ENGINES = [("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)]
 
@@ -377,3 +377,53 @@ def test_stmatrix_stores_the_fragments_ldmatrix_loads(engine, opt, trans):
                             device=dev, engine=engine, opt_level=opt)
     module.get_function("k").launch((1, 1, 1), (32, 1, 1), [out, src])
     assert out.copy_to_host().reshape(32, 8).tolist() == _stmatrix_reference(trans).tolist()
+
+
+REDUCE = """
+    mov.u32 %r2, buf;
+    shl.b32 %r3, %r1, 3;
+    add.u32 %r4, %r2, %r3;
+    mul.wide.u32 %rd5, %r1, 8;
+    add.s64 %rd6, %rd20, %rd5;
+    ld.global.u64 %rd7, [%rd6];
+    st.shared.u64 [%r4], %rd7;
+    bar.sync 0;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra END;
+    cp.reduce.async.bulk.global.shared::cta.bulk_group.OP [%rd1], [buf], 256;
+    cp.reduce.async.bulk.global.shared::cta.bulk_group.OP [%rd1], [buf+256], 256;
+    cp.async.bulk.commit_group;
+    cp.async.bulk.wait_group 0;
+END:
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("op, dtype", [("add.u32", np.uint32), ("min.s32", np.int32), ("xor.b64", np.uint64),
+                                       ("add.f32", np.float32), ("add.f64", np.float64)])
+def test_cp_reduce_async_bulk_reduces_shared_into_global(engine, opt, op, dtype):
+    """64 threads stage 512 bytes of `in` in shared memory; thread 0 reduces its two halves into the same 256
+    bytes of `out` (PTX: each element as an atomic op): out = op(op(out, first half), second half)."""
+    rng = np.random.default_rng(7)
+    n = 256 // np.dtype(dtype).itemsize
+    if np.dtype(dtype).kind == "f":
+        x, y = (rng.integers(-64, 64, 2 * n) / 4).astype(dtype), (rng.integers(-64, 64, n) / 4).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, 2 * n, dtype=dtype, endpoint=True)
+        y = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    f = {"add": np.add, "min": np.minimum, "xor": np.bitwise_xor}[op.split(".")[0]]
+    want = f(f(y, x[:n]), x[n:])
+    dev = rt.Device()
+    out, src = rt.to_device(y.copy(), dev), rt.to_device(x, dev)
+    body = REDUCE.replace("OP", op)
+    module = rt.load_module(HEADER.replace("BODY", body).replace("    st.global.u64 [%rd3], %rd9;\n", ""),
+                            device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (64, 1, 1), [out, src])
+    assert out.copy_to_host().tobytes() == want.tobytes()
+
+
+def test_cp_reduce_async_bulk_forms_ptx_does_not_define_are_errors():
+    body = "    cp.reduce.async.bulk.global.shared::cta.bulk_group.and.u32 [%rd1], [buf], 16;"
+    with pytest.raises(UnsupportedError, match="not supported yet"):
+        rt.load_module(HEADER.replace("BODY", body), device=rt.Device(), engine="ir").get_function("k")

@@ -17,6 +17,8 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   ``commit_group`` / ``wait_group{.read} N`` -> a ``fence`` (the copies are performed when they execute).
 * ``stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [p], {r...}`` -> per matrix a ``shfl.idx`` of the
   row address and a 32-bit store (``.trans``: two 16-bit stores) per lane (:meth:`op_stmatrix`).
+* ``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [d], [s], size`` -> ``bulk_reduce`` (performed
+  when it executes, element by element as atomics).
 * ``elect.sync d|p, membermask`` -> the lowest lane of ``activemask & membermask`` (``bfind`` of its lowest
   set bit), ``p = laneid == d``.
 * ``setmaxnreg.{inc,dec}.sync.aligned.u32 n`` (n a multiple of 8 in 24 .. 256) and ``griddepcontrol
@@ -33,6 +35,13 @@ from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
 
 _SHARED = ("shared", "shared::cta", "shared::cluster")
+_REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+_REDUCE_TYPES = ("b32", "u32", "s32", "b64", "u64", "s64", "f32", "f64")
+# what PTX ISA 9.7.9.25.4.2 (cp.reduce.async.bulk) allows, of the types xcc's atomics reduce
+_REDUCE_OK = frozenset({*(("add", t) for t in ("u32", "s32", "u64", "f32", "f64")),
+                        *((o, t) for o in ("min", "max") for t in ("u32", "s32", "u64", "s64")),
+                        ("inc", "u32"), ("dec", "u32"),
+                        *((o, t) for o in ("and", "or", "xor") for t in ("b32", "b64"))})
 _MB_KINDS = ("init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait",
              "pending_count")
 
@@ -155,6 +164,30 @@ class HopperLowering:
         mbar, moff = (self._address(ops[3])[:2] if g2s else (Const(u32, 0), 0))
         self.emit("bulk_copy", None, [dst, src, size, mbar], to_shared=g2s, dst_offset=doff, src_offset=soff,
                   mbar_offset=moff)
+
+    def _cp_reduce_bulk(self, inst) -> None:
+        """``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [d], [s], size{, policy}``."""
+        ms = inst.modifiers
+        op = next((m for m in ms if m in _REDUCE_OPS), None)
+        t = next((m for m in ms if m in _REDUCE_TYPES), None)
+        known = {"reduce", "async", "bulk", "global", "shared::cta", "bulk_group", "L2::cache_hint", "noftz", op, t}
+        if ms[3:5] != ("global", "shared::cta") or "bulk_group" not in ms or any(m not in known for m in ms) \
+                or op is None or t is None or (op, t) not in _REDUCE_OK:
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: cp.reduce.async.bulk"
+                             ".global.shared::cta.bulk_group with .add/.min/.max/.inc/.dec/.and/.or/.xor on 32- and "
+                             "64-bit integers and .add on .f32/.f64, as PTX allows them)")
+        ops = list(inst.operands)
+        if "L2::cache_hint" in ms:
+            ops = ops[:-1]
+        if len(ops) != 3:
+            raise self.error(f"'{_text(inst)}' takes 3 operands (and an optional cache policy)", PtxSemanticError)
+        dst, doff, dp = self._address(ops[0])
+        src, soff, sp = self._address(ops[1])
+        if dp is not None or sp is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a global or shared address",
+                             PtxSemanticError)
+        self.emit("bulk_reduce", None, [dst, src, self.read(ops[2], ptx_type("u32"))], redop=op, etype=t,
+                  dst_offset=doff, src_offset=soff)
 
     # ----------------------------------------------------------------- stmatrix
     def op_stmatrix(self, inst) -> None:

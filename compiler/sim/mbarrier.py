@@ -196,6 +196,33 @@ def bulk_executor(launch, view: SharedView, gmem, to_shared: bool, dst, src, siz
     return run
 
 
+def bulk_reduce_executor(view: SharedView, gmem, dst, src, size, op: str, kind: str, width: int):
+    """``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], size``: each thread's
+    ``size / width`` elements of shared ``src`` are reduced into global ``dst`` element by element (the
+    atomics' read-modify-write, :meth:`GlobalMemory.atomic`), thread after thread, when it executes."""
+    what = "cp.reduce.async.bulk"
+
+    def run(sel, idx, n):
+        d, s, z = (np.broadcast_to(np.asarray(r(sel, n)), (n,)).astype(np.int64) for r in (dst, src, size))
+        bad = (z <= 0) | (z % 16 != 0) | (d % 16 != 0) | (s % 16 != 0)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ExecFault(f"{what}: size {int(z[i])} must be a positive multiple of 16 and both addresses "
+                            f"16-byte aligned (destination {int(d[i]) % (1 << 64):#x}, source "
+                            f"{int(s[i]) % (1 << 64):#x})", i, int(bad.sum()))
+        smem = view.mem()
+        for i in range(n):
+            span = np.arange(int(z[i]) // width, dtype=np.int64) * width
+            try:
+                values = smem.load(view.at(np.full(span.size, idx[i]), s[i] + span, width), width)
+                gmem.atomic(op, (d[i] + span).astype(_U64), values, width, kind)
+            except MemoryFault as f:
+                f.thread = i
+                raise
+
+    return run
+
+
 def _tx_rule(state: int, n: int, complete: bool, what: str) -> tuple[int, int, bool]:
     new, done = M.transaction(state, n, complete, what)
     return new, 0, done

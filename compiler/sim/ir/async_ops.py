@@ -214,15 +214,23 @@ def _mbar_test(x: OpBinder):
     return run
 
 
+def _plus(x: OpBinder, i: int, key: str):
+    """A reader of operand ``i`` plus the offset ``attrs[key]``."""
+    r, off = x.arg(i), int(x.attrs.get(key, 0))
+    return r if not off else (lambda sel, n: np.asarray(r(sel, n)).astype(np.int64) + off)
+
+
 @impl("bulk_copy")
 def _bulk_copy(x: OpBinder):
-    at = x.attrs
-    launch = x.launch
+    launch, to_shared = x.launch, bool(x.attrs.get("to_shared"))
+    return mbar.bulk_executor(launch, _view(launch), launch.gmem, to_shared, _plus(x, 0, "dst_offset"),
+                              _plus(x, 1, "src_offset"), x.arg(2), _plus(x, 3, "mbar_offset") if to_shared else None)
 
-    def plus(i: int, key: str):
-        r, off = x.arg(i), int(at.get(key, 0))
-        return r if not off else (lambda sel, n: np.asarray(r(sel, n)).astype(np.int64) + off)
 
-    to_shared = bool(at.get("to_shared"))
-    return mbar.bulk_executor(launch, _view(launch), launch.gmem, to_shared, plus(0, "dst_offset"),
-                              plus(1, "src_offset"), x.arg(2), plus(3, "mbar_offset") if to_shared else None)
+@impl("bulk_reduce")
+def _bulk_reduce(x: OpBinder):
+    t = str(x.attrs["etype"])
+    kind = {"f": "f", "s": "s"}.get(t[0], "u")
+    return mbar.bulk_reduce_executor(_view(x.launch), x.launch.gmem, _plus(x, 0, "dst_offset"),
+                                     _plus(x, 1, "src_offset"), x.arg(2), str(x.attrs["redop"]), kind,
+                                     8 if t.endswith("64") else 4)

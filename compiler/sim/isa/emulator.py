@@ -305,7 +305,7 @@ class _Launch(Launch):
             src, cp = b.w("c"), LDGSTS_BYTES[b.mod("size")]
             return lambda esel, eidx, m, rec, wb: rec.global_access(
                 (eidx >> 5) + wb, np.broadcast_to(np.asarray(src(esel, m), np.uint64), (m,)), cp)
-        if inst.mnemonic.startswith("BLKCP"):  # cp.async.bulk: e bytes at global c, 16-byte chunks of the warp
+        if "sync" in inst.d.classes and space == "g":  # a bulk copy: e bytes at global c, 16-byte chunks
             src, size = b.w("c"), b.r("e")
 
             def blkcp(esel, eidx, m, rec, wb):

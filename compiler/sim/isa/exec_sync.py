@@ -1,5 +1,5 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
-``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
+``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -60,6 +60,15 @@ def _syncs_phasechk(x: Binder):
         return mbar.suspend(ctx.launch, pc, idx, done, addr, ctx.smem_stride)
 
     return Control("mbar_wait", barrier=run)
+
+
+@impl("BLKRED")
+def _blkred(x: Binder):
+    ctx, t = x.ctx, x.mod("type")
+    a, off = x.r("a"), int(x.ops["b"])
+    src = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
+    return mbar.bulk_reduce_executor(_view(x), ctx.gmem, x.w("c"), src, x.r("e"), x.mod("op").lower(),
+                                     {"F": "f", "S": "s"}.get(t[0], "u"), 8 if t.endswith("64") else 4)
 
 
 @impl("BLKCP", "BLKCP.S2G")
