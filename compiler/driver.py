@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import TextIO
 
@@ -150,20 +151,27 @@ def pipeline(options: CompileOptions) -> str | list[str]:
 
 
 def optimise(module: Module, options: CompileOptions, print_after: str | None = None,
-             out: TextIO | None = None, pass_times: dict[str, float] | None = None) -> Module:
+             out: TextIO | None = None, pass_times: dict[str, float] | None = None,
+             on_stage: Callable[[str, Module], None] | None = None) -> Module:
+    """Run the pipeline over ``module``; ``on_stage(name, module)`` (when given) sees the IR as built
+    (``build``) and after each pass, as ``--print-after=all`` prints it."""
     if print_after in ("build", "all"):
         (out or sys.stderr).write(f"; *** IR after build ***\n{print_module(module)}")
+    if on_stage is not None:
+        on_stage("build", module)
     return PassManager(pipeline(options), verify=options.verify, print_after=print_after, out=out,
-                       timings=pass_times).run(module)
+                       timings=pass_times, on_pass=on_stage).run(module)
 
 
 def compile_module(sources: list[Source], options: CompileOptions = CompileOptions(),
                    kernels: list[str] | None = None, print_after: str | None = None, out: TextIO | None = None,
                    stats: dict[str, KernelStats] | None = None, machine: Machine | None = None,
-                   pass_times: dict[str, float] | None = None) -> ObjectFile:
+                   pass_times: dict[str, float] | None = None,
+                   on_stage: Callable[[str, Module], None] | None = None) -> ObjectFile:
     """Compile ``kernels`` (all when None) of the PTX ``sources`` into one object file.  ``print_after`` names a
     pass or backend stage (:func:`stage_names`) after which to print the IR or machine code to ``out``;
-    ``pass_times``, when given, accumulates seconds per pass and backend stage name (``--time-passes``)."""
+    ``pass_times``, when given, accumulates seconds per pass and backend stage name (``--time-passes``);
+    ``on_stage(name, module)`` sees the IR after each IR stage (:func:`optimise`)."""
     check_print_after(print_after)
     t0 = time.perf_counter()
     if options.profile_use is not None:
@@ -172,16 +180,17 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     if pass_times is not None:
         pass_times["frontend"] = pass_times.get("frontend", 0.0) + time.perf_counter() - t0
     return compile_ir(module, options, kernels, print_after, out, stats, machine, pass_times,
-                      sources[0].name if sources else "")
+                      sources[0].name if sources else "", on_stage)
 
 
 def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kernels: list[str] | None = None,
                print_after: str | None = None, out: TextIO | None = None,
                stats: dict[str, KernelStats] | None = None, machine: Machine | None = None,
-               pass_times: dict[str, float] | None = None, source_name: str = "") -> ObjectFile:
+               pass_times: dict[str, float] | None = None, source_name: str = "",
+               on_stage: Callable[[str, Module], None] | None = None) -> ObjectFile:
     """The back half of :func:`compile_module`, from a linked IR ``module`` (changed in place): the ``-O``
     pipeline (or ``options.passes``) and the backend, for ``kernels`` (all when None).  ``xcc link`` enters here
-    with the IR of ``.xo`` objects (xcc.lto)."""
+    with the IR of ``.xo`` objects (xcc.lto).  ``on_stage``: see :func:`optimise`."""
     check_print_after(print_after)
     machine = machine or load_machine(options.machine)
     if kernels is not None:
@@ -193,7 +202,7 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
     specialise(chosen, options)
     if options.profile_use is not None:  # value-specialised clones, the profile indexed for the passes
         apply_profile(module, chosen, options.profile_use)
-    optimise(module, options, print_after, out, pass_times)
+    optimise(module, options, print_after, out, pass_times, on_stage)
     if options.profile_use is not None:
         for fn in module.functions:
             layout_blocks(fn)

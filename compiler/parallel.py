@@ -10,7 +10,6 @@ directory, which they use when it exists on their file system.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
@@ -18,8 +17,11 @@ from xcc.diagnostics import XccError
 
 
 def cache_dir() -> str:
-    """This process's JIT cache directory (``XCC_CACHE_DIR``, else the default)."""
-    return os.environ.get("XCC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "xcc")
+    """This process's JIT cache directory, as the cache itself finds it (:func:`xcc.cache.default_directory`:
+    ``XCC_CACHE_DIR``, else ``$XDG_CACHE_HOME/xcc``, else ``~/.cache/xcc``)."""
+    from xcc.cache import default_directory
+
+    return str(default_directory())
 
 
 @contextmanager

@@ -9,9 +9,15 @@ Three questions, each answered by rebuilding and re-running the kernel (docs/reg
 * **The machine description.**  When it differs from the baseline's, each changed key is reverted to the
   baseline's value on its own and the kernel re-run: a key whose reversion changes the figure is named.
 * **The compiler itself.**  When the baseline's own configuration no longer gives the baseline's figure,
-  the output of every stage (the IR after each pass, the machine code after each backend stage) is
-  fingerprinted and compared with the fingerprints the baseline recorded: the first stage whose output
-  differs is named; when none does, the simulator's model changed, not the code.
+  the baseline's stage outputs are replayed through this compiler: the IR the baseline build had after IR
+  stage k (kept in the baseline, ``stage_ir``) goes through this compiler's stages after k, and the kernel
+  runs.  With H(k) that figure (H(-1): this compiler throughout), the stage named is the first k whose
+  H(k-1) differs from H(k): this compiler's version of stage k, given the baseline's input, moves the
+  figure.  When no IR stage does, the backend or the simulator does: the backend stages, fed the baseline's
+  final IR, are fingerprinted and compared with the baseline's fingerprints (machine code between backend
+  stages has no serialised form to replay), and the first that differs is named; when none differs, the
+  simulator's model changed, not the code.  A baseline without ``stage_ir`` (or whose IR this compiler cannot
+  read back) gets the first stage whose output differs from the baseline build's, and the cause says so.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from xcc.diagnostics import XccError
-from xcc.regress.runner import Unit, measure, stage_fingerprints
+from xcc.regress.runner import Unit, decode_stage_ir, measure, measure_ir, stage_record
 
 
 def _toml(data: dict) -> str:
@@ -183,20 +189,89 @@ def _revert_keys(baseline_machine, current, ms: _Machines, fig, metrics: list[st
 
 
 def _compiler_change(unit: Unit, base: dict, base_cfg, machine, metrics: list[str], replay: dict) -> list[dict]:
-    def cause(kind: str, text: str) -> list[dict]:
-        return [{"metric": m, "kind": kind, "cause": text, "before": base["figures"].get(m), "after": replay.get(m)}
-                for m in metrics]
+    """The stage of this compiler (or the simulator) behind ``metrics`` of ``replay`` (the baseline's
+    configuration built and run now) differing from ``base``'s (module docstring)."""
+    def cause(ms: list[str], kind: str, text: str, before=None, after=None) -> list[dict]:
+        return [{"metric": m, "kind": kind, "cause": text,
+                 "before": base["figures"].get(m) if before is None else before.get(m),
+                 "after": replay.get(m) if after is None else after.get(m)} for m in ms]
 
     recorded = base.get("stages") or []
     if not recorded:
-        return cause("stage", "the compiler or the simulator (the baseline's options give other figures now; "
-                     "the baseline has no stage fingerprints to say which stage)")
-    now = stage_fingerprints(unit, *base_cfg, machine)
-    for i, (a, b) in enumerate(zip(recorded, now)):
-        if a != b:
-            kind = "IR pass" if i < len(base_cfg[1]) + 1 else "backend stage"
-            return cause("stage", f"{kind} '{b[0]}' (stage {i + 1} of {len(now)}): its output differs from the "
-                         "baseline build's, with the baseline's options and machine")
+        return cause(metrics, "stage", "the compiler or the simulator (the baseline's options give other figures "
+                     "now; the baseline has no stage fingerprints to say which stage)")
+    level, pipeline, maxrreg = base_cfg
+    n_ir = len(pipeline) + 1  # the build, then each pass
+    now, _ = stage_record(unit, level, ",".join(pipeline), maxrreg, machine)
+    first = next((i for i, (a, b) in enumerate(zip(recorded, now)) if a != b), min(len(recorded), len(now)))
+    docs = decode_stage_ir(base.get("stage_ir"))
+    if docs is not None and len(docs) == n_ir and len(recorded) == len(now):
+        try:
+            return _replay_stages(unit, base, base_cfg, machine, metrics, replay, recorded, now, first, docs, cause)
+        except XccError as e:  # the baseline's IR does not read back or build with this compiler
+            why = f"its stage IR could not be replayed: {e.message}"
+    else:
+        why = "it has no stage IR to replay" if docs is None else "its stage IR does not match its stages"
+    if first < min(len(recorded), len(now)):
+        where = (_stage_text(first, now[first][0], len(now)) if first < n_ir
+                 else f"backend stage '{now[first][0]}' (stage {first + 1} of {len(now)})")
+        return cause(metrics, "stage", f"{where}: the first stage whose output differs from the baseline build's, "
+                     f"with the baseline's options and machine (whether it moves the figure is not checked: {why})")
     if len(recorded) != len(now):
-        return cause("stage", f"the stage list changed ({len(recorded)} stages in the baseline, {len(now)} now)")
-    return cause("model", "the simulator's model: the compiled code is the baseline's at every stage")
+        return cause(metrics, "stage", f"the stage list changed ({len(recorded)} stages in the baseline, {len(now)} now)")
+    return cause(metrics, "model", "the simulator's model: the compiled code is the baseline's at every stage")
+
+
+def _stage_text(k: int, name: str, total: int) -> str:
+    what = "the IR build" if k == 0 else f"IR pass '{name}'"
+    return f"{what} (stage {k + 1} of {total})"
+
+
+def _replay_stages(unit: Unit, base: dict, base_cfg, machine, metrics: list[str], replay: dict, recorded, now,
+                   first: int, docs: list[bytes], cause) -> list[dict]:
+    level, pipeline, maxrreg = base_cfg
+    n_ir = len(pipeline) + 1
+    causes: list[dict] = []
+    pending = list(metrics)
+    prev = replay  # H(k-1); H(k) = replay for every k before the first stage whose output differs
+    for k in range(first, n_ir):
+        h = measure_ir(unit, docs[k], level, ",".join(pipeline[k:]), maxrreg, machine)[0]
+        moved = [m for m in pending if h.get(m) != prev.get(m)]
+        if moved:
+            causes += cause(moved, "stage", f"{_stage_text(k, recorded[k][0], len(now))}: this compiler's version "
+                            "moves the figure (replaying the baseline build's stage outputs)",
+                            before=h, after=prev)
+            pending = [m for m in pending if m not in moved]
+            if not pending:
+                return causes
+        prev = h
+    # the backend stages' fingerprints, given the baseline's final IR: when the IR is the baseline's at every
+    # stage, those of the build from the PTX; else those of the baseline's final IR compiled with no pass
+    after_ir = now[n_ir:] if first >= n_ir else backend_fingerprints(unit, docs[-1], level, maxrreg, machine)
+    backend = next((j for j, (a, b) in enumerate(zip(recorded[n_ir:], after_ir)) if a != b), None)
+    if backend is not None:
+        causes += cause(pending, "stage", f"backend stage '{recorded[n_ir + backend][0]}' (stage {n_ir + backend + 1} "
+                        f"of {len(now)}): given the baseline's final IR, the first backend stage whose output differs "
+                        "from the baseline build's (machine code is not replayed)", after=prev)
+    elif first >= len(recorded):
+        causes += cause(pending, "model", "the simulator's model: the compiled code is the baseline's at every stage",
+                        after=prev)
+    else:
+        causes += cause(pending, "model", "the simulator's model: given the baseline's final IR, the compiled code "
+                        "is the baseline's at every backend stage", after=prev)
+    return causes
+
+
+def backend_fingerprints(unit: Unit, ir: bytes, level: int, maxrreg: int, machine) -> list[list[str]]:
+    """The fingerprints of each backend stage compiling the IR document ``ir`` (no pass) at ``level``."""
+    import io
+
+    from xcc.driver import CompileOptions, compile_ir
+    from xcc.ir.serialize import load_module_ir
+    from xcc.regress.runner import _portable, fingerprints
+
+    options = CompileOptions(opt_level=level, max_registers=maxrreg, machine=machine.name, passes="")
+    out = io.StringIO()
+    compile_ir(load_module_ir(ir, f"the stage IR of {unit.id}"), options, [unit.kernel.entry], print_after="all",
+               out=out, machine=machine)
+    return fingerprints(_portable(out.getvalue(), unit))[1:]  # without 'build'

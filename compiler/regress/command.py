@@ -21,6 +21,7 @@ from xcc.regress.baseline import (
     exit_code,
     load_baseline,
     make_baseline,
+    moved_text,
 )
 from xcc.regress.corpus import CorpusError, load_corpus
 from xcc.regress.runner import RunOptions, Unit, machine_record, run_unit, units_of
@@ -60,8 +61,11 @@ def _attribute_task(item, cache_dir):
     try:
         return attribute(unit, result, base, machines, metrics)
     except XccError as e:
-        return [{"metric": m, "kind": "unknown", "cause": f"attribution failed: {e}", "before": None, "after": None}
-                for m in metrics]
+        why = str(e)
+    except Exception as e:  # a crash of xcc while attributing: reported, the rest of the run goes on
+        why = f"internal error: {type(e).__name__}: {e}"
+    return [{"metric": m, "kind": "unknown", "cause": f"attribution failed: {why}", "before": None, "after": None}
+            for m in metrics]
 
 
 def _progress(total: int, enabled: bool | None, desc: str):
@@ -114,7 +118,7 @@ def execute(req: Request) -> tuple[int, list[Finding]]:
     units = units_of(corpus.kernels, options)
     with _progress(len(units), req.progress, "xcc regress") as bar:
         results = map_units(run_unit, units, req.workers, req.scheduler, progress=lambda r: bar.update(1))
-    findings = compare(results, baseline, req.threshold, req.compile_time_threshold)
+    findings = compare(results, baseline, req.threshold, req.compile_time_threshold, req.options.opt_level)
     if req.attribute and baseline is not None:
         _attribute(findings, units, baseline, req)
     if req.record:
@@ -155,16 +159,29 @@ def _summary(findings: list[Finding], compared: bool, gate_compile_time: bool) -
                 click.echo(f"          {c['metric']}: {c['cause']} ({c['before']} -> {c['after']})")
         elif f.improvements and not f.failed:
             click.echo(f"improved  {f.id}: " + "; ".join(c.text() for c in f.improvements))
+        if f.moved:  # explanatory figures: reported, never gating
+            head = "          moved: " if f.regressed or (f.improvements and not f.failed) else f"moved     {f.id}: "
+            click.echo(head + moved_text(f, limit=3))
         ct = f.compile_time
         if ct.get("slower"):
             gate = "" if gate_compile_time else " (not gating: --gate-compile-time)"
             click.echo(f"SLOWER    {f.id}: compile time {ct['old_ms']:.1f} -> {ct['new_ms']:.1f} ms "
                        f"(Mann-Whitney U p={ct['p']:.3f}){gate}")
-    regressed = sum(f.regressed for f in findings)
-    failed = sum(f.failed for f in findings)
-    improved = sum(bool(f.improvements) and not f.regressed for f in findings)
-    tail = f", {regressed} regressed, {improved} improved" if compared else " (no baseline: outputs checked only)"
-    click.echo(f"xcc regress: {len(findings)} kernel run(s), {failed} failed{tail}")
+    click.echo("xcc regress: " + counts(findings, compared))
+
+
+def counts(findings: list[Finding], compared: bool) -> str:
+    """'N kernel run(s), F failed[, M in the baseline but not run], R regressed, I improved' (the summary line)."""
+    runs = [f for f in findings if not f.missing]
+    missing = len(findings) - len(runs)
+    text = f"{len(runs)} kernel run(s), {sum(f.failed for f in runs)} failed"
+    if missing:
+        text += f", {missing} in the baseline but not run"
+    if not compared:
+        return text + " (no baseline: outputs checked only)"
+    regressed = sum(f.regressed for f in runs)
+    improved = sum(bool(f.improvements) and not f.regressed for f in runs)
+    return text + f", {regressed} regressed, {improved} improved"
 
 
 def _reports(req: Request, findings: list[Finding], compared: bool, history: list) -> None:

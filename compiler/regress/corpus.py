@@ -155,14 +155,31 @@ def _kernel(t, index: int, lines: list[str], headers: list[int], path: Path) -> 
     machine = t.get("machine")
     if machine is not None and (not isinstance(machine, str) or not machine):
         raise where.error("machine", f"expected a machine name or a TOML file, got {machine!r}")
-    if machine is not None and machine.endswith(".toml"):
-        machine = _file(base, machine, where, "machine")
+    if machine is not None:
+        machine = _machine(base, machine, where)
     steps = t.get("max_steps")
     if steps is not None and (not _is_int(steps) or steps < 0):
         raise where.error("max_steps", f"expected a non-negative integer, got {steps!r}")
     return Kernel(t["name"], tuple(_file(base, p, where, "ptx") for p in ptx), t["entry"],
                   _dims(t["grid"], where, "grid"), _dims(t["block"], where, "block"), tuple(resolved_args),
                   checks, shared, tuple(dict.fromkeys(levels)), tuple(dict.fromkeys(engines)), machine, steps)
+
+
+def _machine(base: Path, spec: str, where: _Where) -> str:
+    """A kernel's ``machine``: a shipped description's name, or a TOML file (made absolute); either must load."""
+    from xcc.backend.machine import MACHINES_DIR, load_machine
+
+    if spec.endswith(".toml"):
+        spec = _file(base, spec, where, "machine")
+    elif not (MACHINES_DIR / f"{spec}.toml").is_file():
+        shipped = ", ".join(sorted(p.stem for p in MACHINES_DIR.glob("*.toml")))
+        raise where.error("machine", f"no machine description named '{spec}' (shipped: {shipped}; "
+                          "or the path of a .toml file)")
+    try:
+        load_machine(spec)
+    except XccError as e:  # a description that does not parse or lacks a key
+        raise where.error("machine", e.message) from None
+    return spec
 
 
 def _checks(items, where: _Where, base: Path, args: list) -> tuple[Check, ...]:

@@ -2,7 +2,10 @@
 
 * the change of each kernel's modelled cycles against the baseline;
 * the stall-reason breakdown of each kernel, the baseline's and the run's side by side;
-* each kernel's cycles across several baselines (``--history``), the baseline and the run.
+* each kernel's cycles across several baselines (``--history``), the baseline and the run;
+
+and, as tables, each kernel's status and gated changes with their causes, and every explanatory figure that
+moved (IPC, stall reasons, Nsight-named metrics: baseline, run, change), reported without gating.
 
 The SVG is deterministic (no date, a fixed hash salt): the same run gives the same page.
 """
@@ -13,7 +16,7 @@ import html
 import io
 import re
 
-from xcc.regress.baseline import Finding, match_base
+from xcc.regress.baseline import Finding, match_base, moved_rows
 
 
 def _svg(fig) -> str:
@@ -106,6 +109,28 @@ _STYLE = """body{font-family:sans-serif;margin:2em;max-width:75em}table{border-c
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}.bad{background:#fdecea}.good{background:#eafaf1}"""
 
 
+def moved_table(findings: list[Finding]) -> str | None:
+    """The explanatory figures that moved, one row each: kernel, figure, baseline, run, change."""
+    e = html.escape
+    rows = []
+    for f in findings:
+        for what, c in moved_rows(f):
+            rel = c.relative
+            rows.append(f"<tr><td>{e(f.id)}</td><td>{e(('stall ' if what == 'stall' else '') + c.metric)}</td>"
+                        f"<td>{e(_value(c.old))}</td><td>{e(_value(c.new))}</td>"
+                        f"<td>{'-' if rel is None else f'{rel:+.1%}'}</td></tr>")
+    if not rows:
+        return None
+    return ("<table class=\"moved\"><tr><th>kernel</th><th>figure</th><th>baseline</th><th>run</th><th>change</th>"
+            "</tr>\n" + "\n".join(rows) + "</table>\n")
+
+
+def _value(v) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
 def html_report(findings: list[Finding], corpus: str, history: list[tuple[str, dict]] | None = None) -> str:
     e = html.escape
     rows = []
@@ -120,10 +145,17 @@ def html_report(findings: list[Finding], corpus: str, history: list[tuple[str, d
     plots = [("Cycle change", cycle_change_plot(findings)), ("Stall breakdown", stall_plot(findings)),
              ("History", history_plot(findings, history or []))]
     body = "".join(f"<h2>{e(t)}</h2>\n<figure>{svg}</figure>\n" for t, svg in plots if svg)
+    moved = moved_table(findings)
+    if moved:  # after the plots: the long table of details
+        body += ("<h2>Explanatory figures that moved</h2>\n<p>IPC, stall reasons (warp-cycles) and Nsight-named "
+                 "metrics against the baseline; reported, never gating.</p>\n" + moved)
     bad = sum(1 for f in findings if f.failed or f.regressed)
+    runs = sum(1 for f in findings if not f.missing)
+    missing = len(findings) - runs
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>xcc regress: {e(corpus)}</title>"
             f"<style>{_STYLE}</style></head><body>\n<h1>xcc regress: {e(corpus)}</h1>\n"
-            f"<p>{len(findings)} kernel run(s), {bad} regression(s) or failure(s).</p>\n"
+            f"<p>{runs} kernel run(s)" + (f", {missing} in the baseline but not run" if missing else "")
+            + f", {bad} regression(s) or failure(s).</p>\n"
             "<table><tr><th>kernel</th><th>status</th><th>cycles</th><th>changes</th><th>cause</th></tr>\n"
             + "\n".join(rows) + "</table>\n" + body + "</body></html>\n")
     return re.sub(r"[ \t]+\n", "\n", page)

@@ -2,14 +2,15 @@
 
 The document validates against the JUnit schema Jenkins' xUnit plugin and pytest use (junit-10.xsd): a
 regression or an output failure is a ``<failure>``, a compile error, kernel fault or crash an ``<error>``,
-and the figures go to the case's ``<system-out>``.
+and the figures go to the case's ``<system-out>``, with every explanatory figure that moved (IPC, stall
+reasons, Nsight-named metrics).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from xcc.regress.baseline import Finding
+from xcc.regress.baseline import Finding, moved_rows
 
 
 def _attribution_lines(f: Finding) -> list[str]:
@@ -42,6 +43,7 @@ def junit_xml(findings: list[Finding], suite: str, options: dict) -> str:
         lines = [figs]
         if ct:
             lines.append(f"compile time {ct['old_ms']:.1f} -> {ct['new_ms']:.1f} ms (p={ct['p']:.3f})")
+        lines += [f"moved (not gating): {'stall ' if what == 'stall' else ''}{c.text()}" for what, c in moved_rows(f)]
         ET.SubElement(case, "system-out").text = "\n".join(lines)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

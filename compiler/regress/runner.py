@@ -7,8 +7,11 @@ depends only on the unit: the compile time samples are the one part that does no
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
+import json
+import lzma
 import os
 import re
 import time
@@ -18,10 +21,12 @@ from pathlib import Path
 from xcc.diagnostics import XccError
 from xcc.regress.corpus import Kernel
 
-# Deterministic figures: lower is better for every one of them; they gate (docs/regress.md).
+# Deterministic figures: lower is better for every one of them; they gate (docs/regress.md, "Comparison").
 GATED = ("registers", "instructions", "spill_bytes", "shared_bytes", "local_bytes", "warp_instructions", "cycles")
-# Recorded and compared, reported with their change, gating nothing: IPC falls when a change removes
-# instructions and the kernel gets faster, and the stall breakdown explains cycles rather than adds to them.
+# Recorded and compared exactly, every change reported, gating nothing: IPC (executed warp instructions per
+# active SM cycle) moves with warp_instructions and cycles, both gated, so gating it would count them twice
+# and call a change that removes instructions and makes the kernel faster a regression; the stall breakdown
+# and the Nsight-named metrics explain the cycles rather than add to them.
 EXPLANATORY = ("ipc",)
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
@@ -114,8 +119,9 @@ def run_unit(unit: Unit, cache_dir: str | None = None) -> dict:
         if unit.engine == "isa":
             result["compile_ms"] = compile_times(unit, unit.options.repeats)
             if unit.options.stages:
-                result["stages"] = stage_fingerprints(unit, unit.level, unit.options.passes,
-                                                      unit.options.maxrregcount, unit.machine)
+                result["stages"], docs = stage_record(unit, unit.level, unit.options.passes,
+                                                      unit.options.maxrregcount, unit.machine, keep_ir=True)
+                result["stage_ir"] = encode_stage_ir(docs)
     except XccError as e:
         result.update(status="error", failures=[_portable(str(e), unit)])
     except Exception as e:  # a crash of xcc on this kernel: a failure of this commit, not of the corpus
@@ -126,15 +132,38 @@ def run_unit(unit: Unit, cache_dir: str | None = None) -> dict:
 def measure(unit: Unit, level: int, passes: str | None, maxrregcount: int, machine) -> tuple:
     """Compile and run ``unit`` with these settings (``machine``: a name, a TOML file or a Machine); returns
     (figures, stall breakdown, Nsight metrics, output failures).  Errors propagate as :class:`XccError`."""
+    from xcc import runtime as rt
+
+    device = rt.Device(machine=machine)
+    mod = rt.load_module(list(unit.kernel.ptx), opt_level=level, max_registers=maxrregcount, device=device,
+                         engine=unit.engine, passes=passes)
+    return _launch(unit, mod, device)
+
+
+def measure_ir(unit: Unit, ir: bytes, level: int, passes: str, maxrregcount: int, machine) -> tuple:
+    """As :func:`measure`, from the IR document ``ir`` (one stage's output, :mod:`xcc.ir.serialize`): the pass
+    pipeline ``passes`` (the stages after that one; "" for none) and the backend with ``level``'s settings,
+    then the run (engine isa).  Attribution replays a baseline's stage outputs through this compiler so."""
+    from xcc import runtime as rt
+    from xcc.backend.machine import Machine, load_machine
+    from xcc.driver import CompileOptions, compile_ir
+    from xcc.ir.serialize import load_module_ir
+
+    if not isinstance(machine, Machine):
+        machine = load_machine(machine)
+    options = CompileOptions(opt_level=level, max_registers=maxrregcount, machine=machine.name, passes=passes)
+    obj = compile_ir(load_module_ir(ir, f"the stage IR of {unit.id}"), options, [unit.kernel.entry], machine=machine)
+    device = rt.Device(machine=machine)
+    return _launch(unit, rt.load_module(obj.to_bytes(), device=device), device)
+
+
+def _launch(unit: Unit, mod, device) -> tuple:
     import numpy as np
 
     from xcc import runtime as rt
     from xcc.runtime.run_args import parse_run_arg
 
     k = unit.kernel
-    device = rt.Device(machine=machine)
-    mod = rt.load_module(list(k.ptx), opt_level=level, max_registers=maxrregcount, device=device,
-                         engine=unit.engine, passes=passes)
     fn = mod.get_function(k.entry)
     launch_args, buffers = [], {}
     for i, text in enumerate(k.args):
@@ -200,24 +229,71 @@ def compile_times(unit: Unit, repeats: int) -> list[float]:
 
 
 _STAGE = re.compile(r"^; \*\*\* (?:IR|machine code) after (.+?) \*\*\*$", re.M)
+STAGE_IR_FORMAT = "xcc-regress-stage-ir"
 
 
-def stage_fingerprints(unit: Unit, level: int, passes: str | None, maxrregcount: int, machine) -> list[list[str]]:
+def stage_record(unit: Unit, level: int, passes: str | None, maxrregcount: int, machine,
+                 keep_ir: bool = False) -> tuple[list[list[str]], list[bytes | None]]:
     """[stage name, hash of its output] for the IR as built, every pass of the pipeline and every backend
-    stage, in order (``--print-after=all`` of this kernel, with the corpus's folder taken out of paths)."""
+    stage, in order (``--print-after=all`` of this kernel, with the corpus's folder taken out of paths); and,
+    with ``keep_ir``, the IR document (:mod:`xcc.ir.serialize`) after each IR stage (the build, then each
+    pass), None where one cannot be written: what attribution replays."""
     from xcc.backend.machine import Machine, load_machine
     from xcc.driver import compile_module, read_source
+    from xcc.ir.serialize import dump_module
 
     sources = [read_source(Path(p)) for p in unit.kernel.ptx]
     options = _compile_options(unit, level, passes, maxrregcount)
     if not isinstance(machine, Machine):
         machine = load_machine(machine)
     options = replace(options, machine=machine.name)
+    docs: list[bytes | None] = []
+
+    def keep(name, module) -> None:
+        try:
+            docs.append(_portable(dump_module(module).decode(), unit).encode())
+        except Exception:  # noqa: BLE001 - attribution then falls back to the fingerprints
+            docs.append(None)
+
     out = io.StringIO()
-    compile_module(sources, options, [unit.kernel.entry], print_after="all", out=out, machine=machine)
-    text = _portable(out.getvalue(), unit)
-    parts = _STAGE.split(text)  # ['', name, body, name, body, ...]
+    compile_module(sources, options, [unit.kernel.entry], print_after="all", out=out, machine=machine,
+                   on_stage=keep if keep_ir else None)
+    return fingerprints(_portable(out.getvalue(), unit)), docs
+
+
+def stage_fingerprints(unit: Unit, level: int, passes: str | None, maxrregcount: int, machine) -> list[list[str]]:
+    """The fingerprints of :func:`stage_record`."""
+    return stage_record(unit, level, passes, maxrregcount, machine)[0]
+
+
+def fingerprints(printed: str) -> list[list[str]]:
+    """[stage name, hash of its output] of a ``--print-after=all`` text."""
+    parts = _STAGE.split(printed)  # ['', name, body, name, body, ...]
     return [[parts[i], hashlib.sha256(parts[i + 1].encode()).hexdigest()[:16]] for i in range(1, len(parts) - 1, 2)]
+
+
+def encode_stage_ir(docs: list[bytes | None]) -> str | None:
+    """The IR after each IR stage, for a baseline: each distinct document once, xz-compressed, base64 (a few
+    kilobytes a kernel); None when a document is missing."""
+    if not docs or any(d is None for d in docs):
+        return None
+    table: dict[bytes, int] = {}
+    order = [table.setdefault(d, len(table)) for d in docs]
+    doc = {"format": STAGE_IR_FORMAT, "version": 1, "stages": order, "docs": [d.decode() for d in table]}
+    return base64.b64encode(lzma.compress(json.dumps(doc, sort_keys=True).encode(), preset=9)).decode()
+
+
+def decode_stage_ir(text: str | None) -> list[bytes] | None:
+    """The documents of :func:`encode_stage_ir`, one per IR stage; None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        doc = json.loads(lzma.decompress(base64.b64decode(text)))
+        if doc.get("format") != STAGE_IR_FORMAT or doc.get("version") != 1:
+            return None
+        return [doc["docs"][i].encode() for i in doc["stages"]]
+    except (ValueError, lzma.LZMAError, KeyError, IndexError, TypeError, AttributeError):
+        return None
 
 
 def _portable(text: str, unit: Unit) -> str:
