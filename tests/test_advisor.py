@@ -48,9 +48,49 @@ def _line(cu: str, marker: str) -> int:
     return next(i + 1 for i, text in enumerate(lines) if marker in text)
 
 
-def _launch(device, ptx, name, grid, block, args):
+def _launch(device, ptx, name, grid, block, args, out: list | None = None):
+    """Launch ``name``; ``out`` (if given) receives the arguments' contents after the launch."""
     fn = rt.load_module(str(EX / ptx), device=device).get_function(name)
-    return fn.launch(grid, block, [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in args])
+    dev = [rt.to_device(a, device) if isinstance(a, np.ndarray) else a for a in args]
+    stats = fn.launch(grid, block, dev)
+    if out is not None:
+        out += [d.copy_to_host() if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
+    return stats
+
+
+def _step(k: np.ndarray, r: int, v: np.ndarray) -> np.ndarray:
+    """advisor.cu's step(), in float32 (nvcc contracts some of it to fma: compared with a tolerance)."""
+    f = np.float32
+    cases = [v * f(0.999) + f(0.25), np.minimum(v, f(4)) + f(0.5), v * v * f(0.125), np.maximum(v, f(-4)) - f(0.75),
+             v - f(0.375), np.abs(v) * f(0.5), v * f(1.5), -v + f(1)]
+    return np.choose((k + r) & 7, cases).astype(np.float32)
+
+
+def _chain_ref(v: np.ndarray, k: np.ndarray) -> np.ndarray:
+    for r in range(16):
+        v = _step(k, r, v)
+    return v
+
+
+def _reference(case: str, name: str, a: list, got: list) -> None:
+    """The outputs of kernel ``name`` of ``case`` (arguments ``a`` before, ``got`` after the launch) against numpy."""
+    if case == "transpose":
+        np.testing.assert_array_equal(got[3].reshape(256, 256), a[2].reshape(256, 256).T)
+    elif case == "strided":
+        i = np.arange(N, dtype=np.int64)
+        j = (i & 31) * (N >> 5) + (i >> 5) if name == "strided_copy" else i
+        np.testing.assert_array_equal(got[2], a[1][j])
+    elif case == "divergent":
+        t = np.arange(N) % 256
+        k = t & 7 if name == "branch_chain" else (t >> 5) & 7
+        np.testing.assert_allclose(got[2], _chain_ref(a[1], k), rtol=1e-4, atol=1e-5)
+    elif case == "occupancy":
+        j = np.arange(a[0])
+        for _ in range(int(a[1])):
+            j = a[3][j]
+        np.testing.assert_array_equal(got[5], j.astype(np.float32))
+    else:
+        np.testing.assert_array_equal(got[3], a[1] * a[2] + a[3])
 
 
 RNG = np.random.default_rng(20)
@@ -110,8 +150,11 @@ def _cause_lines(cu: str, marker: str | tuple[str, str]) -> set[int]:
 def test_top_finding_names_the_cause_and_its_speedup(device, case):
     rule, ptx, bad, good, grid, fixed_grid, block, args, (cu, marker) = CASES[case]
     a = args()
-    before = _launch(device, ptx, bad, grid, block, [x.copy() if isinstance(x, np.ndarray) else x for x in a])
-    after = _launch(device, ptx, good, fixed_grid, block, a)
+    got_before, got_after = [], []
+    before = _launch(device, ptx, bad, grid, block, a, got_before)
+    after = _launch(device, ptx, good, fixed_grid, block, a, got_after)
+    _reference(case, bad, a, got_before)
+    _reference(case, good, a, got_after)
     findings = before.advise()
     top = findings[0]
     measured = before.cycles / after.cycles
