@@ -66,7 +66,7 @@ PTX_DEBUG    := device_functions scan_sort spmv_csr transformer_ops diffusion_op
                 block_reduce warp_reduce_shfl warp_vote saxpy vector_add_grid_stride transpose_shared \
                 histogram_atomic divergent_lanes collatz_steps bit_ops math_f32 math_f64 atomics \
                 half_precision mma_shapes barrier_ops async_copy globals_misc fnptr_struct
-PTX_LINEINFO := device_functions scan_sort spmv_csr transpose_shared advisor
+PTX_LINEINFO := device_functions scan_sort spmv_csr transpose_shared advisor fault_lineinfo
 
 ptx:
 	@command -v $(NVCC) >/dev/null || { echo "nvcc not found: the committed PTX is used as is"; exit 0; }; \

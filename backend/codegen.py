@@ -404,5 +404,19 @@ def _layout(blocks: list[MBlock]) -> list[MInst]:
     return insts
 
 
-def disassemble_kernel(k: KernelImage) -> str:
-    return disassemble(k.instructions, k.lines)
+def disassemble_kernel(k: KernelImage, ptx_path=None) -> str:
+    """The kernel's instructions (:func:`~xcc.backend.encoding.disassemble`) with, for a ``-lineinfo``/``-G``
+    build, the CUDA source line above the instructions it produced, whenever it changes (as
+    ``nvdisasm --print-line-info`` and ``cuobjdump -sass`` do): ``//## File "x.cu", line N`` and the line's
+    text when the file is found (:func:`xcc.backend.lineinfo.resolve_source`, near ``ptx_path``)."""
+    from xcc.backend.lineinfo import file_table, line_info, source_text
+
+    files, notes, last = file_table(k), {}, None
+    for pc in range(k.instruction_count):
+        info = line_info(k, pc, files)
+        if info.file is None or (info.file, info.line) == last:
+            continue
+        last = (info.file, info.line)
+        text = source_text(info.file, info.line, ptx_path)
+        notes[pc] = [f'## File "{info.file}", line {info.line}'] + ([f"   {text.strip()}"] if text else [])
+    return disassemble(k.instructions, k.lines, notes)

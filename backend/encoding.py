@@ -136,13 +136,15 @@ def _pred(p: int, neg: bool = False) -> str:
     return ("!" if neg else "") + ("PT" if p == PT else f"P{p}")
 
 
-def format_operand(kind: str, v, index: int) -> str:
+def format_operand(kind: str, v, index: int, unit: int = 1) -> str:
+    """One operand of the instruction at ``index``; a branch target (kind ``L``) is shown as the target's
+    index times ``unit`` (1: an instruction index; ``WORD_BYTES``: a byte address, as ``xcc disasm`` shows)."""
     if kind in ("R", "W"):
         return _reg(v, kind == "W")
     if kind == "P":
         return _pred(*v) if isinstance(v, tuple) else _pred(v)
     if kind == "L":
-        return f"{index + 1 + v:#06x}" if isinstance(v, int) else str(v)
+        return f"{(index + 1 + v) * unit:#06x}" if isinstance(v, int) else str(v)
     if kind == "SR":
         return SPECIAL_REGS[v] if isinstance(v, int) and v < len(SPECIAL_REGS) else str(v)
     if kind == "B":
@@ -156,7 +158,8 @@ def format_operand(kind: str, v, index: int) -> str:
     return _reg(v, kind == "WIC")
 
 
-def format_inst(inst: MInst, index: int = 0) -> str:
+def format_inst(inst: MInst, index: int = 0, unit: int = 1) -> str:
+    """The instruction at ``index`` in assembly syntax (``unit``: see :func:`format_operand`)."""
     d = inst.d
     text = d.mnemonic + "".join(f".{v}" for m in d.mods if (v := inst.mods.get(m.name)))
     if inst.guard is not None:
@@ -169,11 +172,11 @@ def format_inst(inst: MInst, index: int = 0) -> str:
         v = inst.ops[op.field]
         if d.memory_operand and op.field in ("a", "b"):
             if op.field == "a":
-                mem_base = format_operand(op.kind, v, index)
+                mem_base = format_operand(op.kind, v, index, unit)
                 continue
             ops.append(f"[{mem_base}{'' if not v else f'+{v:#x}' if v > 0 else f'-{-v:#x}'}]")
             continue
-        ops.append(format_operand(op.kind, v, index))
+        ops.append(format_operand(op.kind, v, index, unit))
     return f"{text} {', '.join(ops)}".rstrip()
 
 
@@ -183,9 +186,13 @@ def format_ctrl(c: Ctrl) -> str:
             f" R{c.rsb if c.rsb != 7 else '-'} B{wait}]")
 
 
-def disassemble(insts: list[MInst], lines: list[int] | None = None) -> str:
+def disassemble(insts: list[MInst], lines: list[int] | None = None, notes: dict[int, list[str]] | None = None) -> str:
+    """One line per instruction: its byte address, control codes, the instruction (branch targets as byte
+    addresses too) and its PTX line; ``notes`` are comment lines printed above instruction ``i`` (the source
+    lines of ``xcc disasm``)."""
     out = []
     for i, inst in enumerate(insts):
+        out += [f"        //{n}" for n in (notes or {}).get(i, ())]
         tail = f"  // line {lines[i]}" if lines and lines[i] else ""
-        out.append(f"  /*{i * WORD_BYTES:04x}*/  {format_ctrl(inst.ctrl)}  {format_inst(inst, i)} ;{tail}")
+        out.append(f"  /*{i * WORD_BYTES:04x}*/  {format_ctrl(inst.ctrl)}  {format_inst(inst, i, WORD_BYTES)} ;{tail}")
     return "\n".join(out)

@@ -19,7 +19,8 @@ calls device functions its call stack (``stack_bytes``), the functions laid out 
 ``.global`` variables it uses (size, alignment, initial bytes), barriers,
 max threads, the hash of the machine description it was scheduled for, and a
 line table (one PTX line, and optional ``.loc`` source position, per
-instruction).  No pickle, no code execution on load.
+instruction) with the module's ``.file`` entries it uses (``source_files``, written only when not
+empty; :mod:`xcc.backend.lineinfo` reads the table).  No pickle, no code execution on load.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ FORMAT_VERSION = (2, 1)
 _PREFIX = struct.Struct("<4sHHQ")
 # Kernel metadata keys written only when non-zero (added in 2.1 without a version bump: a reader
 # defaults them to 0, and images without spills keep their exact bytes).
-_OPTIONAL_ZERO = ("spill_stores", "spill_loads", "stack_bytes", "functions", "messages", "constants")
+_OPTIONAL_ZERO = ("spill_stores", "spill_loads", "stack_bytes", "functions", "messages", "constants",
+                  "source_files")
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class KernelImage:
     stack_bytes: int = 0
     functions: list[list] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    # the module's .file entries that debug_lines refer to, as [index, name] (filled in by ObjectFile)
+    source_files: list[list] = field(default_factory=list)
 
     @property
     def instructions(self) -> list[MInst]:
@@ -117,6 +121,15 @@ class ObjectFile:
     arch: str = "xg1"
     source_name: str = ""
     source_files: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        """Give each kernel the ``.file`` entries its line table uses, so that a kernel image names its
+        source files on its own (:mod:`xcc.backend.lineinfo`)."""
+        for k in self.kernels.values():
+            if not k.source_files and self.source_files and k.debug_lines:
+                used = {d[0] for d in k.debug_lines if isinstance(d, list | tuple) and d}
+                known = sorted(i for i in used if i in self.source_files)
+                k.source_files = [[i, self.source_files[i]] for i in known]
 
     def to_bytes(self) -> bytes:
         code = bytearray()
@@ -168,6 +181,9 @@ class ObjectFile:
                 meta["params"] = [ParamInfo(**p) for p in meta["params"]]
                 meta["globals"] = [GlobalVar(**g) for g in meta.get("globals", [])]
                 meta["constants"] = [GlobalVar(**g) for g in meta.get("constants", [])]
+                if not all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], int) and isinstance(e[1], str)
+                           for e in meta.get("source_files", [])):
+                    raise ObjectFormatError(f"{name}: kernel {meta.get('name')!r}: malformed source_files")
                 k = KernelImage(code=code[off:off + size], **meta)
                 try:
                     decode_all(k.code)  # every word must decode

@@ -256,7 +256,8 @@ def check(inputs, verbose, syntax_only, opt_level, maxrregcount, machine):
 @cli.command()
 @click.argument("xbin", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def disasm(xbin):
-    """Disassemble an .xbin object file."""
+    """Disassemble an .xbin object file: byte addresses (branch targets too), control codes, instructions,
+    PTX lines, and for a -lineinfo/-G build the CUDA source lines above the instructions they produced."""
     from xcc.backend.codegen import disassemble_kernel
     from xcc.backend.objfile import ObjectFile
 
@@ -267,7 +268,7 @@ def disasm(xbin):
                    f"{k.instruction_count} instructions, params "
                    + ", ".join(f".{p.type} {p.name}@{p.offset}" for p in k.params))
         click.echo(f".text.{name}:")
-        click.echo(disassemble_kernel(k))
+        click.echo(disassemble_kernel(k, obj.source_name or None))
         click.echo("")
 
 

@@ -42,7 +42,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xcc.backend.lineinfo import kernel_source
 from xcc.backend.machine import Machine, load_machine
+from xcc.backend.objfile import KernelImage
 from xcc.diagnostics import XccError
 
 __all__ = ["Timeline", "active", "call", "nvtx_range", "trace", "FORMATS"]
@@ -123,6 +125,7 @@ class Timeline:
         self._corr = itertools.count(1)
         self._sid = itertools.count(13)
         self.override: Place | None = None  # set by the driver's Context.run while its work runs
+        self.keep_stats = False  # keep each kernel's LaunchStats in its info["stats"] (xcc report --run)
 
     # ------------------------------------------------------------------------------- figures
     def host_ns(self, key: str, machine: Machine | None = None) -> int:
@@ -233,6 +236,11 @@ class Timeline:
                 "registers": getattr(kernel, "registers", 0), "static_shared": getattr(kernel, "shared_bytes", 0),
                 "local_bytes": getattr(kernel, "local_bytes", 0), "dynamic_shared": shared_mem,
                 "wall_ns": wall, "modelled": bool(cycles), "metrics": getattr(stats, "metrics", {}) or {}}
+        if self.keep_stats:  # in memory only (xcc report --run gives them to the advisor)
+            info["stats"] = stats
+        if isinstance(kernel, KernelImage):  # the kernel's CUDA source file and line (-lineinfo/-G PTX) and PTX line
+            src = kernel_source(kernel)
+            info.update(ptx_line=src.ptx_line, source_file=src.file, source_line=src.line)
         self.device_op(place, "kernel", stats.kernel, dur, info)
         return stats
 

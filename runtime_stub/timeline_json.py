@@ -8,7 +8,9 @@ threads (``pid``/``tid``, named by ``M`` metadata events ``process_name``/``thre
   ``args``: ``correlationId``, ``api``, ``returnValue``, ``wall_us``), the JIT slices nested in them
   (``cat`` ``jit``) and the NVTX ranges (``cat`` ``nvtx``);
 * pid 2 + 2d "<device> d": one thread per stream (tid = the stream id, 7 the default stream): kernels
-  (``cat`` ``kernel``: grid, block, registers, shared memory, cycles), copies (``memcpy``) and memsets;
+  (``cat`` ``kernel``: grid, block, registers, shared memory, cycles, theoretical and achieved occupancy and
+  its limiter, the entry's PTX line and, for ``-lineinfo``/``-G`` PTX, its CUDA ``sourceFile`` and
+  ``sourceLine``), copies (``memcpy``) and memsets;
   counter (``C``) tracks per stream: ``warps by state`` (the cycle model's average warps in each Nsight
   warp state over the kernel: warp-cycles per stall reason / cycles) and ``resident CTAs``;
 * pid 3 + 2d "<device> d SMs": per-SM CTA residency from the cycle model (one thread per SM and CTA slot:
@@ -79,6 +81,15 @@ def _op_args(op) -> dict:
         args.update(grid=list(i["grid"]), block=list(i["block"]), registersPerThread=i["registers"],
                     staticSharedMemory=i["static_shared"], dynamicSharedMemory=i["dynamic_shared"],
                     cycles=i["cycles"], modelled=i["modelled"])
+        m = i["metrics"]
+        if m:  # occupancy as Nsight Compute names it: theoretical, achieved, the limiter
+            args.update(theoreticalOccupancy=m.get("sm__maximum_warps_per_active_cycle_pct"),
+                        achievedOccupancy=m.get("sm__warps_active.avg.pct_of_peak_sustained_active"),
+                        occupancyLimiter=m.get("launch__occupancy_limit"))
+        if i.get("ptx_line"):
+            args["ptxLine"] = i["ptx_line"]
+        if i.get("source_file"):  # -lineinfo/-G PTX: the kernel's CUDA source file and line
+            args.update(sourceFile=i["source_file"], sourceLine=i["source_line"])
     else:
         args.update(bytes=i["bytes"], copyKind=i["copy"])
     return args

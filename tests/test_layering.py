@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("profile", ("xcc.profile",), COMPILER_FRONT),
     # The backend's target description: what code generation and the simulator both read.
     ("target", ("xcc.backend.isa", "xcc.backend.minst", "xcc.backend.encoding", "xcc.backend.machine",
-                "xcc.backend.objfile", "xcc.backend.occupancy"), BASE),
+                "xcc.backend.objfile", "xcc.backend.occupancy", "xcc.backend.lineinfo"), BASE),
     ("codegen", ("xcc.backend",), (*COMPILER_FRONT, "target")),
     ("compiler", ("xcc.driver", "xcc.sources", "xcc.cache", "xcc.lto", "xcc.check"), (*COMPILER_FRONT, "target", "codegen",
                                                                         "profile")),

@@ -33,7 +33,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from xcc.backend.lineinfo import line_info
 from xcc.backend.machine import Machine, load_machine
+from xcc.backend.objfile import KernelImage
 from xcc.diagnostics import KernelFault, LaunchError, LaunchInterrupted, XccError
 from xcc.semantics.faults import MemoryFault
 from xcc.semantics.threads import fault_message, thread_at
@@ -147,6 +149,21 @@ class Launch:
         """The source location a fault at ``pos`` carries (None: none)."""
         return None
 
+    def source_of(self, pos: int) -> tuple[str, int] | None:
+        """The CUDA source position (file as the PTX names it, line) of position ``pos`` of a kernel image
+        built from PTX with ``.loc``/``.file`` (nvcc ``-lineinfo``/``-G``; :mod:`xcc.backend.lineinfo`), else None."""
+        kernel = getattr(self, "kernel", None)
+        if not isinstance(kernel, KernelImage) or pos is None:
+            return None
+        info = line_info(kernel, pos)
+        return (info.file, info.line) if info.file is not None else None
+
+    def place(self, pos: int) -> str:
+        """:meth:`where` ``pos`` is, and the CUDA source line beside it when known, as compute-sanitizer names
+        ``file.cu:line`` beside the SASS offset."""
+        src = self.source_of(pos)
+        return self.where(pos) + (f", {src[0]}:{src[1]}" if src is not None else "")
+
     # -- waves -------------------------------------------------------------------------------------
     def wave_size(self, per_wave: int) -> int:
         """CTAs per wave: ``per_wave`` (what the interpreter's memory allows), or the whole grid for a
@@ -194,10 +211,11 @@ class Launch:
 
     def fault(self, pos: int, reason: str, slot: int | None, nthreads: int = 1, address=None,
               cls: type[KernelFault] = KernelFault) -> KernelFault:
-        msg, c3, t3 = fault_message(self.name, self.where(pos), reason, self, self.P, slot, nthreads)
+        msg, c3, t3 = fault_message(self.name, self.place(pos), reason, self, self.P, slot, nthreads)
         err = cls(msg, self.loc_of(pos))
         err.kernel, err.pc, err.cta, err.thread, err.address = self.name, pos, c3, t3, address
         err.line = self.line_of(pos)
+        err.source_file, err.source_line = self.source_of(pos) or (None, None)
         return err
 
     def located(self, e: BaseException, pos: int, idx: np.ndarray) -> BaseException:
@@ -214,7 +232,7 @@ class Launch:
             t = e.thread if e.thread is not None and e.thread < idx.size else 0
             return self.fault(pos, e.reason, int(idx[t]) if idx.size else None, e.nthreads)
         if isinstance(e, XccError):  # e.g. an UnsupportedError raised by xcc.semantics: locate it
-            return type(e)(f"kernel '{self.name}' at {self.where(pos)}: {e.message}", self.loc_of(pos))
+            return type(e)(f"kernel '{self.name}' at {self.place(pos)}: {e.message}", self.loc_of(pos))
         return e
 
     def over_limit(self, pos: int, idx: np.ndarray) -> KernelFault:
@@ -232,7 +250,7 @@ class Launch:
         spots = {}
         for p, arr in groups:
             spots.setdefault(p, []).append(np.unique(arr >> 5))
-        parts = [f"{np.unique(np.concatenate(w)).size} warp(s) at {self.where(p)} (pc {p})"
+        parts = [f"{np.unique(np.concatenate(w)).size} warp(s) at {self.place(p)} (pc {p})"
                  for p, w in sorted(spots.items())]
         running = 0
         if wave is not None:
@@ -255,7 +273,7 @@ class Launch:
             sel = waiting[key == kv]
             st, k, pc = int(kv >> 56), int(kv >> 32) & 0xFFFFFF, int(kv & 0xFFFFFFFF)
             parts.append(f"{sel.size} thread(s) waiting at {self.barrier_names[st].format(k=k)} at "
-                         f"{self.where(pc)} (first: {self.coords(int(sel[0]))[0]})")
+                         f"{self.place(pc)} (first: {self.coords(int(sel[0]))[0]})")
         first = int(waiting[0])
         return self.fault(int(wave.wait_pc[first]), "deadlock: no thread can proceed; " + "; ".join(parts)
                           + f". {self.deadlock_rule}", first)
