@@ -583,6 +583,9 @@ class _Builder(Transformer):
     def pair(self, c):
         return ast.Vector((self._pred(c[0]), self._pred(c[1])), self._loc(c[0]))
 
+    def sink_pair(self, c):  # `_|p`: elect.sync's unused lane number
+        return ast.Vector((ast.Sink(self._loc(c[0])), self._pred(c[1])), self._loc(c[0]))
+
     def vector(self, c):
         return ast.Vector(tuple(_unparen(op) for op in c[1:]), self._loc(c[0]))
 

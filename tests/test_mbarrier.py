@@ -307,6 +307,15 @@ END:
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_elect_sync_may_discard_the_lane_number(engine, opt):
+    body = """
+    elect.sync _|%p2, 0xffffffff;
+    selp.u64 %rd9, 1, 0, %p2;
+"""
+    assert run(body, 64, engine, opt) == ([1] + [0] * 31) * 2
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
 def test_setmaxnreg_and_griddepcontrol_run_as_no_ops(engine, opt):
     body = """
     griddepcontrol.wait;
