@@ -128,3 +128,21 @@ extern "C" __global__ void grid_stride_scale(int n, float a, const float* __rest
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         y[i] = a * x[i] + y[i];
 }
+
+// sfu_bound: four independent chains of fast exponentials per thread (MUFU.EX2 on the SFU pipe, a quarter
+// of the FMA pipe's rate): the SFU pipe limits the kernel (SlowPipeLimiter). Block 256.
+extern "C" __global__ void sfu_bound(int n, const float* __restrict__ x, float* __restrict__ y)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float a = x[i], b = a + 1.0f, c = a + 2.0f, d = a + 3.0f;
+#pragma unroll
+    for (int r = 0; r < 16; ++r) {
+        a = __expf(-a);
+        b = __expf(-b);
+        c = __expf(-c);
+        d = __expf(-d);
+    }
+    y[i] = a + b + c + d;
+}

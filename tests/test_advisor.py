@@ -249,3 +249,22 @@ def test_register_spilling_estimate_matches_the_unspilled_build():
     assert top.rule == "RegisterSpilling", [(f.rule, f.estimated_speedup) for f in spilled.advise()]
     assert abs(top.estimated_speedup / (spilled.cycles / plain.cycles) - 1) <= 0.10
     assert any(src and src.endswith("/advisor.cu") for _, _, src, _ in top.locations)
+
+
+def test_slow_pipe_limiter_names_the_sfu(device):
+    """sfu_bound's fast exponentials keep the SFU pipe (a quarter rate) busy: the top finding is SlowPipeLimiter
+    at the __expf lines, with the SFU at full rate measured as the estimate."""
+    n = 64 * 256
+    x = RNG.random(n, dtype=np.float32)
+    got = []
+    st = _launch(device, "advisor.sm_80.lineinfo.ptx", "sfu_bound", 64, 256, [np.int32(n), x, np.zeros(n, np.float32)],
+                 got)
+    ref = [x.astype(np.float64) + k for k in range(4)]
+    for _ in range(16):
+        ref = [np.exp(-v) for v in ref]
+    np.testing.assert_allclose(got[2], sum(ref), rtol=1e-4)
+    top = st.advise()[0]
+    assert top.rule == "SlowPipeLimiter" and "sfu" in top.message and top.estimated_speedup > 1.3
+    first = _line("advisor.cu", "a = __expf(-a);")
+    assert {line for *_, line in top.locations} <= set(range(first, first + 4))
+    assert st.timed.time(Idealise(pipes=("sfu",)))[0] == round(st.cycles / top.estimated_speedup)
