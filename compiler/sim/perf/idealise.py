@@ -72,13 +72,13 @@ def spill_pcs(insts, kernel) -> set[int]:
 def converged_keep(W: np.ndarray, K: np.ndarray) -> np.ndarray:
     """Entries of each warp that hold its busiest lane (the one present in most of its entries)."""
     nw = int(W.max()) + 1 if W.size else 0
-    counts = np.zeros((nw, 32), np.int64)
     full = K == 0xFFFFFFFF
-    np.add.at(counts, W[full], 1)
+    counts = np.repeat(np.bincount(W[full], minlength=nw)[:, None], 32, axis=1)
     part = np.flatnonzero(~full)
     if part.size:
-        bits = (K[part, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
-        np.add.at(counts, W[part], bits.astype(np.int64))
+        bits = ((K[part, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+        cells = (W[part, None] * 32 + np.arange(32))[bits]
+        counts += np.bincount(cells, minlength=nw * 32).reshape(nw, 32)
     leader = np.argmax(counts, axis=1).astype(np.uint64)
     return ((K >> leader[W]) & np.uint64(1)).astype(bool)
 

@@ -13,7 +13,10 @@ sources:
 * :mod:`xcc.sim.perf.replay` - CTA dispatch, the warp schedulers, dependencies through the control codes,
   per-pipe throughput and barriers;
 * :mod:`xcc.sim.perf.memsys` - shared-memory banks, the per-SM L1, the device-wide L2 and DRAM queues;
-* :mod:`xcc.sim.perf.metrics` - stall attribution and the statistics under Nsight Compute's names.
+* :mod:`xcc.sim.perf.metrics` - stall attribution and the statistics under Nsight Compute's names;
+* :mod:`xcc.sim.perf.idealise` - what-if switches (:class:`Idealise`, all off by default) that replay the
+  trace with one cause idealised away, which the advisor (:mod:`xcc.sim.perf.advisor`) measures its
+  estimates with; :class:`TimedLaunch` keeps what a re-run needs.
 
 Every figure comes from the machine description (``machines/xg1.toml`` cites a source for each); a figure
 the model needs and the description lacks is an error naming it.  Every instruction class comes from the ISA
