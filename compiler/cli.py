@@ -8,6 +8,7 @@
     xcc disasm out.xbin
     xcc run in.ptx|in.xbin --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--engine isa|ir]
             [--out results.npz] [--trace FILE [--format json|sqlite]] ARG...
+    xcc report TRACE.json | STATS.json... | --run SOURCE --kernel NAME ... ARG...  -o report.html
     xcc regress CORPUS.toml [-O3] [--passes P] [--machine M] [--record|--baseline FILE] [--attribute]
                 [--junit|--markdown|--html FILE] [--workers N|--scheduler ADDRESS]   (exit 0, 1, 2 or 125)
     xcc cache stats|list [--json] | clear | verify     (the JIT cache: XCC_CACHE_DIR)
@@ -425,6 +426,60 @@ cli.add_command(click.Command(
     "advise", callback=_advise, help=_advise.__doc__, context_settings={"ignore_unknown_options": True},
     params=[*(p for p in run.params if p.name not in _RUN_OUTPUTS),
             click.Option(["--json", "as_json"], is_flag=True, help="Print the findings as JSON.")]))
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The HTML page to write.")
+@click.option("--run", "run_launch", is_flag=True,
+              help="The arguments are xcc run's (SOURCE --kernel ... ARG...): run that launch with a timeline and "
+                   "report it, with the advisor's findings.")
+@click.option("--title", default=None, help="The page's title (default: the inputs).")
+@click.argument("inputs", nargs=-1)
+def report(output, run_launch, title, inputs):
+    """One static HTML page of plots (timeline, stall breakdown, occupancy, the advisor's findings) from a trace
+    (rt.trace, xcc run --trace, XCC_TRACE: the JSON), from xcc run --stats-json files, or with --run from a
+    launch run now (docs/report.md)."""
+    from xcc.report import load
+    from xcc.report_html import render
+
+    if run_launch:
+        rep = _report_of_run(list(inputs), title)
+    else:
+        if not inputs:
+            raise click.UsageError("give a trace (.json), --stats-json files, or --run and xcc run's arguments")
+        for p in inputs:
+            if not Path(p).is_file():
+                raise click.BadParameter(f"'{p}' is not a file (a trace or a --stats-json file)")
+        rep = load([Path(p) for p in inputs], title)
+    _write_atomically(output, render(rep).encode())
+    found = sum(len(k.findings) for k in rep.kernels)
+    click.echo(f"xcc report: wrote {output}: {len(rep.kernels)} kernel launch(es), {len(rep.copies)} copies, "
+               f"{found} finding(s)", err=True)
+
+
+def _report_of_run(args: list[str], title: str | None):
+    """Run ``xcc run ARGS`` with a timeline that keeps each launch's statistics; its report, with the advisor's
+    findings on each launch where this xcc has the advisor."""
+    import tempfile
+
+    from xcc import runtime as rt
+    from xcc.report import findings_of, from_trace
+    from xcc.runtime import timeline_json
+
+    if not args:
+        raise click.UsageError("--run needs xcc run's arguments: SOURCE --kernel NAME --grid X --block X ARG...")
+    ctx = run.make_context("xcc report --run", args)
+    with tempfile.TemporaryDirectory() as tmp, ctx:
+        with rt.trace(Path(tmp) / "trace.json", machine=ctx.params.get("machine") or "xg1") as tl:
+            tl.keep_stats = True
+            run.invoke(ctx)
+    found = {op.corr: findings_of(op.info["stats"]) for op in tl.ops if "stats" in op.info}
+    doc = json.loads(timeline_json.dumps(tl))
+    advisor = any(v is not None for v in found.values())
+    rep = from_trace(doc, title or "xcc run " + " ".join(args), found if advisor else None)
+    rep.origin = "run"
+    return rep
 
 
 @cli.group()

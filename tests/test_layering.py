@@ -65,6 +65,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     # The launch paths of other frameworks (issue 16): Triton's and Numba's drivers over the runtime.
     ("launch", ("xcc.triton", "xcc.numba"), (*COMPILER_FRONT, "target", "codegen", "compiler",
                                              "sim.perf", "sim", "sim.ir", "sim.isa", "runtime")),
+    # xcc report: a trace or launches as an HTML page (its plots drawn with xcc regress's figure helpers).
+    ("report", ("xcc.report", "xcc.report_html"), (*COMPILER_FRONT, "target", "codegen", "compiler", "sim.perf",
+                                                   "sim", "sim.ir", "sim.isa", "runtime", "regress")),
     ("cli", ("xcc.cli",), ("*",)),
 )
 COMPILER_SIDE = ("semantics", "frontend", "ir", "passes", "profile", "target", "codegen", "compiler")
