@@ -535,3 +535,65 @@ def test_forms_ptxas_rejects_get_a_located_error(body, msg):
 
     with pytest.raises(XccError, match=r":\d+:\d+: error: " + re.escape(msg)):
         run(body, [(0,)], "isa", 0)
+
+
+# ----------------------------------------------------------------------------- vavrg2/4, vset2/4
+
+
+def elems(x: int, n: int, signed: bool) -> list[int]:
+    w = 32 // n
+    out = []
+    for i in range(n):
+        e = x >> (i * w) & ((1 << w) - 1)
+        out.append(e - (1 << w) if signed and e >> (w - 1) else e)
+    return out
+
+
+SIMD_WORDS = [0, M32, 0x7FFF8000, 0x80017FFE, 0x01FF807F, 0xFE0280FF, 0x12345678, 0x00010001]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("types", ["u32.u32.u32", "s32.s32.s32", "s32.u32.s32", "u32.s32.u32"])
+@pytest.mark.parametrize("form", ["", ".sat", ".add"])
+def test_vavrg(engine, opt, n, types, form):
+    """PTX ISA 9.7.10.3: t = (a + b + 1) >> 1 if a + b >= 0 else (a + b) >> 1, per element; merge: the low bits
+    (.sat: clamped to dtype's element range first); .add: c + the sum of the t."""
+    dt, at, bt = (t == "s32" for t in types.split("."))
+    w = 32 // n
+    rows = [(a, b, c) for a in SIMD_WORDS for b in SIMD_WORDS[::3] for c in (0, 0x55555555)]
+
+    def ref(a, b, c):
+        ts = []
+        for x, y in zip(elems(a, n, at), elems(b, n, bt)):
+            s = x + y
+            ts.append((s + 1) >> 1 if s >= 0 else s >> 1)
+        if form == ".add":
+            return (c + sum(ts)) & M32
+        if form == ".sat":
+            lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dt else (0, (1 << w) - 1)
+            ts = [max(lo, min(hi, t)) for t in ts]
+        return sum((t & ((1 << w) - 1)) << (i * w) for i, t in enumerate(ts))
+
+    body = f"vavrg{n}.{types}{form} %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;"
+    check(body, rows, [ref(a, b, c) for a, b, c in rows], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("cmp", ["eq", "ne", "lt", "le", "gt", "ge"])
+@pytest.mark.parametrize("add", [False, True])
+def test_vset_simd(engine, opt, n, cmp, add):
+    import operator
+
+    op = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+          "ge": operator.ge}[cmp]
+    w = 32 // n
+    rows = [(a, b, 7) for a in SIMD_WORDS for b in SIMD_WORDS[::2]]
+
+    def ref(a, b, c):
+        ts = [int(op(x, y)) for x, y in zip(elems(a, n, True), elems(b, n, False))]
+        return (c + sum(ts)) & M32 if add else sum(t << (i * w) for i, t in enumerate(ts))
+
+    body = f"vset{n}.s32.u32.{cmp}{'.add' if add else ''} %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;"
+    check(body, rows, [ref(a, b, c) for a, b, c in rows], engine, opt)

@@ -19,6 +19,8 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
   ``0x7fffffff``; ``.xorsign.abs`` (f32, f16, f16x2, bf16, bf16x2): ``|d| = min/max(|a|, |b|)`` (NaN rules of
   the plain form, or of ``.NaN``) and, unless ``d`` is NaN, its sign the XOR of a's and b's.
 * ``cvt`` to ``.tf32`` (9.7.9.21): rounding of the f32 bit pattern (:meth:`BitsLowering.cvt_tf32`).
+* ``vavrg2``/``vavrg4`` (with :mod:`xcc.ir.lower_video`'s SIMD frame) and ``vset2``/``vset4`` (9.7.10.3) with the
+  default selectors and mask: per element, extended by its type; the average rounds halves away from zero.
 * ``mad.hi.sat.s32 d, a, b, c`` (9.7.1.4): ``d = sat(hi32(a * b) + c)``: ``mul.hi`` then ``add.sat``.
 * ``prefetch``, ``prefetchu``, ``applypriority``, ``discard`` (9.7.9.15/16/17): cache hints; xg1 models no
   cache it could act on, so they lower to nothing once the address operand is checked (``discard`` and
@@ -226,6 +228,55 @@ class BitsLowering:
             self.write(inst.operands[0], r)
             return
         self.unary(inst)
+
+    # ----------------------------------------------------------------- SIMD video: vavrg2/4, vset2/4
+    def op_vavrg2(self, inst) -> None:
+        self._simd(inst, "avrg", 2)
+
+    def op_vavrg4(self, inst) -> None:
+        self._simd(inst, "avrg", 4)
+
+    def simd_average(self, a, b):
+        """``vavrg`` of two extended elements (PTX ISA 9.7.10.3): ``(a + b + 1) >> 1`` if ``a + b >= 0``, else
+        ``(a + b) >> 1`` (arithmetic shift)."""
+        s = self._op("add", a, b, t=_S32)
+        ge = self._op("setp", s, Const(_S32, 0), t=_S32, cmp="ge")
+        one = self.emit("selp", _S32, [Const(_S32, 1), Const(_S32, 0), ge], _S32).result
+        return self._op("shr", self._op("add", s, one, t=_S32), Const(_U32, 1), t=_S32)
+
+    def op_vset2(self, inst) -> None:
+        self._vset_simd(inst, 2)
+
+    def op_vset4(self, inst) -> None:
+        self._vset_simd(inst, 4)
+
+    def _vset_simd(self, inst, n: int) -> None:
+        """``vsetN.atype.btype.cmp d, a, b, c`` (merge: element i of d is ``a[i] cmp b[i]``, 1 or 0, the default mask
+        taking every element) and ``vsetN.atype.btype.cmp.add d, a, b, c`` (``d = c + the number of elements
+        compared true``), PTX ISA 9.7.10.3, with the default selectors."""
+        mods = inst.modifiers
+        ts = [m for m in mods if m in ("s32", "u32")]
+        cmp = [m for m in mods if m in ("eq", "ne", "lt", "le", "gt", "ge")]
+        extra = [m for m in mods if m not in ("s32", "u32", "add", *cmp)]
+        if len(ts) != 2 or len(cmp) != 1 or extra:
+            raise self.error(f"'{_text(inst)}' is not supported yet (selectors and masks other than the defaults "
+                             "are not either)")
+        self._check(inst, 4)
+        w = 32 // n
+        d, a, b, c = inst.operands
+        va, vb = self.read(a, _U32), self.read(b, _U32)
+        out = None
+        for i in range(n):
+            ea, eb = (self.emit("cvt", _S32, [self._op("shr", v, self._k(i * w)) if i else v], _S32,
+                                src=f"{t[0]}{w}").result for v, t in ((va, ts[0]), (vb, ts[1])))
+            p = self._op("setp", ea, eb, t=_S32, cmp=cmp[0])
+            r = self.emit("selp", _U32, [self._k(1 << (i * w) if "add" not in mods else 1), self._k(0), p], _U32).result
+            out = r if out is None else self._op("add" if "add" in mods else "or", out, r)
+        if "add" in mods:
+            out = self._op("add", out, self.read(c, _U32))
+        else:
+            self.read(c, _U32)  # the merge operand: every element is selected by the default mask
+        self.write(d, out)
 
     # ----------------------------------------------------------------- min / max forms
     def op_min(self, inst) -> None:

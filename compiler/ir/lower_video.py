@@ -320,6 +320,8 @@ class SimdVideoLowering:
                                 src=f"{t[0]}{w}").result for v, t in ((va, at), (vb, bt)))
             if vop == "absdiff":
                 r = self._op("max", self._op("sub", ea, eb, t=_S32), self._op("sub", eb, ea, t=_S32), t=_S32)
+            elif vop == "avrg":  # (a + b + (a + b >= 0)) >> 1: halves round away from zero (xcc.ir.lower_bits)
+                r = self.simd_average(ea, eb)
             else:
                 r = self._op(vop, ea, eb, t=_S32)
             if "add" not in mods:
