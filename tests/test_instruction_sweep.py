@@ -54,7 +54,6 @@ NOT_SUPPORTED: list[tuple[str, str]] = [
     (r"^(alloca|stacksave|stackrestore)\.", "dynamic stack allocation (PTX ISA 7.3): no stack-pointer model yet"),
     (r"^brkpt\b", "a debugger breakpoint: the engines have no debugger to stop in"),
     (r"^sqrt\.r[mpz](\.ftz)?\.f32", "f32 sqrt with directed rounding: xg1's sequence rounds to nearest only"),
-    (r"^(mul|mad)\.hi\.[us]16", "16-bit .hi multiply: not lowered yet"),
     (r"^testp\.f(32|64) ", "testp without an operation: ptxas accepts it, the manual defines none"),
 ]
 

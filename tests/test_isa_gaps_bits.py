@@ -597,3 +597,21 @@ def test_vset_simd(engine, opt, n, cmp, add):
 
     body = f"vset{n}.s32.u32.{cmp}{'.add' if add else ''} %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;"
     check(body, rows, [ref(a, b, c) for a, b, c in rows], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", ["mul.hi.u16", "mul.hi.s16", "mad.hi.u16", "mad.hi.s16"])
+def test_mul_mad_hi_16(engine, opt, form):
+    edge = [0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x1234, 0xFEDC]
+    rows = [(a, b, c) for a in edge for b in edge for c in (0, 0xFFFF)][::2]
+    signed = form.endswith("s16")
+
+    def ref(a, b, c):
+        x, y = ((v - 0x10000 if signed and v >> 15 else v) for v in (a, b))
+        hi = (x * y >> 16) & 0xFFFF
+        return (hi + c) & 0xFFFF if form.startswith("mad") else hi
+
+    args = "%h1, %h2, %h3, %h4" if form.startswith("mad") else "%h1, %h2, %h3"
+    body = (f"cvt.u16.u32 %h2, %r2; cvt.u16.u32 %h3, %r3; cvt.u16.u32 %h4, %r4; {form} {args};"
+            " cvt.u64.u16 %rd8, %h1;")
+    check(body, rows, [ref(a, b, c) for a, b, c in rows], engine, opt)

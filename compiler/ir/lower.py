@@ -212,6 +212,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         self._mul(inst, "mad", 4)
 
     def _mul(self, inst, op, n) -> None:
+        if self.mul_hi16(inst, op, n):  # mul.hi/mad.hi .u16/.s16 (xcc.ir.lower_bits)
+            return
         self._check(inst, n)
         t = self._type(inst)
         self._flags_ok(inst, t)

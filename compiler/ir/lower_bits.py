@@ -21,6 +21,7 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
 * ``cvt`` to ``.tf32`` (9.7.9.21): rounding of the f32 bit pattern (:meth:`BitsLowering.cvt_tf32`).
 * ``vavrg2``/``vavrg4`` (with :mod:`xcc.ir.lower_video`'s SIMD frame) and ``vset2``/``vset4`` (9.7.10.3) with the
   default selectors and mask: per element, extended by its type; the average rounds halves away from zero.
+* ``mul.hi``/``mad.hi`` ``.u16``/``.s16``: ``mul.wide``, a shift by 16 and a truncation (:meth:`BitsLowering.mul_hi16`).
 * ``mad.hi.sat.s32 d, a, b, c`` (9.7.1.4): ``d = sat(hi32(a * b) + c)``: ``mul.hi`` then ``add.sat``.
 * ``prefetch``, ``prefetchu``, ``applypriority``, ``discard`` (9.7.9.15/16/17): cache hints; xg1 models no
   cache it could act on, so they lower to nothing once the address operand is checked (``discard`` and
@@ -407,6 +408,25 @@ class BitsLowering:
             r = self.emit("selp", _U32, [self._k(0), r, neg], _U32).result
         nan = self._op("setp", mag, self._k(0x7F800000), cmp="hi")
         self.write(inst.operands[0], self.emit("selp", _U32, [self._k(0x7FFFFFFF), r, nan], _U32).result)
+        return True
+
+    def mul_hi16(self, inst, op: str, n: int) -> bool:
+        """``mul.hi``/``mad.hi`` on ``.u16``/``.s16`` (9.7.1.3/4): bits 31:16 of the exact 32-bit product, from
+        ``mul.wide`` and a shift (``mad``: then ``+ c`` wrapping at 16 bits); False for any other form."""
+        mods = inst.modifiers
+        t = next((ptx_type(m) for m in mods if m in ("u16", "s16")), None)
+        if "hi" not in mods or t is None:
+            return False
+        self._check(inst, n)
+        if "sat" in mods:
+            raise self.error(f"'{_text(inst)}': .sat is defined for mad.hi.s32 only", PtxSemanticError)
+        wt = ptx_type(f"{t.kind}32")
+        a, b = (self.read(o, t) for o in inst.operands[1:3])
+        p = self.emit("mul", t, [a, b], wt, mode="wide").result
+        hi = self.emit("cvt", t, [self._op("shr", p, Const(_U32, 16), t=wt)], t, src=wt.name).result
+        if op == "mad":
+            hi = self._op("add", hi, self.read(inst.operands[3], t), t=t)
+        self.write(inst.operands[0], hi)
         return True
 
     # ----------------------------------------------------------------- cache hints
