@@ -105,6 +105,35 @@ def _make_hopper_rowsum(rng: np.random.Generator) -> Launch:
     return Launch((3, 1, 1), (96, 1, 1), [x.reshape(-1), out, np.int32(ntiles)], [1], {1: exp})
 
 
+def _core_matrix_tiles(x: np.ndarray) -> np.ndarray:
+    """``x`` (R x K f16, R and K multiples of 64 and 16) as hopper_gemm's bulk copies expect it: 64 x 16 tiles
+    ordered (row tile, k step), each in wgmma's K-major unswizzled core-matrix order, element (r, k) at half
+    (r % 8) * 8 + (r / 8) * 128 + (k % 8) + (k / 8) * 64 (examples/hopper_pipeline.cu)."""
+    rows, k = x.shape
+    r, kk = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
+    at = (r % 8) * 8 + (r // 8) * 128 + (kk % 8) + (kk // 8) * 64
+    out = np.zeros((rows // 64, k // 16, 64 * 16), np.float16)
+    for mt in range(rows // 64):
+        for kt in range(k // 16):
+            out[mt, kt, at] = x[64 * mt:64 * mt + 64, 16 * kt:16 * kt + 16]
+    return out.reshape(-1).view(np.uint16)
+
+
+def _make_hopper_gemm(rng: np.random.Generator) -> Launch:
+    """hopper_gemm (examples/hopper_pipeline.cu): C = A @ B, 128 x 128 x 64 (a 2 x 2 grid of 64 x 64 tiles, 4 k
+    steps round the 3-stage ring), A and B multiples of 1/8 in [-2, 2] so every sum is exact in f32 whatever
+    the order; C rows 131 floats apart (the gaps keep the sentinel)."""
+    m, n, k, ldc = 128, 128, 64, 131
+    a = (rng.integers(-16, 17, (m, k)) / 8).astype(np.float16)
+    b = (rng.integers(-16, 17, (k, n)) / 8).astype(np.float16)
+    want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+    c = np.full(m * ldc, SENTINEL_F32, np.float32)
+    exp = c.copy()
+    exp.reshape(m, ldc)[:, :n] = want
+    args = [_core_matrix_tiles(a), _core_matrix_tiles(np.ascontiguousarray(b.T)), c, np.int32(k // 16), np.int32(ldc)]
+    return Launch((n // 64, m // 64, 1), (160, 1, 1), args, [2], {2: exp})
+
+
 _TRITON_SMEM = 16384  # the kernel's dynamic shared memory: the 64x64 f32 C tile of its epilogue
 
 ASYNC_CASES: list[KernelCase] = [
@@ -113,6 +142,8 @@ ASYNC_CASES: list[KernelCase] = [
       for name, entry, make in (("cp_async_pipeline", "_Z17cp_async_pipelineifPKfPf", _make_cp_async_pipeline),
                                 ("cp_async_asm", "cp_async_asm", _make_cp_async_asm))),
     KernelCase("hopper_rowsum", "hopper_pipeline", "hopper_rowsum", _make_hopper_rowsum,
+               ptx_file="hopper_pipeline.sm_90a.ptx"),
+    KernelCase("hopper_gemm", "hopper_pipeline", "hopper_gemm", _make_hopper_gemm,
                ptx_file="hopper_pipeline.sm_90a.ptx"),
     KernelCase("triton_matmul_wgmma", "matmul", "matmul", _make_triton_matmul_wgmma,
                ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM),
