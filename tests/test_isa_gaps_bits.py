@@ -315,10 +315,12 @@ def test_createpolicy_values(engine, opt):
 @pytest.mark.parametrize("engine, opt", ENGINES)
 def test_globaltimer_halves_and_pm_counters(engine, opt):
     """%globaltimer_hi:%globaltimer_lo read before %globaltimer is at most it (one monotonic modelled clock);
-    %pm0..%pm7 and %pm<n>_64 read 0."""
+    %pm0..%pm7, %pm<n>_64 and the %envreg<n> other than 1 and 2 read 0."""
     body = ("mov.u32 %r6, %globaltimer_hi; mov.u32 %r5, %globaltimer_lo; mov.u64 %rd9, %globaltimer;"
             " mov.b64 %rd10, {%r5, %r6}; setp.le.u64 %p2, %rd10, %rd9; selp.u64 %rd8, 1, 0, %p2;"
             " mov.u32 %r7, %pm3; mov.u64 %rd11, %pm7_64; cvt.u64.u32 %rd12, %r7; or.b64 %rd11, %rd11, %rd12;"
+            " mov.u32 %r7, %envreg0; cvt.u64.u32 %rd12, %r7; or.b64 %rd11, %rd11, %rd12;"
+            " mov.u32 %r7, %envreg31; cvt.u64.u32 %rd12, %r7; or.b64 %rd11, %rd11, %rd12;"
             " shl.b64 %rd11, %rd11, 1; or.b64 %rd8, %rd8, %rd11;")
     check(body, [(0,)] * 3, [1] * 3, engine, opt)
 

@@ -30,7 +30,9 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
 * ``createpolicy`` (9.7.9.18): an opaque 64-bit cache policy (docs/semantics.md gives its encoding); every
   ``.L2::cache_hint`` operand accepts one and ignores it (:meth:`BitsLowering.without_cache_hint`).
 * ``%globaltimer_lo``/``%globaltimer_hi``: the halves of ``%globaltimer`` (the engines' modelled clock);
-  ``%pm0..%pm7`` and ``%pm0_64..%pm7_64`` (performance monitoring counters): 0, as no counter is configured.
+  ``%pm0..%pm7`` and ``%pm0_64..%pm7_64`` (performance monitoring counters): 0, as no counter is configured;
+  ``%envreg0`` and ``%envreg3..%envreg31`` (driver-defined): 0, as xcc's driver defines only ``%envreg1/2``
+  (a cooperative launch's grid-sync workspace, :mod:`xcc.sim.launch`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ _U32, _S32, _U64 = ptx_type("u32"), ptx_type("s32"), ptx_type("u64")
 # float formats: total bits per lane, lanes, the magnitude of +infinity (larger magnitudes are NaNs)
 _FLOATS = {"f32": (32, 1, 0x7F800000), "f16": (16, 1, 0x7C00), "bf16": (16, 1, 0x7F80),
            "f16x2": (16, 2, 0x7C00), "bf16x2": (16, 2, 0x7F80)}
-_PM = frozenset({f"pm{i}" for i in range(8)} | {f"pm{i}_64" for i in range(8)})
+_PM = frozenset({f"pm{i}" for i in range(8)} | {f"pm{i}_64" for i in range(8)}
+               | {f"envreg{i}" for i in range(32) if i not in (1, 2)})  # (envreg1/2: the grid-sync workspace)
 _EVICT = {"L2::evict_last": 1, "L2::evict_normal": 2, "L2::evict_first": 3, "L2::evict_unchanged": 4}
 
 
