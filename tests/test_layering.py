@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("target", ("xcc.backend.isa", "xcc.backend.minst", "xcc.backend.encoding", "xcc.backend.machine",
                 "xcc.backend.objfile", "xcc.backend.occupancy", "xcc.backend.lineinfo"), BASE),
     ("codegen", ("xcc.backend",), (*COMPILER_FRONT, "target")),
-    ("compiler", ("xcc.driver", "xcc.sources", "xcc.cache", "xcc.lto", "xcc.check"), (*COMPILER_FRONT, "target", "codegen",
+    ("compiler", ("xcc.driver", "xcc.sources", "xcc.cache", "xcc.lto", "xcc.check", "xcc.parallel"), (*COMPILER_FRONT, "target", "codegen",
                                                                         "profile")),
     # Autotuning's search space, strategies and cache record (over the compile driver); the runtime builds and
     # launches the candidates (xcc.runtime.tuning), `xcc tune` (xcc.tune.command) sits over the runtime.
