@@ -346,10 +346,10 @@ def test_a_description_without_tensor_rates_falls_back_to_issue_tensor(tmp_path:
     """An older description (no [tensor] table, ``[issue] tensor = 0.5`` HMMA/IMMA per cycle per
     sub-partition) times HMMA.16816 and IMMA.16832 as xg1's 4096 f16 / 8192 i8 ops per cycle per SM do."""
     text = (MACHINES_DIR / "xg1.toml").read_text()
-    head, tensor = text.split("\n[tensor]", 1)
-    assert "\n[" not in tensor  # the last table
+    head, rest = text.split("\n[tensor]", 1)
+    _, more, tail = rest.partition("\n[")  # the tables after [tensor] stay
     old = tmp_path / "old.toml"
-    old.write_text(head.replace("\nadu = 0.5\n", "\nadu = 0.5\ntensor = 0.5\n"))
+    old.write_text(head.replace("\nadu = 0.5\n", "\nadu = 0.5\ntensor = 0.5\n") + ("\n[" + tail if more else ""))
     for kernel in ("hmma_streams_16", "imma_streams_16"):
         assert streams(str(old), kernel).cycles == streams("xg1", kernel).cycles, kernel
 
