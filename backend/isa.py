@@ -541,6 +541,10 @@ _ROWS = [
                                       Mod("type", ("U32", "S32", "F32", "U64", "S64", "F64"))), "lsu", "lsu",
      "UBLKRED.G.S", "cp.reduce.async.bulk of e bytes: each element of shared[a + b] reduced into global[c] as an "
      "atomic op.type (ATOMG's arithmetic), performed when it executes", "sync global"),
+    ("TMALD", (D_R, A_R, B_I, C_W, E_W), (Mod("rank", ("R1", "R2")),), "lsu", "lsu", "UTMALDG.1D / .2D",
+     "cp.async.bulk.tensor tile-mode load: the box of the tensor map at generic address c at coordinates e.lo "
+     "(R2: and e.hi), signed, to shared[a + b] (xcc.semantics.tensormap), performed when it executes; d = its "
+     "bytes (for the SYNCS.TX.COMPLETE that follows)", "sync"),
 ]
 
 

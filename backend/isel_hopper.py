@@ -6,7 +6,8 @@
   try_wait, which may suspend the thread), each on ``[a + offset]`` in shared memory (a 64-bit address: its
   low word, the shared window's offset).
 * ``bulk_copy`` -> BLKCP.BYPASS (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on
-  the mbarrier, or BLKCP.S2G (shared -> global); ``bulk_reduce`` -> BLKRED.op.type.
+  the mbarrier, or BLKCP.S2G (shared -> global); ``bulk_reduce`` -> BLKRED.op.type; ``tma_load`` (1d, 2d) ->
+  TMALD (coordinates in a register pair, its bytes in d) and SYNCS.TX.COMPLETE of those bytes.
 """
 
 from __future__ import annotations
@@ -80,6 +81,22 @@ class HopperSelection(SelectorCore):
         t = str(at["etype"]).upper().replace("B", "U")
         self.emit("BLKRED", a=a, b=off, c=self._hp_global(dst, int(at.get("dst_offset", 0))), e=self.reg(size),
                   mods={"op": str(at["redop"]).upper(), "type": t})
+
+    def op_tma_load(self, inst):
+        at = inst.attrs
+        dst, tmap, mb, *coords = inst.args
+        if len(coords) > 2:
+            raise self.error(f"a {len(coords)}d cp.async.bulk.tensor is not supported by the xg1 backend yet "
+                             "(1d and 2d)")
+        a, off = self._hp_shared(dst, int(at.get("dst_offset", 0)))
+        pair = new_vreg(2)
+        for k in range(2):
+            c = coords[k] if k < len(coords) else Const(coords[0].type, 0)
+            self.emit("MOV", d=Half(pair, k), b=self.src_b(c))
+        size = new_vreg(1)
+        self.emit("TMALD", d=size, a=a, b=off, c=self.reg(tmap), e=pair, mods={"rank": f"R{len(coords)}"})
+        ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
+        self.emit("SYNCS.TX", a=ma, b=moff, c=size, mods={"COMPLETE": "COMPLETE"})
 
     def op_bulk_copy(self, inst):
         at = inst.attrs

@@ -192,8 +192,19 @@ from xcc.runtime.streams import (
     cuStreamSynchronize,
     cuStreamWaitEvent,
 )
+from xcc.runtime.tensormap_api import (
+    CUtensorMap,
+    CUtensorMapDataType,
+    CUtensorMapFloatOOBfill,
+    CUtensorMapInterleave,
+    CUtensorMapL2promotion,
+    CUtensorMapSwizzle,
+    cuTensorMapEncodeTiled,
+)
 
 __all__ = [
+    "CUtensorMap", "CUtensorMapDataType", "CUtensorMapFloatOOBfill", "CUtensorMapInterleave",
+    "CUtensorMapL2promotion", "CUtensorMapSwizzle", "cuTensorMapEncodeTiled",
     "CU_STREAM_LEGACY", "CU_STREAM_PER_THREAD", "CUcontext", "CUctx_flags", "CUdevice", "CUdevice_attribute",
     "CUdeviceptr", "CUevent", "CUevent_flags", "CUfunction", "CUfunction_attribute", "CUjit_option", "CUmodule",
     "CUresult", "CUstream", "CUstream_flags", "CUgraph", "CUgraphExec", "CUgraphNode", "CUgraphNodeType",

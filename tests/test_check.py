@@ -53,7 +53,7 @@ MBARRIER = HEADER + """
   mbarrier.init.shared.b64 [%rd1], 32;
   ld.param.u64 %rd2, [p];
   mov.u32 %r1, 0;
-  cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [buf], [%rd2, {%r1}], [bar];
+  cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd2, {%r1}], [buf];
   ret;
 }
 """

@@ -45,6 +45,8 @@ class AsyncLowering:
         ms = inst.modifiers
         if ms[:2] == ("async", "bulk") and "tensor" not in ms and "prefetch" not in ms:
             return self._cp_bulk(inst)  # xcc.ir.lower_hopper
+        if ms[:3] == ("async", "bulk", "tensor") and "prefetch" not in ms:
+            return self._cp_tensor(inst)  # xcc.ir.lower_hopper
         if ms[:3] == ("reduce", "async", "bulk") and "tensor" not in ms:
             return self._cp_reduce_bulk(inst)  # xcc.ir.lower_hopper
         if "async" not in ms or any(m in ms for m in ("bulk", "tensor", "mbarrier", "reduce", "arrive")):

@@ -189,6 +189,34 @@ class HopperLowering:
         self.emit("bulk_reduce", None, [dst, src, self.read(ops[2], ptx_type("u32"))], redop=op, etype=t,
                   dst_offset=doff, src_offset=soff)
 
+    def _cp_tensor(self, inst) -> None:
+        """``cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
+        {.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, policy}`` -> ``tma_load``."""
+        ms = inst.modifiers
+        dims = next((m for m in ms if m in ("1d", "2d", "3d", "4d", "5d")), None)
+        known = {"async", "bulk", "tensor", "shared::cluster", "global", "tile", "mbarrier::complete_tx::bytes",
+                 "L2::cache_hint", dims}
+        if dims is None or ms[4:6] != ("shared::cluster", "global") or "mbarrier::complete_tx::bytes" not in ms \
+                or any(m not in known for m in ms):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode loads "
+                             "cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes)")
+        ops = list(inst.operands)
+        if "L2::cache_hint" in ms:
+            ops = ops[:-1]
+        rank = int(dims[0])
+        src = ops[1] if len(ops) == 3 else None
+        coords = src.elements[0].elements if isinstance(src, ast.Address) and len(src.elements) == 1 \
+            and isinstance(src.elements[0], ast.Vector) else None
+        if coords is None or len(coords) != rank or src.offset:
+            raise self.error(f"'{_text(inst)}' takes [dst], [tensorMap, {{{rank} coordinate(s)}}], [mbar]",
+                             PtxSemanticError)
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        dst, doff = self._hp_shared(inst, ops[0])
+        mb, moff = self._hp_shared(inst, ops[2])
+        tmap = self.read(src.base, u64) if isinstance(src.base, RegVar) else self.address_of(src.base.name)
+        self.emit("tma_load", None, [dst, tmap, mb, *(self.read(c, u32) for c in coords)], rank=rank,
+                  dst_offset=doff, mbar_offset=moff)
+
     # ----------------------------------------------------------------- stmatrix
     def op_stmatrix(self, inst) -> None:
         """``stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared{::cta}.b16 [p], {r...}``: the inverse of

@@ -170,6 +170,10 @@ OPS.update({
     "bulk_copy": OpDef("bulk_copy", 4, "cp.async.bulk of c bytes from b + attrs.src_offset to a + attrs.dst_offset: "
                        "global -> shared then a complete-tx of c on the mbarrier at d (attrs.to_shared), or shared "
                        "-> global", has_result=False, effects=True, reads_memory=True),
+    "tma_load": OpDef("tma_load", None, "cp.async.bulk.tensor tile-mode load: the box at coordinates args 3.. "
+                      "(attrs.rank) of the tensor map at generic address b to shared a + attrs.dst_offset, then a "
+                      "complete-tx of its bytes on the mbarrier at c + attrs.mbar_offset", has_result=False,
+                      effects=True, reads_memory=True),
     "bulk_reduce": OpDef("bulk_reduce", 3, "cp.reduce.async.bulk: the c bytes of shared b + attrs.src_offset reduced "
                          "element by element into global a + attrs.dst_offset (attrs.redop, attrs.etype: the atom "
                          "operation and element type)", has_result=False, effects=True, reads_memory=True),

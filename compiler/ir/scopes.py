@@ -151,6 +151,8 @@ def flatten(fn: ast.Function) -> tuple[list[FlatLabel | FlatInst], list[FlatVar]
             return ast.Symbol(var, op.loc) if var is not None else op
         if isinstance(op, ast.Address):
             base = resolve(op.base, scope, False) if op.base is not None else None
+            if op.elements:  # [tensorMap, {c0, c1}]: the coordinates too
+                return replace(op, base=base, elements=tuple(resolve(e, scope, False) for e in op.elements))
             return replace(op, base=base)
         if isinstance(op, ast.Vector):
             return replace(op, elements=tuple(resolve(e, scope, False) for e in op.elements))

@@ -25,6 +25,7 @@ from xcc.sim import mbarrier as mbar
 from xcc.sim.copies import commit_executor, copy_groups, wait_executor
 from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.memory import MemoryFault
+from xcc.sim.tma import tma_load_executor
 from xcc.sim.waves import ExecFault
 
 _U64 = np.uint64
@@ -225,6 +226,15 @@ def _bulk_copy(x: OpBinder):
     launch, to_shared = x.launch, bool(x.attrs.get("to_shared"))
     return mbar.bulk_executor(launch, _view(launch), launch.gmem, to_shared, _plus(x, 0, "dst_offset"),
                               _plus(x, 1, "src_offset"), x.arg(2), _plus(x, 3, "mbar_offset") if to_shared else None)
+
+
+@impl("tma_load")
+def _tma_load(x: OpBinder):
+    launch = x.launch
+    generic, _ = launch.addresser("generic", lambda sel, n: np.zeros(n, np.uint64), 0, 8)
+    coords = [x.arg(3 + k) for k in range(int(x.attrs["rank"]))]
+    return tma_load_executor(launch, _view(launch), launch.gmem, generic, _plus(x, 0, "dst_offset"), x.arg(1),
+                             coords, _plus(x, 2, "mbar_offset"))
 
 
 @impl("bulk_reduce")

@@ -1,5 +1,5 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
-``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
+``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``, ``TMALD``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -13,6 +13,7 @@ import numpy as np
 
 from xcc.sim import mbarrier as mbar
 from xcc.sim.isa.exec_base import Binder, Control, impl
+from xcc.sim.tma import tma_load_executor
 
 
 def _view(x: Binder) -> mbar.SharedView:
@@ -60,6 +61,18 @@ def _syncs_phasechk(x: Binder):
         return mbar.suspend(ctx.launch, pc, idx, done, addr, ctx.smem_stride)
 
     return Control("mbar_wait", barrier=run)
+
+
+@impl("TMALD")
+def _tmald(x: Binder):
+    ctx, e = x.ctx, x.w("e")
+    a, off = x.r("a"), int(x.ops["b"])
+    dst = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
+    lo = lambda sel, n: (np.asarray(e(sel, n), np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.int64)  # noqa: E731
+    hi = lambda sel, n: (np.asarray(e(sel, n), np.uint64) >> np.uint64(32)).astype(np.int64)  # noqa: E731
+    coords = [lo, hi][:int(x.mod("rank")[1])]
+    return tma_load_executor(ctx.launch, _view(x), ctx.gmem, lambda: ctx.generic, dst, x.w("c"), coords,
+                             None, x.set_r("d"))
 
 
 @impl("BLKRED")

@@ -1,0 +1,123 @@
+"""Tensor maps of the Tensor Memory Accelerator (TMA): what ``cuTensorMapEncodeTiled`` (CUDA driver API,
+"Tensor Map Object Management") encodes and what ``cp.async.bulk.tensor`` in tile mode (PTX ISA
+9.7.9.25.5) loads from it.
+
+CUDA leaves the 128-byte ``CUtensorMap`` opaque; xcc's layout (little-endian):
+
+=========  ==========================================================================================
+bytes      field
+=========  ==========================================================================================
+0 - 3      magic ``XTM1``
+4, 5, 6    data type (``CUtensorMapDataType``), rank (1 - 5), interleave
+7          swizzle (bits 0-3), OOB fill (bit 4: NaN for float types)
+8 - 15     global address
+16 - 35    global dims 0 .. 4 (u32, dim 0 the innermost)
+40 - 71    global strides of dims 1 .. 4 in bytes (u64; dim 0's is the element size)
+72 - 81    box dims 0 .. 4 (u16)
+82 - 86    element strides 0 .. 4 (u8)
+=========  ==========================================================================================
+
+A tile-mode load of box coordinates ``c`` reads box element ``i`` (``i_0`` innermost) from global
+coordinates ``c + i``: inside the tensor, ``address + x_0 * esize + sum(x_d * stride_d)``; outside, zero
+(NaN for float types with the NaN OOB fill).  The box lands in shared memory densely, ``i_0`` fastest;
+with a swizzle of ``S`` = 32, 64 or 128 bytes, the 16-byte chunk bits (4 ..) of each byte's shared address
+are XORed with its bits 7 .. (``log2(S / 16)`` bits), as for wgmma's swizzled layouts.  Element strides
+other than 1 and interleaved layouts are not supported yet.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+MAGIC = b"XTM1"
+ELEMENT_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 10: 4, 11: 4, 12: 4}
+"""CUtensorMapDataType -> bytes: UINT8, UINT16, UINT32, INT32, UINT64, INT64, FLOAT16, FLOAT32, FLOAT64,
+BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ."""
+_FLOAT_NAN = {6: 0x7FFF, 7: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF, 9: 0x7FFF, 10: 0x7FFFFFFF, 11: 0x7FFFFFFF,
+              12: 0x7FFFFFFF}
+SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
+
+
+class TensorMapError(Exception):
+    """A tensor map or a use of it that CUDA or PTX does not allow (the caller says where)."""
+
+
+def encode_tiled(dtype: int, rank: int, address: int, dims, strides, box, element_strides, interleave: int,
+                 swizzle: int, oob_fill: int) -> bytes:
+    """The 128 bytes of a tiled tensor map, checked as ``cuTensorMapEncodeTiled`` documents (strides: the
+    ``rank - 1`` byte strides of dims 1 ..)."""
+    if dtype not in ELEMENT_BYTES:
+        raise TensorMapError(f"tensorDataType {dtype} is not a CUtensorMapDataType")
+    if not 1 <= rank <= 5 or len(dims) < rank or len(box) < rank or len(element_strides) < rank \
+            or len(strides) < rank - 1:
+        raise TensorMapError(f"tensorRank {rank} must be 1 .. 5, with that many dims, box dims and element "
+                             "strides and one stride fewer")
+    if interleave != 0 or swizzle not in SWIZZLE_BYTES:
+        raise TensorMapError("only CU_TENSOR_MAP_INTERLEAVE_NONE and the 32/64/128-byte swizzles (or none) are "
+                             "supported")
+    es = ELEMENT_BYTES[dtype]
+    if address % 16:
+        raise TensorMapError(f"globalAddress {address:#x} must be 16-byte aligned")
+    for d in range(rank):
+        if not 1 <= dims[d] <= 1 << 32:
+            raise TensorMapError(f"globalDim[{d}] = {dims[d]} must be in 1 .. 2^32")
+        if not 1 <= box[d] <= 256:
+            raise TensorMapError(f"boxDim[{d}] = {box[d]} must be in 1 .. 256")
+        if element_strides[d] != 1:
+            raise TensorMapError(f"elementStrides[{d}] = {element_strides[d]}: only 1 is supported")
+    for d in range(rank - 1):
+        if strides[d] % 16 or not 0 < strides[d] < 1 << 40:
+            raise TensorMapError(f"globalStrides[{d}] = {strides[d]} must be a positive multiple of 16 below 2^40")
+    if box[0] * es % 16:
+        raise TensorMapError(f"boxDim[0] * element size = {box[0] * es} bytes must be a multiple of 16")
+    span = SWIZZLE_BYTES[swizzle]
+    if span and box[0] * es > span:
+        raise TensorMapError(f"boxDim[0] * element size = {box[0] * es} bytes exceeds the {span}-byte swizzle span")
+    pad = lambda xs, n: list(xs[:rank]) + [0] * (n - rank)  # noqa: E731
+    out = bytearray(128)
+    struct.pack_into("<4sBBBB", out, 0, MAGIC, dtype, rank, interleave, swizzle | (1 if oob_fill else 0) << 4)
+    struct.pack_into("<Q", out, 8, address)
+    struct.pack_into("<5I", out, 16, *[(x - 1) for x in pad(dims, 5)][:rank], *[0] * (5 - rank))
+    struct.pack_into("<4Q", out, 40, *(list(strides[:rank - 1]) + [0] * (5 - rank)))
+    struct.pack_into("<5H", out, 72, *pad(box, 5))
+    struct.pack_into("<5B", out, 82, *pad(element_strides, 5))
+    return bytes(out)
+
+
+def decode(raw: bytes) -> dict:
+    """The fields of a tensor map (``TensorMapError`` if it is not one)."""
+    magic, dtype, rank, interleave, sw = struct.unpack_from("<4sBBBB", raw, 0)
+    if magic != MAGIC or dtype not in ELEMENT_BYTES or not 1 <= rank <= 5:
+        raise TensorMapError("the tensor map operand does not point at a tensor map made by cuTensorMapEncodeTiled")
+    dims = [x + 1 for x in struct.unpack_from("<5I", raw, 16)[:rank]]
+    return {"dtype": dtype, "rank": rank, "esize": ELEMENT_BYTES[dtype], "swizzle": SWIZZLE_BYTES[sw & 15],
+            "nan_fill": bool(sw >> 4 & 1) and dtype in _FLOAT_NAN, "address": struct.unpack_from("<Q", raw, 8)[0],
+            "dims": dims, "strides": list(struct.unpack_from("<4Q", raw, 40)[:rank - 1]),
+            "box": list(struct.unpack_from("<5H", raw, 72)[:rank])}
+
+
+def tile_box(tm: dict, coords) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(global byte address of each box element, in-bounds mask, its byte offset in the shared box before
+    swizzling, the fill value's bits) of a tile-mode load at ``coords`` (one signed int32 per dimension)."""
+    rank, es, box = tm["rank"], tm["esize"], tm["box"]
+    grids = np.meshgrid(*[np.arange(b, dtype=np.int64) for b in reversed(box)], indexing="ij")
+    idx = [g.reshape(-1) for g in reversed(grids)]  # idx[d]: element coordinate in dim d, dim 0 fastest
+    addr = np.full(idx[0].size, tm["address"], np.int64)
+    inside = np.ones(idx[0].size, bool)
+    for d in range(rank):
+        x = int(coords[d]) + idx[d]
+        inside &= (x >= 0) & (x < tm["dims"][d])
+        addr += x * (es if d == 0 else tm["strides"][d - 1])
+    offsets = np.arange(idx[0].size, dtype=np.int64) * es
+    return addr, inside, offsets, (_FLOAT_NAN[tm["dtype"]] if tm["nan_fill"] else 0)
+
+
+def swizzle(addr: np.ndarray, span: int) -> np.ndarray:
+    """Shared addresses with the ``span``-byte swizzle applied (16-byte chunk bits XOR bits 7 ..)."""
+    if not span:
+        return addr
+    bits = (span // 16).bit_length() - 1
+    mask = (1 << bits) - 1
+    return addr ^ (((addr >> 7) & mask) << 4)

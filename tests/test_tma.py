@@ -1,0 +1,127 @@
+"""Tile-mode TMA loads (cp.async.bulk.tensor ... .global.tile.mbarrier::complete_tx::bytes, PTX ISA 9.7.9.25.5)
+through tensor maps from the driver API's cuTensorMapEncodeTiled, on both engines at -O0/-O3: the box is read
+from the tensor's global coordinates (c0 + j, c1 + i), elements outside the tensor are zero (or NaN with the
+NaN fill), a swizzle permutes the 16-byte chunks of each 128-byte row of shared memory (chunk ^= row % 8), and
+the box's bytes complete the mbarrier's transaction count.  The kernel is nvcc's
+(tests/data/runtime/tma_copy.cu)."""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xcc import runtime as rt
+from xcc.diagnostics import KernelFault
+from xcc.runtime import driver as cuda
+
+PTX = (Path(__file__).parent / "data" / "runtime" / "tma_copy.sm_90a.ptx").read_text()
+ENGINES = [("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)]
+ROWS, COLS = 40, 52
+DT = cuda.CUtensorMapDataType
+SW = cuda.CUtensorMapSwizzle
+
+
+def encode(ptr: int, swizzle=SW.CU_TENSOR_MAP_SWIZZLE_NONE, fill=0, box=(32, 16)) -> bytes:
+    assert cuda.cuInit(0)[0] == 0
+    err, tm = cuda.cuTensorMapEncodeTiled(DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, ptr, [COLS, ROWS], [COLS * 4],
+                                          list(box), [1, 1], cuda.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          swizzle, cuda.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE, fill)
+    assert err == 0, cuda.last_error_message()
+    assert ctypes.sizeof(tm) == 128
+    return bytes(tm)
+
+
+def expected(x: np.ndarray, c0: int, c1: int, fill=0.0) -> np.ndarray:
+    want = np.full((16, 32), fill, np.float32)
+    for i in range(16):
+        for j in range(32):
+            r, c = c1 + i, c0 + j
+            if 0 <= r < ROWS and 0 <= c < COLS:
+                want[i, j] = x[r, c]
+    return want
+
+
+def run(engine: str, opt: int, c0: int, c1: int, **kw) -> tuple[np.ndarray, np.ndarray]:
+    dev = rt.Device()
+    x = (np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS) + 0.5)
+    dx, out = rt.to_device(x, dev), rt.to_device(np.zeros(16 * 32, np.float32), dev)
+    tm = encode(int(dx), **kw)
+    module = rt.load_module(PTX, device=dev, engine=engine, opt_level=opt)
+    module.get_function("tma_copy").launch((1, 1, 1), (128, 1, 1), [tm, out, np.int32(c0), np.int32(c1)])
+    return x, out.copy_to_host().reshape(16, 32)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("c0, c1", [(0, 0), (30, -3), (-5, 30), (60, 0)])
+def test_a_tile_load_reads_the_box_and_fills_outside_with_zeros(engine, opt, c0, c1):
+    x, got = run(engine, opt, c0, c1)
+    assert np.array_equal(got, expected(x, c0, c1))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_the_nan_fill_fills_float_elements_outside_with_nan(engine, opt):
+    x, got = run(engine, opt, 40, 0, fill=cuda.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+    want = expected(x, 40, 0, np.nan)
+    assert np.array_equal(got, want, equal_nan=True) and np.isnan(got).sum() == 16 * 20
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_a_128_byte_swizzle_permutes_the_16_byte_chunks_of_each_row(engine, opt):
+    """A box row of 32 floats is 128 bytes: its 16-byte chunk k lands at chunk k ^ (row % 8)."""
+    x, got = run(engine, opt, 0, 0, swizzle=SW.CU_TENSOR_MAP_SWIZZLE_128B)
+    plain = expected(x, 0, 0).reshape(16, 8, 4)
+    want = np.empty_like(plain)
+    for r in range(16):
+        for k in range(8):
+            want[r, k ^ (r % 8)] = plain[r, k]
+    assert np.array_equal(got, want.reshape(16, 32))
+
+
+def test_cu_tensor_map_encode_tiled_checks_its_arguments():
+    assert cuda.cuInit(0)[0] == 0
+    args = [DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, 1 << 40, [COLS, ROWS], [COLS * 4], [32, 16], [1, 1], 0, 0, 0, 0]
+    for k, bad, why in ((4, [COLS * 4 + 4], "globalStrides"), (2, (1 << 40) + 4, "globalAddress"),
+                        (5, [32, 300], "boxDim"), (5, [3, 16], "multiple of 16"), (7, 1, "INTERLEAVE_NONE"), (8, 1, "32-byte swizzle span"),
+                        (1, 6, "tensorRank")):
+        a = list(args)
+        a[k] = bad
+        err, tm = cuda.cuTensorMapEncodeTiled(*a)
+        assert err == cuda.CUresult.CUDA_ERROR_INVALID_VALUE and tm is None
+        assert why in cuda.last_error_message()
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_tensor_map_operand_that_is_not_one_is_a_located_fault(engine):
+    dev = rt.Device()
+    out = rt.to_device(np.zeros(16 * 32, np.float32), dev)
+    module = rt.load_module(PTX, device=dev, engine=engine)
+    with pytest.raises(KernelFault, match="does not point at a tensor map made by cuTensorMapEncodeTiled") as e:
+        module.get_function("tma_copy").launch((1, 1, 1), (128, 1, 1), [bytes(128), out, np.int32(0), np.int32(0)])
+    assert "cp.async.bulk.tensor" in PTX.splitlines()[e.value.line - 1]
+
+
+def test_the_driver_api_launches_a_tma_kernel_with_the_tensor_map_by_value():
+    assert cuda.cuInit(0)[0] == 0
+    err, dev = cuda.cuDeviceGet(0)
+    err, ctx = cuda.cuCtxCreate(0, dev)
+    try:
+        x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS) + 0.5
+        err, dx = cuda.cuMemAlloc(x.nbytes)
+        err, dout = cuda.cuMemAlloc(16 * 32 * 4)
+        assert cuda.cuMemcpyHtoD(dx, x, x.nbytes)[0] == 0
+        err, tm = cuda.cuTensorMapEncodeTiled(DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dx, [COLS, ROWS], [COLS * 4],
+                                              [32, 16], [1, 1], 0, 0, 0, 0)
+        assert err == 0
+        err, mod = cuda.cuModuleLoadData(PTX.encode())
+        err, fn = cuda.cuModuleGetFunction(mod, b"tma_copy")
+        assert err == 0, cuda.last_error_message()
+        params = ((tm, dout, 7, 2), (None, None, ctypes.c_int, ctypes.c_int))
+        assert cuda.cuLaunchKernel(fn, 1, 1, 1, 128, 1, 1, 0, 0, params, 0)[0] == 0, cuda.last_error_message()
+        got = np.zeros(16 * 32, np.float32)
+        assert cuda.cuMemcpyDtoH(got, dout, got.nbytes)[0] == 0
+        assert np.array_equal(got.reshape(16, 32), expected(x, 7, 2))
+    finally:
+        cuda.cuCtxDestroy(ctx)
