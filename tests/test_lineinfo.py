@@ -77,6 +77,16 @@ def test_fault_without_lineinfo_names_only_the_ptx_line():
     assert f"PTX line {ptx_line(PLAIN, 'st.global.f32')} (STG" in str(info.value)
 
 
+def test_ir_engine_fault_names_the_cuda_line_too():
+    fn = rt.load_module(LINEINFO, engine="ir").get_function("shift_scale")
+    launch_args, _ = args(N)
+    with pytest.raises(KernelFault) as info:
+        fn.launch((N // 64, 1, 1), (64, 1, 1), launch_args)
+    line = cu_line("out[i + 1] = acc;")
+    assert f"faulted at PTX line {ptx_line(LINEINFO, 'st.global.f32')} (st.global.f32" in str(info.value)
+    assert f"fault_lineinfo.cu:{line}: out-of-bounds" in str(info.value) and info.value.source_line == line
+
+
 def test_cli_fault_diagnostic(capsys):
     rc, _, err = run_cli(capsys, "run", LINEINFO, "--kernel", "shift_scale", "--grid", "4", "--block", "64",
                          f"s32:{N}", "f32:0.5", f"zeros:float32[{N}]", f"zeros:float32[{N}]")
@@ -100,6 +110,8 @@ def test_hotspots_have_a_source_column(capsys):
         if src != "-":
             assert src == f"fault_lineinfo.cu:{loc.group(1)}", (line, src)
     assert rows[ptx_line(LINEINFO, "st.global.f32")] == f"fault_lineinfo.cu:{cu_line('out[i + 1] = acc;')}"
+    # a conditional branch keeps its .loc through the IR (the guarded early exit of `if (i >= n)`)
+    assert rows[ptx_line(LINEINFO, "@%p1 bra")] == f"fault_lineinfo.cu:{cu_line('if (i >= n)')}"
     fma = ptx_line(LINEINFO, "fma.rn.f32")
     assert rows[fma] == f"fault_lineinfo.cu:{cu_line('acc = acc * x + scale;')}"
     assert int(table[1].split()[1]) == fma  # the loop's dependent FMAs (waiting on the load) are the hot spot

@@ -196,14 +196,14 @@ class FunctionBuilder:
                     cur.end = ("br", target)
                 else:
                     fall = self._new_block("")
-                    cur.end = ("cbr", g.reg, g.negated, target, fall, inst.loc)
+                    cur.end = ("cbr", g.reg, g.negated, target, fall, inst.loc, inst.debug_loc)
                     blocks.append(fall)
                     cur = fall
             elif op in ("ret", "exit", "trap") and g is None:
                 cur.end = (op, inst)
             elif g is not None and (op in EFFECTFUL or op in ("ret", "exit", "trap")):
                 then, join = self._new_block(""), self._new_block("")
-                cur.end = ("cbr", g.reg, g.negated, then, join, inst.loc)
+                cur.end = ("cbr", g.reg, g.negated, then, join, inst.loc, inst.debug_loc)
                 unguarded = FlatInst(_unguard(inst))
                 if op in ("ret", "exit", "trap"):
                     then.end = (op, inst)
@@ -304,10 +304,11 @@ class FunctionBuilder:
         if kind == "br":
             b.append(Instruction("br", None, [], attrs={"targets": [pb.end[1].block]}))
         elif kind == "cbr":
-            _, var, negated, target, fall, loc = pb.end
+            _, var, negated, target, fall, loc, debug_loc = pb.end
             cond = self.read(var, b)
             t, f = (fall, target) if negated else (target, fall)
-            b.append(Instruction("cbr", None, [cond], attrs={"targets": [t.block, f.block]}, loc=loc))
+            b.append(Instruction("cbr", None, [cond], attrs={"targets": [t.block, f.block]}, loc=loc,
+                                 debug_loc=debug_loc))
         else:
             inst = pb.end[1]
             b.append(Instruction(kind, None, [],

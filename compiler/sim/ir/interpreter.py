@@ -163,6 +163,7 @@ class _Launch(Launch):
                          cooperative=cooperative, grid_workspace=grid_workspace)
         self.check_memory(fn.name, dynamic_shared, fn.param_bytes, params)
         self.fn, self.params, self.gmem = fn, params, gmem
+        self.source_files = dict(module.source_files)  # .file names of the .loc positions (-lineinfo/-G PTX)
         self.param_window = param_window(params)  # the kernel parameters, read-only, in the generic space
         self.funcs = _reachable(module, fn)
         self.has_calls = len(self.funcs) > 1 or any(callees(fn))
@@ -393,6 +394,13 @@ class _Launch(Launch):
     def loc_of(self, pos: int):
         inst = self.insts[pos] if 0 <= pos < len(self.insts) else None
         return inst.loc if inst is not None else None
+
+    def source_of(self, pos: int) -> tuple[str, int] | None:
+        inst = self.insts[pos] if pos is not None and 0 <= pos < len(self.insts) else None
+        d = inst.debug_loc if inst is not None else None
+        if not d or d[1] <= 0 or d[0] not in self.source_files:
+            return None
+        return self.source_files[d[0]], d[1]
 
     # -- the launch --------------------------------------------------------------------------------
     def run(self) -> LaunchStats:
