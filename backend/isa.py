@@ -416,8 +416,8 @@ _ROWS = [
      "F2I.S64.F16 / F2I.U64.F16", "d = int64(round(a)), saturating, NaN -> 0"),
     ("IADD3.CC", (D_R, D_P, A_R, B_RIC, PS), (Mod("op", ("ADD", "SUB")),), "alu", "alu",
      "IADD3 R, P, a, b, RZ / IADD3.X R, P, a, b, RZ, P (SUB: -b / ~b)",
-     "ADD: d = a + b + ps, pd = carry-out; SUB: d = a - b - ps, pd = borrow-out (the predicate holds "
-     "PTX's CC.CF, the borrow, where NVIDIA's holds its complement)"),
+     "ADD: d = a + b + ps, pd = carry-out; SUB: d = a + ~b + ps = a - b - !ps, pd = carry-out (the "
+     "complement of the borrow, as NVIDIA's carry flag)"),
     ("IADD.64.CC", (D_W, D_P, A_W, B_WIC, PS), (Mod("op", ("ADD", "SUB")),), "alu", "alu",
      "IADD3 + IADD3.X pair, carry through both", "as IADD3.CC, 64-bit"),
     ("IMAD.CC", (D_R, D_P, A_R, B_RIC, C_R, PS), (Mod("mode", ("LO", "HI")), INT_TYPE), "fma", "fma",

@@ -293,11 +293,13 @@ class ArithSelection(SelectorCore):
         if inst.type.is_float and self._fbits(inst.type) == 64:
             if inst.op == "sqrt":
                 self.emit("DSQRT", d=self.vreg(inst.result), a=self.reg(inst.args[0]), mods=self._dmods(inst))
-            elif inst.op == "rcp":  # 1 / a, correctly rounded (rcp.approx.ftz.f64 too: the semantics' choice)
+            elif inst.op == "rcp":  # 1 / a, correctly rounded (rcp.approx.ftz.f64 too: the semantics' choice,
+                # after flushing a subnormal input)
                 one = Const(ptx_type("f64"), 0x3FF0000000000000)
                 rnd = inst.attrs.get("rnd", "rn")
                 mods = {"rnd": rnd.upper()} if rnd != "rn" else {}
-                self.emit("DDIV", d=self.vreg(inst.result), a=self.reg(one), b=self.reg(inst.args[0]), mods=mods)
+                src = self._flush_f64(inst.args[0]) if inst.attrs.get("ftz") else self.reg(inst.args[0])
+                self.emit("DDIV", d=self.vreg(inst.result), a=self.reg(one), b=src, mods=mods)
             elif inst.op == "rsqrt":  # rsqrt.approx.f64 (xcc.semantics.floating.funary): 1 / sqrt(a), two roundings
                 src = self._flush_f64(inst.args[0]) if inst.attrs.get("ftz") else self.reg(inst.args[0])
                 root = new_vreg(2)

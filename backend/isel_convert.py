@@ -103,9 +103,13 @@ class ConvertSelection(SelectorCore):
             self._cvt_f2i(d, a, dt, st, (rnd or "rzi").upper(), ftz)
         elif dt.bits == 64 and st.bits == 32:
             src = self.reg(a)
-            if ftz:  # cvt.ftz.f64.f32 flushes a subnormal input: a + (-0.0) with FTZ is exact otherwise
-                src = new_vreg(1)
-                self.emit("FADD", d=src, a=self.reg(a), b=Imm(0x80000000), mods=ftz)
+            if ftz:  # cvt.ftz.f64.f32 flushes a subnormal input to the zero of its sign (a zero exponent:
+                # the sign alone), bit operations that keep a NaN's payload (an FADD would make it canonical)
+                exp, tiny, sign, src = new_vreg(1), new_vreg(0), new_vreg(1), new_vreg(1)
+                self.emit("LOP3", d=exp, a=self.reg(a), b=Imm(0x7F800000), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+                self.emit("ISETP", pd=tiny, a=exp, b=RZ, ps=(PT, False), mods={"cmp": "EQ"})
+                self.emit("LOP3", d=sign, a=self.reg(a), b=Imm(0x80000000), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+                self.emit("SEL", d=src, a=sign, b=self.reg(a), ps=(tiny, False))
             self.emit("F2F.F64.F32", d=d, a=src)
         elif dt.bits == 32 and st.bits == 64:
             self.emit("F2F.F32.F64", d=d, a=self.reg(a),

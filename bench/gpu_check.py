@@ -83,8 +83,8 @@ SEMANTICS_ROWS = {
     "clock": "`%clock`, `%globaltimer`",
     "nanosleep": "`nanosleep`",
     "contract": "`mul` then `add`/`sub` (.f32/.f64) without a rounding modifier, which PTX lets the code generator "
-                "fuse into one fma (ptxas may; xcc rounds each): not yet a row of docs/semantics.md",
-    "nan": "NaN results (xcc: first NaN operand quieted; GPUs: the canonical NaN)",
+                "fuse into one fma (ptxas does; xcc rounds each)",
+    "nan": "NaN results (xcc follows the H200's rules of bench/gpu_semantics.py, except for neg/abs)",
 }
 
 

@@ -622,8 +622,8 @@ def shfl_reference(a, active, mode, b, width):
         mn = lane & segmask
         j, ok = {"UP": (lane - b, lane - b >= mx), "DOWN": (lane + b, lane + b <= mx),
                  "BFLY": (lane ^ b, (lane ^ b) <= mx), "IDX": (mn | (b & ~segmask), (mn | (b & ~segmask)) <= mx)}[mode]
-        ok = ok and active[j]
-        d[lane], p[lane] = (a[j], True) if ok else (a[lane], False)
+        # a source in range that is inactive: 0 with p = true (an NVIDIA H200's rule)
+        d[lane], p[lane] = ((a[j] if active[j] else 0), True) if ok else (a[lane], False)
     return d, p
 
 

@@ -52,7 +52,7 @@ def _cases():
     for prec in ("full", "approx"):
         for ftz in ("", ".ftz"):
             f32(f"div.{prec}{ftz}.f32", f"div.{prec}{ftz}.f32 %f0, %f1, %f2;",
-                lambda a, b, c, e, z=bool(ftz): floating.fdiv(a, b, 32, "rn", ftz=z))
+                lambda a, b, c, e, z=bool(ftz), p=prec: floating.fdiv(a, b, 32, "rn", ftz=z, approx=p == "approx"))
     f32("div.rn.f32.imm", "div.rn.f32 %f0, %f1, 0f40400000;",
         lambda a, b, c, e: floating.fdiv(a, np.uint32(0x40400000), 32))
     f32("sqrt.rn.f32", "sqrt.rn.f32 %f0, %f1;", lambda a, b, c, e: floating.funary("sqrt", a, 32))
@@ -73,7 +73,8 @@ def _cases():
         for op in ("sqrt", "rcp"):
             f64(f"{op}.{rnd}.f64", f"{op}.{rnd}.f64 %fd0, %fd1;",
                 lambda a, b, c, e, op=op, r=rnd: floating.funary(op, a, 64, r))
-    f64("rcp.approx.ftz.f64", "rcp.approx.ftz.f64 %fd0, %fd1;", lambda a, b, c, e: floating.funary("rcp", a, 64))
+    f64("rcp.approx.ftz.f64", "rcp.approx.ftz.f64 %fd0, %fd1;",
+        lambda a, b, c, e: floating.funary("rcp", a, 64, ftz=True))
     f64("add.f64.imm", "add.f64 %fd0, %fd1, 0d3FF8000000000000;",
         lambda a, b, c, e: floating.fadd(a, np.uint64(0x3FF8000000000000), 64))
     f64("mul.f64.imm.zero", "mul.f64 %fd0, 0d0000000000000000, %fd1;",

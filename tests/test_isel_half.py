@@ -480,7 +480,7 @@ def _ref_add(a, b, c, e):
 
 
 def _ref_sub(a, b, c, e):
-    f = np.zeros(N, bool)
+    f = np.ones(N, bool)  # sub.cc is subc.cc with CF = 1 (CC.CF is NVIDIA's carry, not the borrow)
     lo, cf = I.sub_borrow(a, b, f, 32)
     hi, cf = I.sub_borrow(c, e, cf, 32)
     top, _ = I.sub_borrow(0, 0, cf, 32)
@@ -503,7 +503,7 @@ def _ref_add64(a, b, c, e):
 
 
 def _ref_sub64(a, b, c, e):
-    lo, cf = I.sub_borrow(a, b, np.zeros(N, bool), 64)
+    lo, cf = I.sub_borrow(a, b, np.ones(N, bool), 64)  # sub.cc: CF = 1
     hi, cf = I.sub_borrow(c, np.uint64(7), cf, 64)
     top, _ = I.sub_borrow(np.uint64(0), np.uint64(0), cf, 64)
     return (lo ^ hi) + top

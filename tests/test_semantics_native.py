@@ -304,13 +304,20 @@ def test_directed_f32_ftz_and_sat_still_apply():
     assert floating.fmul(small, small, 64, "rp")[0] == 1
 
 
-def test_fma_nan_is_the_first_nan_operand_quieted():
+def test_fma_nan_is_a_nan_operand_quieted_b_then_c_then_a():
+    """f64 fma's NaN as an NVIDIA H200 picks it (bench/gpu_semantics.py); f32: the canonical NaN."""
     snan = np.array([0x7FF0000000000001], np.uint64)
     qnan = np.array([0x7FF8000000000002], np.uint64)
     two = np.array([0x4000000000000000], np.uint64)
     assert floating.ffma(two, snan, qnan, 64)[0] == 0x7FF8000000000001
-    assert floating.ffma(qnan, snan, two, 64)[0] == 0x7FF8000000000002
+    assert floating.ffma(qnan, snan, two, 64)[0] == 0x7FF8000000000001
+    assert floating.ffma(qnan, two, snan, 64)[0] == 0x7FF8000000000001
+    assert floating.ffma(snan, two, qnan, 64)[0] == 0x7FF8000000000002
     assert floating.ffma(two, two, snan, 64, "rz")[0] == 0x7FF8000000000001
+    inf = np.array([0x7FF0000000000000], np.uint64)
+    zero = np.array([0], np.uint64)
+    assert floating.ffma(inf, zero, two, 64)[0] == 0xFFF8000000000000  # no NaN operand: the default NaN
+    assert floating.ffma(np.uint32(0x7F800001), np.uint32(0x40000000), np.uint32(0x7FC00002), 32) == 0x7FFFFFFF
 
 
 def test_native_restores_the_callers_rounding_and_broadcasts():

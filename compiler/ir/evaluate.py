@@ -60,6 +60,8 @@ def evaluate(inst: Instruction, args: list[np.ndarray]) -> np.ndarray:
     if t.name in HALF_TYPES:
         return _half(inst, args)
     if t.is_float:
+        if op == "div" and at.get("approx"):
+            return floating.fdiv(args[0], args[1], bits, _rnd(inst), ftz, sat, approx=True)
         if op in _FLOAT_BINARY:
             return _FLOAT_BINARY[op](args[0], args[1], bits, _rnd(inst), ftz, sat)
         if op in ("mad", "fma"):

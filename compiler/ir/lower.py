@@ -461,7 +461,7 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
 
     def _carry(self, inst, op: str, carry_in: bool) -> None:
         """``add.cc``, ``addc{.cc}``, ``sub.cc``, ``subc{.cc}``, ``mad{.lo,.hi}.cc``, ``madc{.lo,.hi}{.cc}``
-        (PTX ISA 9.7.1.x): d = op(a, b[, c], CF) and, with ``.cc``, CF = its carry (borrow) out.  The
+        (PTX ISA 9.7.1.x): d = op(a, b[, c], CF) and, with ``.cc``, CF = its carry out.  The
         carry flag is the hidden predicate register :data:`~xcc.ir.scopes.CC_REG`, an SSA value like
         any register (phis where control flow joins; false before any write)."""
         n = 4 if op == "madc" else 3
@@ -478,7 +478,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         if op == "madc":
             attrs["mode"] = self._mode(inst, ("lo", "hi"))
         args = [self.read(o, t) for o in inst.operands[1:]]
-        args.append(self.b.read(CC_REG, self.b.block) if carry_in else Const(PRED, 0))
+        # sub.cc is subc.cc with CC.CF = 1: CC.CF holds the carry of a + ~b + CF (xcc.semantics.integer)
+        args.append(self.b.read(CC_REG, self.b.block) if carry_in else Const(PRED, int(op == "subc")))
         d = self.emit(op, t, args, t, **attrs).result
         cf = self.emit(op, t, args, PRED, carry=True, **attrs).result if "cc" in inst.modifiers else None
         self.write(inst.operands[0], d)

@@ -78,7 +78,8 @@ _ROWS = [
     ("pack", None, "d = the args concatenated, element k (width type.bits / n) in bits [k*w, (k+1)*w)"),
     ("unpack", 1, "d = element attrs.index of a (type: a's type; width: the result's; element 0 = low bits)"),
     ("addc", 3, "d = a + b + c (c: the carry-in predicate); with attrs.carry, p = its carry-out"),
-    ("subc", 3, "d = a - b - c (c: the borrow-in predicate); with attrs.carry, p = its borrow-out"),
+    ("subc", 3, "d = a + ~b + c = a - b - !c (c: the carry-in predicate); with attrs.carry, p = its carry-out "
+             "(not the borrow)"),
     ("madc", 4, "d = (a * b).attrs.mode + c + cin (mode lo|hi, cin a predicate); with attrs.carry, p = the "
                 "carry-out of the addition"),
 ]

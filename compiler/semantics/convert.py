@@ -12,6 +12,10 @@
   :func:`xcc.semantics.rounding.round_f64` (f64 -> f32 .rn is numpy's IEEE cast);
   ``.ftz`` flushes subnormal f32 inputs and results; a NaN narrowed to f32 keeps its
   leading payload bits (quiet), a NaN result in f16/bf16 is the canonical NaN 0x7FFF.
+  NaNs as an NVIDIA H200 gives them (bench/gpu_semantics.py): f16 -> f32 and f32 -> f32
+  (``cvt.rzi.f32.f32``) give the canonical NaN 0x7FFFFFFF; bf16 -> f32 shifts the bits up
+  (a signalling NaN stays signalling); f16 -> f64 and f32 -> f64 keep the payload (quieted);
+  f64 -> f16 gives 0x7E00 with the NaN's sign.
 - Flags on a float result: ``.sat`` clamps to [0, 1] (NaN -> +0); ``.relu`` (f16/bf16)
   clamps negative results to +0 and keeps NaN; ``.satfinite`` gives the largest finite
   value of the sign for results beyond it (infinities included) and keeps NaN.
@@ -101,12 +105,21 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
         x, mode = _INT_ROUND[mode](x), "rn"
     if fmt.bits == 16:
         r = round_f64(x, fmt, mode, canonical_nan=True)
+        if src_bits == 64 and fmt.name == "f16":  # f64 -> f16: a NaN is 0x7E00 with its sign
+            r = np.where(np.isnan(x), np.where(np.signbit(x), np.uint16(0xFE00), np.uint16(0x7E00)), r)
+            r = r.astype(np.uint16)
     elif fmt.bits >= src_fmt.bits or mode == "rn":  # widening (exact) or IEEE narrowing to nearest
         src = x if src_fmt.bits == 16 else as_float(a, src_bits)
         if ftz and src_bits == 32 or rnd in _INT_ROUND:
             src = x
         with np.errstate(over="ignore", invalid="ignore"):
             r = from_float(np.asarray(src).astype(FDTYPE[dst_bits]), dst_bits)
+        if dst_bits == 32 and src_kind == "bf":  # the bits shifted up: a NaN keeps them, signalling too
+            r = as_unsigned(a, 16).astype(np.uint32) << np.uint32(16)
+        elif dst_bits == 32 and src_bits in (16, 32):  # f16 -> f32 and f32 -> f32: the canonical NaN
+            r = np.where(np.isnan(x), np.uint32(0x7FFFFFFF), r).astype(np.uint32)
+        elif dst_bits == 64 and src_bits in (16, 32):  # f16/f32 -> f64: the payload, quieted
+            r = np.where(np.isnan(x), r | np.uint64(1 << 51), r).astype(np.uint64)
     else:  # f64 -> f32 in .rz .rm .rp
         r = round_f64(x, fmt, mode)
     return _float_flags(r, fmt, ftz, sat, relu, satfinite)
@@ -120,10 +133,10 @@ def _float_flags(r, fmt, ftz: bool, sat: bool, relu: bool, satfinite: bool) -> n
     nan = mag > dt(fmt.inf)
     if ftz and fmt.name == "f32":
         r = np.where(mag < dt(1 << fmt.mbits), r & sign, r)
-    if sat:  # [0, 1], NaN -> +0
+    if sat:  # [0, 1], NaN -> +0; f32: -0 -> +0 too (as an H200's .sat gives it)
         one = dt(fmt.bias << fmt.mbits)
         neg = (r & sign) != 0
-        r = np.where(nan | neg & (mag != 0), dt(0), np.where(~neg & (mag > one), one, r))
+        r = np.where(nan | neg & ((mag != 0) | (fmt.name == "f32")), dt(0), np.where(~neg & (mag > one), one, r))
     if relu:
         r = np.where(((r & sign) != 0) & ~nan, dt(0), r)
     if satfinite:

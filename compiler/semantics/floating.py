@@ -8,7 +8,13 @@ requested rounding mode by the small JIT-compiled loops of
 :mod:`xcc.semantics.native` (checked exact on first use).  f32 rcp/sqrt in
 .rn are computed in f64 and rounded once, which is exact (2p + 2 <= 53).
 ``.ftz`` flushes subnormal inputs and results to sign-preserving zero (f32
-only, as in PTX); ``.sat`` clamps to [0, 1] with NaN -> +0.
+only, as in PTX); ``.sat`` clamps to [0, 1] with NaN and -0 -> +0.
+
+NaN results of arithmetic (PTX: "any NaN") follow what an NVIDIA H200 returns
+(bench/gpu_semantics.py, docs/semantics.md): an f32 NaN result is the canonical NaN 0x7FFFFFFF; an f64
+NaN result is a NaN operand, quieted, with its sign (``sub`` does not flip it), picked in the order of
+:data:`NAN_ORDER_F64`, or 0xFFF8000000000000 when no operand is a NaN.  ``neg``/``abs`` stay sign-bit
+operations (the GPU canonicalizes there too: not followed yet, see docs/semantics.md).
 """
 
 from __future__ import annotations
@@ -21,6 +27,11 @@ from xcc.semantics.bits import UDTYPE, as_float, as_unsigned, from_float
 
 ROUNDINGS = ("rn", "rz", "rm", "rp")
 CANONICAL_NAN = {32: np.uint32(0x7FFFFFFF), 64: np.uint64(0x7FFFFFFFFFFFFFFF)}
+DEFAULT_NAN_F64 = np.uint64(0xFFF8000000000000)  # an f64 NaN made from no NaN operand (inf - inf, 0 * inf)
+QUIET_F64 = np.uint64(1 << 51)
+# which operand's NaN an f64 result carries when several are NaNs, first first (measured on an H200):
+# add/sub/mul/min/max b then a, fma b then c then a, div a then b
+NAN_ORDER_F64 = {"add": (1, 0), "mul": (1, 0), "fma": (1, 2, 0), "div": (0, 1), "minmax": (1, 0)}
 
 
 def _ftz(x: np.ndarray) -> np.ndarray:
@@ -28,12 +39,30 @@ def _ftz(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < tiny, np.copysign(np.zeros_like(x), x), x)
 
 
-def _finish(r: np.ndarray, bits: int, ftz: bool, sat: bool) -> np.ndarray:
+def _nan_f64(r: np.ndarray, operands: list) -> np.ndarray:
+    """The f64 bits ``r`` with each NaN replaced by the first NaN of ``operands`` (f64 bit patterns, in
+    priority order), quieted, or by :data:`DEFAULT_NAN_F64`."""
+    nan = np.isnan(as_float(r, 64))
+    if not nan.any():
+        return r
+    out = np.where(nan, DEFAULT_NAN_F64, r)
+    for u in reversed(operands):
+        u = as_unsigned(u, 64)
+        out = np.where(nan & np.isnan(as_float(u, 64)), u | QUIET_F64, out)
+    return out.astype(np.uint64)
+
+
+def _finish(r: np.ndarray, bits: int, ftz: bool, sat: bool, nan_from: list | None = None) -> np.ndarray:
+    """Result bits: .ftz, .sat (NaN and -0 to +0), then the NaN rule (f32: canonical; f64: the first NaN
+    of ``nan_from``, the operands in priority order)."""
     if ftz and bits == 32:
         r = _ftz(r)
     if sat:
-        r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
-    return from_float(r, bits)
+        r = np.where(np.isnan(r) | (r == 0), 0, np.clip(r, 0, 1)).astype(r.dtype)
+    out = from_float(r, bits)
+    if bits == 32:
+        return np.where(np.isnan(r), CANONICAL_NAN[32], out).astype(np.uint32)
+    return _nan_f64(out, nan_from or [])
 
 
 def _inputs(args, bits, ftz):
@@ -46,14 +75,18 @@ def _inputs(args, bits, ftz):
 def fadd(a, b, bits, rnd="rn", ftz=False, sat=False):
     """d = a + b rounded in ``rnd``."""
     x, y = _inputs((a, b), bits, ftz)
+    order = [b, a]
     if bits == 64 and rnd == "rn":
-        return _finish(x + y, bits, ftz, sat)
-    return _finish(native.add(x, y, rnd), bits, ftz, sat)
+        return _finish(x + y, bits, ftz, sat, order)
+    return _finish(native.add(x, y, rnd), bits, ftz, sat, order)
 
 
 def fsub(a, b, bits, rnd="rn", ftz=False, sat=False):
-    """d = a - b rounded in ``rnd``."""
-    return fadd(a, from_float(-as_float(b, bits), bits), bits, rnd, ftz, sat)
+    """d = a - b rounded in ``rnd`` (a NaN ``b`` keeps its sign)."""
+    x, y = _inputs((a, b), bits, ftz)
+    with np.errstate(invalid="ignore"):
+        r = x - y if bits == 64 and rnd == "rn" else native.sub(x, y, rnd)
+    return _finish(r, bits, ftz, sat, [b, a])
 
 
 def fmul(a, b, bits, rnd="rn", ftz=False, sat=False):
@@ -61,14 +94,14 @@ def fmul(a, b, bits, rnd="rn", ftz=False, sat=False):
     x, y = _inputs((a, b), bits, ftz)
     if bits == 64 and rnd == "rn":
         with np.errstate(over="ignore", invalid="ignore"):
-            return _finish(x * y, bits, ftz, sat)
-    return _finish(native.mul(x, y, rnd), bits, ftz, sat)
+            return _finish(x * y, bits, ftz, sat, [b, a])
+    return _finish(native.mul(x, y, rnd), bits, ftz, sat, [b, a])
 
 
 def ffma(a, b, c, bits, rnd="rn", ftz=False, sat=False):
     """d = a * b + c with a single rounding in ``rnd`` (the host's fused multiply-add)."""
     x, y, z = _inputs((a, b, c), bits, ftz)
-    return _finish(native.fma(x, y, z, rnd), bits, ftz, sat)
+    return _finish(native.fma(x, y, z, rnd), bits, ftz, sat, [b, c, a])
 
 
 def _minmax(a, b, bits, ftz, pick_min: bool, nan: bool = False):
@@ -85,7 +118,8 @@ def _minmax(a, b, bits, ftz, pick_min: bool, nan: bool = False):
     r = np.where(np.isnan(y), ux, r)
     r = np.where(np.isnan(x), uy, r)
     either = np.isnan(x) | np.isnan(y) if nan else np.isnan(x) & np.isnan(y)
-    r = np.where(either, CANONICAL_NAN[bits], r)
+    # two NaNs: f32 the canonical NaN, f64 b's NaN quieted (as an H200 gives them)
+    r = np.where(either, CANONICAL_NAN[32] if bits == 32 else uy | QUIET_F64, r)
     return from_float(_ftz(as_float(r, bits)), bits) if ftz and bits == 32 else r
 
 
@@ -122,32 +156,39 @@ def funary(op, a, bits, rnd="rn", ftz=False, sat=False):
     bounds)."""
     (x,) = _inputs((a,), bits, ftz)
     with np.errstate(all="ignore"):
-        if op in ("neg", "abs"):
-            return _finish(_UNARY[op](x), bits, ftz, sat)
+        if op in ("neg", "abs"):  # sign-bit operations: a NaN keeps its payload (.ftz: after the flush)
+            return from_float(_UNARY[op](x), bits)
         if op in ("rcp", "sqrt") and rnd in native.ROUNDINGS and rnd != "rn":
             r = native.sqrt(x, rnd) if op == "sqrt" else native.div(np.ones_like(x), x, rnd)
-            return _finish(r, bits, ftz, sat)
+            return _finish(r, bits, ftz, sat, [a])
         if bits == 32:
             r = _UNARY[op](x.astype(np.float64)).astype(np.float32)
-        elif op == "rsqrt":  # rsqrt.approx{.ftz}.f64: 1 / sqrt(a), each step rounded to nearest (< 2 ulp);
-            r = _UNARY[op](_ftz(x) if ftz else x)  # .ftz: a subnormal input is the zero of its sign
-        elif op == "rcp" and ftz:  # rcp.approx.ftz.f64
-            r = _UNARY[op](_ftz(x))
+        elif op in ("rsqrt", "rcp") and (ftz or op == "rsqrt"):
+            # rsqrt.approx{.ftz}.f64, rcp.approx.ftz.f64: 1 / sqrt(a), 1 / a, each step rounded to nearest;
+            # .ftz: a subnormal input is the zero of its sign (an H200 also flushes a subnormal result,
+            # computes only the high word and gives the NaN 0x7FFFFFFF00000000: not followed, see
+            # docs/semantics.md)
+            r = _UNARY[op](_ftz(x) if ftz else x)
         else:
             if op not in ("rcp", "sqrt") or rnd != "rn":
                 raise UnsupportedError(f"{op}.{rnd}.f64 is not supported yet")
             r = _UNARY[op](x)
-    return _finish(r, bits, ftz, sat)
+    return _finish(r, bits, ftz, sat, [a])
 
 
-def fdiv(a, b, bits, rnd="rn", ftz=False, sat=False):
+def fdiv(a, b, bits, rnd="rn", ftz=False, sat=False, approx=False):
     """d = a / b; .rn is IEEE division (numpy), .rz/.rm/.rp the host's, .approx/.full within 2 ulp
-    (computed as .rn)."""
+    (computed as .rn), except that ``div.approx.f32`` is ``a * (1/b)`` with ``1/b`` = 0 for
+    2^126 < |b| < 2^128 (PTX ISA 9.7.3.8; a signed zero, or NaN for an infinite ``a``)."""
     x, y = _inputs((a, b), bits, ftz)
     if rnd in native.ROUNDINGS and rnd != "rn":
-        return _finish(native.div(x, y, rnd), bits, ftz, sat)
+        return _finish(native.div(x, y, rnd), bits, ftz, sat, [a, b])
     with np.errstate(all="ignore"):
-        return _finish(x / y, bits, ftz, sat)
+        r = x / y
+        if approx and bits == 32:
+            big = (np.abs(y) > np.float32(2.0**126)) & np.isfinite(y)
+            r = np.where(big, x * np.copysign(np.float32(0), y), r).astype(np.float32)
+        return _finish(r, bits, ftz, sat, [a, b])
 
 
 def copysign(a, b, bits):

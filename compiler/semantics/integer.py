@@ -2,9 +2,9 @@
 
 All arithmetic wraps modulo 2**bits.  Shift counts at or beyond the width
 give 0 (``shl``, ``shr.u``) or the sign fill (``shr.s``), as PTX specifies.
-Division by zero is unspecified in PTX; xcc returns what NVIDIA hardware
-returns: all ones for the quotient and the dividend for the remainder
-(unsigned and signed alike).  Signed ``INT_MIN / -1`` wraps to ``INT_MIN``.
+Division by zero is unspecified in PTX; xcc returns what an NVIDIA H200
+returns (bench/gpu_semantics.py): all ones for the quotient and for the
+remainder (unsigned and signed alike).  Signed ``INT_MIN / -1`` wraps to ``INT_MIN``.
 """
 
 from __future__ import annotations
@@ -108,16 +108,17 @@ def div(a, b, bits, signed=False):
 
 
 def rem(a, b, bits, signed=False):
-    """Remainder with the sign of the dividend; x % 0 = x."""
+    """Remainder with the sign of the dividend; x % 0 = all ones (as an NVIDIA H200 gives it)."""
     ua, ub = _u(a, bits), _u(b, bits)
     zero = ub == 0
+    ones = UDTYPE[bits]((1 << bits) - 1)
     if signed:
         ma, na = _magnitude(ua, bits)
         mb, _ = _magnitude(ub, bits)
         r = ma % np.where(zero, 1, mb).astype(ma.dtype)
         r = np.where(na, UDTYPE[bits](0) - r, r)
-        return np.where(zero, ua, r)
-    return np.where(zero, ua, ua % np.where(zero, 1, ub).astype(ua.dtype))
+        return np.where(zero, ones, r)
+    return np.where(zero, ones, ua % np.where(zero, 1, ub).astype(ua.dtype))
 
 
 def imin(a, b, bits, signed=False):
@@ -418,8 +419,12 @@ def relu(a, bits):
 # ----------------------------------------------------------------------------- extended precision
 # PTX ISA 9.0 section 9.7.1.x "Extended-Precision Integer Arithmetic": add.cc, addc, sub.cc, subc,
 # mad.cc, madc.  The carry flag CC.CF is one bit; every sum is of the operands' bit patterns (signed
-# types alike), and the carry-out is whether the exact unsigned sum reaches 2**bits.  For subtraction
-# CC.CF is the borrow: subc computes d = a - (b + CC.CF) and the borrow-out is whether a < b + CC.CF.
+# types alike), and the carry-out is whether the exact unsigned sum reaches 2**bits.  Subtraction uses
+# the same carry, as NVIDIA GPUs do (measured on an H200, bench/gpu_semantics.py): ``subc`` computes
+# a + ~b + CC.CF = a - b - (1 - CC.CF) and its carry-out is that sum's, the complement of the borrow;
+# ``sub.cc`` is ``subc.cc`` with CC.CF = 1.  Chains of one kind read as PTX's borrow, and the
+# mixed ones (add.cc then subc, sub.cc then addc) and a subc before any .cc (CC.CF = 0: a - b - 1)
+# give the GPU's results.
 def add_carry(a, b, cin, bits):
     """(a + b + cin mod 2**bits, carry-out) for ``add.cc``/``addc{.cc}``; ``cin`` is a bool array."""
     x, y = _u(a, bits), _u(b, bits)
@@ -429,12 +434,13 @@ def add_carry(a, b, cin, bits):
     return s2, (s1 < x) | (s2 < s1)
 
 
-def sub_borrow(a, b, bin_, bits):
-    """(a - b - bin mod 2**bits, borrow-out) for ``sub.cc``/``subc{.cc}``."""
+def sub_borrow(a, b, cin, bits):
+    """(a + ~b + cin mod 2**bits, carry-out) for ``sub.cc`` (``cin`` true) and ``subc{.cc}``: the
+    carry-out is the complement of the borrow of ``a - b - (1 - cin)``."""
     x, y = _u(a, bits), _u(b, bits)
-    c = np.asarray(bin_, bool)
-    d = x - y - c.astype(UDTYPE[bits])
-    return d, (x < y) | ((x == y) & c)
+    borrow_in = ~np.asarray(cin, bool)
+    d = x - y - borrow_in.astype(UDTYPE[bits])
+    return d, ~((x < y) | ((x == y) & borrow_in))
 
 
 def mad_carry(a, b, c, cin, bits, hi=False, signed=False):

@@ -78,19 +78,21 @@ def shfl_source(mode: str, lane: np.ndarray, b, c) -> tuple[np.ndarray, np.ndarr
 def shfl(mode: str, idx: np.ndarray, a, b, c, membermask) -> tuple[np.ndarray, np.ndarray]:
     """``shfl.sync.mode.b32 d|p, a, b, c, membermask`` (PTX ISA 9.7.9.6): (d, p) of each thread.
 
-    ``d`` is ``a`` of the source lane (:func:`shfl_source`) and ``p`` is true when that source is
-    valid: in range, executing this shfl (present in ``idx``) and in the reader's ``membermask``.
-    Otherwise ``d`` is the reader's own ``a`` and ``p`` is false.  PTX leaves the value from an
-    inactive source or one outside ``membermask`` unspecified; the rule here is xcc's choice.
+    ``p`` is true when the source lane (:func:`shfl_source`) is in range; then ``d`` is ``a`` of the
+    source lane if it executes this shfl (present in ``idx``) and is in the reader's ``membermask``,
+    and 0 if not (PTX leaves that value unspecified; 0 is what an NVIDIA H200 returns, with ``p``
+    true, bench/gpu_semantics.py).  A source out of range gives the reader's own ``a`` and ``p``
+    false.
     """
     n = idx.size
     a = np.broadcast_to(np.asarray(a), (n,))
-    j, ok = shfl_source(mode, idx & 31, b, c)
-    src = (idx & ~31) | np.where(ok, j, idx & 31)
+    j, in_range = shfl_source(mode, idx & 31, b, c)
+    src = (idx & ~31) | np.where(in_range, j, idx & 31)
     pos = np.minimum(np.searchsorted(idx, src), n - 1)
-    ok &= idx[pos] == src
+    ok = in_range & (idx[pos] == src)
     ok &= ((np.asarray(membermask).astype(_U64) >> (src & 31).astype(_U64)) & _U64(1)).astype(bool)
-    return np.where(ok, a[pos], a), ok
+    d = np.where(ok, a[pos], np.where(in_range, np.zeros_like(a), a))
+    return d, np.asarray(in_range, bool)
 
 
 def _members(idx: np.ndarray, membermask) -> np.ndarray:

@@ -96,10 +96,11 @@ def _f2f_narrow(x: Binder):
 
 @impl("FDIV")
 def _fdiv(x: Binder):
-    """Every prec computes xcc.semantics' division (correctly rounded), within PTX's bounds."""
+    """Every prec computes xcc.semantics' division (correctly rounded), within PTX's bounds; APPROX
+    with div.approx's zero reciprocal for 2^126 < |b| < 2^128."""
     a, b, d = x.r("a"), x.ric("b"), x.set_r()
-    rnd, ftz = x.mod("rnd").lower(), x.flag("FTZ")
-    return lambda sel, idx, n: d(sel, floating.fdiv(a(sel, n), b(sel, n), 32, rnd, ftz=ftz))
+    rnd, ftz, approx = x.mod("rnd").lower(), x.flag("FTZ"), x.mod("prec") == "APPROX"
+    return lambda sel, idx, n: d(sel, floating.fdiv(a(sel, n), b(sel, n), 32, rnd, ftz=ftz, approx=approx))
 
 
 @impl("FRND")
