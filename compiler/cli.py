@@ -470,6 +470,9 @@ def _report_of_run(args: list[str], title: str | None):
     if not args:
         raise click.UsageError("--run needs xcc run's arguments: SOURCE --kernel NAME --grid X --block X ARG...")
     ctx = run.make_context("xcc report --run", args)
+    if ctx.params.get("trace_path"):
+        raise click.BadParameter("--run records the launch's timeline itself: give xcc run's --trace to xcc run, "
+                                 "then xcc report the trace")
     with tempfile.TemporaryDirectory() as tmp, ctx:
         with rt.trace(Path(tmp) / "trace.json", machine=ctx.params.get("machine") or "xg1") as tl:
             tl.keep_stats = True

@@ -185,6 +185,8 @@ def test_usage_errors(capsys, tmp_path):
     assert run_cli(capsys, "report", "-o", tmp_path / "r.html", tmp_path / "missing.json")[0] == 2
     assert run_cli(capsys, "report", "-o", tmp_path / "r.html", "--run")[0] == 2
     assert run_cli(capsys, "report", "-o", tmp_path / "r.html", "--run", LINEINFO, "--grid", "1")[0] == 2
+    rc, _, err = run_cli(capsys, "report", "-o", tmp_path / "r.html", *RUN, "--trace", tmp_path / "t.json")
+    assert rc == 2 and "--trace" in err and not (tmp_path / "r.html").exists()
 
 
 @pytest.mark.slow
