@@ -5,8 +5,10 @@
 // hopper_rowsum: out[r] = x[r][0] + x[r][1] + ... + x[r][COLS - 1] (summed in that order), for
 // ntiles * TILE_ROWS rows of COLS floats.  blockDim.x == 96: warps 0 and 1 consume (one row of a tile per
 // thread), warp 2 produces (one elected lane issues the copies); block b handles tiles b, b + gridDim.x, ...
-// hopper_gemm (below): the same ring feeding wgmma.mma_async (a 64 x 64 f32 tile of C per block).
+// hopper_gemm (below): the same ring feeding wgmma.mma_async (a 64 x 64 f32 tile of C per block);
+// hopper_tma_gemm: that GEMM loading its tiles with TMA through tensor maps (cuTensorMapEncodeTiled).
 // Compile: nvcc -ptx -arch=sm_90a -O3 (cp.async.bulk and mbarrier expect_tx need sm_90, wgmma sm_90a).
+#include <cuda.h>  // CUtensorMap
 #include <cstdint>
 
 #define COLS 32
@@ -190,6 +192,78 @@ extern "C" __global__ void __launch_bounds__(160) hopper_gemm(const unsigned sho
     }
     // accumulator register i of thread t: row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column
     // 8 (i / 4) + 2 (t % 4) + i % 2 of the tile
+    int t = threadIdx.x;
+    float* tile = c + static_cast<size_t>(blockIdx.y) * 64 * ldc + blockIdx.x * 64;
+    for (int i = 0; i < 32; ++i) {
+        int r = 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2);
+        int col = 8 * (i / 4) + 2 * (t % 4) + i % 2;
+        tile[r * ldc + col] = d[i];
+    }
+}
+
+
+// ---------------------------------------------------------------------------------------------------
+// hopper_tma_gemm: the same GEMM with TMA (cp.async.bulk.tensor) loads from plain row-major A (M x K) and
+// B^T (N x K), f16, through tensor maps the host makes with cuTensorMapEncodeTiled (dims {K, rows}, box
+// {8, 64}, no swizzle): each k step loads two 64 x 8 boxes of A and two of B^T.  A box lands as 64 rows of
+// 16 bytes, so the two boxes of a step are wgmma's K-major core matrices with SBO 128 (8 rows) and LBO 1024
+// (the second box).  The host side is the driver API (tests/test_tma.py).
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%2, %3}], [%4];" ::"r"(smem(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem(bar)) : "memory");
+}
+
+__device__ __forceinline__ uint64_t smem_desc_tma(const void* tile)
+{
+    // start >> 4, LBO 1024 >> 4 (the second 64 x 8 box), SBO 128 >> 4 (8 rows of 16 bytes), no swizzle
+    return static_cast<uint64_t>((smem(tile) & 0x3FFFF) >> 4) | (static_cast<uint64_t>(1024 >> 4) << 16)
+           | (static_cast<uint64_t>(128 >> 4) << 32);
+}
+
+extern "C" __global__ void __launch_bounds__(160) hopper_tma_gemm(const __grid_constant__ CUtensorMap a_map,
+                                                                  const __grid_constant__ CUtensorMap bt_map,
+                                                                  float* __restrict__ c, int ksteps, int ldc)
+{
+    __shared__ alignas(128) unsigned short a_s[STAGES][64 * 16];
+    __shared__ alignas(128) unsigned short b_s[STAGES][64 * 16];
+    __shared__ alignas(8) uint64_t full[STAGES];
+    __shared__ alignas(8) uint64_t empty[STAGES];
+    int warp = threadIdx.x / 32;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], 128);
+        }
+    }
+    __syncthreads();
+    if (warp == 4) {  // the producer warp
+        if (elect_one()) {
+            for (int k = 0; k < ksteps; ++k) {
+                int s = k % STAGES;
+                mbar_wait(&empty[s], ((k / STAGES) & 1) ^ 1);
+                mbar_arrive_expect_tx(&full[s], 2 * GEMM_TILE_BYTES);
+                for (int h = 0; h < 2; ++h) {
+                    tma_load_2d(&a_s[s][h * 64 * 8], &a_map, 16 * k + 8 * h, 64 * blockIdx.y, &full[s]);
+                    tma_load_2d(&b_s[s][h * 64 * 8], &bt_map, 16 * k + 8 * h, 64 * blockIdx.x, &full[s]);
+                }
+            }
+        }
+        return;
+    }
+    float d[32];
+    for (int i = 0; i < 32; ++i)
+        d[i] = 0.0f;
+    for (int k = 0; k < ksteps; ++k) {  // the consumer warpgroup
+        int s = k % STAGES;
+        mbar_wait(&full[s], (k / STAGES) & 1);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        wgmma_m64n64k16(d, smem_desc_tma(a_s[s]), smem_desc_tma(b_s[s]), k > 0);
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        mbar_arrive(&empty[s]);
+    }
     int t = threadIdx.x;
     float* tile = c + static_cast<size_t>(blockIdx.y) * 64 * ldc + blockIdx.x * 64;
     for (int i = 0; i < 32; ++i) {

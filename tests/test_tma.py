@@ -125,3 +125,70 @@ def test_the_driver_api_launches_a_tma_kernel_with_the_tensor_map_by_value():
         assert np.array_equal(got.reshape(16, 32), expected(x, 7, 2))
     finally:
         cuda.cuCtxDestroy(ctx)
+
+
+GEMM_PTX = (Path(__file__).parent.parent / "examples" / "hopper_pipeline.sm_90a.ptx").read_text()
+
+
+def _gemm_maps(a_ptr: int, bt_ptr: int, m: int, n: int, k: int) -> tuple[bytes, bytes]:
+    """hopper_tma_gemm's tensor maps: row-major f16 A (M x K) and B^T (N x K), boxes of 64 rows x 8."""
+    assert cuda.cuInit(0)[0] == 0
+    maps = []
+    for ptr, rows in ((a_ptr, m), (bt_ptr, n)):
+        err, tm = cuda.cuTensorMapEncodeTiled(DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, ptr, [k, rows], [k * 2],
+                                              [8, 64], [1, 1], 0, 0, 0, 0)
+        assert err == 0, cuda.last_error_message()
+        maps.append(bytes(tm))
+    return maps[0], maps[1]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_the_tma_wgmma_pipeline_example_computes_a_times_b(engine, opt):
+    """examples/hopper_pipeline.cu's hopper_tma_gemm: TMA boxes of plain row-major A and B^T feed wgmma through
+    the full/empty mbarrier ring; 128 x 128 x 64 (2 x 2 blocks, 4 k steps round 3 stages), exact inputs."""
+    rng = np.random.default_rng(3)
+    m, n, k, ldc = 128, 128, 64, 131
+    a = (rng.integers(-16, 17, (m, k)) / 8).astype(np.float16)
+    b = (rng.integers(-16, 17, (k, n)) / 8).astype(np.float16)
+    dev = rt.Device()
+    da, dbt = rt.to_device(a, dev), rt.to_device(np.ascontiguousarray(b.T), dev)
+    dc = rt.to_device(np.full(m * ldc, -7.0, np.float32), dev)
+    amap, bmap = _gemm_maps(int(da), int(dbt), m, n, k)
+    module = rt.load_module(GEMM_PTX, device=dev, engine=engine, opt_level=opt)
+    module.get_function("hopper_tma_gemm").launch((n // 64, m // 64, 1), (160, 1, 1),
+                                                  [amap, bmap, dc, np.int32(k // 16), np.int32(ldc)])
+    got = dc.copy_to_host().reshape(m, ldc)
+    assert np.array_equal(got[:, :n], (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32))
+    assert (got[:, n:] == -7.0).all()
+
+
+def test_the_tma_wgmma_pipeline_runs_through_the_driver_api():
+    """The host side as a CUDA program writes it: cuMemAlloc, cuTensorMapEncodeTiled on the device pointers,
+    cuModuleLoadData of nvcc's PTX, cuLaunchKernel with the two CUtensorMap parameters by value."""
+    rng = np.random.default_rng(4)
+    m, n, k, ldc = 64, 128, 32, 128
+    a = (rng.integers(-16, 17, (m, k)) / 8).astype(np.float16)
+    bt = (rng.integers(-16, 17, (n, k)) / 8).astype(np.float16)
+    assert cuda.cuInit(0)[0] == 0
+    _, dev = cuda.cuDeviceGet(0)
+    _, ctx = cuda.cuCtxCreate(0, dev)
+    try:
+        ptrs = []
+        for h in (a, bt):
+            _, p = cuda.cuMemAlloc(h.nbytes)
+            assert cuda.cuMemcpyHtoD(p, h, h.nbytes)[0] == 0
+            ptrs.append(p)
+        _, dc = cuda.cuMemAlloc(m * ldc * 4)
+        maps = [cuda.cuTensorMapEncodeTiled(DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p, [k, rows], [k * 2], [8, 64],
+                                            [1, 1], 0, 0, 0, 0)[1] for p, rows in zip(ptrs, (m, n))]
+        _, mod = cuda.cuModuleLoadData(GEMM_PTX.encode())
+        err, fn = cuda.cuModuleGetFunction(mod, b"hopper_tma_gemm")
+        assert err == 0, cuda.last_error_message()
+        params = ((*maps, dc, k // 16, ldc), (None, None, None, ctypes.c_int, ctypes.c_int))
+        assert cuda.cuLaunchKernel(fn, n // 64, m // 64, 1, 160, 1, 1, 0, 0, params, 0)[0] == 0, \
+            cuda.last_error_message()
+        got = np.zeros((m, ldc), np.float32)
+        assert cuda.cuMemcpyDtoH(got, dc, got.nbytes)[0] == 0
+        assert np.array_equal(got, (a.astype(np.float64) @ bt.astype(np.float64).T).astype(np.float32))
+    finally:
+        cuda.cuCtxDestroy(ctx)
