@@ -221,7 +221,7 @@ LOOP:
 
 
 @pytest.mark.parametrize("line,cls,msg", [
-    ("min.xorsign.abs.f16 %h1, %h2, %h3;", UnsupportedError, "xorsign"),
+    ("min.xorsign.f16 %h1, %h2, %h3;", PtxSemanticError, "xorsign needs .abs"),
     ("add.cc.u16 %h1, %h2, %h3;", PtxSemanticError, "extended-precision"),
     ("madc.u32 %r1, %r2, %r3, %r4;", PtxSemanticError, ".lo, .hi"),
     ("mov.b32 %r1, {%h1, %h2, %h3};", PtxSemanticError, "do not split"),
