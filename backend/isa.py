@@ -544,7 +544,8 @@ _ROWS = [
     ("TMALD", (D_R, A_R, B_I, C_W, E_W), (Mod("rank", ("R1", "R2")),), "lsu", "lsu", "UTMALDG.1D / .2D",
      "cp.async.bulk.tensor tile-mode load: the box of the tensor map at generic address c at coordinates e.lo "
      "(R2: and e.hi), signed, to shared[a + b] (xcc.semantics.tensormap), performed when it executes; d = its "
-     "bytes (for the SYNCS.TX.COMPLETE that follows)", "sync"),
+     "bytes (for the SYNCS.TX.COMPLETE that follows); the cycle model charges the box's global reads",
+     "sync global load"),
 ]
 
 

@@ -67,6 +67,7 @@ from xcc.ir.core import Variable, layout_variables
 from xcc.semantics.faults import MemoryFault
 from xcc.sim.isa.exec_calls import check_stack, restore_state, save_state
 from xcc.sim.isa.exec_memory import SIZE_BYTES, global_addr
+from xcc.sim.isa.exec_sync import tma_memrec
 from xcc.sim.isa.executors import IMPLS, Binder, Control
 from xcc.sim.isa.hazards import HazardChecker, strict_default
 from xcc.sim.launch import Launch
@@ -305,6 +306,8 @@ class _Launch(Launch):
             src, cp = b.w("c"), LDGSTS_BYTES[b.mod("size")]
             return lambda esel, eidx, m, rec, wb: rec.global_access(
                 (eidx >> 5) + wb, np.broadcast_to(np.asarray(src(esel, m), np.uint64), (m,)), cp)
+        if inst.mnemonic == "TMALD":  # a TMA load: the in-bounds elements of its box
+            return tma_memrec(b)
         if "sync" in inst.d.classes and space == "g":  # a bulk copy: e bytes at global c, 16-byte chunks
             src, size = b.w("c"), b.r("e")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from xcc.semantics import tensormap as T
+from xcc.semantics.faults import MemoryFault
 from xcc.sim import mbarrier as mbar
 from xcc.sim.isa.exec_base import Binder, Control, impl
 from xcc.sim.tma import tma_load_executor
@@ -61,6 +63,37 @@ def _syncs_phasechk(x: Binder):
         return mbar.suspend(ctx.launch, pc, idx, done, addr, ctx.smem_stride)
 
     return Control("mbar_wait", barrier=run)
+
+
+def tma_memrec(x: Binder):
+    """The cycle model's record of a TMALD (``rec(esel, eidx, m, rec, wbase)``): the global addresses of the
+    in-bounds elements of each thread's box, as accesses of its warp; nothing for a map that is not one (the
+    executor faults)."""
+    ctx, e, c = x.ctx, x.w("e"), x.w("c")
+    rank = int(x.mod("rank")[1])
+
+    def record(esel, eidx, m, rec, wb):
+        maps = np.broadcast_to(np.asarray(c(esel, m), np.uint64), (m,))
+        coords = np.broadcast_to(np.asarray(e(esel, m), np.uint64), (m,))
+        warps, addrs, width = [], [], 0
+        for i in range(m):
+            try:
+                raw = ctx.generic.load((maps[i] + np.arange(16, dtype=np.uint64) * np.uint64(8),
+                                        np.full(16, eidx[i])), 8)
+                tm = T.decode(np.asarray(raw, np.uint64).tobytes())
+            except (MemoryFault, T.TensorMapError):
+                return
+            cs = [int(np.int32(np.uint32(int(coords[i]) >> (32 * k) & 0xFFFFFFFF))) for k in range(rank)]
+            if tm["rank"] != rank:
+                return
+            addr, inside, _, _ = T.tile_box(tm, cs)
+            addrs.append(addr[inside].astype(np.uint64))
+            warps.append(np.full(int(inside.sum()), (int(eidx[i]) >> 5) + wb, np.int64))
+            width = tm["esize"]
+        if width and sum(a.size for a in addrs):
+            rec.global_access(np.concatenate(warps), np.concatenate(addrs), width)
+
+    return record
 
 
 @impl("TMALD")
