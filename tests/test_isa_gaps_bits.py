@@ -617,3 +617,36 @@ def test_mul_mad_hi_16(engine, opt, form):
     body = (f"cvt.u16.u32 %h2, %r2; cvt.u16.u32 %h3, %r3; cvt.u16.u32 %h4, %r4; {form} {args};"
             " cvt.u64.u16 %rd8, %h1;")
     check(body, rows, [ref(a, b, c) for a, b, c in rows], engine, opt)
+
+
+# ----------------------------------------------------------------------------- vmad
+
+
+SELS = {"": (0, 32), ".b0": (0, 8), ".b1": (8, 8), ".b2": (16, 8), ".b3": (24, 8), ".h0": (0, 16), ".h1": (16, 16)}
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("types", ["u32.u32.u32", "s32.s32.s32", "s32.u32.s32", "u32.s32.u32"])
+@pytest.mark.parametrize("mods", ["", ".sat", ".po", ".shr7", ".shr15.sat", ".po.sat"])
+@pytest.mark.parametrize("sels", [("", ""), (".h1", ".b0"), (".b3", ".h0")])
+def test_vmad(engine, opt, types, mods, sels):
+    """PTX ISA 9.7.10.2's pseudo-code restated with Python integers (tmp exact; 128 bits wide there)."""
+    _, at, bt = (t == "s32" for t in types.split("."))
+    edge = [0, 1, M32, 0x7FFFFFFF, 0x80000000, 0x12345678, 0xFFFF8000, 0x00FF7F80]
+    rows = [(a, b, c) for a in edge for b in edge[::2] for c in (0, 0x80000000, 0x7FFFFFFF)][::2]
+
+    def part(v, sel, signed):
+        shift, w = SELS[sel]
+        x = v >> shift & ((1 << w) - 1)
+        return x - (1 << w) if signed and x >> (w - 1) else x
+
+    def ref(a, b, c):
+        signed = at or bt
+        tmp = part(a, sels[0], at) * part(b, sels[1], bt) + (s32(c) if signed else c) + (1 if ".po" in mods else 0)
+        tmp >>= 7 if ".shr7" in mods else 15 if ".shr15" in mods else 0
+        if ".sat" in mods:
+            tmp = max(-(1 << 31), min((1 << 31) - 1, tmp)) if signed else max(0, min(M32, tmp))
+        return tmp & M32
+
+    body = f"vmad.{types}{mods} %r5, %r2{sels[0]}, %r3{sels[1]}, %r4; cvt.u64.u32 %rd8, %r5;"
+    check(body, rows, [ref(a, b, c) for a, b, c in rows], engine, opt)

@@ -22,6 +22,8 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
 * ``vavrg2``/``vavrg4`` (with :mod:`xcc.ir.lower_video`'s SIMD frame) and ``vset2``/``vset4`` (9.7.10.3) with the
   default selectors and mask: per element, extended by its type; the average rounds halves away from zero.
 * ``mul.hi``/``mad.hi`` ``.u16``/``.s16``: ``mul.wide``, a shift by 16 and a truncation (:meth:`BitsLowering.mul_hi16`).
+* ``vmad`` (9.7.10.2) with ``.po``, ``.sat``, ``.shr7``/``.shr15`` and selectors, no operand negation: 64-bit IR
+  arithmetic (:meth:`BitsLowering.op_vmad`).
 * ``mad.hi.sat.s32 d, a, b, c`` (9.7.1.4): ``d = sat(hi32(a * b) + c)``: ``mul.hi`` then ``add.sat``.
 * ``prefetch``, ``prefetchu``, ``applypriority``, ``discard`` (9.7.9.15/16/17): cache hints; xg1 models no
   cache it could act on, so they lower to nothing once the address operand is checked (``discard`` and
@@ -281,6 +283,38 @@ class BitsLowering:
         else:
             self.read(c, _U32)  # the merge operand: every element is selected by the default mask
         self.write(d, out)
+
+    def op_vmad(self, inst) -> None:
+        """``vmad.dtype.atype.btype{.po}{.sat}{.shr7,.shr15} d, a{.asel}, b{.bsel}, c`` (9.7.10.2, without operand
+        negation): ``tmp = a * b + c (+ 1 with .po)`` exact in 64 bits (|a * b| < 2^64 for 32-bit operands; c
+        sign-extended when a or b is signed, else zero-extended), shifted right by 7 or 15 (arithmetic when
+        signed), ``.sat`` clamped to the s32 (signed) or u32 range, the low 32 bits written."""
+        mods = inst.modifiers
+        ts = [m for m in mods if m in ("s32", "u32")]
+        extra = [m for m in mods if m not in ("s32", "u32", "sat", "po", "shr7", "shr15")]
+        if len(ts) != 3 or extra:
+            raise self.error(f"'{_text(inst)}' is not supported yet")
+        self._check(inst, 4)
+        _dt, at, bt = ts
+        s64, u64 = ptx_type("s64"), _U64
+        signed = "s32" in (at, bt)
+        d, a, b, c = inst.operands
+        ta, tb = self._vsource(a, at), self._vsource(b, bt)
+        tmp = self.emit("mul", s64, [ta, tb], s64, mode="lo").result
+        vc = self.emit("cvt", s64, [self.read(c, _U32)], s64, src="s32" if signed else "u32").result
+        tmp = self._op("add", tmp, vc, t=s64)
+        if "po" in mods:
+            tmp = self._op("add", tmp, Const(s64, 1), t=s64)
+        shift = 7 if "shr7" in mods else 15 if "shr15" in mods else 0
+        if shift:
+            tmp = self._op("shr", tmp, Const(_U32, shift), t=s64 if signed else u64)
+        if "sat" in mods:
+            if signed:
+                tmp = self._op("min", self._op("max", tmp, Const(s64, -(1 << 31)), t=s64), Const(s64, (1 << 31) - 1),
+                               t=s64)
+            else:
+                tmp = self._op("min", tmp, Const(u64, 0xFFFFFFFF), t=u64)
+        self.write(d, self.emit("cvt", _U32, [tmp], _U32, src="u64").result)
 
     # ----------------------------------------------------------------- min / max forms
     def op_min(self, inst) -> None:
