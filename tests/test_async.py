@@ -339,7 +339,7 @@ def test_wgmma_descriptor_fields():
      " 0, 0;", "A in registers"),
     ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%f0, %f1, %f2, %f3}, %rd1, %rd2, 1, 1, 1;",
      "not supported yet"),
-    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%rd2], 16;", "not supported yet"),
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd1], [%rd2], 16;", "not supported yet"),
 ])
 def test_unsupported_variants_are_located_errors(inst, match):
     body = "    mov.u64 %rd1, 0;\n    mov.u64 %rd2, 0;\n    " + inst + "\n"
