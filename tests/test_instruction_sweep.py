@@ -18,7 +18,7 @@ synchronises, branches, or reads a clock is compiled only; the others run 32 thr
 the ISA interpreter, and every stored register (and the input row, which memory forms write) agree bit for bit.
 
 The fast tier checks a seeded sample (:data:`FAST_SAMPLE` forms) at -O0 and -O3; the slow tier the whole sweep at
--O3, and prints how many forms it covers and how many are refused (and why)."""
+-O0 and at -O3 (about 3 minutes each), and prints how many forms it covers and how many are refused (and why)."""
 
 from __future__ import annotations
 
@@ -377,13 +377,14 @@ def test_sample_check_equals_compile_and_engines_agree(opt):
 
 
 @pytest.mark.slow
-def test_whole_sweep(capsys):
+@pytest.mark.parametrize("opt", [0, 3])
+def test_whole_sweep(opt, capsys):
     forms = all_forms()
-    refused, undocumented, differ = run_sweep(forms, 3)
+    refused, undocumented, differ = run_sweep(forms, opt)
     verdicts = ptxas_verdicts()
     not_ptx = sum(verdicts.get(f) is False for f, _ in refused)
     with capsys.disabled():
-        print(f"\ninstruction sweep -O3: {len(forms)} forms ({sum(verdicts.get(f, True) for f in forms)} that ptxas "
+        print(f"\ninstruction sweep -O{opt}: {len(forms)} forms ({sum(verdicts.get(f, True) for f in forms)} that ptxas "
               f"accepts), {len(refused)} refused ({not_ptx} not PTX, {len(refused) - not_ptx - len(undocumented)} on "
               f"NOT_SUPPORTED, {len(undocumented)} undocumented), {len(differ)} engine disagreements")
     assert not undocumented, f"{len(undocumented)} refused forms not on NOT_SUPPORTED:\n" + "\n".join(undocumented)
