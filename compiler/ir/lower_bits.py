@@ -18,6 +18,9 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
   ``min.relu.s32``: the result clamped below at 0; ``{min,max}.NaN.f32``: a NaN operand gives the canonical NaN
   ``0x7fffffff``; ``.xorsign.abs`` (f32, f16, f16x2, bf16, bf16x2): ``|d| = min/max(|a|, |b|)`` (NaN rules of
   the plain form, or of ``.NaN``) and, unless ``d`` is NaN, its sign the XOR of a's and b's.
+* ``abs.s16``/``neg.s16``/``abs.s64`` (``0 - a`` and a select; the most negative value wraps to itself) and
+  ``{abs,neg}.ftz.{f16,f16x2}`` (subnormal elements flushed, then the sign bit cleared or flipped), which xg1's
+  selector lacks; ``sqrt``/``rcp`` with both ``.approx`` and a rounding modifier are refused (ptxas does too).
 * ``cvt`` to ``.tf32`` (9.7.9.21): rounding of the f32 bit pattern (:meth:`BitsLowering.cvt_tf32`).
 * ``vavrg2``/``vavrg4`` (with :mod:`xcc.ir.lower_video`'s SIMD frame) and ``vset2``/``vset4`` (9.7.10.3) with the
   default selectors and mask: per element, extended by its type; the average rounds halves away from zero.
