@@ -202,6 +202,7 @@ FIXED_LATENCY_CLASSES = frozenset({"alu", "fma", "imad_wide", "branch", "fp64"})
 # NaN for an infinite a, when 2^126 < |b| < 2^128).  xcc.semantics computes all three correctly
 # rounded, which is within every bound; FDIV executes exactly that definition.
 
+_FP8_A, _FP8_B = Mod("atype", ("E4M3", "E5M2")), Mod("btype", ("E4M3", "E5M2"))
 _ROWS = [
     # mnemonic, operands, mods, pipe, latency class, SASS, semantics
     ("NOP", (), (), "alu", "alu", "NOP", "no operation", "nop"),
@@ -546,6 +547,16 @@ _ROWS = [
      "(R2: and e.hi), signed, to shared[a + b] (xcc.semantics.tensormap), performed when it executes; d = its "
      "bytes (for the SYNCS.TX.COMPLETE that follows); the cycle model charges the box's global reads",
      "sync global load"),
+    # FP8 tensor-core instructions, sm_89 mma.sync .e4m3/.e5m2 (appended: opcodes stay stable; executors in
+    # exec_matrix.py, selection in isel_matrix.py): like IMMA.16832, one 8-row half of a m16n8k32 D fragment.
+    ("HMMA.16832.F32", (D_W, A_W, Operand("b", "W"), C_W), (_FP8_A, _FP8_B), "tensor", "tensor",
+     "half of HMMA.16832.F32.E4M3.E4M3 (.E5M2)",
+     "d = rows of a (8 x 32 e4m3|e5m2: a.lo k 0-15, a.hi k 16-31) times b (32 x 8 e4m3|e5m2) + c (8 x 8 f32), each "
+     "element the exact sum rounded once to f32 (xcc.semantics.matrix.mma, m16n8k32)", "collective tensor=hmma"),
+    ("HMMA.16832.F16", (D_R, A_W, Operand("b", "W"), C_R), (_FP8_A, _FP8_B), "tensor", "tensor",
+     "half of HMMA.16832.F16.E4M3.E4M3 (.E5M2)",
+     "as HMMA.16832.F32 with f16x2 accumulators c and d (one register per half), rounded once to f16",
+     "collective tensor=hmma"),
 ]
 
 
@@ -616,7 +627,8 @@ LDGSTS_BYTES = {v: int(v) // 8 for v in TABLE["LDGSTS"].mod("size").values}
 # WGMMA.F32 contributes to: one accumulator register of a warpgroup's m64nNk16 (64 x N x 16 over 4 warps x N/2
 # instructions: 32 elements of k = 16 each, as 8 x 4 x 16).
 MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA.1688.F32": (16, 8, 8),
-             "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16)}
+             "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16),
+             "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32)}
 
 
 def tensor_ops(mnemonic: str) -> int:

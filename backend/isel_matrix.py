@@ -2,7 +2,7 @@
 (one ``op_<irop>`` method per IR op, as in :mod:`xcc.backend.isel_core`).
 
 * ``mma`` (mma.sync and wmma.mma; one IR instruction per D register, ``attrs.part``) -> HMMA.16816.F32/.F16,
-  HMMA.1688.F32/.F16 or IMMA.16832, each computing one 8-row half of a m16n8 D fragment: rows groupID take
+  HMMA.1688.F32/.F16, IMMA.16832 or (.e4m3/.e5m2 inputs) HMMA.16832.F32/.F16, each computing one 8-row half of a m16n8 D fragment: rows groupID take
   A registers (a0, a2), rows groupID + 8 take (a1, a3) (k = 8: a0 / a1), with the B pair (b0, b1) and the
   half's C/D registers (c0, c1) / (c2, c3) (an f16 accumulator: c0 / c1).  The parts of one PTX
   instruction share its halves: the first part selected emits its half, the others read the same D.
@@ -40,6 +40,7 @@ from xcc.ir.core import Const, Instruction, Value
 if TYPE_CHECKING:
     import numpy as np
 
+FP8 = ("e4m3", "e5m2")  # xcc.semantics.matrix.FP8 (not imported here: it imports numpy)
 _CP_SIZE = {nbytes: size for size, nbytes in LDGSTS_BYTES.items()}  # cp.async cp-size -> LDGSTS's size
 _MEM_PREFIX = {"global": "G", "generic": "", "shared": "S"}
 
@@ -56,6 +57,11 @@ def mma_half_plan(shape: str, types: tuple[str, str, str, str], part: int, na: i
         h = part >> 1
         return ("IMMA.16832", {"atype": atype.upper(), "btype": btype.upper()}, h, (h, h + 2), (0, 1),
                 (2 * h, 2 * h + 1), part & 1)
+    if shape == "m16n8k32" and atype in FP8 and btype in FP8 and dtype in ("f32", "f16"):
+        f32 = dtype == "f32"
+        h = part >> 1 if f32 else part
+        return (f"HMMA.16832.{dtype.upper()}", {"atype": atype.upper(), "btype": btype.upper()}, h, (h, h + 2),
+                (0, 1), (2 * h, 2 * h + 1) if f32 else (h,), part & 1 if f32 else None)
     if atype != btype or atype not in ("f16", "bf16") or dtype not in ("f32", "f16") \
             or dtype == "f16" and atype != "f16":
         return None
@@ -165,7 +171,8 @@ class MatrixSelection(SelectorCore):
         plan = mma_half_plan(shape, types, part, na, nb) if len(types) == 4 else None
         if plan is None:
             raise self.error(f"mma.{shape}.{inst.attrs['types']} is not supported by the xg1 backend (HMMA: "
-                             ".f16/.bf16 inputs with matching .f32/.f16 accumulators; IMMA: .s8/.u8 -> .s32)")
+                             ".f16/.bf16 inputs with matching .f32/.f16 accumulators; IMMA: .s8/.u8 -> .s32; "
+                             "m16n8k32 .e4m3/.e5m2 -> .f32/.f16)")
         mn, mods, half, ai, bi, ci, index = plan
         sat = bool(inst.attrs.get("satfinite"))
         if sat:

@@ -8,7 +8,8 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
 * ``mma.sync.aligned.{m16n8k8,m16n8k16}.row.col.dtype.{f16,bf16}.{f16,bf16}.ctype d, a, b, c``
   (.dtype/.ctype .f32 or .f16; .bf16 with .f32 only) and
   ``mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32`` (PTX ISA 9.7.14.5.14)
-  -> ``mma {shape, types=d.a.b.c, na, nb, part}`` with args A, B, C registers.
+  and ``mma.sync.aligned.m16n8k32.row.col.dtype.{e4m3,e5m2}.{e4m3,e5m2}.ctype`` (sm_89 FP8; .dtype = .ctype,
+  .f32 or .f16) -> ``mma {shape, types=d.a.b.c, na, nb, part}`` with args A, B, C registers.
 * ``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 r, [p]`` (9.7.14.5.15)
   -> ``ldmatrix {num, trans, space, offset, part}`` with arg p.
 * ``wmma.load.{a,b,c}.sync.aligned.{row,col}.m16n16k16{.global,.shared}.type r, [p]{, stride}``,
@@ -29,6 +30,11 @@ from xcc.ir.scopes import RegVar
 from xcc.ir.types import is_type_name, ptx_type
 
 _B32 = "b32"
+
+
+def _elem_type(m: str) -> bool:
+    """Whether modifier ``m`` is a matrix element type: an IR type name or an FP8 format (.e4m3, .e5m2)."""
+    return is_type_name(m) or m in ("e4m3", "e5m2")
 
 
 def _full(inst) -> str:
@@ -53,7 +59,7 @@ class MatrixLowering:
         for req in ("sync", "aligned"):
             if req not in inst.modifiers:
                 raise self.error(f"'{_full(inst)}' without .{req} is not supported")
-        extra = [m for m in inst.modifiers if m not in known and not is_type_name(m)]
+        extra = [m for m in inst.modifiers if m not in known and not _elem_type(m)]
         if extra:
             raise self.error(f"'{_full(inst)}': {', '.join('.' + m for m in extra)} is not supported")
 
@@ -94,7 +100,7 @@ class MatrixLowering:
         lays = [m for m in inst.modifiers if m in ("row", "col")]
         if lays != ["row", "col"]:
             raise self.error(f"'{_full(inst)}': .{shape} takes the layouts .row.col", PtxSemanticError)
-        types = [m for m in inst.modifiers if is_type_name(m)]
+        types = [m for m in inst.modifiers if _elem_type(m)]
         if len(types) != 4:
             raise self.error(f"'{_full(inst)}' needs .dtype.atype.btype.ctype", PtxSemanticError)
         self._mma(inst, shape, tuple(types), "satfinite" in inst.modifiers)
@@ -105,8 +111,11 @@ class MatrixLowering:
         spec = MMA_SHAPES[shape]
         dtype, atype, btype, ctype = types
         name = "wmma.mma" if spec.wmma else "mma"
-        if atype not in spec.inputs or btype not in spec.inputs or dtype not in spec.accums \
-                or ctype not in spec.accums or (atype != btype and atype not in ("s8", "u8")) \
+        kinds = {"s8": "int", "u8": "int", "e4m3": "fp8", "e5m2": "fp8"}  # A/B may differ within a kind
+        accums = ("s32",) if kinds.get(atype) == "int" else tuple(x for x in spec.accums if x != "s32")
+        if atype not in spec.inputs or btype not in spec.inputs or dtype not in accums \
+                or ctype not in accums or (atype != btype and kinds.get(atype, atype) != kinds.get(btype, btype)) \
+                or (kinds.get(atype) == "fp8" and dtype != ctype) \
                 or (atype == "bf16" and (dtype, ctype) != ("f32", "f32")):
             raise self.error(f"{name}.{shape} with .{dtype}.{atype}.{btype}.{ctype} is not supported "
                              f"(inputs {'/'.join(spec.inputs)}, accumulators {'/'.join(spec.accums)})")

@@ -12,9 +12,9 @@ is packed low to high, ``32 / bits`` elements per register):
   ``groupID``; C/D ``c0..c3`` at row ``groupID + 8*(i >> 1)``, column ``2*tig + (i & 1)``.
 * ``mma.m16n8k8`` .f16/.bf16 (9.7.14.5.7): A ``a0..a3`` at row ``groupID + 8*(i >> 1)``, column
   ``2*tig + (i & 1)``; B ``b0, b1`` at row ``2*tig + i``, column ``groupID``; C/D as m16n8k16.
-* ``mma.m16n8k32`` .s8/.u8 (9.7.14.5.10): A ``a0..a15`` at row ``groupID + 8*((i >> 2) & 1)``, column
+* ``mma.m16n8k32`` .s8/.u8 and .e4m3/.e5m2 (9.7.14.5.10, the same layout for every 8-bit type): A ``a0..a15`` at row ``groupID + 8*((i >> 2) & 1)``, column
   ``4*tig + (i & 3) + 16*(i >> 3)``; B ``b0..b7`` at row ``4*tig + (i & 3) + 16*(i >> 2)``, column
-  ``groupID``; C/D (.s32) as m16n8k16.
+  ``groupID``; C/D (.s32, .f32, .f16) as m16n8k16.
 * ``wmma.m16n16k16`` .f16: PTX leaves the layout unspecified (9.7.14.4.1).  xcc uses the one of
   NVIDIA's sm_80 code generation, where ``wmma.mma`` becomes two ``m16n8k16`` operations (as mapped
   by the WMMA extension library's ``detail/sm_80.hpp``): A elements ``0..7`` are the m16n8k16 A
@@ -37,6 +37,10 @@ is packed low to high, ``32 / bits`` elements per register):
   (``0x7FFFFFFF``, ``0x7FFF``).  NVIDIA tensor cores are reported to truncate during alignment
   (Fasi et al., "Numerical behavior of NVIDIA tensor cores", 2021), so a GPU can differ from this
   in the last bits: compare kernels with a tolerance.
+* .e4m3/.e5m2 inputs (sm_89, any of the four A/B combinations, .f32 or .f16 accumulators): decoded
+  exactly (OCP 8-bit floating point v1.0: e4m3 bias 7, no infinities, ``S.1111.111`` NaN, largest 448;
+  e5m2 bias 15, IEEE-like with infinities and NaNs, largest 57344), then the .f16 rule above: every
+  product of two FP8 values is exact in binary64 and the exact sum with C is rounded once.
 * .s8/.u8 inputs: exact integer products and sum; without ``.satfinite`` the result wraps modulo
   2^32, with ``.satfinite`` it is clamped to ``[-2^31, 2^31 - 1]``.
 """
@@ -50,7 +54,8 @@ from functools import cache
 import numpy as np
 
 _U32 = np.uint32
-ELEM_BITS = {"f16": 16, "bf16": 16, "s8": 8, "u8": 8, "f32": 32, "s32": 32}
+ELEM_BITS = {"f16": 16, "bf16": 16, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32}
+FP8 = ("e4m3", "e5m2")
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ class MmaShape:
 MMA_SHAPES = {
     "m16n8k16": MmaShape("m16n8k16", 16, 8, 16, ("f16", "bf16"), ("f32", "f16")),
     "m16n8k8": MmaShape("m16n8k8", 16, 8, 8, ("f16", "bf16"), ("f32", "f16")),
-    "m16n8k32": MmaShape("m16n8k32", 16, 8, 32, ("s8", "u8"), ("s32",)),
+    "m16n8k32": MmaShape("m16n8k32", 16, 8, 32, ("s8", "u8", "e4m3", "e5m2"), ("s32", "f32", "f16")),
     "m16n16k16": MmaShape("m16n16k16", 16, 16, 16, ("f16",), ("f32", "f16"), wmma=True),
 }
 
@@ -156,9 +161,23 @@ _FORMATS = {"f32": (24, -126, 127), "f16": (11, -14, 15)}  # precision, min norm
 _NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF}
 
 
+@cache
+def fp8_values(etype: str) -> np.ndarray:
+    """The 256 values of ``etype`` (.e4m3 or .e5m2) as binary64, indexed by bit pattern (OCP FP8 v1.0)."""
+    b = np.arange(256, dtype=np.uint16)
+    if etype == "e5m2":  # the upper byte of an f16
+        return (b << np.uint16(8)).view(np.float16).astype(np.float64)
+    e, m = (b >> 3) & 15, (b & 7).astype(np.float64)
+    mag = np.where(e == 0, np.ldexp(m, -9), np.ldexp(8.0 + m, e.astype(np.int64) - 10))
+    mag = np.where((b & 0x7F) == 0x7F, np.nan, mag)
+    return np.where(b & 0x80, -mag, mag)
+
+
 def to_float64(bits: np.ndarray, etype: str) -> np.ndarray:
-    """Element bit patterns of ``etype`` (.f16, .bf16, .f32) -> exact binary64 values."""
+    """Element bit patterns of ``etype`` (.f16, .bf16, .f32, .e4m3, .e5m2) -> exact binary64 values."""
     b = np.asarray(bits)
+    if etype in FP8:
+        return fp8_values(etype)[b.astype(np.int64) & 0xFF]
     if etype == "f16":
         return b.astype(np.uint16).view(np.float16).astype(np.float64)
     if etype == "bf16":

@@ -2,8 +2,8 @@
 :func:`xcc.sim.isa.exec_base.impl`; imported by :mod:`xcc.sim.isa.executors` before its completeness
 check).
 
-* ``HMMA.16816.F32/.F16``, ``HMMA.1688.F32/.F16``, ``IMMA.16832``: one 8-row half of a PTX
-  ``mma.sync`` D fragment.  The half's operands are placed in the registers of a whole
+* ``HMMA.16816.F32/.F16``, ``HMMA.1688.F32/.F16``, ``IMMA.16832``, ``HMMA.16832.F32/.F16`` (FP8): one 8-row
+  half of a PTX ``mma.sync`` D fragment.  The half's operands are placed in the registers of a whole
   ``m16n8k16`` / ``m16n8k8`` / ``m16n8k32`` fragment (the other half's registers zero) and
   :func:`xcc.semantics.matrix.mma` - the function the IR interpreter calls - computes it; every element
   of D depends only on its own row of A and C, so the half is exactly those rows of the PTX result.
@@ -68,7 +68,7 @@ def _fragments(mnemonic: str) -> tuple[str, int, int, int, bool, bool]:
     fragment of ``r x c`` elements of ``bits`` is ``r*c*bits/1024`` registers per lane.  A pair fills
     registers (0, 2) of A (rows groupID and groupID+8) and (0, 1) of C; a single R operand fills register 0."""
     m, n, k = MMA_SHAPE[mnemonic]
-    ab = 8 if TENSOR_FAMILY[mnemonic] == "imma" else 16
+    ab = 8 if TENSOR_FAMILY[mnemonic] == "imma" or k == 32 else 16  # m16n8k32: s8/u8 or e4m3/e5m2
     cb = 16 if mnemonic.endswith(".F16") else 32
     na, nb, nc = m * k * ab // 1024, k * n * ab // 1024, m * n * cb // 1024
     return f"m{m}n{n}k{k}", na, nb, nc, na == 4, nc == 4
@@ -95,6 +95,9 @@ def _mma_types(x: Binder) -> tuple[str, str, str, str]:
     mn = x.inst.mnemonic
     if mn == "IMMA.16832":
         return ("s32", x.mod("atype").lower(), x.mod("btype").lower(), "s32")
+    if mn.startswith("HMMA.16832."):  # FP8
+        dt = mn.rsplit(".", 1)[1].lower()
+        return (dt, x.mod("atype").lower(), x.mod("btype").lower(), dt)
     if mn.endswith(".F16"):
         return ("f16", "f16", "f16", "f16")
     at = x.mod("atype").lower()
