@@ -179,6 +179,31 @@ def _make_wmma_f16acc(rng: np.random.Generator) -> Launch:
     return Launch((p, 1, 1), (32, 1, 1), args, [3], {3: exp})
 
 
+def _e4m3_value(bits: np.ndarray) -> np.ndarray:
+    """e4m3 bit patterns -> exact float64 (OCP FP8 v1.0: bias 7, subnormals m * 2^-9; no NaN codes used here)."""
+    b = bits.astype(np.int64)
+    e, m = (b >> 3) & 15, (b & 7).astype(np.float64)
+    mag = np.where(e == 0, np.ldexp(m, -9), np.ldexp(8.0 + m, e - 10))
+    return np.where(b & 0x80, -mag, mag)
+
+
+def _make_fp8_gemm(rng: np.random.Generator) -> Launch:
+    """fp8_gemm: D (32x16 f32) = A (32x64 e4m3) B (64x16 e4m3), 4 warps.  The inputs' exponents lie in
+    [2^-2, 2^2) (and zeros), so every partial sum is exact in f32 and the reference (exact products summed in
+    float64) is bit-exact whatever the rounding points."""
+    m, n, k = 32, 16, 64
+
+    def fp8(*shape):
+        b = (rng.integers(5, 9, shape) << 3) | rng.integers(0, 8, shape) | (rng.integers(0, 2, shape) << 7)
+        return np.where(rng.random(shape) < 0.05, 0x80, b).astype(np.uint8)  # a few negative zeros
+
+    a, bt = fp8(m, k), fp8(n, k)
+    exp = (_e4m3_value(a) @ _e4m3_value(bt).T).astype(np.float32)
+    d = np.full(m * n, SENTINEL_F32, np.float32)
+    return Launch((1, 1, 1), (128, 1, 1), [np.int32(m), np.int32(n), np.int32(k), a.ravel(), bt.ravel(), d],
+                  [5], {5: exp.ravel()})
+
+
 MATRIX_CASES: list[KernelCase] = [
     KernelCase("mma_m16n8k8_f16", "mma_shapes", "mma_m16n8k8_f16", _make_mma_m16n8k8, atol=1e-6),
     KernelCase("mma_m16n8k16_bf16", "mma_shapes", "mma_m16n8k16_bf16", _make_mma_bf16, atol=1e-6),
@@ -192,6 +217,7 @@ MATRIX_CASES: list[KernelCase] = [
                _make_gemm_wmma_accumulate, atol=4e-6),
     KernelCase("gemm_mma_m16n8k16", "gemm_tensorcore", "_Z17gemm_mma_m16n8k16iiiPK6__halfS1_Pf", _make_gemm_mma,
                atol=2e-6),
+    KernelCase("fp8_gemm", "fp8_gemm", "fp8_gemm", _make_fp8_gemm, ptx_file="fp8_gemm.sm_90a.ptx"),
     KernelCase("triton_matmul", "matmul", "matmul", _make_triton_matmul, atol=2e-6, shared_mem=16384,
                ptx_file="triton/matmul.sm_80.ptx"),
 ]
