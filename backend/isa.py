@@ -557,6 +557,13 @@ _ROWS = [
      "half of HMMA.16832.F16.E4M3.E4M3 (.E5M2)",
      "as HMMA.16832.F32 with f16x2 accumulators c and d (one register per half), rounded once to f16",
      "collective tensor=hmma"),
+    # thread-block clusters, sm_90 (appended: opcodes stay stable; executors in exec_sync.py, selection in
+    # isel_hopper.py; the barrier's rule is xcc.sim.waves's, distributed shared memory xcc.semantics.cluster's)
+    ("UCGABAR.ARV", (), (), "cbu", "branch", "UCGABAR_ARV",
+     "barrier.cluster.arrive: the thread arrives at its cluster's barrier and goes on", "sync"),
+    ("UCGABAR.WAIT", (), (), "cbu", "branch", "UCGABAR_WAIT",
+     "barrier.cluster.wait: the thread waits until every non-exited thread of every CTA of its cluster has "
+     "arrived in the phase it arrived in", "sync"),
 ]
 
 
@@ -642,7 +649,13 @@ SPECIAL_REGS = ("SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_NTID.X", "SR_NTID.Y", "S
                 "SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z", "SR_NCTAID.X", "SR_NCTAID.Y", "SR_NCTAID.Z",
                 "SR_LANEID", "SR_WARPID", "SR_NWARPID", "SR_SMID", "SR_NSMID", "SR_CLOCKLO", "SR_CLOCK64",
                 "SR_LANEMASK_EQ", "SR_LANEMASK_LT", "SR_LANEMASK_LE", "SR_LANEMASK_GT", "SR_LANEMASK_GE",
-                "SR_GLOBALTIMER")
+                "SR_GLOBALTIMER",
+                # thread-block clusters, sm_90 (appended: indices stay stable; values in xcc.semantics.cluster)
+                "SR_CLUSTER_CTARANK", "SR_CLUSTER_NCTARANK", "SR_IS_EXPLICIT_CLUSTER",
+                "SR_CLUSTER_CTAID.X", "SR_CLUSTER_CTAID.Y", "SR_CLUSTER_CTAID.Z",
+                "SR_CLUSTER_NCTAID.X", "SR_CLUSTER_NCTAID.Y", "SR_CLUSTER_NCTAID.Z",
+                "SR_CLUSTERID.X", "SR_CLUSTERID.Y", "SR_CLUSTERID.Z",
+                "SR_NCLUSTERID.X", "SR_NCLUSTERID.Y", "SR_NCLUSTERID.Z")
 SR_INDEX = {name: i for i, name in enumerate(SPECIAL_REGS)}
 
 # Constant bank 0 layout (as on NVIDIA GPUs: launch dimensions first, then the parameters).

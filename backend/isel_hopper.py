@@ -61,6 +61,12 @@ class HopperSelection(SelectorCore):
 
     op_mbar_wait = op_mbar_test
 
+    def op_cluster_arrive(self, inst):
+        self.emit("UCGABAR.ARV")
+
+    def op_cluster_wait(self, inst):
+        self.emit("UCGABAR.WAIT")
+
     def _hp_global(self, v: Value, off: int):
         """A 64-bit register holding global address ``v + off``."""
         if isinstance(v, Const) or v.type.bits != 64:

@@ -28,7 +28,9 @@ MIRROR = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE", "EQ": "EQ", "NE": "NE"
 SREG_NAMES = {"tid": "TID", "ctaid": "CTAID", "laneid": "LANEID", "warpid": "WARPID", "nwarpid": "NWARPID",
               "smid": "SMID", "nsmid": "NSMID", "clock": "CLOCKLO", "clock64": "CLOCK64",
               "lanemask_eq": "LANEMASK_EQ", "lanemask_lt": "LANEMASK_LT", "lanemask_le": "LANEMASK_LE",
-              "lanemask_gt": "LANEMASK_GT", "lanemask_ge": "LANEMASK_GE", "globaltimer": "GLOBALTIMER"}
+              "lanemask_gt": "LANEMASK_GT", "lanemask_ge": "LANEMASK_GE", "globaltimer": "GLOBALTIMER",
+              **{r: r.upper() for r in ("cluster_ctarank", "cluster_nctarank", "is_explicit_cluster",
+                                        "cluster_ctaid", "cluster_nctaid", "clusterid", "nclusterid")}}
 # IR op -> the MUFU fn modifier
 MUFU = {"rcp": "RCP", "sqrt": "SQRT", "rsqrt": "RSQ", "ex2": "EX2", "lg2": "LG2", "sin": "SIN", "cos": "COS",
         "tanh": "TANH"}

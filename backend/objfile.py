@@ -88,6 +88,11 @@ class KernelImage:
     # (xcc.ir.core.layout_variables), filled at each launch from the module's copies of them
     constants: list[GlobalVar] = field(default_factory=list)
     reqntid: list[int] | None = None
+    # thread-block clusters: .reqnctapercluster (the cluster shape every launch must use), .explicitcluster,
+    # .maxclusterrank (the most CTAs a launch's cluster may have), from the kernel's directives
+    reqnctapercluster: list[int] | None = None
+    explicitcluster: bool = False
+    maxclusterrank: int | None = None
     spill_stores: int = 0  # bytes written by spill stores (STL of spilled registers), static count
     spill_loads: int = 0  # bytes read by spill reloads, static count
     # Calls (docs/isa.md, "Calls"): the per-thread call stack, part of local_bytes, after the kernel's frame;

@@ -471,6 +471,11 @@ class _InstructionCheck:
             self.error(f"{where}: floating-point constant for a .{t} operand", op.loc)
 
     def special(self, where: str, op: ast.SpecialReg, t: str) -> None:
+        if op.name == "is_explicit_cluster":  # the one .pred special register (PTX ISA 10.x)
+            if t != "pred":
+                self.error(f"{where}: special register '%is_explicit_cluster' is a .pred, the instruction type "
+                           f"is .{t}", op.loc)
+            return
         width = 64 if op.name in _SPECIAL_64 else 32
         if TYPE_WIDTH.get(t) not in ((64,) if width == 64 else (16, 32)):
             self.error(f"{where}: special register '%{op.name}' is {width} bits wide, the instruction "

@@ -27,6 +27,7 @@ from xcc.runtime.device import Device, default_device
 from xcc.runtime.launch import dim3, grid_workspace
 from xcc.runtime.params import pack_params
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
+from xcc.semantics.cluster import resolve_cluster
 from xcc.sim.ir.interpreter import run_function
 from xcc.sim.launch import step_limit
 from xcc.sim.memory import ModuleGlobals
@@ -65,7 +66,7 @@ class IRFunction:
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = False,
                stream: Stream | None = None, *, max_steps: int | None = None,
-               profile: bool = False, cooperative: bool = False) -> LaunchStats | PendingLaunch:
+               profile: bool = False, cooperative: bool = False, cluster=None) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion, as :meth:`xcc.runtime.Function.launch` does (on ``stream``: enqueued).
         The IR interpreter has no cycle model: ``timing`` is accepted as the ISA engine's launch takes it,
         and every launch is functional (``cycles`` None).  Profiles are recorded by the ISA engine's launch.
@@ -77,11 +78,16 @@ class IRFunction:
         params = pack_params(self.fn, list(args))
         max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
         grid, block = dim3(grid, "grid"), dim3(block, "block")
+        d = self.fn.directives
+        if cluster is not None:  # checked now (CUDA's rules), also for a launch enqueued on a stream
+            cluster = resolve_cluster(self.name, grid, cluster, d.get("reqnctapercluster") or None,
+                                      int(d["maxclusterrank"][0]) if d.get("maxclusterrank") else None)
+
         def run() -> LaunchStats:
             with grid_workspace(self.device.memory, cooperative) as ws:
                 return run_function(self.module, self.fn.name, grid, block, params, self.device.memory, shared_mem,
                                     max_steps, self.device.machine, self.module_globals, cooperative=cooperative,
-                                    grid_workspace=ws)
+                                    grid_workspace=ws, cluster=cluster)
 
         return run_on(stream, self.device, run, f"the launch of '{self.fn.name}'")
 

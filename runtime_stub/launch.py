@@ -19,6 +19,7 @@ from xcc.runtime.device import Device
 from xcc.runtime.params import pack_params
 from xcc.runtime.profiling import module_of, record_profile, snapshot
 from xcc.runtime.queues import PendingLaunch, Stream, run_on
+from xcc.semantics.cluster import resolve_cluster
 from xcc.sim.isa.emulator import LaunchStats, run_kernel
 from xcc.sim.launch import step_limit
 from xcc.sim.memory import ModuleGlobals
@@ -86,7 +87,7 @@ class Function:
 
     def launch(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
                stream: Stream | None = None, *, max_steps: int | None = None,
-               profile: bool = False, cooperative: bool = False) -> LaunchStats | PendingLaunch:
+               profile: bool = False, cooperative: bool = False, cluster=None) -> LaunchStats | PendingLaunch:
         """Run the kernel to completion on the default stream and return its statistics; ``timing=False``
         skips the cycle model (``cycles`` None, no ``metrics``), the results are the same.  With a
         ``stream`` (:class:`xcc.runtime.queues.Stream`) the launch is checked and enqueued, and returns at
@@ -95,7 +96,10 @@ class Function:
         ``XCC_MAX_STEPS`` or 1M scheduler steps; 0 none): a kernel that runs longer is a located
         :class:`KernelFault`, and so is a launch stopped with Ctrl-C.  ``profile=True`` records the launch's
         profile (:mod:`xcc.runtime.profiling`, docs/profiles.md) on the statistics' ``profile``.
-        ``cooperative=True`` is a cooperative launch (grid-wide sync; the module docstring)."""
+        ``cooperative=True`` is a cooperative launch (grid-wide sync; the module docstring).
+        ``cluster=(x, y, z)`` launches thread-block clusters of that shape (None: the kernel's
+        ``.reqnctapercluster``, else none): the grid must be a multiple of it, at most 16 CTAs (CUDA's rules;
+        :mod:`xcc.semantics.cluster`); a cluster's CTAs are co-resident and share distributed shared memory."""
         if profile:
             module_of(self)  # a clear error now for a kernel not loaded from PTX
         max_steps = step_limit(max_steps) or 0  # checked now, also for a launch enqueued on a stream
@@ -114,6 +118,8 @@ class Function:
             raise LaunchError(f"{k.shared_bytes + shared_mem} bytes of shared memory exceed the per-block "
                               f"limit of {limits['shared_memory_per_block']}")
         params = pack_params(k, list(args))
+        cluster = resolve_cluster(k.name, grid, cluster, getattr(k, "reqnctapercluster", None),
+                                  getattr(k, "maxclusterrank", None)) if cluster is not None else None
         if cooperative:
             check_cooperative(self, grid, block, shared_mem)
 
@@ -123,7 +129,7 @@ class Function:
                 with grid_workspace(self.device.memory, cooperative) as ws:
                     stats = run_kernel(k, grid, block, params, self.device.memory, shared_mem, self.device.machine,
                                        timing=timing, module_globals=self.module_globals, max_steps=max_steps,
-                                       cooperative=cooperative, grid_workspace=ws)
+                                       cooperative=cooperative, grid_workspace=ws, cluster=cluster)
             except KernelFault as e:
                 if e.loc is None and self.source is not None and getattr(e, "line", 0):
                     e.loc = source_loc(self.source, e.line)
@@ -145,9 +151,9 @@ class Function:
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timing: bool = True,
                  stream: Stream | None = None, *, max_steps: int | None = None,
-                 profile: bool = False, cooperative: bool = False) -> LaunchStats | PendingLaunch:
+                 profile: bool = False, cooperative: bool = False, cluster=None) -> LaunchStats | PendingLaunch:
         return self.launch(grid, block, args, shared_mem, timing, stream, max_steps=max_steps, profile=profile,
-                           cooperative=cooperative)
+                           cooperative=cooperative, cluster=cluster)
 
 
 def source_loc(source: Source, line: int) -> SourceLoc:

@@ -4,7 +4,9 @@ Imported only by ``kernel_cases`` (which adds ``ASYNC_CASES`` to its lists): imp
 
 All run on both engines: the xg1 backend compiles cp.async into LDGSTS, LDGDEPBAR and DEPBAR, the wgmma
 (sm_90) Triton matmul into WGMMA.F32 (one per accumulator register) and WARPGROUP.ARRIVE / .COMMIT / .DEPBAR,
-and the sm_90a mbarrier / cp.async.bulk pipeline (examples/hopper_pipeline.cu) into SYNCS.* and BLKCP.
+and the sm_90a mbarrier / cp.async.bulk pipeline (examples/hopper_pipeline.cu) into SYNCS.* and BLKCP; the
+thread-block cluster example (examples/cluster_dsmem.cu: distributed shared memory, barrier.cluster) launches
+with the cluster shape of its kernel's .reqnctapercluster.
 """
 
 from __future__ import annotations
@@ -136,6 +138,20 @@ def _make_hopper_gemm(rng: np.random.Generator) -> Launch:
 
 _TRITON_SMEM = 16384  # the kernel's dynamic shared memory: the 64x64 f32 C tile of its epilogue
 
+def _make_cluster_neighbour_sum(rng: np.random.Generator) -> Launch:
+    """cluster_neighbour_sum (examples/cluster_dsmem.cu, clusters of 4 CTAs from its __cluster_dims__): out[i] =
+    x[i] + the same position of the next CTA of the cluster (rank + 1 mod 4, read through distributed shared
+    memory), an f32 add; info = {rank, 4, cluster, 1} per CTA; 12 blocks of 128 (3 clusters)."""
+    nb = 12
+    x = rng.standard_normal(nb * 128).astype(np.float32)
+    xr = x.reshape(nb // 4, 4, 128)
+    out = np.full(nb * 128, SENTINEL_F32, np.float32)
+    info = np.zeros(nb * 4, np.uint32)
+    want_info = np.array([[b % 4, 4, b // 4, 1] for b in range(nb)], np.uint32).reshape(-1)
+    return Launch((nb, 1, 1), (128, 1, 1), [x, out, info], [1, 2],
+                  {1: (xr + np.roll(xr, -1, axis=1)).reshape(-1), 2: want_info})
+
+
 ASYNC_CASES: list[KernelCase] = [
     *(KernelCase(name + suffix, "async_copy", entry, make, ptx_file=f"async_copy.{arch}.ptx")
       for suffix, arch in (("", "sm_80"), ("_sm90", "sm_90"))
@@ -145,6 +161,8 @@ ASYNC_CASES: list[KernelCase] = [
                ptx_file="hopper_pipeline.sm_90a.ptx"),
     KernelCase("hopper_gemm", "hopper_pipeline", "hopper_gemm", _make_hopper_gemm,
                ptx_file="hopper_pipeline.sm_90a.ptx"),
+    KernelCase("cluster_neighbour_sum", "cluster_dsmem", "cluster_neighbour_sum", _make_cluster_neighbour_sum,
+               ptx_file="cluster_dsmem.sm_90a.ptx"),
     KernelCase("triton_matmul_wgmma", "matmul", "matmul", _make_triton_matmul_wgmma,
                ptx_file="triton/matmul.sm_90.ptx", shared_mem=_TRITON_SMEM),
     KernelCase("triton_matmul_wgmma_random", "matmul", "matmul", _make_triton_matmul_wgmma_random,

@@ -105,7 +105,10 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             if composed is not None:
                 return composed
             st = ptx_type(SREG_TYPES.get(op.name.lstrip("%"), "u32"))
-            return self.emit("sreg", st, [], st, name=name).result
+            v = self.emit("sreg", st, [], st, name=name).result
+            if name == "is_explicit_cluster":  # a .pred register: read as 0/1, then compared
+                v = self.emit("setp", st, [v, Const(st, 0)], PRED, cmp="ne").result
+            return v
         if isinstance(op, ast.Symbol):
             return self.address_of(op.name)
         if isinstance(op, ast.Negated):
@@ -507,7 +510,10 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
 
     # ----------------------------------------------------------------- memory
     def _space(self, inst) -> str:
-        return next((m for m in inst.modifiers if m in SPACES), "generic")
+        """The state space of a memory instruction; ``.shared::cta`` and ``.shared::cluster`` are ``shared`` (a
+        shared::cluster address names its CTA in bits 24-31, xcc.semantics.cluster)."""
+        ms = ["shared" if m in ("shared::cta", "shared::cluster") else m for m in inst.modifiers]
+        return next((m for m in ms if m in SPACES), "generic")
 
     def _vec(self, inst) -> int:
         v = next((m for m in inst.modifiers if m in ("v2", "v4", "v8")), None)
@@ -587,8 +593,6 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
 
     def op_atom(self, inst, has_result: bool = True) -> None:
         inst = self.without_cache_hint(inst)
-        if "shared::cluster" in inst.modifiers:  # distributed shared memory (mapa) is not modelled yet
-            raise self.error(f"'{_full(inst)}' (an atomic on another CTA's shared memory) is not supported yet")
         t = self._type(inst)
         ops = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
         aop = next((m for m in inst.modifiers if m in ops), None)
@@ -613,8 +617,9 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         """``bar{.cta}.sync|arrive|red a{, b}`` and ``barrier{.cta}...`` (PTX ISA 9.7.13.1); ``bar.warp.sync
         mask`` (9.7.13.2) only orders the warp's lanes, which execute together here: a warp-scope fence."""
         u32 = ptx_type("u32")
-        if "cluster" in inst.modifiers:
-            raise self.error(f"'{_full(inst)}' (a thread-block cluster barrier) is not supported yet")
+        if "cluster" in inst.modifiers:  # barrier.cluster.arrive / .wait (xcc.ir.lower_hopper)
+            self.cluster_barrier(inst)
+            return
         if "warp" in inst.modifiers:
             self._check(inst, 1)
             self.read(inst.operands[0], u32)

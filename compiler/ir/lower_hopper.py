@@ -33,6 +33,7 @@ from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
+from xcc.semantics.cluster import CLUSTER_RANK_SHIFT, OFFSET_MASK
 
 _SHARED = ("shared", "shared::cta", "shared::cluster")
 _REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -69,6 +70,57 @@ class HopperLowering:
                 base = self.emit("cvt", u64, [base], u64, src=f"u{base.type.bits}").result
             base = self.emit("cvta", u64, [base], u64, space="shared", to_generic=False).result
         return base, off
+
+    # ----------------------------------------------------------------- thread-block clusters
+    def op_mapa(self, inst) -> None:
+        """``mapa{.shared::cluster}.u32|u64 d, a, rank``: a (shared::cta or generic) address of this CTA's shared
+        memory -> the same offset in CTA ``rank`` of the cluster (xcc.semantics.cluster's encoding)."""
+        self._hp_count(inst, 3)
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        t = u64 if "u64" in inst.modifiers else u32
+        generic = "shared::cluster" not in inst.modifiers and t is u64
+        a = self.read(inst.operands[1], t)
+        if generic:
+            a = self.emit("cvta", u64, [a], u64, space="shared", to_generic=False).result
+        if t is u64:
+            a = self.emit("cvt", u32, [a], u32, src="u64").result
+        r = self.read(inst.operands[2], u32)
+        tag = self.emit("add", u32, [r, Const(u32, 1)], u32).result
+        tag = self.emit("shl", u32, [tag, Const(u32, CLUSTER_RANK_SHIFT)], u32).result
+        off = self.emit("and", u32, [a, Const(u32, OFFSET_MASK)], u32).result
+        d = self.emit("or", u32, [tag, off], u32).result
+        if t is u64:
+            d = self.emit("cvt", u64, [d], u64, src="u32").result
+            if generic:
+                d = self.emit("cvta", u64, [d], u64, space="shared", to_generic=True).result
+        self.write(inst.operands[0], d)
+
+    def op_getctarank(self, inst) -> None:
+        """``getctarank{.shared::cluster}.u32|u64 d, a``: the rank of the CTA whose shared memory ``a`` addresses."""
+        self._hp_count(inst, 2)
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        t = u64 if "u64" in inst.modifiers else u32
+        a = self.read(inst.operands[1], t)
+        if "shared::cluster" not in inst.modifiers and t is u64:
+            a = self.emit("cvta", u64, [a], u64, space="shared", to_generic=False).result
+        if t is u64:
+            a = self.emit("cvt", u32, [a], u32, src="u64").result
+        field = self.emit("shr", u32, [a, Const(u32, CLUSTER_RANK_SHIFT)], u32).result
+        field = self.emit("and", u32, [field, Const(u32, 0xFF)], u32).result
+        own = self.emit("sreg", u32, [], u32, name="cluster_ctarank").result
+        other = self.emit("sub", u32, [field, Const(u32, 1)], u32).result
+        is_own = self.emit("setp", u32, [field, Const(u32, 0)], PRED, cmp="eq").result
+        self.write(inst.operands[0], self.emit("selp", u32, [own, other, is_own], u32).result)
+
+    def cluster_barrier(self, inst) -> None:
+        """``barrier.cluster.arrive{.release|.relaxed}{.aligned}`` / ``barrier.cluster.wait{.acquire}{.aligned}``
+        (every thread of every CTA of the cluster; .relaxed drops only the ordering, which xcc's sequential
+        memory gives anyway)."""
+        mode = next((m for m in inst.modifiers if m in ("arrive", "wait")), None)
+        if mode is None or inst.operands:
+            raise self.error(f"'{_text(inst)}': expected barrier.cluster.arrive or barrier.cluster.wait, no "
+                             "operands", PtxSemanticError)
+        self.emit("cluster_arrive" if mode == "arrive" else "cluster_wait", None, [])
 
     # ----------------------------------------------------------------- mbarrier
     def op_mbarrier(self, inst) -> None:

@@ -155,6 +155,15 @@ OPS.update({
 })
 
 
+# -- thread-block clusters (xcc.ir.lower_hopper; the barrier's rule is xcc.sim.waves's)
+OPS.update({
+    "cluster_arrive": OpDef("cluster_arrive", 0, "barrier.cluster.arrive: arrive at the cluster's barrier",
+                            has_result=False, effects=True),
+    "cluster_wait": OpDef("cluster_wait", 0, "barrier.cluster.wait: wait until every non-exited thread of the "
+                          "cluster arrived in this thread's phase", has_result=False, effects=True),
+})
+
+
 # -- mbarrier and bulk copies (xcc.ir.lower_hopper, xcc.sim.ir.async_ops; meaning in xcc.semantics.mbarrier and
 #    xcc.sim.mbarrier).  The address a is a shared-space address, plus attrs.offset.
 OPS.update({

@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from xcc.semantics.cluster import cluster_registers, cta_coords
+
 _U64 = np.uint64
 _LO32 = _U64(0xFFFFFFFF)
 
@@ -30,6 +32,11 @@ class Launch(Protocol):
     nwarpid: int
 
 
+_CLUSTER_NAMES = frozenset(["cluster_ctarank", "cluster_nctarank", "is_explicit_cluster"]
+                           + [f"{r}.{a}" for r in ("cluster_ctaid", "cluster_nctaid", "clusterid", "nclusterid")
+                              for a in "xyz"])
+
+
 def special_register(name: str, launch: Launch, slots_per_cta: int,
                      constants: dict[str, int] | None = None) -> Callable[[np.ndarray], np.ndarray] | None:
     """Reader ``f(slots)`` of special register ``name`` (PTX spelling: 'tid.x', 'laneid',
@@ -40,6 +47,11 @@ def special_register(name: str, launch: Launch, slots_per_cta: int,
     def cta(idx):
         return launch.cta0 + idx // P
 
+    cl = getattr(launch, "cluster", (1, 1, 1))
+    if name in _CLUSTER_NAMES:  # %cluster_ctarank, %clusterid.x, ... (xcc.semantics.cluster)
+        f = cluster_registers(launch.grid, cl, bool(getattr(launch, "explicit_cluster", False)))[name]
+        return lambda idx: np.asarray(f(cta(idx))).astype(np.int64)
+
     def lanemask(f):
         return lambda idx: f(_U64(1) << (idx & 31).astype(_U64)) & _LO32
 
@@ -49,8 +61,9 @@ def special_register(name: str, launch: Launch, slots_per_cta: int,
     table = {
         "tid.x": lambda idx: idx % P % bx, "tid.y": lambda idx: idx % P // bx % by,
         "tid.z": lambda idx: idx % P // (bx * by),
-        "ctaid.x": lambda idx: cta(idx) % gx, "ctaid.y": lambda idx: cta(idx) // gx % gy,
-        "ctaid.z": lambda idx: cta(idx) // (gx * gy),
+        "ctaid.x": lambda idx: cta_coords(cta(idx), launch.grid, cl)[0],
+        "ctaid.y": lambda idx: cta_coords(cta(idx), launch.grid, cl)[1],
+        "ctaid.z": lambda idx: cta_coords(cta(idx), launch.grid, cl)[2],
         "laneid": lambda idx: idx & 31, "warpid": lambda idx: idx % P >> 5,
         "smid": lambda idx: cta(idx) % launch.sm_count,
         "clock": step, "clock64": step, "globaltimer": step,
@@ -72,7 +85,7 @@ def thread_at(slot: int, launch: Launch, slots_per_cta: int
     """('CTA (x, y, z) thread (x, y, z)', CTA coordinates, thread coordinates) of one slot."""
     g, b = launch.grid, launch.block
     cta, t = launch.cta0 + slot // slots_per_cta, slot % slots_per_cta
-    c3 = (cta % g[0], cta // g[0] % g[1], cta // (g[0] * g[1]))
+    c3 = tuple(int(v) for v in cta_coords(cta, g, getattr(launch, "cluster", (1, 1, 1))))
     t3 = (t % b[0], t // b[0] % b[1], t // (b[0] * b[1]))
     return f"CTA ({c3[0]}, {c3[1]}, {c3[2]}) thread ({t3[0]}, {t3[1]}, {t3[2]})", c3, t3
 

@@ -37,11 +37,12 @@ from xcc.backend.lineinfo import line_info
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.objfile import KernelImage
 from xcc.diagnostics import KernelFault, LaunchError, LaunchInterrupted, XccError
+from xcc.semantics.cluster import resolve_cluster
 from xcc.semantics.faults import MemoryFault
 from xcc.semantics.threads import fault_message, thread_at
 from xcc.sim.memory import ModuleGlobals
 from xcc.sim.stats import LaunchStats
-from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, WAIT_MBAR, ExecFault, Wave
+from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, WAIT_CLUSTER, WAIT_MBAR, ExecFault, Wave
 
 __all__ = ["DEFAULT_MAX_STEPS", "Launch", "LaunchInterrupted", "default_max_steps", "dims", "step_limit"]
 
@@ -90,12 +91,14 @@ class Launch:
     """One launch of kernel ``name`` on ``grid`` x ``block`` threads; subclasses supply the executors."""
 
     barrier_names = {WAIT_BAR: "barrier {k}", WAIT_BSYNC: "convergence barrier B{k}",
-                     WAIT_MBAR: "the mbarrier at shared offset {k:#x} (try_wait; no phase completes)"}
+                     WAIT_MBAR: "the mbarrier at shared offset {k:#x} (try_wait; no phase completes)",
+                     WAIT_CLUSTER: "barrier.cluster.wait of cluster {k} (not every thread of its CTAs arrived)"}
     """How a deadlock report names what threads wait at (by wave status)."""
     deadlock_rule = "A barrier waits for every non-exited thread of the CTA"
 
     def __init__(self, name: str, grid, block, machine: Machine | str | None, max_steps: int | None, *,
-                 max_threads: int = 0, reqntid=None, cooperative: bool = False, grid_workspace: int = 0):
+                 max_threads: int = 0, reqntid=None, cooperative: bool = False, grid_workspace: int = 0,
+                 cluster=None, reqnctapercluster=None, explicit_cluster: bool = False, maxclusterrank=None):
         if machine is None or isinstance(machine, str):
             machine = load_machine(machine or "xg1")
         self.machine, self.name = machine, name
@@ -116,12 +119,19 @@ class Launch:
         self.nwarpid = int(lim.get("max_warps", 64))
         self.max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
         self.cooperative, self.grid_workspace = bool(cooperative), int(grid_workspace)
+        self.set_cluster(cluster, reqnctapercluster, explicit_cluster, maxclusterrank)
         self.cta0 = 0
         self.step = 0
         self.wave: Wave | None = None
         self.wave_ctas = 0
         self.printf: list[tuple[int, int, int, str]] = []  # (CTA, thread, order, text) of device printf
         self.ext: dict = {}  # per-wave state of op families, by name (see wave_state)
+
+    def set_cluster(self, cluster, reqnctapercluster, explicit: bool, maxclusterrank) -> None:
+        """The launch's cluster shape (xcc.semantics.cluster.resolve_cluster: checked as CUDA does)."""
+        self.cluster = resolve_cluster(self.name, self.grid, cluster, reqnctapercluster, maxclusterrank)
+        self.csize = self.cluster[0] * self.cluster[1] * self.cluster[2]
+        self.explicit_cluster = bool(explicit or cluster is not None or reqnctapercluster)
 
     @staticmethod
     def check_memory(name: str, dynamic_shared: int, param_bytes: int, params: bytes) -> None:
@@ -168,14 +178,18 @@ class Launch:
     def wave_size(self, per_wave: int) -> int:
         """CTAs per wave: ``per_wave`` (what the interpreter's memory allows), or the whole grid for a
         cooperative launch, whose CTAs must all be resident at once."""
-        return self.nctas if self.cooperative else per_wave
+        if self.cooperative:
+            return self.nctas
+        return max(self.csize, per_wave // self.csize * self.csize)  # whole clusters, co-resident
 
     def envregs(self) -> dict[str, int]:
         """The ``%envreg`` values of this launch: the grid-sync workspace's address, high and low words."""
         return {"envreg1": self.grid_workspace >> 32, "envreg2": self.grid_workspace & 0xFFFFFFFF}
 
     def new_wave(self, nslots: int, nctas: int, start: int) -> Wave:
-        self.wave, self.wave_ctas = Wave(self.P, self.tpb, nslots, nctas, start, fair=self.cooperative), nctas
+        self.wave, self.wave_ctas = Wave(self.P, self.tpb, nslots, nctas, start,
+                                         fair=self.cooperative or self.csize > 1), nctas
+        self.wave.cluster = self.csize
         return self.wave
 
     def wave_state(self, key: str, make):

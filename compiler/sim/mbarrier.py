@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xcc.semantics import mbarrier as M
+from xcc.semantics.cluster import decode_shared
 from xcc.semantics.faults import MemoryFault
 from xcc.sim.memory import check_window
 from xcc.sim.waves import WAIT_MBAR, ExecFault
@@ -51,12 +52,13 @@ class SharedView:
     size: Callable[[], int]
     stride: Callable[[], int]
     P: int
-
+    cluster: int = 1  # CTAs per cluster: an address with a rank field names a CTA of the cluster
     def at(self, idx: np.ndarray, rel: np.ndarray, width: int) -> np.ndarray:
         """Absolute addresses of CTA-relative ``rel`` of threads ``idx`` (checked: in the window, aligned)."""
+        frame, rel = decode_shared(np.asarray(rel, np.int64), idx // self.P, self.cluster)
         size = self.size()
         check_window(rel, size, width, "shared", f"the CTA's shared memory is {size} bytes")
-        return (idx // self.P) * self.stride() + rel
+        return frame * self.stride() + rel
 
     def where(self, base, offset: int, width: int):
         """``where(sel, idx, n)``: the absolute addresses of ``[base + offset]`` (``base`` a reader)."""

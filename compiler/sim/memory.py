@@ -58,6 +58,7 @@ import bisect
 import numpy as np
 
 from xcc.backend.isa import WINDOW_BYTES, WINDOWS
+from xcc.semantics.cluster import decode_shared
 from xcc.semantics.faults import MemoryFault
 
 __all__ = ["FlatMemory", "GlobalMemory", "GenericMemory", "MemoryFault", "GLOBAL_BASE", "WINDOWS",
@@ -628,8 +629,8 @@ class GenericMemory:
     the generic addresses and the wave slots of the threads issuing them.
     """
 
-    def __init__(self, gmem: GlobalMemory, spaces: dict):
-        self.gmem, self.spaces = gmem, spaces
+    def __init__(self, gmem: GlobalMemory, spaces: dict, cluster: int = 1):
+        self.gmem, self.spaces, self.cluster = gmem, spaces, cluster  # cluster: CTAs per cluster
 
     def _parts(self, at, width: int):
         """[(positions or None, memory, checked offsets)] of an access, global last."""
@@ -646,6 +647,9 @@ class GenericMemory:
             rel = (a[pos] - np.uint64(WINDOWS[space])).astype(np.int64)
             entry = self.spaces.get(space)
             mem_of, size_of, stride_of, frame_of = entry or (None, lambda: 0, lambda: 0, None)
+            frame = None
+            if space == "shared" and entry is not None:  # distributed shared memory: a CTA of the cluster
+                frame, rel = decode_shared(rel, frame_of(np.asarray(idx)[pos]), self.cluster)
             size = size_of()
             try:
                 check_window(rel, size, width, space, f"generic address {int(a[pos][0]):#x} is in the {space} "
@@ -653,7 +657,9 @@ class GenericMemory:
             except MemoryFault as f:
                 f.thread = int(pos[f.thread])
                 raise
-            parts.append((pos, mem_of(), frame_of(np.asarray(idx)[pos]) * stride_of() + rel))
+            if frame is None:
+                frame = frame_of(np.asarray(idx)[pos])
+            parts.append((pos, mem_of(), frame * stride_of() + rel))
         pos = np.flatnonzero(code == 0)
         if pos.size:
             parts.append((pos, self.gmem, a[pos]))

@@ -30,11 +30,12 @@ import numpy as np
 
 from xcc.backend.isa import NUM_CTA_BARRIERS
 
-__all__ = ["RUN", "EXITED", "WAIT_BAR", "WAIT_BSYNC", "WAIT_MBAR", "ExecFault", "FairScheduler", "Scheduler", "Wave", "runs",
+__all__ = ["RUN", "EXITED", "WAIT_BAR", "WAIT_BSYNC", "WAIT_CLUSTER", "WAIT_MBAR", "ExecFault", "FairScheduler", "Scheduler", "Wave", "runs",
            "bar_reduce"]
 
 RUN, EXITED, WAIT_BAR, WAIT_BSYNC = 0, 1, 2, 3
 WAIT_MBAR = 4  # suspended by mbarrier.try_wait until a phase of its object completes (xcc.sim.mbarrier)
+WAIT_CLUSTER = 5  # at barrier.cluster.wait until every non-exited thread of the cluster arrived
 
 
 class ExecFault(Exception):
@@ -218,6 +219,10 @@ class Wave:
         self.live = nctas * tpb  # threads not exited
         self.at_bar = 0  # threads waiting at CTA barriers
         self.reduced: Callable[[int, np.ndarray, np.ndarray, np.ndarray], None] | None = None
+        self.cluster = 1  # CTAs per cluster (the wave holds whole clusters; set by the launch)
+        self.cl_count: dict[int, int] = {}  # barrier.cluster: arrivals in the current phase, by cluster
+        self.cl_phase: dict[int, int] = {}  # and the phases completed
+        self.cl_arrived = np.full(T, -1, np.int64)  # the phase each thread arrived in last
         self.sched.push(start, np.flatnonzero(exists))
 
     def resume(self, r: np.ndarray) -> None:
@@ -244,6 +249,51 @@ class Wave:
         self.alive_cta[ctas] -= cnt
         if self.at_bar:
             self.check_bar(ctas)
+        if self.cl_count:
+            self.check_cluster(np.unique(ctas // self.cluster))
+
+    # -- barrier.cluster (PTX ISA 9.7.13.x): all non-exited threads of all CTAs of the cluster ----------
+    def cluster_arrive(self, eidx: np.ndarray) -> None:
+        """Threads ``eidx`` perform ``barrier.cluster.arrive``; a phase every live thread arrived in completes."""
+        cl = eidx // self.P // self.cluster
+        ucl, cnt = runs(cl)
+        for c, k in zip(ucl.tolist(), cnt.tolist()):
+            self.cl_count[c] = self.cl_count.get(c, 0) + k
+        self.cl_arrived[eidx] = [self.cl_phase.get(c, 0) for c in cl.tolist()]
+        self.check_cluster(ucl)
+
+    def cluster_wait(self, eidx: np.ndarray, pos: int) -> np.ndarray:
+        """``barrier.cluster.wait``: threads ``eidx`` whose arrival's phase completed go on (returned); the
+        others wait at ``pos`` until it completes."""
+        cl = eidx // self.P // self.cluster
+        arrived = self.cl_arrived[eidx]
+        if bool((arrived < 0).any()):
+            raise ExecFault("barrier.cluster.wait without a barrier.cluster.arrive before it (PTX: each wait "
+                            "follows an arrive of the same thread)", int(np.argmax(arrived < 0)))
+        phase = np.array([self.cl_phase.get(c, 0) for c in cl.tolist()], np.int64)
+        done = arrived < phase
+        self.cl_arrived[eidx[done]] = -1
+        wait = eidx[~done]
+        if wait.size:
+            self.wait(wait, pos, wait // self.P // self.cluster, WAIT_CLUSTER)
+            self.at_bar += wait.size
+        return eidx[done]
+
+    def check_cluster(self, clusters) -> None:
+        """Complete the barrier.cluster phase of ``clusters`` whose live threads all arrived."""
+        cs, P = self.cluster, self.P
+        for c in np.asarray(clusters).tolist():
+            n = self.cl_count.get(c, 0)
+            if not n or n < int(self.alive_cta[c * cs:(c + 1) * cs].sum()):
+                continue
+            self.cl_count[c] = 0
+            self.cl_phase[c] = self.cl_phase.get(c, 0) + 1
+            tt = np.arange(c * cs * P, (c + 1) * cs * P)
+            r = tt[self.state[tt] == WAIT_CLUSTER]
+            self.cl_arrived[r] = -1
+            if r.size:
+                self.at_bar -= r.size
+                self.resume(r)
 
     def barrier(self, eidx: np.ndarray, pos: int, bid, count=None, pred=None, wait: bool = True) -> None:
         """Threads ``eidx`` arrive at CTA barrier ``bid`` (per thread) at ``pos``: with ``count`` threads
@@ -291,4 +341,5 @@ class Wave:
 
     def waiting(self) -> np.ndarray:
         """The slots of the threads waiting at any barrier."""
-        return np.flatnonzero((self.state == WAIT_BAR) | (self.state == WAIT_BSYNC) | (self.state == WAIT_MBAR))
+        return np.flatnonzero((self.state == WAIT_BAR) | (self.state == WAIT_BSYNC) | (self.state == WAIT_MBAR)
+                              | (self.state == WAIT_CLUSTER))

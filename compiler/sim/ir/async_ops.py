@@ -166,9 +166,24 @@ def _wgmma_sync(x: OpBinder):
     return lambda sel, idx, n: _warpgroups(launch, idx, what) and None
 
 
+# ============================================================================= thread-block clusters
+@impl("cluster_arrive")
+def _cluster_arrive(x: OpBinder):
+    launch = x.launch
+    return lambda sel, idx, n: launch.wave.cluster_arrive(idx)
+
+
+@impl("cluster_wait")
+def _cluster_wait(x: OpBinder):
+    """barrier.cluster.wait (a control op, as mbar_wait): the threads whose cluster phase completed go on."""
+    launch = x.launch
+    return lambda sel, idx, n, pos: launch.wave.cluster_wait(idx, pos)
+
+
 # ============================================================================= mbarrier, cp.async.bulk
 def _view(launch) -> mbar.SharedView:
-    return mbar.SharedView(lambda: launch.smem, lambda: launch.smem_size, lambda: launch.smem_stride, launch.P)
+    return mbar.SharedView(lambda: launch.smem, lambda: launch.smem_size, lambda: launch.smem_stride, launch.P,
+                           launch.csize)
 
 
 def _where(x: OpBinder, i: int = 0, key: str = "offset"):

@@ -54,6 +54,7 @@ from xcc.backend.machine import Machine
 from xcc.diagnostics import LinkError, PtxSemanticError, UnsupportedError, XccError
 from xcc.ir.cfg import callees, reachable_functions, reverse_postorder
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
+from xcc.semantics.cluster import decode_shared
 from xcc.semantics.faults import MemoryFault
 from xcc.semantics.threads import special_register
 from xcc.semantics.warp import warp_runs
@@ -89,7 +90,8 @@ _LANES = np.arange(32, dtype=np.int64)
 def run_function(module: Module, fn_name: str, grid, block, params: bytes, gmem: GlobalMemory,
                  dynamic_shared: int = 0, max_steps: int | None = None,
                  machine: Machine | str | None = None, module_globals: ModuleGlobals | None = None,
-                 profile: dict | None = None, cooperative: bool = False, grid_workspace: int = 0) -> LaunchStats:
+                 profile: dict | None = None, cooperative: bool = False, grid_workspace: int = 0,
+                 cluster=None) -> LaunchStats:
     """Run kernel ``fn_name`` of IR ``module`` on ``grid`` x ``block`` threads; ``gmem`` is modified in place.
 
     ``params`` is the packed parameter buffer (:func:`xcc.runtime.params.pack_params` packs launch
@@ -102,11 +104,12 @@ def run_function(module: Module, fn_name: str, grid, block, params: bytes, gmem:
     ``profile``, when given, receives what :mod:`xcc.profile.record` makes a profile of: ``blocks``, a list of
     (block, warp executions, thread executions), and ``branches``, cbr instruction -> [warps all taken, warps
     all not taken, warps divergent].  ``cooperative`` and ``grid_workspace``: a cooperative launch
-    (:mod:`xcc.sim.launch`).
+    (:mod:`xcc.sim.launch`).  ``cluster``: the thread-block cluster shape (x, y, z) (None: the kernel's
+    ``.reqnctapercluster``, else one CTA; :mod:`xcc.semantics.cluster`).
     """
     fn = module.function(fn_name)
     launch = _Launch(module, fn, grid, block, bytes(params), gmem, int(dynamic_shared), machine, max_steps,
-                     module_globals, cooperative, grid_workspace)
+                     module_globals, cooperative, grid_workspace, cluster)
     launch.branches = {} if profile is not None else None
     stats = launch.run()
     if profile is not None:
@@ -158,9 +161,13 @@ class _Launch(Launch):
     branches: dict | None = None  # pos -> [all taken, all not taken, divergent] warps, when profiling
 
     def __init__(self, module, fn, grid, block, params, gmem, dynamic_shared, machine, max_steps,
-                 module_globals=None, cooperative=False, grid_workspace=0):
-        super().__init__(fn.name, grid, block, machine, max_steps, reqntid=fn.directives.get("reqntid"),
-                         cooperative=cooperative, grid_workspace=grid_workspace)
+                 module_globals=None, cooperative=False, grid_workspace=0, cluster=None):
+        d = fn.directives
+        super().__init__(fn.name, grid, block, machine, max_steps, reqntid=d.get("reqntid"),
+                         cooperative=cooperative, grid_workspace=grid_workspace, cluster=cluster,
+                         reqnctapercluster=d.get("reqnctapercluster") or None,
+                         explicit_cluster="explicitcluster" in d,
+                         maxclusterrank=int(d["maxclusterrank"][0]) if d.get("maxclusterrank") else None)
         self.check_memory(fn.name, dynamic_shared, fn.param_bytes, params)
         self.fn, self.params, self.gmem = fn, params, gmem
         self.source_files = dict(module.source_files)  # .file names of the .loc positions (-lineinfo/-G PTX)
@@ -235,17 +242,21 @@ class _Launch(Launch):
         if space == "generic":  # windows onto shared, local, const memory and the kernel parameters; global elsewhere
             generic = GenericMemory(self.gmem, {**{k: (mem, size, stride, frame)
                                                    for k, (size, stride, frame, mem) in frames.items() if k != "param"},
-                                                "param": self.param_window})
+                                                "param": self.param_window}, self.csize)
             return (lambda: generic), lambda sel, idx, n: (np.asarray(base(sel, n)).astype(_U64) + off, idx)
         if space not in frames:
             return None
         size_of, stride_of, frame_of, mem = frames[space]
 
+        csize = self.csize
         def where(sel, idx, n):
             rel = np.asarray(base(sel, n)).astype(np.int64) + offset
+            frame = frame_of(idx)
+            if space == "shared":  # a shared::cluster address names a CTA of the cluster
+                frame, rel = decode_shared(rel, frame, csize)
             size = size_of()
             check_window(rel, size, width, space, f"the {space} window is {size} bytes")
-            return frame_of(idx) * stride_of() + rel
+            return frame * stride_of() + rel
 
         return mem, where
 
@@ -294,7 +305,7 @@ class _Launch(Launch):
                 x = OpBinder(self, inst)
                 if op == "call":
                     code.append(self.call_site(inst, caller, reach))
-                elif op == "mbar_wait":  # may suspend threads (xcc.sim.mbarrier)
+                elif op in ("mbar_wait", "cluster_wait"):  # may suspend threads (xcc.sim.mbarrier, waves)
                     code.append((_WAIT, build_executor(self, inst)))
                 elif op not in CONTROL:
                     code.append((_NORMAL, build_executor(self, inst)))
@@ -351,7 +362,8 @@ class _Launch(Launch):
         ret = caller.param_off[rets[0]] if rets else None
         frames = self._frames()
         generic = GenericMemory(self.gmem, {k: (mem, size, stride, frame)
-                                            for k, (size, stride, frame, mem) in frames.items() if k != "param"})
+                                            for k, (size, stride, frame, mem) in frames.items() if k != "param"},
+                                self.csize)
 
         def param(slot: int, k: int, nbytes: int = 8) -> int:
             at = slot * self.param_stride + int(self.pbase[slot]) + offs[k]

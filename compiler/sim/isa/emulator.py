@@ -124,7 +124,7 @@ def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemo
                dynamic_shared: int = 0, machine: Machine | str | None = None, *,
                max_steps: int | None = None, timing: bool = True,
                module_globals: ModuleGlobals | None = None, strict: bool | None = None,
-               cooperative: bool = False, grid_workspace: int = 0) -> LaunchStats:
+               cooperative: bool = False, grid_workspace: int = 0, cluster=None) -> LaunchStats:
     """Run ``kernel`` on a ``grid`` of CTAs of ``block`` threads with parameter bytes ``params``.
 
     Global memory is ``gmem`` (modified in place).  ``max_steps`` bounds the number of scheduler steps
@@ -134,11 +134,13 @@ def run_kernel(kernel: KernelImage, grid, block, params: bytes, gmem: GlobalMemo
     which persist across launches; without it the launch allocates the kernel's own and frees them at its
     end.  ``strict`` checks every register read against the control codes (:mod:`xcc.sim.isa.hazards`);
     None: ``XCC_STRICT_HAZARDS``.  ``cooperative`` runs the grid as one wave of CTAs taking turns, and
-    ``grid_workspace`` is the grid-sync workspace's address (``%envreg1/2``; :mod:`xcc.sim.launch`).
+    ``grid_workspace`` is the grid-sync workspace's address (``%envreg1/2``; :mod:`xcc.sim.launch`).  ``cluster``:
+    the thread-block cluster shape (None: the kernel's ``.reqnctapercluster``, else one CTA).
     Raises :class:`LaunchError` for an impossible launch, :class:`KernelFault` for any kernel error.
     """
     return _Launch(kernel, grid, block, bytes(params), gmem, int(dynamic_shared), machine, max_steps, timing,
-                   module_globals, strict_default() if strict is None else strict, cooperative, grid_workspace).run()
+                   module_globals, strict_default() if strict is None else strict, cooperative, grid_workspace,
+                   cluster).run()
 
 
 class _Launch(Launch):
@@ -147,9 +149,12 @@ class _Launch(Launch):
                      "non-exited thread of the CTA")
 
     def __init__(self, kernel, grid, block, params, gmem, dynamic_shared, machine, max_steps, timing=True,
-                 module_globals=None, strict=False, cooperative=False, grid_workspace=0):
+                 module_globals=None, strict=False, cooperative=False, grid_workspace=0, cluster=None):
         super().__init__(kernel.name, grid, block, machine, max_steps, max_threads=kernel.max_threads,
-                         reqntid=kernel.reqntid, cooperative=cooperative, grid_workspace=grid_workspace)
+                         reqntid=kernel.reqntid, cooperative=cooperative, grid_workspace=grid_workspace,
+                         cluster=cluster, reqnctapercluster=getattr(kernel, "reqnctapercluster", None),
+                         explicit_cluster=getattr(kernel, "explicitcluster", False),
+                         maxclusterrank=getattr(kernel, "maxclusterrank", None))
         self.check_memory(kernel.name, dynamic_shared, kernel.param_bytes, params)
         shared = kernel.shared_bytes + dynamic_shared
         self.check_shared(shared, f" ({kernel.shared_bytes} static + {dynamic_shared} dynamic)")
@@ -173,6 +178,7 @@ class _Launch(Launch):
         cb[CBANK_PARAMS:CBANK_PARAMS + len(params)] = params
         ctx = self.ctx = _Ctx()
         ctx.launch = self  # the engine, for per-wave state (Launch.wave_state)
+        ctx.cluster, ctx.explicit_cluster = self.cluster, self.explicit_cluster  # %cluster_* (xcc.semantics.threads)
         ctx.cbank, ctx.gmem, ctx.block, ctx.grid, ctx.tpb_pad = bytes(cb), gmem, block, grid, self.P
         ctx.sm_count, ctx.nwarpid = self.sm_count, self.nwarpid
         ctx.smem_size = shared
@@ -244,7 +250,7 @@ class _Launch(Launch):
         ctx.generic = GenericMemory(self.gmem, {
             "shared": (lambda: ctx.smem, lambda: ctx.smem_size, lambda: ctx.smem_stride, lambda idx: idx // P),
             "local": (lambda: ctx.lmem, lambda: ctx.local_size, lambda: ctx.local_stride, lambda idx: idx),
-            "param": param_window(ctx.cbank[CBANK_PARAMS:CBANK_PARAMS + self.param_len])})
+            "param": param_window(ctx.cbank[CBANK_PARAMS:CBANK_PARAMS + self.param_len])}, self.csize)
         ctx.generic.spaces["const"] = _const_window(ctx.cbank3)  # ld.const through a computed address
         self.execs = self.build()
         for cta0, n in self.waves(per_wave):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from xcc.semantics.cluster import decode_shared
 from xcc.semantics.convert import convert
 from xcc.sim.isa.exec_base import U64, Binder, _raise, impl
 from xcc.sim.memory import check_window
@@ -37,10 +38,10 @@ def shared_addr(x: Binder):
     a, b, c = x.r("a"), int(x.ops["b"]), x.ctx
 
     def addr(sel, idx, n, width):
-        rel = a(sel, n).astype(np.int64) + b
+        frame, rel = decode_shared(a(sel, n).astype(np.int64) + b, idx // c.tpb_pad, c.launch.csize)
         size = c.smem_size
         check_window(rel, size, width, "shared", f"the CTA's shared memory is {size} bytes")
-        return (idx // c.tpb_pad) * c.smem_stride + rel
+        return frame * c.smem_stride + rel
 
     return addr
 

@@ -20,7 +20,7 @@ from xcc.sim.tma import tma_load_executor
 
 def _view(x: Binder) -> mbar.SharedView:
     c = x.ctx
-    return mbar.SharedView(lambda: c.smem, lambda: c.smem_size, lambda: c.smem_stride, c.tpb_pad)
+    return mbar.SharedView(lambda: c.smem, lambda: c.smem_size, lambda: c.smem_stride, c.tpb_pad, c.launch.csize)
 
 
 def _where(x: Binder, width: int = 8):
@@ -63,6 +63,19 @@ def _syncs_phasechk(x: Binder):
         return mbar.suspend(ctx.launch, pc, idx, done, addr, ctx.smem_stride)
 
     return Control("mbar_wait", barrier=run)
+
+
+@impl("UCGABAR.ARV")
+def _cluster_arrive(x: Binder):
+    ctx = x.ctx
+    return lambda sel, idx, n: ctx.launch.wave.cluster_arrive(idx)
+
+
+@impl("UCGABAR.WAIT")
+def _cluster_wait(x: Binder):
+    """A :class:`Control` of kind ``mbar_wait``: the threads whose cluster phase completed go on (xcc.sim.waves)."""
+    ctx = x.ctx
+    return Control("mbar_wait", barrier=lambda sel, idx, n, pc: ctx.launch.wave.cluster_wait(idx, pc))
 
 
 def tma_memrec(x: Binder):
