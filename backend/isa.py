@@ -557,6 +557,13 @@ _ROWS = [
      "half of HMMA.16832.F16.E4M3.E4M3 (.E5M2)",
      "as HMMA.16832.F32 with f16x2 accumulators c and d (one register per half), rounded once to f16",
      "collective tensor=hmma"),
+    # FP8 warpgroup MMA, sm_90a wgmma .e4m3/.e5m2 (appended: opcodes stay stable): as WGMMA.F32 with K = 32.
+    ("QGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B), "tensor", "tensor",
+     "one accumulator register of QGMMA.64xNx32.F32.E4M3.E4M3 (.E5M2) gdesc[a], gdesc[c]",
+     "as WGMMA.F32 for m64nNk32 with e4m3|e5m2 A (64 x 32) and B (32 x N), both K-major: d = accumulator "
+     "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma)",
+     "warpgroup tensor=gmma"),
     # thread-block clusters, sm_90 (appended: opcodes stay stable; executors in exec_sync.py, selection in
     # isel_hopper.py; the barrier's rule is xcc.sim.waves's, distributed shared memory xcc.semantics.cluster's)
     ("UCGABAR.ARV", (), (), "cbu", "branch", "UCGABAR_ARV",
@@ -635,7 +642,7 @@ LDGSTS_BYTES = {v: int(v) // 8 for v in TABLE["LDGSTS"].mod("size").values}
 # instructions: 32 elements of k = 16 each, as 8 x 4 x 16).
 MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA.1688.F32": (16, 8, 8),
              "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16),
-             "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32)}
+             "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32), "QGMMA.F32": (16, 4, 32)}
 
 
 def tensor_ops(mnemonic: str) -> int:

@@ -20,7 +20,7 @@
 * ``wgmma`` (wgmma.mma_async, one IR instruction per accumulator register, ``attrs.part``) -> one WGMMA.F32
   per part: ``d`` the part's D register, ``a``/``c`` the A/B matrix descriptor pairs, ``b`` the part (an
   immediate), ``e`` the part's C register, ``ps`` scale-d; ``n``, the types, imm-trans-a/-b (TRANS_A/B) and
-  imm-scale-a/-b = -1 (NEG_A/B) as modifiers.  ``wgmma_sync`` fence / commit_group / wait_group n ->
+  imm-scale-a/-b = -1 (NEG_A/B) as modifiers; FP8 (m64nNk32 .e4m3/.e5m2, K-major) the same as QGMMA.F32.  ``wgmma_sync`` fence / commit_group / wait_group n ->
   WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n (``fence.proxy.async``, an IR ``fence`` of scope
   ``proxy``, is FENCE.VIEW.ASYNC: see :meth:`InstructionSelector.op_fence`).
 * ``cp_async`` -> LDGSTS (ZFILL with a src-size that is not the constant cp-size), ``cp_async_commit`` ->
@@ -358,18 +358,30 @@ class MatrixSelection(SelectorCore):
         at = inst.attrs
         n, atype, btype = int(at["n"]), at["atype"], at["btype"]
         part = int(at["part"])
+        fp8 = atype in FP8 and btype in FP8
+        if fp8 and 8 <= n <= 256 and n % 8 == 0 and 0 <= part < n // 2 and not int(at["trans_a"]) \
+                and not int(at["trans_b"]):
+            return self._wgmma_emit(inst, "QGMMA.F32", {"n": f"N{n}", "atype": atype.upper(),
+                                                        "btype": btype.upper()})
         if not (8 <= n <= 256 and n % 8 == 0) or atype not in _WGMMA_TYPES or btype not in _WGMMA_TYPES \
                 or not 0 <= part < n // 2:
             raise self.error(f"wgmma.mma_async m64n{n}k16.f32.{atype}.{btype} is not supported by the xg1 backend "
                              "(m64nNk16, N a multiple of 8 up to 256, f32 accumulators, f16/bf16 A and B)")
         mods = {"n": f"N{n}", "atype": _WGMMA_TYPES[atype], "btype": _WGMMA_TYPES[btype]}
-        for flag, key, on in (("TRANS_A", "trans_a", 1), ("TRANS_B", "trans_b", 1), ("NEG_A", "scale_a", -1),
-                              ("NEG_B", "scale_b", -1)):
-            if int(at[key]) == on:
+        for flag, key in (("TRANS_A", "trans_a"), ("TRANS_B", "trans_b")):
+            if int(at[key]) == 1:
+                mods[flag] = flag
+        self._wgmma_emit(inst, "WGMMA.F32", mods)
+
+    def _wgmma_emit(self, inst, mnemonic: str, mods: dict) -> None:
+        """One WGMMA.F32 / QGMMA.F32 for accumulator register ``part``; imm-scale-a/-b = -1 as NEG_A/B."""
+        at = inst.attrs
+        for flag, key in (("NEG_A", "scale_a"), ("NEG_B", "scale_b")):
+            if int(at[key]) == -1:
                 mods[flag] = flag
         c, da, db, scale_d = inst.args
         d = new_vreg(1)
-        self.emit("WGMMA.F32", d=d, a=self.reg(da), b=part, c=self.reg(db), e=self.reg(c),
+        self.emit(mnemonic, d=d, a=self.reg(da), b=int(at["part"]), c=self.reg(db), e=self.reg(c),
                   ps=self.pred_src(scale_d), mods=mods)
         self._mx_result(inst, d)
 

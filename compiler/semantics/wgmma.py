@@ -34,6 +34,12 @@ product of two f16/bf16 values is exact in f64; the exact sum of the 16 products
 0 when ``scale-d`` is false) is rounded once to f32 (nearest even): :func:`xcc.semantics.matrix.float_mma`,
 the rule mma.sync uses.
 ``imm-scale-a``/``-b`` = -1 negate A/B.
+
+FP8 (``wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} d, a-desc, b-desc, scale-d,
+imm-scale-a, imm-scale-b``): K = 32 one-byte elements, both operands K-major (PTX has no imm-trans operands for
+8-bit types), the same layouts with ``e = 1`` (``T = 16``), each FP8 value decoded exactly (OCP FP8 v1.0, as
+:func:`xcc.semantics.matrix.to_float64`) and the same rule: the exact sum of the 32 products and the
+accumulator rounded once to f32.
 """
 
 from __future__ import annotations
@@ -42,12 +48,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from xcc.semantics import matrix
 from xcc.semantics.matrix import float_mma
 
 M, K = 64, 16
 SWIZZLE_BYTES = (0, 128, 64, 32)
 """Swizzle width in bytes of descriptor bits 62-63 (0: no swizzling)."""
-ELEMENT_BYTES = {"f16": 2, "bf16": 2}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1}
+
+
+def k_of(etype: str) -> int:
+    """The K of one wgmma with A/B elements of ``etype``: 16 for .f16/.bf16, 32 for .e4m3/.e5m2 (32 bytes)."""
+    return 32 // ELEMENT_BYTES[etype]
 
 
 class Descriptor(NamedTuple):
@@ -93,7 +105,9 @@ def matrix_addresses(desc: Descriptor, rows: int, elem_bytes: int, k_major: bool
 
 
 def to_f64(bits: np.ndarray, etype: str) -> np.ndarray:
-    """f16/bf16 bit patterns (uint16) as f64 values."""
+    """f16/bf16 (uint16) or e4m3/e5m2 (uint8) bit patterns as exact f64 values."""
+    if etype in matrix.FP8:
+        return matrix.to_float64(bits, etype)
     bits = np.asarray(bits, np.uint16)
     if etype == "f16":
         return bits.view(np.float16).astype(np.float64)

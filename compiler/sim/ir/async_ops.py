@@ -104,7 +104,7 @@ class _Operands:
         self.n, self.atype, self.btype = int(at["n"]), at["atype"], at["btype"]
         self.trans_a, self.trans_b = bool(at["trans_a"]), bool(at["trans_b"])
         self.scale_a, self.scale_b = float(at["scale_a"]), float(at["scale_b"])
-        self.ebytes = wgmma.ELEMENT_BYTES[self.atype]
+        self.ebytes, self.k = wgmma.ELEMENT_BYTES[self.atype], wgmma.k_of(self.atype)
         self.da, self.db = x.arg(1), x.arg(2)
         self.addresses = np.zeros(0, np.int64)
         src = lambda sel, n: self.addresses  # noqa: E731
@@ -131,8 +131,8 @@ class _Operands:
             w = int(np.argmax(d.base_offset != 0))
             raise ExecFault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
                         f"{int(d.base_offset[w])}; only 0 is supported", w * 128)
-        addr = wgmma.matrix_addresses(d, rows, self.ebytes, k_major)
-        per = rows * wgmma.K
+        addr = wgmma.matrix_addresses(d, rows, self.ebytes, k_major, self.k)
+        per = rows * self.k
         self.addresses = addr.reshape(-1)
         slots = np.repeat(lead, per)
         try:
@@ -140,7 +140,7 @@ class _Operands:
         except MemoryFault as f:  # name the warpgroup's first thread
             f.thread = None if f.thread is None else int(f.thread) // per * 128
             raise
-        return wgmma.to_f64(bits, etype).reshape(lead.size, rows, wgmma.K)
+        return wgmma.to_f64(bits, etype).reshape(lead.size, rows, self.k)
 
 
 @impl("wgmma")

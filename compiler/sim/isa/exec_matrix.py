@@ -14,7 +14,7 @@ check).
   the source is read when LDGSTS executes, the destination written at the thread's DEPBAR that covers the
   copy's group.  The groups of a wave live on the wave's context (``ctx.cp_async``).
 
-* ``WGMMA.F32``: one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
+* ``WGMMA.F32``, ``QGMMA.F32`` (FP8, m64nNk32): one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
   the CTA's shared memory at the addresses :func:`xcc.semantics.wgmma.matrix_addresses` gives for the
   decoded descriptors and :func:`xcc.semantics.wgmma.mma_part` - the functions the IR interpreter calls -
   computes the part.  ``WARPGROUP.ARRIVE`` / ``.COMMIT`` / ``.DEPBAR`` (wgmma.fence / commit_group /
@@ -232,8 +232,8 @@ def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: b
         w = int(np.argmax(d.base_offset != 0))
         raise ExecFault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
                         f"{int(d.base_offset[w])}; only 0 is supported", w * 128)
-    eb = wgmma.ELEMENT_BYTES[etype]
-    rel = wgmma.matrix_addresses(d, rows, eb, k_major).reshape(lead.size, -1)
+    eb, k = wgmma.ELEMENT_BYTES[etype], wgmma.k_of(etype)
+    rel = wgmma.matrix_addresses(d, rows, eb, k_major, k).reshape(lead.size, -1)
     try:
         check_window(rel.ravel(), ctx.smem_size, eb, "shared", f"the CTA's shared memory is {ctx.smem_size} bytes")
     except MemoryFault as f:  # name the warpgroup's first thread
@@ -241,18 +241,20 @@ def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: b
         raise
     flat = (lead // ctx.tpb_pad).astype(np.int64)[:, None] * ctx.smem_stride + rel
     bits = np.asarray(ctx.smem.load(flat.ravel(), eb))
-    return wgmma.to_f64(bits, etype).reshape(lead.size, rows, wgmma.K)
+    return wgmma.to_f64(bits, etype).reshape(lead.size, rows, k)
 
 
-@impl("WGMMA.F32")
+@impl("WGMMA.F32", "QGMMA.F32")
 def _wgmma(x: Binder):
+    mn = x.inst.mnemonic
     part, n = int(x.ops["b"]), int(x.mod("n")[1:])
     atype, btype = x.mod("atype").lower(), x.mod("btype").lower()
     ka, kb = not x.flag("TRANS_A"), not x.flag("TRANS_B")
     sa, sb = (-1.0 if x.flag("NEG_A") else 1.0), (-1.0 if x.flag("NEG_B") else 1.0)
     da, db, c, scale_d, wr, ctx = x.w("a"), x.w("c"), x.r("e"), x.p("ps"), x.set_r(), x.ctx
     if not 0 <= part < n // 2:
-        raise ExecFault(f"WGMMA.F32 part {part} is not an accumulator register of m64n{n}k16 (0..{n // 2 - 1})")
+        raise ExecFault(f"{mn} part {part} is not an accumulator register of m64n{n}k{wgmma.k_of(atype)} "
+                        f"(0..{n // 2 - 1})")
 
     def run(sel, idx, cnt):
         g = full_warpgroups(ctx, idx, "wgmma.mma_async")
