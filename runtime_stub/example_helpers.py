@@ -7,12 +7,9 @@ A sample runs on xcc with its imports changed::
 
 The names and their behaviour follow the samples' helpers; the one difference is where a module
 comes from.  The samples compile their CUDA C++ source with NVRTC; :class:`KernelHelper` instead loads
-PTX that nvcc made from the same source (``nvcc -arch=sm_80 -ptx -std=c++17 --fmad=true``), found by
-the source's SHA-256 as ``<sha256[:16]>.ptx`` (:func:`ptx_search_path`): in ``$XCC_CUDA_PYTHON_PTX_DIR``,
-then in ``ptx/`` beside the script being run (``sys.argv[0]``: where the samples committed under
-``examples/cuda_python/samples`` keep theirs, with the ``.cu`` it was made from), then in
-``~/.cache/xcc/cuda_python_ptx``; where it is in none and ``nvcc`` is on ``PATH``, it is compiled once
-into :func:`ptx_dir` (the first or the last of these).  ``find_cuda_device`` initialises the driver and makes device 0's primary
+PTX that nvcc made from the same source (``nvcc -arch=sm_80 -ptx``), found by the source's SHA-256
+as ``<sha256[:16]>.ptx`` in :func:`ptx_dir` and, where it is missing and ``nvcc`` is on ``PATH``,
+compiled there once.  ``find_cuda_device`` initialises the driver and makes device 0's primary
 context current (the samples' ``cudart.cudaSetDevice``).  Command-line flags (``device=``) are read as
 the samples read them: ``-device=N`` in ``sys.argv``.
 """
@@ -39,30 +36,8 @@ def ptx_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "xcc" / "cuda_python_ptx"
 
 
-SAMPLE_PTX = "ptx"  # the directory beside a sample that holds its committed PTX
-
-
-def ptx_name(code: str) -> str:
-    """The file name of the PTX of CUDA C++ ``code``: ``<sha256[:16]>.ptx``."""
-    return f"{hashlib.sha256(code.encode()).hexdigest()[:16]}.ptx"
-
-
-def ptx_search_path() -> list[Path]:
-    """Where :func:`ptx_for` looks, in order: ``$XCC_CUDA_PYTHON_PTX_DIR``, ``ptx/`` beside the running
-    script, the user's cache."""
-    dirs = [Path(os.environ[PTX_DIR_ENV])] if os.environ.get(PTX_DIR_ENV) else []
-    if sys.argv and sys.argv[0] and sys.argv[0] != "-c":
-        dirs.append(Path(sys.argv[0]).resolve().parent / SAMPLE_PTX)
-    return dirs + [Path.home() / ".cache" / "xcc" / "cuda_python_ptx"]
-
-
 def ptx_path(code: str) -> Path:
-    """The PTX file of ``code``: the first found on :func:`ptx_search_path`, else where nvcc would write it."""
-    name = ptx_name(code)
-    for d in ptx_search_path():
-        if (d / name).is_file():
-            return d / name
-    return ptx_dir() / name
+    return ptx_dir() / f"{hashlib.sha256(code.encode()).hexdigest()[:16]}.ptx"
 
 
 def ptx_for(code: str) -> bytes:
@@ -180,7 +155,7 @@ def run_sample(path, argv=()) -> None:
         sys.argv = saved
 
 
-__all__ = ["IMPORTS", "KernelHelper", "SAMPLE_PTX", "adapt", "ptx_name", "ptx_path", "ptx_search_path", "run_sample", "check_cmd_line_flag", "check_compute_capability_too_low", "check_cuda_errors",
+__all__ = ["IMPORTS", "KernelHelper", "adapt", "run_sample", "check_cmd_line_flag", "check_compute_capability_too_low", "check_cuda_errors",
            "find_cuda_device", "find_cuda_device_drv", "get_cmd_line_argument_int", "ptx_dir", "ptx_for",
            "requirement_not_met"]
 
