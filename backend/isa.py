@@ -557,13 +557,6 @@ _ROWS = [
      "half of HMMA.16832.F16.E4M3.E4M3 (.E5M2)",
      "as HMMA.16832.F32 with f16x2 accumulators c and d (one register per half), rounded once to f16",
      "collective tensor=hmma"),
-    # FP8 warpgroup MMA, sm_90a wgmma .e4m3/.e5m2 (appended: opcodes stay stable): as WGMMA.F32 with K = 32.
-    ("QGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
-     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B), "tensor", "tensor",
-     "one accumulator register of QGMMA.64xNx32.F32.E4M3.E4M3 (.E5M2) gdesc[a], gdesc[c]",
-     "as WGMMA.F32 for m64nNk32 with e4m3|e5m2 A (64 x 32) and B (32 x N), both K-major: d = accumulator "
-     "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma)",
-     "warpgroup tensor=gmma"),
     # thread-block clusters, sm_90 (appended: opcodes stay stable; executors in exec_sync.py, selection in
     # isel_hopper.py; the barrier's rule is xcc.sim.waves's, distributed shared memory xcc.semantics.cluster's)
     ("UCGABAR.ARV", (), (), "cbu", "branch", "UCGABAR_ARV",
@@ -571,6 +564,13 @@ _ROWS = [
     ("UCGABAR.WAIT", (), (), "cbu", "branch", "UCGABAR_WAIT",
      "barrier.cluster.wait: the thread waits until every non-exited thread of every CTA of its cluster has "
      "arrived in the phase it arrived in", "sync"),
+    # FP8 warpgroup MMA, sm_90a wgmma .e4m3/.e5m2 (appended: opcodes stay stable): as WGMMA.F32 with K = 32.
+    ("QGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B), "tensor", "tensor",
+     "one accumulator register of QGMMA.64xNx32.F32.E4M3.E4M3 (.E5M2) gdesc[a], gdesc[c]",
+     "as WGMMA.F32 for m64nNk32 with e4m3|e5m2 A (64 x 32) and B (32 x N), both K-major: d = accumulator "
+     "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma)",
+     "warpgroup tensor=gmma"),
 ]
 
 
