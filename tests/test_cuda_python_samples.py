@@ -32,10 +32,12 @@ RUNNING = {
     "simple_zero_copy.py": "2**20 elements initialised and checked element by element in Python",
     "stream_ordered_allocation.py": "21 launches over 2**20 elements",
     "simple_cuda_graphs.py": "12 reductions (of 2**16 floats: see REDUCED)",
+    "conjugate_gradient_multi_block_cg.py": "264 CTAs of 512 threads with grid-wide syncs (n cut: see REDUCED)",
 }
 
 # sample -> (text, replacement): the one change beyond the imports, for time on the interpreter
-REDUCED = {"simple_cuda_graphs.py": ("size = 1 << 24", "size = 1 << 16")}
+REDUCED = {"simple_cuda_graphs.py": ("size = 1 << 24", "size = 1 << 16"),
+           "conjugate_gradient_multi_block_cg.py": ("n = 1048576", "n = 1024")}
 
 
 def _sample(name: str) -> Path:
