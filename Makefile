@@ -61,7 +61,7 @@ parser: $(STAMP)
 # directory. Each output is checked with ptxas when it is on PATH (-c for the rdc files).
 PTXAS        ?= ptxas
 PTX_RDC      := rdc_main rdc_lib
-PTX_SM90A    := hopper_pipeline fp8_gemm
+PTX_SM90A    := hopper_pipeline fp8_gemm cluster_dsmem
 PTX_DEBUG    := device_functions scan_sort spmv_csr transformer_ops diffusion_ops gemm_simt gemm_tensorcore \
                 block_reduce warp_reduce_shfl warp_vote saxpy vector_add_grid_stride transpose_shared \
                 histogram_atomic divergent_lanes collatz_steps bit_ops math_f32 math_f64 atomics \

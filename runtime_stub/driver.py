@@ -144,6 +144,13 @@ from xcc.runtime.host_memory_api import (
     cuPointerGetAttribute,
 )
 from xcc.runtime.jit_options import parse_jit_options
+from xcc.runtime.launch_ex import (
+    CUlaunchAttribute,
+    CUlaunchAttributeID,
+    CUlaunchAttributeValue,
+    CUlaunchConfig,
+    cuLaunchKernelEx,
+)
 from xcc.runtime.linker import cuLinkAddData, cuLinkAddFile, cuLinkComplete, cuLinkCreate, cuLinkDestroy
 from xcc.runtime.managed_memory_api import (
     CU_DEVICE_CPU,
@@ -232,6 +239,7 @@ __all__ = [
     "cuMemHostRegister", "cuMemHostUnregister", "CUDA_HOST_NODE_PARAMS", "CUhostFn", "cuGraphAddHostNode",
     "cuGraphExecKernelNodeSetParams", "CU_DEVICE_CPU", "CU_DEVICE_INVALID", "CUmem_advise", "CUmemLocation",
     "CUmemLocationType", "cuMemAdvise", "cuMemPrefetchAsync",
+    "CUlaunchAttribute", "CUlaunchAttributeID", "CUlaunchAttributeValue", "CUlaunchConfig", "cuLaunchKernelEx",
 ]
 
 R = CUresult

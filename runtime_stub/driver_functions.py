@@ -141,11 +141,15 @@ def cuFuncSetAttribute(hfunc, attrib, value) -> None:
         if not -1 <= v <= 100:
             raise CudaError(_INVALID, f"PREFERRED_SHARED_MEMORY_CARVEOUT {v} is outside -1..100")
         f.carveout = v
+    elif a == A.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:  # clusters of up to 16 CTAs (cuLaunchKernelEx)
+        if v not in (0, 1):
+            raise CudaError(_INVALID, f"NON_PORTABLE_CLUSTER_SIZE_ALLOWED must be 0 or 1, not {v}")
+        f.nonportable_cluster = bool(v)
     elif a in (A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
-               A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, A.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-               A.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE):
+               A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, A.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE):
         if v != 0:
-            raise CudaError(R.CUDA_ERROR_NOT_SUPPORTED, "thread block clusters are not supported by xcc's launches")
+            raise CudaError(R.CUDA_ERROR_NOT_SUPPORTED, "a required cluster shape set with cuFuncSetAttribute is not "
+                                                        "supported (give it in the launch: cuLaunchKernelEx)")
     else:
         raise CudaError(_INVALID, f"function attribute {a} cannot be set")
 
@@ -165,7 +169,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
 # -- launches --------------------------------------------------------------------------------------
 
 def launch_op(fn: KernelFunction, grid_dims, block_dims, sharedMemBytes, kernelParams, extra=None,
-              cooperative: bool = False):
+              cooperative: bool = False, cluster=None):
     """Check a launch as the driver does and return ``(op, modelled_ms)`` for
     :meth:`~xcc.runtime.driver_core.Context.run`; the arguments are read now (CUDA copies them at launch,
     and at node creation for a graph's kernel node)."""
@@ -200,7 +204,7 @@ def launch_op(fn: KernelFunction, grid_dims, block_dims, sharedMemBytes, kernelP
         raise CudaError(R.CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernel's 'extra' argument is not supported")
     args = kernel_args(fn.kernel.params, kernelParams)
     clock_khz = int(fn.fn.device.machine.data["sm"]["clock_mhz"]) * 1000
-    return (lambda: fn.fn.launch(grid, block, args, shared, cooperative=cooperative),
+    return (lambda: fn.fn.launch(grid, block, args, shared, cooperative=cooperative, cluster=cluster),
             lambda stats: stats.cycles / clock_khz if stats.cycles is not None else None)
 
 

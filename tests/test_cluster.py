@@ -133,3 +133,69 @@ def test_reqnctapercluster_is_the_default_and_a_contradicting_launch_fails(engin
     f.launch((4, 1, 1), (32, 1, 1), [out], cluster=(2, 1, 1))
     with pytest.raises(LaunchError, match=r"requires clusters of \(2, 1, 1\) \(.reqnctapercluster\)"):
         f.launch((4, 1, 1), (32, 1, 1), [out], cluster=(4, 1, 1))
+
+
+def _config(grid, block, cluster=None, smem=0, extra_attrs=()):
+    from xcc.runtime import driver as cuda
+
+    cfg = cuda.CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+    cfg.sharedMemBytes, cfg.hStream = smem, 0
+    attrs = []
+    if cluster is not None:
+        a = cuda.CUlaunchAttribute()
+        a.id = cuda.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cluster
+        attrs.append(a)
+    attrs += list(extra_attrs)
+    cfg.attrs, cfg.numAttrs = attrs, len(attrs)
+    return cfg
+
+
+def test_cuLaunchKernelEx_with_the_cluster_dimension_attribute():
+    """The host side as a CUDA program writes it: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION for
+    nvcc's DSMEM histogram; a grid that is not a multiple, more than 8 CTAs (16 with the non-portable attribute)
+    and a shape against .reqnctapercluster are CUDA_ERROR_INVALID_CLUSTER_SIZE."""
+    import ctypes
+
+    from xcc.runtime import driver as cuda
+
+    R = cuda.CUresult
+    n, nbins, cl = 1000, 16, 4
+    xv = (np.arange(n, dtype=np.uint64) * 2654435761 % 97).astype(np.uint32)
+    assert cuda.cuInit(0)[0] == 0
+    _, dev = cuda.cuDeviceGet(0)
+    _, ctx = cuda.cuCtxCreate(0, dev)
+    try:
+        _, dx = cuda.cuMemAlloc(xv.nbytes)
+        assert cuda.cuMemcpyHtoD(dx, xv, xv.nbytes)[0] == 0
+        _, dh = cuda.cuMemAlloc(16 * nbins * 4)  # room for the bins of a cluster of 16
+        assert cuda.cuMemsetD32(dh, 0, 16 * nbins)[0] == 0
+        _, mod = cuda.cuModuleLoadData(EXAMPLE.read_bytes())
+        _, fn = cuda.cuModuleGetFunction(mod, b"cluster_histogram")
+        params = ((dx, dh, nbins, n), (None, None, ctypes.c_int, ctypes.c_int))
+        err = cuda.cuLaunchKernelEx(_config((8, 1, 1), (128, 1, 1), (cl, 1, 1), nbins * 4), fn, params, 0)[0]
+        assert err == 0, cuda.last_error_message()
+        got = np.zeros(cl * nbins, np.uint32)
+        assert cuda.cuMemcpyDtoH(got, dh, got.nbytes)[0] == 0
+        want = np.zeros(cl * nbins, np.uint32)
+        np.add.at(want, (xv // nbins) % cl * nbins + xv % nbins, 1)
+        np.testing.assert_array_equal(got, want)
+        bad = cuda.cuLaunchKernelEx(_config((6, 1, 1), (128, 1, 1), (4, 1, 1), nbins * 4), fn, params, 0)[0]
+        assert bad == R.CUDA_ERROR_INVALID_CLUSTER_SIZE and "not a multiple" in cuda.last_error_message()
+        big = _config((16, 1, 1), (128, 1, 1), (16, 1, 1), nbins * 4)
+        assert cuda.cuLaunchKernelEx(big, fn, params, 0)[0] == R.CUDA_ERROR_INVALID_CLUSTER_SIZE
+        attr = cuda.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+        assert cuda.cuFuncSetAttribute(fn, attr, 1)[0] == 0
+        assert cuda.cuLaunchKernelEx(big, fn, params, 0)[0] == 0, cuda.last_error_message()
+        _, fixed = cuda.cuModuleGetFunction(mod, b"cluster_neighbour_sum")  # .reqnctapercluster 4, 1, 1
+        p2 = ((dx, dx, dh), (None, None, None))
+        assert cuda.cuLaunchKernelEx(_config((8, 1, 1), (128, 1, 1), (2, 1, 1)), fixed, p2, 0)[0] == \
+            R.CUDA_ERROR_INVALID_CLUSTER_SIZE
+        prog = cuda.CUlaunchAttribute()
+        prog.id = cuda.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        assert cuda.cuLaunchKernelEx(_config((8, 1, 1), (128, 1, 1), None, nbins * 4, [prog]), fn, params, 0)[0] \
+            == R.CUDA_ERROR_NOT_SUPPORTED
+    finally:
+        cuda.cuCtxDestroy(ctx)

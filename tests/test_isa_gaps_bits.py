@@ -325,16 +325,14 @@ def test_globaltimer_halves_and_pm_counters(engine, opt):
     check(body, [(0,)] * 3, [1] * 3, engine, opt)
 
 
-def test_refusals_name_the_instruction():
-    """barrier.cluster and red.shared::cluster: a located 'not supported yet' naming the instruction."""
-    from xcc.diagnostics import XccError
+def test_cluster_forms_once_refused_now_run():
+    """barrier.cluster and red.shared::cluster compile and run now (tests/test_cluster.py tests their meaning): a
+    launch without clusters is a cluster of one CTA, and a shared::cta address names the CTA's own memory."""
+    from test_isa_gaps import HEADER
 
-    for body, want in [("barrier.cluster.arrive;", "'barrier.cluster.arrive' (a thread-block cluster barrier) is "
-                        "not supported yet"),
-                       ("red.shared::cluster.add.u32 [%r2], %r3;", "'red.shared::cluster.add.u32' (an atomic on "
-                        "another CTA's shared memory) is not supported yet")]:
-        with pytest.raises(XccError, match=r":\d+:\d+: error: " + want.replace("(", r"\(").replace(")", r"\)")):
-            run(body, [(0,)], "isa", 0)
+    assert run("barrier.cluster.arrive; barrier.cluster.wait;", [(0,)], "isa", 0) == [0]
+    body = "red.shared::cluster.add.u32 [%r2], %r3;"  # compiled only: the probe kernel has no shared memory
+    rt.load_module(HEADER.replace("BODY", body), engine="isa", opt_level=0).get_function("k")
 
 
 # ----------------------------------------------------------------------------- tf32 conversions

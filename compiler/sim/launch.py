@@ -22,6 +22,10 @@ to name a position (:meth:`Launch.where`, :meth:`Launch.line_of`).  The engine o
   so a CTA spinning at a grid-wide barrier lets the others reach it.  ``grid_workspace`` is the address
   of the zero-initialised grid-sync workspace the driver provides, read by the kernel as
   ``%envreg1 << 32 | %envreg2`` (0 outside a cooperative launch, where nvcc's ``grid.sync()`` traps).
+* **Thread-block clusters** (``cluster=(x, y, z)`` or the kernel's ``.reqnctapercluster``; CUDA's rules in
+  :func:`xcc.semantics.cluster.resolve_cluster`): the CTAs run cluster by cluster, a wave holds whole clusters
+  (co-resident) whose CTAs take turns as in a cooperative launch; ``barrier.cluster`` is the wave's
+  (:mod:`xcc.sim.waves`), and shared-space addresses with a rank field reach the named CTA of the cluster.
 """
 
 from __future__ import annotations
