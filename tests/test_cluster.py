@@ -199,3 +199,12 @@ def test_cuLaunchKernelEx_with_the_cluster_dimension_attribute():
             == R.CUDA_ERROR_NOT_SUPPORTED
     finally:
         cuda.cuCtxDestroy(ctx)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_remote_mbarrier_arrive_and_bulk_copy_into_another_cta(engine, opt):
+    dev, m = _module(engine, opt)
+    src = np.arange(16, dtype=np.uint32) * 7 + 3
+    dsrc, out = rt.to_device(src, dev), rt.zeros(16, np.uint32, dev)
+    m.get_function("cluster_mbar").launch((2, 1, 1), (32, 1, 1), [dsrc, out], cluster=(2, 1, 1))
+    np.testing.assert_array_equal(out.copy_to_host(), src)

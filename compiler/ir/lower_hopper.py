@@ -9,9 +9,12 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   {.parity} p, [a], state|parity{, hint}`` -> ``mbar_test`` / ``mbar_wait`` (try_wait suspends the thread
   until the phase completes, :mod:`xcc.sim.mbarrier`); ``pending_count n, state`` -> bits 20-39 of the
   state (:mod:`xcc.semantics.mbarrier`'s layout).  The address is ``.shared::cta`` (``.shared``;
-  ``.shared::cluster`` names the executing CTA's own shared memory, xcc launches clusters of one CTA) or
+  a ``.shared::cluster`` address from ``mapa`` names another CTA of the cluster, xcc.semantics.cluster) or
   generic (converted with ``cvta.to.shared``).  The ``.release``/``.acquire``/``.relaxed`` and ``.cta``/``.cluster``
   qualifiers order memory no further: the simulator's memory is sequentially consistent.
+* Thread-block clusters: ``mapa`` and ``getctarank`` -> IR arithmetic on xcc.semantics.cluster's address
+  encoding (``(rank + 1) << 24 | offset``; a generic address through ``cvta``), ``barrier.cluster.arrive`` /
+  ``.wait`` -> ``cluster_arrive`` / ``cluster_wait`` (:mod:`xcc.sim.waves` keeps the barrier).
 * ``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [s], size, [mbar]`` and
   ``cp.async.bulk.global.shared::cta.bulk_group [d], [s], size`` -> ``bulk_copy``; the bulk
   ``commit_group`` / ``wait_group{.read} N`` -> a ``fence`` (the copies are performed when they execute).
