@@ -94,9 +94,11 @@ def function_of(h, what: str = "hfunc") -> KernelFunction:
 @api(1)
 def cuFuncGetAttribute(attrib, hfunc) -> int:
     """Attributes of the compiled kernel image (registers, static shared and local memory, block limit)
-    and those set with ``cuFuncSetAttribute``; cluster attributes are 0 (no required cluster size)."""
+    and those set with ``cuFuncSetAttribute``; the required cluster shape is the kernel's ``.reqnctapercluster``
+    (0 without), CLUSTER_SIZE_MUST_BE_SET its ``.explicitcluster``."""
     f = function_of(hfunc)
     k, A = f.kernel, CUfunction_attribute
+    req = list(getattr(k, "reqnctapercluster", None) or [0, 0, 0]) + [1, 1]
     values = {
         A.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: f.max_block(),
         A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: k.shared_bytes,
@@ -108,11 +110,11 @@ def cuFuncGetAttribute(attrib, hfunc) -> int:
         A.CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: 0,
         A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: f.max_dynamic_shared,
         A.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: f.carveout,
-        A.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: 0,
-        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: 0,
-        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: 0,
-        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: 0,
-        A.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: 0,
+        A.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: int(bool(getattr(k, "explicitcluster", False))),
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: req[0],
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: req[1] if req[0] else 0,
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: req[2] if req[0] else 0,
+        A.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: int(getattr(f, "nonportable_cluster", False)),
         A.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: 0,
     }
     a = as_int(attrib, "attrib")

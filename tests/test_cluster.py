@@ -190,6 +190,11 @@ def test_cuLaunchKernelEx_with_the_cluster_dimension_attribute():
         assert cuda.cuFuncSetAttribute(fn, attr, 1)[0] == 0
         assert cuda.cuLaunchKernelEx(big, fn, params, 0)[0] == 0, cuda.last_error_message()
         _, fixed = cuda.cuModuleGetFunction(mod, b"cluster_neighbour_sum")  # .reqnctapercluster 4, 1, 1
+        F = cuda.CUfunction_attribute
+        assert [cuda.cuFuncGetAttribute(getattr(F, f"CU_FUNC_ATTRIBUTE_{a}"), fixed)[1] for a in
+                ("REQUIRED_CLUSTER_WIDTH", "REQUIRED_CLUSTER_HEIGHT", "REQUIRED_CLUSTER_DEPTH",
+                 "CLUSTER_SIZE_MUST_BE_SET")] == [4, 1, 1, 1]
+        assert cuda.cuFuncGetAttribute(attr, fn)[1] == 1
         p2 = ((dx, dx, dh), (None, None, None))
         assert cuda.cuLaunchKernelEx(_config((8, 1, 1), (128, 1, 1), (2, 1, 1)), fixed, p2, 0)[0] == \
             R.CUDA_ERROR_INVALID_CLUSTER_SIZE
