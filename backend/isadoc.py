@@ -144,6 +144,15 @@ that it is current. Edit the table, not this file.
   complete-tx completes a phase of its object, then writes `pd = 1`; a wait nobody ends is a deadlock
   the launch reports.  `BLKCP` copies when it executes; a PTX bulk copy that signals an mbarrier is
   `BLKCP` followed by `SYNCS.TX.COMPLETE` of the same byte count.  All are scheduling fences.
+- **Thread-block clusters** (sm_90): the `SR_CLUSTER_*`, `SR_CLUSTERID.*`, `SR_NCLUSTERID.*` and
+  `SR_IS_EXPLICIT_CLUSTER` special registers read the launch's cluster geometry (`xcc.semantics.cluster`).
+  Distributed shared memory has no instructions of its own: a shared address whose bits 24-31 hold
+  `rank + 1` (1 .. the cluster's CTA count; PTX's `mapa` makes `(rank + 1) << 24 | offset`) names byte
+  `offset` of CTA `rank` of the executing CTA's cluster for `LDS`/`STS`/`ATOMS`, the `SYNCS.*` objects and
+  `BLKCP` destinations, and through the generic shared window (its base plus that 32-bit value); an
+  address with bits 24-31 zero is the executing CTA's own. `UCGABAR.ARV` arrives at the cluster barrier
+  and goes on; `UCGABAR.WAIT` waits until every non-exited thread of the cluster's CTAs arrived in its
+  phase (a wait without an arrive faults; one nobody ends is a deadlock the launch reports).
 
 ## Calls
 

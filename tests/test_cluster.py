@@ -213,3 +213,16 @@ def test_remote_mbarrier_arrive_and_bulk_copy_into_another_cta(engine, opt):
     dsrc, out = rt.to_device(src, dev), rt.zeros(16, np.uint32, dev)
     m.get_function("cluster_mbar").launch((2, 1, 1), (32, 1, 1), [dsrc, out], cluster=(2, 1, 1))
     np.testing.assert_array_equal(out.copy_to_host(), src)
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_explicitcluster_needs_a_cluster_and_a_cluster_shares_one_sm(engine):
+    dev, m = _module(engine, 3)
+    out = rt.zeros(16, np.uint32, dev)
+    f = m.get_function("cluster_explicit")
+    with pytest.raises(LaunchError, match=r"\.explicitcluster: launch it with a cluster shape"):
+        f.launch((8, 1, 1), (32, 1, 1), [out])
+    f.launch((8, 1, 1), (32, 1, 1), [out], cluster=(4, 1, 1))
+    got = out.copy_to_host().reshape(8, 2)
+    assert got[:, 0].tolist() == [4] * 8
+    assert len(set(got[:4, 1])) == 1 and len(set(got[4:, 1])) == 1 and got[0, 1] != got[4, 1]

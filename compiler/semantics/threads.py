@@ -3,9 +3,11 @@
 Both interpreters lay a wave of CTAs out as *slots*: CTA ``cta0 + slot // slots_per_cta``, thread
 ``slot % slots_per_cta`` of it (``slots_per_cta`` is the CTA's thread count padded to whole warps).
 Special registers follow PTX ISA 9.0 chapter 10: ``%tid``/``%ctaid`` are x-fastest linear
-coordinates, ``%laneid`` is the thread's lane within its warp, ``%lanemask_*`` compare lanes with
-it; ``%clock``, ``%clock64`` and ``%globaltimer`` read the interpreter's step counter, so they
-increase monotonically (their absolute values mean nothing, as on hardware).
+coordinates (cluster by cluster in a cluster launch, :mod:`xcc.semantics.cluster`, whose ``%cluster_*``
+registers are read here too), ``%laneid`` is the thread's lane within its warp, ``%lanemask_*`` compare
+lanes with it, ``%smid`` is the CTA's (or its cluster's) sequence number modulo the SM count; ``%clock``,
+``%clock64`` and ``%globaltimer`` read the interpreter's step counter, so they increase monotonically
+(their absolute values mean nothing, as on hardware).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def special_register(name: str, launch: Launch, slots_per_cta: int,
         return launch.cta0 + idx // P
 
     cl = getattr(launch, "cluster", (1, 1, 1))
+    csize = cl[0] * cl[1] * cl[2]
     if name in _CLUSTER_NAMES:  # %cluster_ctarank, %clusterid.x, ... (xcc.semantics.cluster)
         f = cluster_registers(launch.grid, cl, bool(getattr(launch, "explicit_cluster", False)))[name]
         return lambda idx: np.asarray(f(cta(idx))).astype(np.int64)
@@ -65,7 +68,7 @@ def special_register(name: str, launch: Launch, slots_per_cta: int,
         "ctaid.y": lambda idx: cta_coords(cta(idx), launch.grid, cl)[1],
         "ctaid.z": lambda idx: cta_coords(cta(idx), launch.grid, cl)[2],
         "laneid": lambda idx: idx & 31, "warpid": lambda idx: idx % P >> 5,
-        "smid": lambda idx: cta(idx) % launch.sm_count,
+        "smid": lambda idx: cta(idx) // csize % launch.sm_count,  # a cluster's CTAs share an SM (one GPC)
         "clock": step, "clock64": step, "globaltimer": step,
         "lanemask_eq": lanemask(lambda m: m), "lanemask_lt": lanemask(lambda m: m - _U64(1)),
         "lanemask_le": lanemask(lambda m: (m << _U64(1)) - _U64(1)),

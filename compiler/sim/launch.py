@@ -133,6 +133,9 @@ class Launch:
 
     def set_cluster(self, cluster, reqnctapercluster, explicit: bool, maxclusterrank) -> None:
         """The launch's cluster shape (xcc.semantics.cluster.resolve_cluster: checked as CUDA does)."""
+        if explicit and cluster is None and not reqnctapercluster:
+            raise LaunchError(f"kernel '{self.name}' is declared .explicitcluster: launch it with a cluster shape "
+                              "(launch(..., cluster=(x, y, z)) or cuLaunchKernelEx's cluster-dimension attribute)")
         self.cluster = resolve_cluster(self.name, self.grid, cluster, reqnctapercluster, maxclusterrank)
         self.csize = self.cluster[0] * self.cluster[1] * self.cluster[2]
         self.explicit_cluster = bool(explicit or cluster is not None or reqnctapercluster)
