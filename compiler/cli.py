@@ -309,7 +309,10 @@ def parse_run_arg(text: str):
 @click.option("--stats", "show_stats", is_flag=True,
               help="Print the launch statistics (Nsight Compute's sections, from the cycle model).")
 @click.option("--stats-json", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the launch statistics (Nsight-named metrics) as JSON.")
+              help="Write the launch statistics (Nsight-named metrics) as JSON, with the advisor's findings "
+                   "(measured) when the launch is timed.")
+@click.option("--advise", "advise_estimates", is_flag=True,
+              help="With --stats: the Advisor section's estimates measured (a replay per finding; docs/advisor.md).")
 @click.option("--timing/--no-timing", default=True, show_default=True,
               help="--no-timing: functional run only (no cycle model: faster; no cycles, no metrics).")
 @click.option("--hotspots", type=click.IntRange(1), default=None, metavar="N",
@@ -327,8 +330,8 @@ def parse_run_arg(text: str):
 @click.option("--format", "trace_format", type=click.Choice(["json", "sqlite"]), default=None,
               help="The --trace file's format (default: from its extension).")
 @click.argument("args", nargs=-1)
-def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, machine, show_stats, stats_json, timing,
-        hotspots, max_steps, profile_out, profile_use, trace_path, trace_format, args):
+def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, machine, show_stats, stats_json,
+        advise_estimates, timing, hotspots, max_steps, profile_out, profile_use, trace_path, trace_format, args):
     """Run one kernel on the ISA interpreter (or, with --engine ir, on the IR interpreter)."""
     import numpy as np
 
@@ -378,13 +381,17 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
         if show_stats:
             from xcc.sim.perf.report import format_report
 
-            click.echo(format_report(stats))
+            click.echo(format_report(stats, advise_estimates))
     if stats_json:
         data = {"kernel": stats.kernel, "grid": list(stats.grid), "block": list(stats.block),
                 "machine": device.machine.name, "cycles": stats.cycles,
                 "thread_instructions": stats.thread_instructions, "warp_instructions": stats.warp_instructions,
                 "instructions_executed": stats.instructions_executed,
                 "metrics": {k: v for k, v in stats.metrics.items() if not isinstance(v, list)}}
+        if getattr(stats, "timed", None) is not None:  # the advisor's findings, as xcc advise --json's
+            from xcc.sim.perf.advisor import findings_json
+
+            data["findings"] = findings_json(stats.advise())
         _write_atomically(stats_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
     if hotspots:
         from xcc.sim.perf.hotspots import format_hotspots
@@ -393,7 +400,7 @@ def run(source, kernel_name, grid, block, shared_mem, opt_level, engine, out, ma
         click.echo(format_hotspots(rank(stats, fn.kernel, hotspots), source.read_text().splitlines()))
 
 
-_RUN_OUTPUTS = ("out", "show_stats", "stats_json", "hotspots", "profile_out")  # what xcc advise does not write
+_RUN_OUTPUTS = ("out", "show_stats", "stats_json", "advise_estimates", "hotspots", "profile_out")  # what xcc advise does not write
 
 
 def _advise(as_json, source, kernel_name, grid, block, shared_mem, opt_level, engine, machine, timing, max_steps,

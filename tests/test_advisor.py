@@ -218,6 +218,23 @@ def test_advise_cli_output(machine_file, tmp_path, capsys):
     assert "[UncoalescedGlobalAccess]" in out and f"advisor.cu:{_line('advisor.cu', '        out[i] = in[j];')}" in out
     assert main([*base, "--no-timing"]) == 2
     assert main([*base, "--engine", "ir"]) == 2
+    # xcc run --stats-json carries the same findings (the same schema) for a timed launch; none without timing
+    stats = tmp_path / "stats.json"
+    run = ["run", *base[1:], "--stats-json", str(stats)]
+    assert main(run) == 0
+    doc = json.loads(stats.read_text())
+    assert doc["findings"] == data["findings"] and {k: doc[k] for k in data if k != "findings"} == \
+        {k: data[k] for k in data if k != "findings"}
+    assert main([*run, "--no-timing"]) == 0 and "findings" not in json.loads(stats.read_text())
+    assert main([*run, "--stats"]) == 0 and "[UncoalescedGlobalAccess] x" in capsys.readouterr().out
+    # a kernel loaded from an .xbin keeps its line table: the same source lines (xcc.backend.lineinfo)
+    xbin = tmp_path / "advisor.xbin"
+    assert main(["compile", "-o", str(xbin), str(EX / "advisor.sm_80.lineinfo.ptx")]) == 0
+    capsys.readouterr()
+    assert main(["advise", str(xbin), *base[2:], "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["findings"][0]
+    assert got["rule"] == "UncoalescedGlobalAccess" and [loc[1:] for loc in got["locations"]] == \
+        [loc[1:] for loc in found["locations"]]
 
 
 def test_register_spilling_estimate_matches_the_unspilled_build():
@@ -268,3 +285,54 @@ def test_slow_pipe_limiter_names_the_sfu(device):
     first = _line("advisor.cu", "a = __expf(-a);")
     assert {line for *_, line in top.locations} <= set(range(first, first + 4))
     assert st.timed.time(Idealise(pipes=("sfu",)))[0] == round(st.cycles / top.estimated_speedup)
+
+
+def test_tail_wave_estimate_matches_whole_waves(device):
+    """grid_stride_scale over 35 x 256 x 8 elements with 35 blocks is 1.09 waves of the 4-SM machine (8 blocks per
+    SM): the last wave holds 3 blocks.  The same work in one whole wave (32 blocks; the fix is the launch, the
+    grid-stride loop keeps the work) measures the speedup; LaunchConfiguration's estimate (the tail's work
+    balanced over whole waves, Idealise(balance=True)) is within 10% of it, and AchievedOccupancy's is the same
+    replay.  The CPIStall and SOLBottleneck estimates are their what-ifs' replays."""
+    n = 35 * 256 * 8
+    a = [np.int32(n), np.float32(2.0), RNG.random(n, dtype=np.float32), RNG.random(n, dtype=np.float32)]
+    runs = []
+    for grid in (35, 32):
+        got = []
+        runs.append(_launch(device, "advisor.sm_80.lineinfo.ptx", "grid_stride_scale", grid, 256, a, got))
+        _reference("small_grid", "grid_stride_scale", a, got)
+    tail, whole = runs
+    assert tail.metrics["launch__waves_per_multiprocessor"] == pytest.approx(35 / 32)
+    found = {f.rule: f for f in tail.advise()}
+    measured = tail.cycles / whole.cycles
+    cfg = found["LaunchConfiguration"]
+    assert tail.advise()[0].rule == "LaunchConfiguration"
+    assert measured > 1.2 and "tail" in cfg.message
+    assert abs(cfg.estimated_speedup / measured - 1) <= 0.10, (cfg.estimated_speedup, measured)
+    assert found["AchievedOccupancy"].estimated_speedup == cfg.estimated_speedup
+    stall = found["CPIStall"]  # the tail's long scoreboard stalls: LaunchConfiguration is their cause
+    assert stall.estimated_speedup == cfg.estimated_speedup and "LaunchConfiguration's" in stall.message
+    # the whole wave has no cause finding: CPIStall's and SOLBottleneck's estimates are their own what-ifs
+    found = {f.rule: f for f in whole.advise()}
+    stall = found["CPIStall"]
+    assert "long_scoreboard" in stall.message and stall.estimated_speedup > 1.01  # bandwidth-bound: modest
+    assert stall.estimated_speedup == pytest.approx(whole.cycles / whole.timed.time(Idealise(memory_latency=True))[0])
+    sol = found["SOLBottleneck"]
+    assert sol.message.startswith("memory-bound") and "dram" in sol.message
+    assert sol.estimated_speedup == pytest.approx(whole.cycles / whole.timed.time(Idealise(throughput=("dram",)))[0])
+
+
+def test_stall_what_ifs_and_the_cheap_report(device):
+    """The bank-conflicted transpose: each stall what-if replays faster than the launch where its stalls are
+    (barriers, the shared unit's queue); the --stats report names the findings without replaying (x ?, a hint)
+    unless asked to measure them, and once measured (cached on the launch) shows the figures."""
+    st = _launch(device, "transpose_shared.sm_80.lineinfo.ptx", "_Z25transpose_shared_unpaddediiPKfPf", (8, 8),
+                 (32, 8), _transpose())
+    assert st.metrics["smsp__pcsamp_warps_issue_stalled_barrier"] > 0
+    for ideal in (Idealise(barriers=True), Idealise(lsu_queues=True)):
+        assert st.timed.time(ideal)[0] < st.cycles
+    cheap = st.report()
+    assert "[SharedMemoryConflicts] x ?" in cheap and "xcc advise" in cheap
+    assert not getattr(st.timed, "whatif", None)
+    top = st.advise()[0]
+    assert f"[SharedMemoryConflicts] x{top.estimated_speedup:.2f}" in st.report()
+    assert f"[SharedMemoryConflicts] x{top.estimated_speedup:.2f}" in st.report(advise=True)

@@ -41,11 +41,12 @@ class LaunchStats:
         pre = "smsp__pcsamp_warps_issue_stalled_"
         return {k[len(pre):]: v for k, v in self.metrics.items() if k.startswith(pre)}
 
-    def report(self) -> str:
-        """The statistics as Nsight Compute's text report (:func:`xcc.sim.perf.report.format_report`)."""
+    def report(self, advise: bool = False) -> str:
+        """The statistics as Nsight Compute's text report (:func:`xcc.sim.perf.report.format_report`);
+        ``advise``: its Advisor section with the estimates measured."""
         from xcc.sim.perf.report import format_report
 
-        return format_report(self)
+        return format_report(self, advise)
 
     def advise(self) -> list:
         """The advisor's findings on this launch, most promising first: a list of :class:`xcc.Finding`

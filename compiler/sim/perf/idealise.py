@@ -27,8 +27,22 @@ replay with every switch off is exactly the ordinary one.  Each switch rewrites 
 * ``fill_machine`` - the launch's work spread over enough CTAs to fill every SM to its occupancy: each
   warp's recorded stream is cut into ``k`` consecutive, equally long pieces and piece ``j`` of the warps of
   CTA ``c`` forms CTA ``c k + j`` - what a grid-stride loop does when the grid grows ``k``-fold.  ``k`` is
-  the factor that fills the machine, but at most the number of times the median warp goes round its code
-  (its entries over its distinct pcs): a kernel without a loop has no work to spread, and is left as it is.
+  the factor that fills the machine, but at most the number of times the median warp goes round its loop
+  (the issues of its most issued pc): a kernel without a loop has no work to spread, and is left as it is.
+* ``balance`` - a grid of more than one wave whose last wave is partly empty (a tail) has its work spread
+  over whole waves: each warp's stream is cut into ``k`` pieces (``k`` as for ``fill_machine``, the median
+  warp's trips) and the ``C k`` pieces, in order, are dealt to ``floor(waves)`` waves' worth of CTAs
+  (``floor(C / slots) slots``), each taking a run of consecutive pieces - what a grid-stride loop does when
+  the grid is cut to whole waves.  A kernel without a loop is left as it is.  With fewer CTAs than one wave
+  it is ``fill_machine``.
+* ``memory_latency`` - global accesses take the L1 hit latency (``[latency] l1_hit``) instead of the L2's or
+  DRAM's; the L2 and DRAM queues (bandwidth) still delay them (``long_scoreboard`` stalls' what-if).
+* ``lsu_queues`` - the SM's shared-memory unit (MIO) and L1 (LG) are never busy: their queues are unbounded
+  (``mio_throttle`` / ``lg_throttle`` stalls' what-if).
+* ``barriers`` - CTA barriers do not make warps wait (``barrier`` stalls' what-if; the execution is the
+  recorded one, so this is the time the waits cost, not a correct program without them).
+* ``throughput=("fma", "l2", ...)`` - the named units run at twice their rate: pipes (their issue interval
+  halved), ``l2`` and ``dram`` (their bandwidth doubled); the speed-of-light rule's what-if.
 """
 
 from __future__ import annotations
@@ -39,7 +53,7 @@ import numpy as np
 
 from xcc.sim.perf.facts import mem_space
 
-__all__ = ["Idealise", "idealise_streams", "spill_pcs", "converged_keep"]
+__all__ = ["Idealise", "idealise_streams", "idealise_memory", "spill_pcs", "converged_keep"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,11 @@ class Idealise:
     divergence: bool = False
     pipes: tuple[str, ...] = ()
     fill_machine: bool = False
+    balance: bool = False
+    memory_latency: bool = False
+    lsu_queues: bool = False
+    barriers: bool = False
+    throughput: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return any(getattr(self, f.name) for f in fields(self))
@@ -100,24 +119,28 @@ def _coalesce(PC, V, M, SO, G, glob: np.ndarray, sector_bytes: int):
 
 
 def _trips(W: np.ndarray, PC: np.ndarray) -> int:
-    """How many times a warp's stream goes round its code (entries over distinct pcs, the median warp): the
-    pieces it can be cut into, one trip of a grid-stride loop each at the least."""
+    """How many times a warp goes round its loop (the issues of its most issued pc; the median warp): the
+    pieces its stream can be cut into, one trip of a grid-stride loop each at the least."""
     if not W.size:
         return 1
-    pairs = np.unique(W * (int(PC.max()) + 1) + PC)
-    distinct = np.bincount(pairs // (int(PC.max()) + 1))
-    entries = np.bincount(W)
-    live = distinct > 0
-    return max(1, int(np.median(entries[live] // distinct[live])))
+    span = int(PC.max()) + 1
+    pairs, counts = np.unique(W.astype(np.int64) * span + PC, return_counts=True)
+    warp = pairs // span
+    starts = np.flatnonzero(np.concatenate([[True], warp[1:] != warp[:-1]]))
+    return max(1, int(np.median(np.maximum.reduceat(counts, starts))))
 
 
-def _split(W: np.ndarray, wpc: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``fill_machine``: new warp ids cutting each warp's entries into ``k`` pieces; the order grouping them."""
+def _split(W: np.ndarray, wpc: int, k: int, nctas: int = 0, groups: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``fill_machine``: new warp ids cutting each warp's entries into ``k`` pieces; the order grouping them.
+    ``balance`` (``groups`` > 0): the ``nctas k`` pieces dealt in order to ``groups`` CTAs, a run of consecutive
+    pieces each (within a new warp, pieces keep their order: stable sort)."""
     head = np.flatnonzero(np.concatenate([[True], W[1:] != W[:-1]])) if W.size else np.empty(0, np.int64)
     lens = np.diff(np.append(head, W.size))
     pos = np.arange(W.size) - np.repeat(head, lens)
-    piece = pos * k // np.repeat(lens, lens)
-    W2 = ((W // wpc) * k + piece) * wpc + W % wpc
+    piece = (W // wpc) * k + pos * k // np.repeat(lens, lens)
+    if groups:
+        piece = piece * groups // (nctas * k)
+    W2 = piece * wpc + W % wpc
     return W2, np.argsort(W2, kind="stable")
 
 
@@ -141,14 +164,48 @@ def idealise_streams(ideal: Idealise, rec, static, insts, kernel, streams, wpc: 
         keep &= converged_keep(W, K)
     if not keep.all():
         W, PC, V, M, SO = W[keep], PC[keep], V[keep], M[keep], SO[keep]
-    if ideal.fill_machine and 0 < nctas < slots:
+    if (ideal.fill_machine or ideal.balance) and 0 < nctas < slots:
         k = min(-(-slots // nctas), _trips(W, PC))
+    elif ideal.balance and nctas > slots and nctas % slots:
+        k = _trips(W, PC)
+        if k > 1:
+            W, order = _split(W, wpc, k, nctas, nctas // slots * slots)
+            W, PC, V, M, SO = W[order], PC[order], V[order], M[order], SO[order]
+            return _static(ideal, static, (W, PC, V, M, SO)), nctas // slots * slots, 1
+        k = 1
     if k > 1:
         W, order = _split(W, wpc, k)
         W, PC, V, M, SO = W[order], PC[order], V[order], M[order], SO[order]
         nctas *= k
-    if ideal.pipes:
-        for st in static:
-            if st.pipe in ideal.pipes:
-                st.interval = min(st.interval, 1.0)
-    return (W, PC, V, M, SO), nctas, k
+    return _static(ideal, static, (W, PC, V, M, SO)), nctas, k
+
+
+def _static(ideal: Idealise, static, streams):
+    """The switches that change the instructions' facts (pipes, barriers), applied to ``static``; ``streams``."""
+    for st in static:
+        if st.pipe in ideal.pipes:
+            st.interval = min(st.interval, 1.0)
+        if st.pipe in ideal.throughput:
+            st.interval /= 2
+        if ideal.barriers:
+            st.bar = False
+    return streams
+
+
+class NeverBusy(list):
+    """A unit's per-SM next-free times that never advance (``lsu_queues``): a write is dropped."""
+
+    def __setitem__(self, i, v) -> None:
+        pass
+
+
+def idealise_memory(ideal: Idealise, mem) -> None:
+    """The switches that change the memory system ``mem`` (:class:`xcc.sim.perf.memsys.MemorySystem`)."""
+    if ideal.memory_latency:
+        mem.l2 = mem.dram = mem.l1
+    if ideal.lsu_queues:
+        mem.mio, mem.lg = NeverBusy(mem.mio), NeverBusy(mem.lg)
+    if "l2" in ideal.throughput:
+        mem.l2_rate *= 2
+    if "dram" in ideal.throughput:
+        mem.dram_rate *= 2

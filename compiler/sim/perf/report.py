@@ -11,6 +11,7 @@ in Nsight's *Warp State* chart (they add up to *Warp Cycles Per Issued Instructi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from xcc.sim.perf.facts import TENSOR_KINDS
@@ -141,8 +142,10 @@ def _fmt(v) -> str:
     return f"{int(v):,}"
 
 
-def format_report(stats) -> str:
-    """The launch ``stats`` (a :class:`~xcc.sim.isa.emulator.LaunchStats`) as ncu's text report."""
+def format_report(stats, advise: bool = False) -> str:
+    """The launch ``stats`` (a :class:`~xcc.sim.isa.emulator.LaunchStats`) as ncu's text report.  Its Advisor
+    section names the rules that trigger; ``advise``: with their estimates measured (a replay of the launch per
+    what-if; without it, ``x ?`` and a hint, unless the launch already measured them)."""
     m = stats.metrics
     lines = [f"  {stats.kernel} ({', '.join(map(str, stats.grid))})x({', '.join(map(str, stats.block))})"]
     if stats.cycles is None or not m:
@@ -175,7 +178,12 @@ def format_report(stats) -> str:
     if sampled is not None and total is not None and sampled < total:
         lines += ["", f"    (timed {sampled} of {total} CTAs; cycles extrapolated)"]
     if getattr(stats, "timed", None) is not None:  # the advisor's findings (xcc.sim.perf.advisor)
-        from xcc.sim.perf.advisor import advise, format_findings
+        from xcc.sim.perf.advisor import advise as rules
+        from xcc.sim.perf.advisor import format_findings
 
-        lines += ["", "    Section: Advisor", "    " + format_findings(advise(stats)).replace("\n", "\n    ")]
+        found = rules(stats, measure=advise)
+        lines += ["", "    Section: Advisor", "    " + format_findings(found).replace("\n", "\n    ")]
+        if any(math.isnan(f.estimated_speedup) for f in found):
+            lines.append("    (x ?: not measured; xcc advise, xcc run --stats --advise or LaunchStats.advise() "
+                         "replays the launch per finding to measure the speedups)")
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from xcc.backend.isa import NUM_SCOREBOARDS
 from xcc.backend.machine import Machine
 from xcc.backend.occupancy import Occupancy, occupancy
 from xcc.sim.perf.facts import TENSOR_KINDS, InstFacts, machine_value
-from xcc.sim.perf.idealise import Idealise, idealise_streams
+from xcc.sim.perf.idealise import Idealise, idealise_memory, idealise_streams
 from xcc.sim.perf.memsys import MemorySystem, l1_capacity_sectors
 from xcc.sim.perf.metrics import STALL_REASONS
 from xcc.sim.perf.trace import TraceRecorder
@@ -64,6 +64,7 @@ class Residency:
             (W, PC, V, M, SO), nctas, self.split = idealise_streams(ideal, rec, self.static, insts, kernel,
                                                                     (W, PC, V, M, SO), wpc, nsm * per_sm)
             self.nctas = nctas
+            idealise_memory(ideal, self.mem)
         self.nwarps = nwarps = nctas * wpc
         bounds = np.searchsorted(W, np.arange(nwarps + 1))
         self.PCl, self.Vl, self.Ml, self.SOl = PC.tolist(), V.tolist(), M.tolist(), SO.tolist()
