@@ -20,8 +20,6 @@ A generic address of distributed shared memory is the shared window's base plus 
 
 from __future__ import annotations
 
-import numpy as np
-
 from xcc.diagnostics import LaunchError
 
 __all__ = ["CLUSTER_RANK_SHIFT", "resolve_cluster", "MAX_PORTABLE", "MAX_NONPORTABLE", "OFFSET_MASK", "check_cluster",
@@ -99,6 +97,8 @@ def cta_coords(seq, grid, cluster):
 def cluster_registers(grid, cluster, explicit: bool) -> dict:
     """Readers ``f(seq) -> values`` of the cluster special registers for CTA sequence numbers ``seq``
     (PTX spellings: ``cluster_ctaid.x``, ``clusterid.y``, ``cluster_ctarank``, ...)."""
+    import numpy as np  # here, not at the top: compiling imports this module and must not load numpy
+
     csize = cluster[0] * cluster[1] * cluster[2]
     ncl = tuple(g // c for g, c in zip(grid, cluster))
     out = {"cluster_ctarank": lambda s: s % csize, "cluster_nctarank": lambda s: np.full(np.size(s), csize),
@@ -111,11 +111,13 @@ def cluster_registers(grid, cluster, explicit: bool) -> dict:
     return out
 
 
-def decode_shared(rel: np.ndarray, frame: np.ndarray, csize: int):
+def decode_shared(rel, frame, csize: int):
     """(frame, offset) of shared-space addresses ``rel`` issued by CTAs in wave frames ``frame`` (a wave
     holds whole clusters, rank = frame % csize): an address with a rank field ``1 .. csize`` in bits 24-31
     goes to that CTA of the issuer's cluster; any other is the issuer's own (and faults there if out of
     its window)."""
+    import numpy as np
+
     rel = np.asarray(rel, np.int64)
     field = rel >> CLUSTER_RANK_SHIFT
     remote = (field >= 1) & (field <= csize)
