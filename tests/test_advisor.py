@@ -225,6 +225,9 @@ def test_advise_cli_output(machine_file, tmp_path, capsys):
     doc = json.loads(stats.read_text())
     assert doc["findings"] == data["findings"] and {k: doc[k] for k in data if k != "findings"} == \
         {k: data[k] for k in data if k != "findings"}
+    page = tmp_path / "report.html"  # xcc report draws the findings of a --stats-json file
+    assert main(["report", str(stats), "-o", str(page)]) == 0
+    assert "UncoalescedGlobalAccess" in page.read_text() and "no findings" not in page.read_text()
     assert main([*run, "--no-timing"]) == 0 and "findings" not in json.loads(stats.read_text())
     assert main([*run, "--stats"]) == 0 and "[UncoalescedGlobalAccess] x" in capsys.readouterr().out
     # a kernel loaded from an .xbin keeps its line table: the same source lines (xcc.backend.lineinfo)
