@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from xcc.diagnostics import SourceLoc, UnsupportedError, XccError
+from xcc.diagnostics import PtxSemanticError, SourceLoc, UnsupportedError, XccError
 from xcc.frontend import ast
 from xcc.ir.cfg import reverse_postorder_from
 from xcc.ir.core import Block, Const, Function, Instruction, Module, Param, Phi, Value, Variable
 from xcc.ir.lower import InstLowering, imm_bits
 from xcc.ir.scopes import FlatInst, FlatLabel, RegVar, flatten
-from xcc.ir.types import ptx_type
+from xcc.ir.types import PRED, ptx_type
 
 # Instructions that may be executed under a false guard only by branching around them.
 EFFECTFUL = frozenset({"ld", "ldu", "st", "atom", "red", "bar", "barrier", "membar", "fence", "shfl",
@@ -57,21 +57,11 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
                 declarations.setdefault(fn.name, fn.loc)
             continue
         try:
-            _reject_jump_tables(fn.body)
             functions.append(FunctionBuilder(fn, variables, function_names).build())
         except XccError:
             if entries is None or not fn.is_entry or fn.name in entries:
                 raise  # else a kernel not asked for is left out: its error comes when it is asked for
     return Module(functions, variables, dict(mod.files), mod.filename, declarations)
-
-
-def _reject_jump_tables(body: list) -> None:
-    """``.branchtargets`` tables (the targets of ``brx.idx``) are parsed but not compiled."""
-    for st in body:
-        if isinstance(st, ast.Label) and st.targets is not None:
-            raise UnsupportedError(".branchtargets (brx.idx jump tables) is not supported", st.loc)
-        if isinstance(st, ast.Block):
-            _reject_jump_tables(st.body)
 
 
 def _mark_nounroll(body: list, blocks: list[Block]) -> None:
@@ -176,6 +166,7 @@ class FunctionBuilder:
             return by_label[key]
 
         cur = blocks[0]
+        tables = {it.key: it.targets for it in items if isinstance(it, FlatLabel) and it.targets is not None}
         for it in items:
             if isinstance(it, FlatLabel):
                 nxt = labelled(it.key)
@@ -190,7 +181,9 @@ class FunctionBuilder:
                 blocks.append(cur)
             op = inst.opcode
             g = inst.guard
-            if op == "bra":
+            if op == "brx":
+                cur = self._brx(inst, cur, blocks, tables, labelled)
+            elif op == "bra":
                 target = labelled(inst.operands[0])
                 if g is None:
                     cur.end = ("br", target)
@@ -222,6 +215,32 @@ class FunctionBuilder:
                 s.block.preds.append(pb.block)
         self.proto = {pb.block: pb for pb in blocks}
         return blocks
+
+    def _brx(self, inst: ast.Instruction, cur: _ProtoBlock, blocks: list, tables: dict, labelled) -> _ProtoBlock:
+        """``[@p] brx.idx[.uni] %i, T;`` (PTX ISA 9.0 section 9.7.13.2): a compare-and-branch chain over the
+        ``.branchtargets`` list ``T``: target ``k`` when ``%i == k``; an index past the list (undefined
+        behaviour in PTX) takes the last target.  Returns the block that follows (the guard's fall-through)."""
+        index, table = inst.operands[0], inst.operands[1]
+        if not isinstance(index, RegVar) or not isinstance(table, str) or table not in tables:
+            raise PtxSemanticError(f"brx.idx takes a register and a .branchtargets label, not "
+                                   f"'{getattr(table, 'name', table)}'", inst.loc)
+        targets = [labelled(t) for t in tables[table]]
+        fall = None
+        if inst.guard is not None:
+            test, fall = self._new_block(""), self._new_block("")
+            cur.end = ("cbr", inst.guard.reg, inst.guard.negated, test, fall, inst.loc, inst.debug_loc)
+            blocks.append(test)
+            cur = test
+        for k, target in enumerate(targets[:-1]):
+            nxt = self._new_block("")
+            cur.end = ("case", index, k, target, nxt, inst.loc, inst.debug_loc)
+            blocks.append(nxt)
+            cur = nxt
+        cur.end = ("br", targets[-1])
+        if fall is None:  # code after an unguarded brx is unreachable: a fresh block
+            fall = self._new_block("")
+        blocks.append(fall)
+        return fall
 
     # ----------------------------------------------------------------- SSA (Braun et al.)
     def write(self, var: RegVar, block: Block, value: Value) -> None:
@@ -309,6 +328,12 @@ class FunctionBuilder:
             t, f = (fall, target) if negated else (target, fall)
             b.append(Instruction("cbr", None, [cond], attrs={"targets": [t.block, f.block]}, loc=loc,
                                  debug_loc=debug_loc))
+        elif kind == "case":  # one test of a brx.idx chain
+            _, var, k, target, nxt, loc, debug_loc = pb.end
+            cond, t = Value(PRED), ptx_type(f"u{var.type.bits}")
+            b.append(Instruction("setp", t, [self.read(var, b), Const(t, k)], cond, {"cmp": "eq"}, loc))
+            b.append(Instruction("cbr", None, [cond], attrs={"targets": [target.block, nxt.block]}, loc=loc,
+                                 debug_loc=debug_loc))
         else:
             inst = pb.end[1]
             b.append(Instruction(kind, None, [],
@@ -329,7 +354,7 @@ def _succ_blocks(pb: _ProtoBlock) -> list[_ProtoBlock]:
         return []
     if pb.end[0] == "br":
         return [pb.end[1]]
-    if pb.end[0] == "cbr":
+    if pb.end[0] in ("cbr", "case"):
         return [pb.end[3], pb.end[4]]
     return []
 

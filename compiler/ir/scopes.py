@@ -59,6 +59,7 @@ CC_REG = RegVar("%cc.cf", ptx_type("pred"))
 class FlatLabel:
     key: str
     loc: object = None
+    targets: tuple[str, ...] | None = None  # a ``.branchtargets`` table: the label keys it lists
 
 
 @dataclass
@@ -166,7 +167,10 @@ def flatten(fn: ast.Function) -> tuple[list[FlatLabel | FlatInst], list[FlatVar]
             if isinstance(st, ast.Block):
                 walk(st.body, _Scope(scope, next(ids)))
             elif isinstance(st, ast.Label):
-                items.append(FlatLabel(scope.labels[st.name], st.loc))
+                targets = None
+                if st.targets is not None:  # name: .branchtargets A, B; (what brx.idx chooses from)
+                    targets = tuple(resolve(ast.Symbol(t, st.loc), scope, True) for t in st.targets)
+                items.append(FlatLabel(scope.labels[st.name], st.loc, targets))
             elif isinstance(st, ast.Instruction):
                 is_branch = st.opcode in BRANCH_OPCODES
                 ops = [resolve(o, scope, is_branch) for o in st.operands]
