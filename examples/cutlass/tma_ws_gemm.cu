@@ -1,0 +1,36 @@
+// CUTLASS 3.x Hopper GEMM: f16 A (row-major, K-major) x f16 B (column-major, K-major) -> f32 D (column-major),
+// f32 accumulate, built with cutlass::gemm::collective::CollectiveBuilder for KernelTmaWarpSpecialized (TMA tile
+// loads into an mbarrier-guarded smem ring, a producer warp group and a wgmma consumer warp group), a 128x128x64
+// tile, cluster 1x1x1, and the no-smem warp-specialised epilogue (D = alpha acc + beta C, plain stores).
+// CUTLASS 4.2.0 (headers of the nvidia-cutlass 4.2.0.0 wheel, cutlass_library/source/include), nvcc 13.0:
+//   nvcc -ptx -O3 -arch=sm_90a -std=c++17 -I$CUTLASS/include tma_ws_gemm.cu -o tma_ws_gemm.sm_90a.ptx
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/device_kernel.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/dispatch_policy.hpp"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+
+using namespace cute;
+
+using TileShape = Shape<_128, _128, _64>;
+using ClusterShape = Shape<_1, _1, _1>;
+
+using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+    cutlass::epilogue::collective::EpilogueTileAuto, float, float,
+    float, cutlass::layout::ColumnMajor, 4, float, cutlass::layout::ColumnMajor, 4,
+    cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
+
+using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::half_t, cutlass::layout::RowMajor, 8,
+    cutlass::half_t, cutlass::layout::ColumnMajor, 8, float, TileShape, ClusterShape,
+    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>,
+    cutlass::gemm::KernelTmaWarpSpecialized>::CollectiveOp;
+
+using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue>;
+
+void launch(GemmKernel::Params const &p, dim3 grid, dim3 block, int smem) {
+  cutlass::device_kernel<GemmKernel><<<grid, block, smem>>>(p);
+}
