@@ -158,7 +158,11 @@ that it is current. Edit the table, not this file.
 
 PTX passes arguments through `.param` variables (`st.param` before `call`, `ld.param` after); xg1 keeps
 exactly that model, with the `.param` frames on a per-thread stack in local memory
-(`backend/isel_calls.py`).
+(`backend/isel_calls.py`). A `.reg` parameter of a `.func` (`.func (.reg .b32 d) f (.reg .b32 a)`, scalar,
+not `.pred`) takes a slot of the callee's frame laid out as a `.param` one of its type: the IR builder
+(`xcc.ir.build`) copies the slot into the register at entry and the register into the slot at each
+`ret`, and a call passing a register or constant (`call (%r1), f, (%r2, 5);`) stores it into a fresh
+call-site `.param` variable before the call and loads return values from one after it.
 
 - **Registers.** `R1` is the stack pointer: the base of the running function's frame (the kernel's
   frame is at local address 0 and addressed from `RZ`). `R2:R3` receive the return address pair

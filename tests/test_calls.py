@@ -524,10 +524,13 @@ def test_assert_on_the_backend_is_a_located_fault():
     assert e.value.thread == (3, 0, 0) and e.value.line > 0
 
 
-def test_reg_parameters_are_refused_with_a_location():
+def test_reg_parameters_build_and_predicate_ones_are_refused_with_a_location():
+    """Scalar .reg parameters compile (run in tests/test_isa_gaps_more.py); a .pred one is refused, located."""
     src = HEADER + ".func (.reg .b32 out) f(.reg .b32 in)\n{\n  add.u32 out, in, 1;\n  ret;\n}\n"
+    frontend([Source(src, "r.ptx")])
+    bad = HEADER + ".func (.reg .b32 out) f(.reg .pred in)\n{\n  selp.u32 out, 1, 0, in;\n  ret;\n}\n"
     with pytest.raises(UnsupportedError, match="'.reg' parameter") as e:
-        frontend([Source(src, "r.ptx")])
+        frontend([Source(bad, "r.ptx")])
     assert e.value.loc is not None
 
 

@@ -35,3 +35,40 @@ def test_brx_idx_to_an_undefined_table_is_a_located_error():
     errors = check_sources([Source(src, "bad.ptx")]).errors
     assert len(errors) == 1 and "brx.idx takes a register and a .branchtargets label" in str(errors[0]), errors
     assert errors[0].loc is not None and errors[0].loc.line == 17
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_reg_parameters_of_a_func(engine, opt):
+    """reg_params.ptx: .reg arguments (registers and constants) and .reg return values, two of them, mixed
+    with .param ones: out[i] = (3 i + 7) + 2 i + hi32(i << 32 | i) + (lo32(i << 32 | i) + 1000)."""
+    n = 40
+    dev = rt.Device()
+    out = rt.to_device(np.zeros(n, np.uint32), dev)
+    m = rt.load_module((DATA / "reg_params.ptx").read_text(), device=dev, engine=engine, opt_level=opt)
+    m.get_function("reg_params").launch((1, 1, 1), (n, 1, 1), [out])
+    assert [int(v) for v in out.copy_to_host()] == [(3 * i + 7) + 2 * i + i + (i + 1000) for i in range(n)]
+
+
+PICK = """.version 8.4
+.target sm_90
+.address_size 64
+.func (.reg .b32 d) pick(.reg .pred q)
+{
+\tselp.b32 d, 1, 2, q;
+\tret;
+}
+.visible .entry k(.param .u64 out)
+{
+\t.reg .pred %p;
+\t.reg .b32 %r;
+\tsetp.eq.u32 %p, %r, 0;
+\tcall (%r), pick, (%p);
+\tret;
+}
+"""
+
+
+def test_predicate_reg_parameter_is_a_located_refusal():
+    errors = check_sources([Source(PICK, "bad.ptx")]).errors
+    assert len(errors) == 1 and "'.reg' parameter 'q' of 'pick' (a predicate" in str(errors[0]), errors
+    assert errors[0].loc is not None and errors[0].loc.line == 4

@@ -48,6 +48,7 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
     per kernel.  Every other kernel is kept, so the module is the same whichever of its kernels is asked
     for (function addresses, numbered module-wide, agree across kernels compiled one at a time)."""
     function_names = frozenset(fn.name for fn in mod.functions)
+    signatures = {fn.name: fn for fn in mod.functions}
     variables = [_variable(v, functions=function_names) for v in mod.variables]
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}
@@ -57,7 +58,7 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
                 declarations.setdefault(fn.name, fn.loc)
             continue
         try:
-            functions.append(FunctionBuilder(fn, variables, function_names).build())
+            functions.append(FunctionBuilder(fn, variables, function_names, signatures).build())
         except XccError:
             if entries is None or not fn.is_entry or fn.name in entries:
                 raise  # else a kernel not asked for is left out: its error comes when it is asked for
@@ -111,9 +112,10 @@ def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int 
     device function: its ``.param`` frame, ins then return parameters)."""
     params = []
     for p in fn.params if plist is None else plist:
-        if p.space == "reg":
-            raise UnsupportedError(f"'.reg' parameter '{p.name}' of '{fn.name}' is not supported yet "
-                                   "(nvcc passes .param parameters)", p.loc or fn.loc)
+        if p.space == "reg" and (fn.is_entry or p.type == "pred" or p.dims or getattr(p, "vector", None)):
+            what = "a kernel's" if fn.is_entry else "a predicate, array or vector"
+            raise UnsupportedError(f"'.reg' parameter '{p.name}' of '{fn.name}' ({what}) is not supported yet "
+                                   "(scalar .reg parameters of a .func are)", p.loc or fn.loc)
         t = ptx_type(p.type)
         count = 1
         for d in p.dims:
@@ -127,8 +129,10 @@ def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int 
 
 
 class FunctionBuilder:
-    def __init__(self, fn: ast.Function, module_vars: list[Variable], function_names: frozenset[str] = frozenset()):
+    def __init__(self, fn: ast.Function, module_vars: list[Variable], function_names: frozenset[str] = frozenset(),
+                 signatures: dict[str, ast.Function] | None = None):
         self.ast_fn = fn
+        self.signatures = signatures or {}  # the module's functions (the types of a callee's .reg parameters)
         self.function_names = function_names  # the module's functions (their addresses are function pointers)
         self.params = _params(fn)
         self.ret_params: list[Param] = []
@@ -283,7 +287,10 @@ class FunctionBuilder:
     # ----------------------------------------------------------------- build
     def build(self) -> Function:
         fn = self.ast_fn
-        items, fvars = flatten(fn)
+        reg_params = [p for p in fn.params + (fn.return_params or []) if p.space == "reg"]
+        # a .reg parameter is also a register of the body (declared here), copied from/to its frame slot
+        items, fvars = flatten(replace(fn, body=[ast.RegDecl(p.type, [p.name], loc=p.loc) for p in reg_params]
+                                       + list(fn.body or [])))
         for fv in fvars:
             self.local_vars[fv.decl.name] = self.local_vars[fv.key] = _variable(fv.decl, fv.key)
         blocks = self._cfg(items)
@@ -294,11 +301,16 @@ class FunctionBuilder:
                 for s in _succ_blocks(pb):
                     s.block.preds.remove(pb.block)
         lowering = InstLowering(self)
+        self.reg_rets = [p for p in fn.return_params or [] if p.space == "reg"]
         for pb in order:
             b = pb.block
             if all(p in self.filled for p in b.preds):
                 self._seal(b)
             self.block = b
+            if pb is order[0]:  # .reg parameters: the register starts as the argument
+                for p in fn.params if not fn.is_entry else ():
+                    if p.space == "reg":
+                        lowering.lower(_reg_param_move("ld", p))
             for it in pb.items:
                 lowering.lower(it.inst)
             self._terminate(pb, lowering)
@@ -336,9 +348,19 @@ class FunctionBuilder:
                                  debug_loc=debug_loc))
         else:
             inst = pb.end[1]
+            if kind == "ret" and not self.ast_fn.is_entry:  # .reg return parameters: the register's value
+                for p in self.reg_rets:
+                    lowering.lower(_reg_param_move("st", p))
             b.append(Instruction(kind, None, [],
                                  loc=inst.loc if inst is not None else None,
                                  debug_loc=inst.debug_loc if inst is not None else None))
+
+
+def _reg_param_move(op: str, p: ast.Param) -> ast.Instruction:
+    """``ld.param.bN p, [p]`` (a .reg parameter's register from its frame slot) or ``st.param.bN [p], p``."""
+    t = ptx_type(p.type)
+    reg, slot = RegVar(p.name, t), ast.Address(ast.Symbol(p.name, p.loc))
+    return ast.Instruction(op, ("param", f"b{t.bits}"), [reg, slot] if op == "ld" else [slot, reg], loc=p.loc)
 
 
 def _vname(var: RegVar) -> str:

@@ -715,24 +715,50 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             raise self.error(f"'{_full(inst)}' names no function", PtxSemanticError)
         target = ops.pop(0)
         args = ops.pop(0).elements if ops and isinstance(ops[0], ast.Vector) else ()
-        params, rets = self._call_vars(args, "argument"), self._call_vars(rets, "return value")
+        callee = self.b.signatures.get(target.name) if isinstance(target, ast.Symbol) else None
+        moves: list[ast.Instruction] = []  # ld.param of register return values, after the call
+        params = self._call_vars(args, "argument", callee.params if callee else None, moves)
+        rets = self._call_vars(rets, "return value", callee.return_params if callee else None, moves)
         if isinstance(target, RegVar):  # call through a function pointer: xcc.ir.funcptr expands it
             self.emit("call", None, [self.read(target, ptx_type("u64"))], callee=None, params=params, rets=rets)
-            return
-        if not isinstance(target, ast.Symbol):
+        elif not isinstance(target, ast.Symbol):
             raise self.error(f"'{_full(inst)}' calls neither a function nor a register", PtxSemanticError)
-        if target.name in self.b.local_vars or target.name in self.b.module_vars:
+        elif target.name in self.b.local_vars or target.name in self.b.module_vars:
             raise self.error(f"'{target.name}' is a variable, not a function", PtxSemanticError)
-        self.emit("call", None, [], callee=target.name, params=params, rets=rets)
+        else:
+            self.emit("call", None, [], callee=target.name, params=params, rets=rets)
+        for m in moves:
+            self.lower(m)
+        self.inst = inst
 
-    def _call_vars(self, ops, what: str) -> list[str]:
+    def _call_vars(self, ops, what: str, declared: list | None, moves: list) -> list[str]:
+        """The caller's ``.param`` variables of a call's arguments or return values; a register or constant
+        (passed to a ``.reg`` parameter, PTX ISA 9.0 section 5.1.6.4) goes through a fresh one, stored now
+        (an argument) or loaded into the register after the call (appended to ``moves``)."""
         names = []
-        for o in ops:
+        for k, o in enumerate(ops):
             var = self.b.local_vars.get(o.name) if isinstance(o, ast.Symbol) else None
-            if var is None or var.space != "param":
-                raise self.error(f"call {what} {_operand_text(o)} is not a .param variable: passing registers or "
-                                 "constants directly (.reg parameters) is not supported yet")
-            names.append(var.name)
+            if var is not None and var.space == "param":
+                names.append(var.name)
+                continue
+            p = declared[k] if declared is not None and k < len(declared) else None
+            t = ptx_type(p.type) if p is not None and p.space == "reg" else getattr(o, "type", None)
+            if t is None or t.kind == "pred" or not (isinstance(o, RegVar) or (isinstance(o, ast.Imm) and
+                                                                                what == "argument")):
+                raise self.error(f"call {what} {_operand_text(o)} is neither a .param variable nor a register "
+                                 "or constant passed to a scalar .reg parameter")
+            name = f"__reg_{what[0]}{len(self.b.local_vars)}"
+            self.b.local_vars[name] = Variable(name, "param", t.bytes, t.bytes)
+            slot = ast.Address(ast.Symbol(name, self.inst.loc))
+            mv = ast.Instruction("st" if what == "argument" else "ld", ("param", f"b{t.bits}"),
+                                 [slot, o] if what == "argument" else [o, slot], loc=self.inst.loc)
+            if what == "argument":
+                call = self.inst
+                self.lower(mv)
+                self.inst = call
+            else:
+                moves.append(mv)
+            names.append(name)
         return names
 
 
