@@ -136,8 +136,10 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
         reqnctapercluster=list(fn.directives["reqnctapercluster"]) if fn.directives.get("reqnctapercluster") else None,
         explicitcluster="explicitcluster" in fn.directives,
         maxclusterrank=int(fn.directives["maxclusterrank"][0]) if fn.directives.get("maxclusterrank") else None,
-        globals=[GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None) for v in _image_globals(bodies)],
-        constants=[GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None) for v in bodies[0].sel.consts],
+        globals=[_global_var(v) for v in _image_globals(bodies)],
+        constants=[_global_var(v) for v in bodies[0].sel.consts],
+        reloc_globals=[_global_var(v) for v in _reloc_targets(_image_globals(bodies) + bodies[0].sel.consts,
+                                                               module_vars)],
         stack_bytes=stack, functions=[[b.fn.name, starts[b.fn.name]] for b in bodies[1:]], messages=messages,
     )
 
@@ -194,6 +196,23 @@ def call_stack_bytes(funcs: list[Function], frames: dict[str, int], out: dict[st
 
     below = deepest(funcs[0].name)
     return RECURSIVE_STACK_BYTES if below is None else below
+
+
+def _global_var(v: Variable) -> GlobalVar:
+    return GlobalVar(v.name, v.size, v.align, v.init.hex() if v.init else None, tuple(v.addr_relocs))
+
+
+def _reloc_targets(named: list[Variable], module_vars) -> list[Variable]:
+    """The variables the addresses in ``named``'s initialisers reach (transitively) that ``named`` lacks."""
+    by_name = {v.name: v for v in module_vars}
+    seen, out, todo = {v.name for v in named}, [], list(named)
+    while todo:
+        for _, _, target, _, _ in todo.pop().addr_relocs:
+            if target not in seen:
+                seen.add(target)
+                out.append(by_name[target])
+                todo.append(by_name[target])
+    return out
 
 
 def _image_globals(bodies: list[_Body]) -> list[Variable]:

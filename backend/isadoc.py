@@ -33,7 +33,8 @@ that it is current. Edit the table, not this file.
 - **Special registers** (S2R): {srs}.
 - **Constant bank 0** holds the launch: `ntid.x/y/z` at 0x0, `nctaid.x/y/z` at 0xC, the addresses
   of the kernel's module-level `.global` variables from 0x20 (8 bytes each, in the order of the
-  object file's `globals`; the launch allocates and initialises them; at most 39), `%envreg2` and
+  object file's `globals`; the launch allocates and initialises them; at most 39; see "Initialised
+  variables" below for addresses in their initial data), `%envreg2` and
   `%envreg1` at 0x158 and 0x15C (the low and high words of a cooperative launch's grid-sync workspace,
   zero-initialised by the driver; 0 for other launches), the kernel parameters from
   0x160 (as on NVIDIA GPUs). RIC operands may name `c[0x0][offset]` directly.
@@ -153,6 +154,20 @@ that it is current. Edit the table, not this file.
   address with bits 24-31 zero is the executing CTA's own. `UCGABAR.ARV` arrives at the cluster barrier
   and goes on; `UCGABAR.WAIT` waits until every non-exited thread of the cluster's CTAs arrived in its
   phase (a wait without an arrive faults; one nobody ends is a deadlock the launch reports).
+
+## Initialised variables
+
+A `.global` or `.const` variable's initial data may hold addresses of `.global` variables (PTX ISA 9.0
+section 5.4.4: `.global .u64 p = generic(lut)+8;`, `.global .u32 tbl[2] = {{lut, lut+4}};`, and the byte
+forms `0xFF00(lut)`). The compiler leaves zeros there and records a relocation per element; in the object
+file each `globals`/`constants` entry carries `relocs`, a list of `[byte offset, width in bytes,
+variable, addend, mask]` (omitted when empty), and a kernel's `reloc_globals` lists, like `globals`, the
+variables it reaches only through such addresses (placed by the loader, with no constant-bank slot).
+When the loader allocates a variable (at the first launch that uses it, or a host query) it writes each
+relocation: the named variable's address (allocating that one too) plus the addend, ANDed with the mask
+and shifted down to bit 0 when the mask is non-zero, truncated to the width (a 32-bit element keeps the
+address's low word). A global variable's generic address is its global address, so `generic(v)` and `v`
+relocate alike. Function addresses in initialisers are resolved at compile time instead (`xcc.ir.funcptr`).
 
 ## Calls
 

@@ -45,7 +45,7 @@ _PREFIX = struct.Struct("<4sHHQ")
 # Kernel metadata keys written only when non-zero (added in 2.1 without a version bump: a reader
 # defaults them to 0, and images without spills keep their exact bytes).
 _OPTIONAL_ZERO = ("spill_stores", "spill_loads", "stack_bytes", "functions", "messages", "constants",
-                  "source_files")
+                  "source_files", "reloc_globals")
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,9 @@ class GlobalVar:
     size: int
     align: int
     init: str | None = None
+    # the initialiser's variable addresses, [byte offset, width, variable, addend, mask or 0] each, written
+    # by the loader when it allocates the variable (docs/isa.md, "Initialised variables"); omitted if none
+    relocs: tuple[tuple, ...] = ()
 
 
 @dataclass
@@ -87,6 +90,9 @@ class KernelImage:
     # the module's .const variables the kernel reads: constant bank 3, laid out in this order
     # (xcc.ir.core.layout_variables), filled at each launch from the module's copies of them
     constants: list[GlobalVar] = field(default_factory=list)
+    # .global variables the kernel reaches only through addresses in initialisers (globals' or constants'
+    # relocs): the loader places them too, with no constant-bank slot
+    reloc_globals: list[GlobalVar] = field(default_factory=list)
     reqntid: list[int] | None = None
     # thread-block clusters: .reqnctapercluster (the cluster shape every launch must use), .explicitcluster,
     # .maxclusterrank (the most CTAs a launch's cluster may have), from the kernel's directives
@@ -146,6 +152,10 @@ class ObjectFile:
             for key in _OPTIONAL_ZERO:
                 if not meta[key]:
                     del meta[key]
+            for key in ("globals", "constants", "reloc_globals"):
+                for g in meta.get(key, []):
+                    if not g["relocs"]:
+                        del g["relocs"]
             meta["code_offset"], meta["code_size"] = len(code), len(k.code)
             code += k.code
             kernels.append(meta)
@@ -184,8 +194,9 @@ class ObjectFile:
                 if off < 0 or size < 0 or off + size > len(code) or size % WORD_BYTES:
                     raise ObjectFormatError(f"{name}: kernel {meta.get('name')} code out of range")
                 meta["params"] = [ParamInfo(**p) for p in meta["params"]]
-                meta["globals"] = [GlobalVar(**g) for g in meta.get("globals", [])]
-                meta["constants"] = [GlobalVar(**g) for g in meta.get("constants", [])]
+                for key in ("globals", "constants", "reloc_globals"):
+                    meta[key] = [GlobalVar(**{**g, "relocs": tuple(tuple(r) for r in g.get("relocs", ()))})
+                                 for g in meta.get(key, [])]
                 if not all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], int) and isinstance(e[1], str)
                            for e in meta.get("source_files", [])):
                     raise ObjectFormatError(f"{name}: kernel {meta.get('name')!r}: malformed source_files")

@@ -106,24 +106,27 @@ class Module:
         it): the memory every kernel of the module uses, allocated and initialised now if no launch has
         used it yet.  Constant memory is read-only to kernels: each launch sees what the host wrote
         before it.  The array is a view: it stays valid until :meth:`unload`; do not ``free`` it."""
-        size, init = self._global_variables().get(name, (None, None))
+        table = self._global_variables()
+        size, init, relocs = table.get(name, (None, None, ()))
         if size is None:
             known = ", ".join(sorted(self._global_variables())) or "none"
             raise LaunchError(f"no .global or .const variable named '{name}' in the module (it has: {known})")
         itemsize = np.dtype(dtype).itemsize
         if size % itemsize:
             raise LaunchError(f".global variable '{name}' is {size} bytes, not a whole number of {np.dtype(dtype)}")
-        return DeviceArray(self.device, (size // itemsize,), dtype, self.globals.address(name, size, init))
+        return DeviceArray(self.device, (size // itemsize,), dtype,
+                           self.globals.address(name, size, init, relocs, table.__getitem__))
 
-    def _global_variables(self) -> dict[str, tuple[int, bytes | None]]:
-        """name -> (size, initial bytes) of the module's defined .global variables."""
+    def _global_variables(self) -> dict[str, tuple[int, bytes | None, tuple]]:
+        """name -> (size, initial bytes, address relocations) of the module's defined .global variables."""
         if self.image is not None:
-            return {g.name: (g.size, bytes.fromhex(g.init) if g.init else None)
-                    for k in self.image.kernels.values() for g in [*k.globals, *k.constants]}
+            return {g.name: (g.size, bytes.fromhex(g.init) if g.init else None, tuple(tuple(r) for r in g.relocs))
+                    for k in self.image.kernels.values() for g in [*k.globals, *k.constants, *k.reloc_globals]}
         from xcc.driver import frontend
 
         mod = self._ir if self._ir is not None else frontend(self.sources, kernels=[])  # no kernel must build
-        return {v.name: (v.size, v.init) for v in mod.variables if v.space in ("global", "const") and not v.extern}
+        return {v.name: (v.size, v.init, v.addr_relocs) for v in mod.variables
+                if v.space in ("global", "const") and not v.extern}
 
     def unload(self) -> None:
         """Free the module's .global variables (``cuModuleUnload``); its functions must not run again."""

@@ -72,3 +72,42 @@ def test_predicate_reg_parameter_is_a_located_refusal():
     errors = check_sources([Source(PICK, "bad.ptx")]).errors
     assert len(errors) == 1 and "'.reg' parameter 'q' of 'pick' (a predicate" in str(errors[0]), errors
     assert errors[0].loc is not None and errors[0].loc.line == 4
+
+
+def _addr_init(engine: str, opt: int, xbin: bool = False):
+    dev = rt.Device()
+    src = (DATA / "addr_init.ptx").read_text()
+    if xbin:  # the .xbin's relocations (GlobalVar.relocs, KernelImage.reloc_globals) applied by the loader
+        from xcc.driver import CompileOptions, compile_module
+
+        src = compile_module([Source(src, "addr_init.ptx")], CompileOptions(opt_level=opt)).to_bytes()
+    return dev, rt.load_module(src, device=dev, engine=engine, opt_level=opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_variable_addresses_in_initialisers(engine, opt):
+    """addr_init.ptx: p = generic(lut)+8, q = lut, tbl = {lut, lut+4} (.u32: the address's low word), twice =
+    {q, p}, b0 = {0xFF(lut+4), 0xFF00(lut)} (PTX ISA 9.0 section 5.4.4); the loader writes the addresses."""
+    dev, m = _addr_init(engine, opt)
+    out = rt.to_device(np.zeros(9, np.uint32), dev)
+    m.get_function("addr_init").launch((1, 1, 1), (1, 1, 1), [out])
+    got = [int(v) for v in out.copy_to_host()]
+    lut = int(m.get_global("lut", np.uint32).ptr)
+    assert lut & 0xFFFFFFFF == got[8]
+    assert got == [3, 1, 8, 4, 0, 0, (lut + 4) & 0xFF, (lut >> 8) & 0xFF, lut & 0xFFFFFFFF]
+    assert int(m.get_global("p", np.uint64).copy_to_host()[0]) == lut + 8
+
+
+@pytest.mark.parametrize("engine, opt, xbin", [(e, o, False) for e, o in ENGINES] + [("isa", 0, True), ("isa", 3, True)])
+def test_variables_reached_only_through_initialisers(engine, opt, xbin):
+    dev, m = _addr_init(engine, opt, xbin)
+    out = rt.to_device(np.zeros(2, np.uint32), dev)
+    m.get_function("via_pointers").launch((1, 1, 1), (1, 1, 1), [out])
+    assert [int(v) for v in out.copy_to_host()] == [1, 3]
+
+
+def test_modern_ptx_initialiser_is_no_longer_refused():
+    """tests/data/frontend/modern.ptx's ``lut_ptr = generic(lut)+8`` builds (its kernel stops later, at a TMA store)."""
+    src = (Path(__file__).parent / "data" / "frontend" / "modern.ptx").read_text()
+    errors = check_sources([Source(src, "modern.ptx")]).errors
+    assert not any("initialiser" in str(e) for e in errors), errors

@@ -28,6 +28,10 @@ EFFECTFUL = frozenset({"ld", "ldu", "st", "atom", "red", "bar", "barrier", "memb
                        "vote", "call", "trap", "exit", "ret", "prefetch", "cp", "mbarrier", "activemask",
                        "match", "redux", "div", "rem", "ldmatrix", "wmma"})
 
+# brkpt (PTX ISA, miscellaneous instructions) suspends the thread for a debugger; the engines have none, so it
+# stops the kernel as trap does, with this reason (CUTLASS puts __brkpt() on its invalid control paths).
+BRKPT_REASON = "brkpt: a breakpoint with no debugger attached stops the kernel (as trap)"
+
 
 @dataclass(eq=False)
 class _ProtoBlock:
@@ -49,7 +53,8 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
     for (function addresses, numbered module-wide, agree across kernels compiled one at a time)."""
     function_names = frozenset(fn.name for fn in mod.functions)
     signatures = {fn.name: fn for fn in mod.functions}
-    variables = [_variable(v, functions=function_names) for v in mod.variables]
+    spaces = {v.name: v.space for v in mod.variables}
+    variables = [_variable(v, functions=function_names, spaces=spaces) for v in mod.variables]
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}
     for fn in mod.functions:
@@ -79,9 +84,12 @@ def _mark_nounroll(body: list, blocks: list[Block]) -> None:
             t.attrs["nounroll"] = True
 
 
-def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[str] = frozenset()) -> Variable:
+def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[str] = frozenset(),
+              spaces: dict[str, str] | None = None) -> Variable:
     """The IR variable of ``decl``; an initialiser element naming one of ``functions`` (a 64-bit function
-    pointer) is a relocation that :mod:`xcc.ir.funcptr` resolves after linking."""
+    pointer) is a relocation that :mod:`xcc.ir.funcptr` resolves after linking; one naming a module
+    ``.global`` variable (``lut``, ``lut+4``, ``generic(lut)+8``, ``0xFF00(lut)``; ``spaces``: the module's
+    variables) an address relocation the loader applies (``Variable.addr_relocs``)."""
     t = ptx_type(decl.type)
     count = 1
     for d in decl.dims:
@@ -91,11 +99,20 @@ def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[st
     if decl.init:
         if t.kind == "pred":
             raise UnsupportedError(f"initialiser of variable '{decl.name}' is not supported yet", decl.loc)
-        data, relocs = bytearray(), []
+        data, relocs, addr_relocs = bytearray(), [], []
         for e in decl.init:
             if isinstance(e, ast.Symbol) and e.name in functions and t.bytes == 8:
                 relocs.append((len(data), e.name))
                 data += bytes(8)
+                continue
+            target = e if isinstance(e, ast.Symbol) else e.base if isinstance(e, ast.Address) else None
+            if isinstance(target, ast.Symbol) and (spaces or {}).get(target.name) == "global":
+                mask = getattr(e, "mask", None) or 0
+                if not mask and t.bytes not in (4, 8):
+                    raise UnsupportedError(f"initialiser of variable '{decl.name}': an address needs a 32- or "
+                                           f"64-bit element, not .{decl.type}", decl.loc)
+                addr_relocs.append((len(data), t.bytes, target.name, getattr(e, "offset", 0), mask))
+                data += bytes(t.bytes)
                 continue
             if not isinstance(e, ast.Imm):
                 raise UnsupportedError(f"initialiser of variable '{decl.name}' (an address) is not supported yet",
@@ -104,7 +121,7 @@ def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[st
         init = bytes(data.ljust(size, b"\0"))
     extern = decl.linkage == "extern"
     return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern, decl.linkage,
-                    tuple(relocs) if decl.init else ())
+                    tuple(relocs) if decl.init else (), tuple(addr_relocs) if decl.init else ())
 
 
 def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int = 0) -> list[Param]:
@@ -183,7 +200,7 @@ class FunctionBuilder:
             if cur.end is not None:  # unreachable code after a terminator: a fresh block
                 cur = self._new_block("")
                 blocks.append(cur)
-            op = inst.opcode
+            op = "trap" if inst.opcode == "brkpt" else inst.opcode  # no debugger to stop in: brkpt ends as trap
             g = inst.guard
             if op == "brx":
                 cur = self._brx(inst, cur, blocks, tables, labelled)
@@ -351,7 +368,8 @@ class FunctionBuilder:
             if kind == "ret" and not self.ast_fn.is_entry:  # .reg return parameters: the register's value
                 for p in self.reg_rets:
                     lowering.lower(_reg_param_move("st", p))
-            b.append(Instruction(kind, None, [],
+            brkpt = inst is not None and inst.opcode == "brkpt"
+            b.append(Instruction(kind, None, [], attrs={"reason": BRKPT_REASON} if brkpt else {},
                                  loc=inst.loc if inst is not None else None,
                                  debug_loc=inst.debug_loc if inst is not None else None))
 

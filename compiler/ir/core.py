@@ -135,6 +135,10 @@ class Variable:
     # function addresses in the initialiser: (byte offset, function name), 8 bytes each, patched in by
     # xcc.ir.funcptr once the linked module's functions have addresses (init holds zeros there until then)
     relocs: tuple[tuple[int, str], ...] = ()
+    # variable addresses in the initialiser (``.global .u64 p = generic(lut)+8;``, ``{lut, lut+4}``):
+    # (byte offset, width in bytes, .global variable, addend, mask or 0), written by the loader when it
+    # allocates the variable (xcc.sim.memory.ModuleGlobals; init holds zeros there)
+    addr_relocs: tuple[tuple[int, int, str, int, int], ...] = ()
 
 
 @dataclass(eq=False)

@@ -72,7 +72,7 @@ def _patched(v: Variable, address: dict[str, int]) -> Variable:
     data = bytearray(v.init or bytes(v.size))
     for off, name in v.relocs:
         data[off:off + 8] = address[name].to_bytes(8, "little")
-    return Variable(v.name, v.space, v.size, v.align, bytes(data), v.extern, v.linkage)
+    return Variable(v.name, v.space, v.size, v.align, bytes(data), v.extern, v.linkage, (), v.addr_relocs)
 
 
 def _replace_uses(f: Function, old: Value, new: Value) -> None:

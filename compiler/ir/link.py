@@ -27,8 +27,10 @@ def _is_symbol(v: Variable) -> bool:
 def _references(m: Module) -> dict[str, object]:
     """Names the module's code uses (called functions, variables whose address it takes) -> a location."""
     refs: dict[str, object] = {}
-    for v in m.variables:  # function pointers in initialisers
+    for v in m.variables:  # function pointers and variable addresses in initialisers
         for _, name in v.relocs:
+            refs.setdefault(name, None)
+        for _, _, name, _, _ in v.addr_relocs:
             refs.setdefault(name, None)
     for f in m.functions:
         for i in f.instructions():
@@ -46,7 +48,8 @@ def _rename(m: Module, names: dict[str, str]) -> None:
             for key in ("callee", "symbol"):
                 if i.attrs.get(key) in names and (key == "callee" or i.attrs.get("space") not in ("local", "param")):
                     i.attrs[key] = names[i.attrs[key]]
-    m.variables = [replace(v, name=names.get(v.name, v.name), relocs=tuple((o, names.get(n, n)) for o, n in v.relocs))
+    m.variables = [replace(v, name=names.get(v.name, v.name), relocs=tuple((o, names.get(n, n)) for o, n in v.relocs),
+                           addr_relocs=tuple((o, w, names.get(n, n), a, k) for o, w, n, a, k in v.addr_relocs))
                    for v in m.variables]
 
 

@@ -91,8 +91,9 @@ def _param(p: Param) -> list:
 
 
 def _var(v: Variable) -> list:
-    return [v.name, v.space, v.size, v.align, None if v.init is None else v.init.hex(), v.extern, v.linkage,
-            [[off, fn] for off, fn in v.relocs]]
+    out = [v.name, v.space, v.size, v.align, None if v.init is None else v.init.hex(), v.extern, v.linkage,
+           [[off, fn] for off, fn in v.relocs]]
+    return out + [[list(r) for r in v.addr_relocs]] if v.addr_relocs else out  # (a 9th entry only when set)
 
 
 class _Writer:
@@ -256,10 +257,11 @@ def _read_param(p: list) -> Param:
 
 
 def _read_var(v: list) -> Variable:
-    name, space, size, align, init, extern, linkage, relocs = v
+    name, space, size, align, init, extern, linkage, relocs, *more = v
+    addr = tuple((_int(o), _int(w), _str(s), _int(a), _int(m)) for o, w, s, a, m in (more[0] if more else ()))
     return Variable(_str(name), _str(space), _int(size), _int(align), None if init is None else bytes.fromhex(init),
                     bool(extern), None if linkage is None else _str(linkage),
-                    tuple((_int(o), _str(f)) for o, f in relocs))
+                    tuple((_int(o), _str(f)) for o, f in relocs), addr)
 
 
 def _type(name) -> ScalarType:

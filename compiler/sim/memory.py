@@ -726,8 +726,12 @@ class ModuleGlobals:
         self.gmem = gmem
         self.vars: dict[str, tuple[int, int]] = {}  # name -> (address, size)
 
-    def address(self, name: str, size: int, init: bytes | None = None) -> int:
-        """The address of variable ``name`` of ``size`` bytes, allocated and initialised at the first call."""
+    def address(self, name: str, size: int, init: bytes | None = None, relocs=(), targets=None) -> int:
+        """The address of variable ``name`` of ``size`` bytes, allocated and initialised at the first call.
+        ``relocs`` are the initialiser's variable addresses (``xcc.ir.core.Variable.addr_relocs``: byte offset,
+        width, variable, addend, mask): each named variable is placed too (``targets(name)`` gives its
+        ``(size, init, relocs)``) and its address + addend (masked and shifted down, for ``0xFF00(v)``) is
+        written at the offset, the loader's relocation (docs/isa.md, "Initialised variables")."""
         got = self.vars.get(name)
         if got is not None:
             if got[1] != size:
@@ -736,7 +740,13 @@ class ModuleGlobals:
         addr = self.gmem.alloc(max(size, 1))
         if init:
             self.gmem.write(addr, init)
-        self.vars[name] = (addr, size)
+        self.vars[name] = (addr, size)  # (before its relocations: variables may point at each other)
+        for off, width, target, addend, mask in relocs:
+            t_size, t_init, t_relocs = targets(target)
+            value = self.address(target, t_size, t_init, t_relocs, targets) + addend
+            if mask:
+                value = (value & mask) >> ((mask & -mask).bit_length() - 1)
+            self.gmem.write(addr + off, (value & ((1 << 8 * width) - 1)).to_bytes(width, "little"))
         return addr
 
     def free(self) -> None:

@@ -176,6 +176,7 @@ class _Launch(Launch):
         self.has_calls = len(self.funcs) > 1 or any(callees(fn))
         used = set().union(*(_used_symbols(f) for f in self.funcs))
         mvars = [v for v in module.variables if v.name in used]
+        self.module_vars = {v.name: v for v in module.variables}  # (targets of initialisers' addresses)
         space = lambda s: ([v for f in self.funcs for v in f.variables if v.space == s]  # noqa: E731
                            + [v for v in mvars if v.space == s])
         self.shared_off, self.smem_size = layout_variables(space("shared"), dynamic_shared)
@@ -414,6 +415,10 @@ class _Launch(Launch):
             return None
         return self.source_files[d[0]], d[1]
 
+    def _target(self, name: str) -> tuple[int, bytes | None, tuple]:
+        v = self.module_vars[name]
+        return v.size, v.init, v.addr_relocs
+
     # -- the launch --------------------------------------------------------------------------------
     def run(self) -> LaunchStats:
         wave = WAVE_THREADS_CALLS if self.has_calls else WAVE_THREADS
@@ -421,10 +426,10 @@ class _Launch(Launch):
         T = per_wave * self.P
         with self.module_globals(self.gmem, self.module_globals_arg) as globs:
             for v in self.global_vars:  # executors bind these addresses: allocate before building
-                self.global_addr[v.name] = globs.address(v.name, v.size, v.init)
+                self.global_addr[v.name] = globs.address(v.name, v.size, v.init, v.addr_relocs, self._target)
             for v in self.const_vars:  # constant memory: the module's copy as the host left it
                 if not v.extern:
-                    a = globs.address(v.name, v.size, v.init)
+                    a = globs.address(v.name, v.size, v.init, v.addr_relocs, self._target)
                     self.cmem.write(self.const_off[v.name], self.gmem.read(a, v.size))
             self.build()
             self.vals.extend(np.zeros(T, storage_dtype(v.type)) for v in self._slots)

@@ -223,10 +223,14 @@ class _Launch(Launch):
         ctx.smem = FlatMemory(per_wave * ctx.smem_stride, "shared")
         self.hazards = HazardChecker(self.insts, self.machine, T, self.lines) if self.strict else None
         with self.module_globals(self.gmem, self.module_globals_arg) as globs:
-            addrs = [globs.address(g.name, g.size, bytes.fromhex(g.init) if g.init else None)
-                     for g in self.kernel.globals]
+            addrs = [globs.address(*_placed(g), self._reloc_target) for g in self.kernel.globals]
             self.ctx.cbank3 = self._constant_bank(globs)
             return self._run(per_wave, T, addrs)
+
+    def _reloc_target(self, name: str) -> tuple:
+        """(size, init, relocs) of a .global variable an initialiser's address names."""
+        k = self.kernel
+        return _placed(next(g for g in [*k.globals, *k.reloc_globals] if g.name == name))[1:]
 
     def _constant_bank(self, globs: ModuleGlobals) -> bytes:
         """Constant bank 3: the module's .const variables the kernel reads, laid out in the image's order,
@@ -235,7 +239,7 @@ class _Launch(Launch):
         offsets, size = layout_variables(consts)
         bank = bytearray(size)
         for c in self.kernel.constants:
-            a = globs.address(c.name, c.size, bytes.fromhex(c.init) if c.init else None)
+            a = globs.address(*_placed(c), self._reloc_target)
             bank[offsets[c.name]:offsets[c.name] + c.size] = self.gmem.read(a, c.size).tobytes()
         return bytes(bank)
 
@@ -549,3 +553,8 @@ def _const_window(bank: bytes) -> tuple:
     mem = FlatMemory(len(bank), "const")
     mem.buf[:len(bank)] = np.frombuffer(bank, np.uint8)
     return (lambda: mem, lambda: len(bank), lambda: 0, lambda idx: 0 * np.asarray(idx))
+
+
+def _placed(g) -> tuple:
+    """An image's GlobalVar as xcc.sim.memory.ModuleGlobals.address takes it: (name, size, init, relocs)."""
+    return g.name, g.size, bytes.fromhex(g.init) if g.init else None, tuple(tuple(r) for r in g.relocs)
