@@ -21,7 +21,7 @@ from xcc.frontend.parser import parse
 from xcc.ir.build import build_module
 from xcc.ir.cfg import reachable_functions
 from xcc.ir.funcptr import resolve_function_pointers
-from xcc.ir.link import link_modules
+from xcc.ir.link import RUNTIME_FUNCTIONS, link_modules
 from xcc.sources import Source
 
 
@@ -66,7 +66,8 @@ def _check_kernel(trees: list[ast.Module], kernel: str, options: CompileOptions)
     by_name = {f.name: f for f in module.functions}
     fn = by_name[kernel]
     reached = {g.name for g in reachable_functions(fn, by_name)}
-    if any(name in module.declarations for name in reached | _callees(fn, by_name)):
+    # (the CUDA runtime's vprintf/__assertfail stay declared and compile: not left for the link)
+    if any(name in module.declarations for name in (reached | _callees(fn, by_name)) - RUNTIME_FUNCTIONS):
         return False
     compile_ir(resolve_function_pointers(module), options, [kernel])
     return True

@@ -25,6 +25,7 @@ import pytest
 
 from xcc import runtime as rt
 from xcc.cli import main as xcc_main
+from xcc.diagnostics import KernelFault
 
 CORPUS = Path(__file__).resolve().parent.parent / "examples" / "cutlass"
 SENTINEL, SENTINEL_STEP = 0xA0000000000, 1 << 32
@@ -40,10 +41,8 @@ PTXAS = {
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
 REFUSED = {
     "tma_ws_gemm.sm_90a.ptx": (
-        "tma_ws_gemm.sm_90a.ptx:787:2: error: instruction 'brkpt' is not supported yet",
-        "brkpt (CUTLASS's __brkpt() on invalid control paths) has no lowering; with it lowered as trap the next "
-        "refusal is line 4319: 'a 3d cp.async.bulk.tensor is not supported by the xg1 backend yet (1d and 2d)' "
-        "(CUTLASS 3.x's TMA maps are rank 3: M/N, K and the batch L)"),
+        "tma_ws_gemm.sm_90a.ptx:4319:2: error: a 3d cp.async.bulk.tensor is not supported by the xg1 backend yet",
+        "CUTLASS 3.x's TMA maps are rank 3 (M/N, K and the batch L): xg1's TMALD takes 1d and 2d boxes only"),
 }
 
 USED = re.compile(r"xcc info    : Used (\d+) registers, used \d+ barriers, \d+ bytes smem, (\d+) instructions")
@@ -185,3 +184,41 @@ def test_conv2d_fprop_runs(engine):
     mod.get_function(_kernel_name("conv2d_fprop.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
                                                                     shared_mem=d["smem"])
     np.testing.assert_array_equal(dy.copy_to_host(), want - c)
+
+
+BRKPT = """.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry brk(.param .u64 out, .param .u32 k)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  ld.param.u32 %r1, [k];
+  mov.u32 %r2, %tid.x;
+  setp.eq.s32 %p1, %r2, %r1;
+  @%p1 brkpt;
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_brkpt_stops_the_kernel_as_trap(engine, tmp_path):
+    """CUTLASS's __brkpt() (its invalid control paths): not reached, nothing happens; reached, a located fault
+    (no debugger to stop in), on both engines."""
+    path = tmp_path / "brk.ptx"
+    path.write_text(BRKPT)
+    fn = rt.load_module(path, engine=engine, opt_level=3).get_function("brk")
+    d = rt.to_device(np.zeros(32, np.uint32))
+    fn.launch((1, 1, 1), (32, 1, 1), (d, np.uint32(99)))
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(32, dtype=np.uint32))
+    with pytest.raises(KernelFault, match=r"brk.ptx:15:\d+: .*brkpt: a breakpoint with no debugger attached .*"
+                                          r"thread \(5, 0, 0\)"):
+        fn.launch((1, 1, 1), (32, 1, 1), (d, np.uint32(5)))
