@@ -184,6 +184,8 @@ FENCE_SCOPE = Mod("scope", ("CTA", "GPU", "SYS"))
 PRMT_MODE = Mod("mode", ("IDX", "F4E", "B4E", "RC8", "ECL", "ECR", "RC16"))
 FDIV_PREC = Mod("prec", ("RN", "FULL", "APPROX"))
 ATOM64_TYPE = Mod("type", ("U64", "S64", "F64"))
+# ATOMG.H/ATOMS.H/ATOM.H: 16-bit (U16 CAS, F16/BF16 ADD) and packed-half (F16X2/BF16X2 ADD, 32-bit) atomics
+HALF_ATOM_TYPE = Mod("type", ("U16", "F16", "BF16", "F16X2", "BF16X2"))
 MATCH_MODE = Mod("mode", ("ANY", "ALL"))
 REDUX_OP = Mod("op", ("SUM", "MIN", "MAX", "AND", "OR", "XOR"))
 
@@ -571,6 +573,16 @@ _ROWS = [
      "as WGMMA.F32 for m64nNk32 with e4m3|e5m2 A (64 x 32) and B (32 x N), both K-major: d = accumulator "
      "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma)",
      "warpgroup tensor=gmma"),
+    # 16-bit and packed-half atomics, sm_70/sm_90 atom.cas.b16 and atom.add.noftz.{f16,bf16}{,x2} (appended:
+    # opcodes stay stable; executors in exec_memory.py, the half adds in xcc.sim.memory._half_atomic)
+    ("ATOMG.H", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, HALF_ATOM_TYPE), "lsu", "lsu", "ATOMG.E.16 / ATOMG.E.ADD.F16x2",
+     "as ATOMG on a 16-bit element (U16 CAS, F16/BF16 ADD: the low halves of c and e, d zero-extended) or a "
+     "packed pair (F16X2/BF16X2 ADD, each half alone); ADD rounds to nearest, subnormals kept (.noftz)",
+     "atomic global"),
+    ("ATOMS.H", (D_R, A_R, B_I, C_R, E_R), (ATOM_OP, HALF_ATOM_TYPE), "lsu", "lsu", "ATOMS.16 / ATOMS.ADD.F16x2",
+     "as ATOMG.H on shared[a + b]", "atomic shared"),
+    ("ATOM.H", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, HALF_ATOM_TYPE), "lsu", "lsu", "ATOM.E.16 / ATOM.E.ADD.F16x2",
+     "as ATOMG.H on generic[a + b]", "atomic generic"),
 ]
 
 

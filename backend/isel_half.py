@@ -36,7 +36,7 @@ from xcc.ir.types import ptx_type
 HALF_TYPES = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
 HALF_SCALARS = frozenset({"f16", "bf16"})
 # IR ops on values of a half type that the ordinary rules select correctly (bit moves, memory)
-_PASSTHROUGH = frozenset({"mov", "selp", "ld", "st", "ld_param", "pack", "unpack"})
+_PASSTHROUGH = frozenset({"mov", "selp", "ld", "st", "ld_param", "pack", "unpack", "atom"})  # atom: op_atom (ATOM*.H)
 _ARITH = frozenset({"add", "sub", "mul", "fma", "mad", "min", "max", "neg", "abs", "setp", "ex2", "tanh"})
 _FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite")
 _INT_RNDS = ("rni", "rzi", "rmi", "rpi")

@@ -245,9 +245,16 @@ class MemorySelection(SelectorCore):
         if prefix == "L":
             raise self.error("atomics on the .local space are not defined by PTX")
         t = inst.type
-        if t.bits not in (32, 64):
-            raise self.error(f"atom.{t} is not supported yet")
         op = inst.attrs["atom_op"].upper()
+        half = {"f16": "F16", "bf16": "BF16", "f16x2": "F16X2", "bf16x2": "BF16X2"}.get(t.name) if op == "ADD" else None
+        if half or (t.bits == 16 and op == "CAS"):  # ATOM*.H: 16-bit CAS, f16/bf16 (x2) ADD
+            c = self.reg(inst.args[1])
+            e = self.reg(inst.args[2]) if op == "CAS" else RZ
+            d = self.vreg(inst.result) if inst.result is not None else RZ
+            self.emit(f"ATOM{prefix}.H", d=d, a=a, b=off, c=c, e=e, mods={"op": op, "type": half or "U16"})
+            return
+        if t.bits not in (32, 64) or t.name in ("f16x2", "bf16x2"):
+            raise self.error(f"atom.{inst.attrs['atom_op']}.{t} is not supported yet")
         wide = t.bits == 64
         typ = ATOM_KIND[t.kind] + str(t.bits)
         c = self.reg(inst.args[1])

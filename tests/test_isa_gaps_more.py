@@ -4,6 +4,7 @@ manual's definitions with Python integers, never xcc.semantics."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +112,174 @@ def test_modern_ptx_initialiser_is_no_longer_refused():
     src = (Path(__file__).parent / "data" / "frontend" / "modern.ptx").read_text()
     errors = check_sources([Source(src, "modern.ptx")]).errors
     assert not any("initialiser" in str(e) for e in errors), errors
+
+
+# ----------------------------------------------------------------------------- 16-bit and packed-half atomics
+def _half_value(bits: int, fmt: str):
+    """The exact value of f16/bf16 ``bits``: a Fraction, or a float for inf/NaN (IEEE 754 binary16 / bfloat16)."""
+    eb, mb = (5, 10) if fmt == "f16" else (8, 7)
+    sign, e, m = bits >> 15 & 1, bits >> mb & ((1 << eb) - 1), bits & ((1 << mb) - 1)
+    bias = (1 << eb - 1) - 1
+    if e == (1 << eb) - 1:
+        return float("nan") if m else (-1) ** sign * float("inf")
+    v = (Fraction(m, 1 << mb) if e == 0 else 1 + Fraction(m, 1 << mb)) * Fraction(2) ** (max(e, 1) - bias)
+    return -v if sign else v
+
+
+def _floor_log2(x: Fraction) -> int:
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    return e if Fraction(2) ** e <= x else e - 1
+
+
+def _half_round(x, fmt: str, neg_zero: bool = False) -> int:
+    """``x`` (a Fraction, or an infinite float) rounded to nearest, ties to even, into f16/bf16 bits (overflow:
+    infinity; subnormals kept)."""
+    eb, mb = (5, 10) if fmt == "f16" else (8, 7)
+    bias, inf = (1 << eb - 1) - 1, ((1 << eb) - 1) << mb
+    sign = 0x8000 if x < 0 or (x == 0 and neg_zero) else 0
+    if isinstance(x, float):
+        return sign | inf
+    x = abs(x)
+    if x == 0:
+        return sign
+    ulp = Fraction(2) ** (max(_floor_log2(x), 1 - bias) - mb)
+    q, r = divmod(x / ulp, 1)
+    q = int(q) + (1 if r > Fraction(1, 2) or (r == Fraction(1, 2) and int(q) % 2) else 0)
+    v = q * ulp
+    if v >= Fraction(2) ** (bias + 1):
+        return sign | inf
+    if v < Fraction(2) ** (1 - bias):
+        return sign | q
+    e = _floor_log2(v)
+    return sign | (e + bias) << mb | int(v / Fraction(2) ** (e - mb)) - (1 << mb)
+
+
+def _half_add(a: int, b: int, fmt: str) -> int | None:
+    """PTX ``add.rn.noftz`` of two f16/bf16 values from the bit patterns (None: any NaN)."""
+    x, y = _half_value(a, fmt), _half_value(b, fmt)
+    if isinstance(x, float) or isinstance(y, float):
+        s = float(x) + float(y)
+        return None if s != s else _half_round(s, fmt)
+    if x + y == 0:  # an exact zero sum: -0 only for -0 + -0 (round to nearest)
+        return _half_round(Fraction(0), fmt, neg_zero=bool(a >> 15 and b >> 15))
+    return _half_round(x + y, fmt)
+
+
+H16 = {"f16": [0x0000, 0x8000, 0x3C00, 0xBC00, 0x0001, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x3555, 0x1400,
+               0x6800, 0x7E00],
+       "bf16": [0x0000, 0x8000, 0x3F80, 0xBF80, 0x0001, 0x807F, 0x0080, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x3EAB, 0x3400,
+                0x4B00, 0x7FC0]}
+
+ATOM_PTX = """.version 8.7
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 mem, .param .u64 val, .param .u64 old)
+{{
+    .reg .b16 %h<4>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<10>;
+    .shared .align 4 .b8 sbuf[1024];
+    ld.param.u64 %rd1, [mem];
+    ld.param.u64 %rd2, [val];
+    ld.param.u64 %rd3, [old];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd4, %r1, {w};
+    add.s64 %rd5, %rd1, %rd4;
+    add.s64 %rd6, %rd2, %rd4;
+    add.s64 %rd7, %rd3, %rd4;
+    mov.u32 %r5, sbuf;
+    cvt.u32.u64 %r4, %rd4;
+    add.u32 %r5, %r5, %r4;
+{body}
+    ret;
+}}
+"""
+ATOM_BODY = {
+    ("global", 2): "ld.global.b16 %h1, [%rd6]; atom.global.{op}.{t} %h2, [%rd5], %h1; st.global.b16 [%rd7], %h2;",
+    ("global", 4): "ld.global.b32 %r2, [%rd6]; atom.global.{op}.{t} %r3, [%rd5], %r2; st.global.b32 [%rd7], %r3;",
+    ("shared", 2): ("ld.global.b16 %h3, [%rd5]; st.shared.b16 [%r5], %h3; ld.global.b16 %h1, [%rd6];"
+                    " atom.shared.{op}.{t} %h2, [%r5], %h1; st.global.b16 [%rd7], %h2; ld.shared.b16 %h3, [%r5];"
+                    " st.global.b16 [%rd5], %h3;"),
+    ("generic", 4): "ld.global.b32 %r2, [%rd6]; atom.{op}.{t} %r3, [%rd5], %r2; st.global.b32 [%rd7], %r3;",
+}
+
+
+def _run_atom(engine, opt, space, t, op, mem, val, dtype):
+    w = np.dtype(dtype).itemsize
+    src = ATOM_PTX.format(w=w, body=ATOM_BODY[(space, w)].format(op=op, t=t))
+    dev = rt.Device()
+    dm, dv, do = (rt.to_device(np.array(x, dtype), dev) for x in (mem, val, [0] * len(mem)))
+    m = rt.load_module(src, device=dev, engine=engine, opt_level=opt)
+    m.get_function("k").launch((1, 1, 1), (len(mem), 1, 1), [dm, dv, do])
+    return [int(x) for x in dm.copy_to_host()], [int(x) for x in do.copy_to_host()]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("fmt, space", [("f16", "global"), ("bf16", "global"), ("f16", "shared"), ("bf16", "shared")])
+def test_atom_add_noftz_half(engine, opt, fmt, space):
+    """atom.add.noftz.{f16,bf16} on global and shared memory: every pair of edge values (zeros, one, the
+    smallest and largest subnormals, the largest finite, infinities, NaN); old value back, sum rounded once."""
+    pairs = [(a, b) for a in H16[fmt] for b in H16[fmt]]
+    mem, val = [a for a, _ in pairs], [b for _, b in pairs]
+    got_mem, got_old = _run_atom(engine, opt, space, fmt, "add.noftz", mem, val, np.uint16)
+    assert got_old == mem
+    for (a, b), g, w in zip(pairs, got_mem, [_half_add(a, b, fmt) for a, b in pairs]):
+        if w is None:
+            assert g & 0x7FFF > (0x7C00 if fmt == "f16" else 0x7F80), (hex(a), hex(b), hex(g))
+        else:
+            assert g == w, (hex(a), hex(b), hex(g), hex(w))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("fmt, space", [("f16x2", "global"), ("bf16x2", "global"), ("f16x2", "generic")])
+def test_atom_add_noftz_packed_half(engine, opt, fmt, space):
+    base = fmt[:-2]
+    vals = H16[base]
+    mem = [vals[i] | vals[-1 - i] << 16 for i in range(len(vals))] * 2
+    val = [vals[(i * 7) % len(vals)] | vals[(i * 3) % len(vals)] << 16 for i in range(len(mem))]
+    got_mem, got_old = _run_atom(engine, opt, space, fmt, "add.noftz", mem, val, np.uint32)
+    assert got_old == mem
+    for a, b, g in zip(mem, val, got_mem):
+        for k in (0, 1):
+            w = _half_add(a >> 16 * k & 0xFFFF, b >> 16 * k & 0xFFFF, base)
+            gk = g >> 16 * k & 0xFFFF
+            if w is None:
+                assert gk & 0x7FFF > (0x7C00 if base == "f16" else 0x7F80), (hex(a), hex(b), hex(g))
+            else:
+                assert gk == w, (k, hex(a), hex(b), hex(g), hex(w))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("space", ["global", "shared"])
+def test_atom_cas_b16(engine, opt, space):
+    """atom.cas.b16 d, [a], b, c: d = old; the memory becomes c when old == b (here b = old for even threads)."""
+    n = 40
+    mem = [(0x1234 * i + 0x8001) & 0xFFFF for i in range(n)]
+    cmp = [m if i % 2 == 0 else m ^ 0x8000 for i, m in enumerate(mem)]
+    new = [(0xBEEF + i) & 0xFFFF for i in range(n)]
+    src_body = {"global": "ld.global.b16 %h1, [%rd6]; add.s64 %rd8, %rd6, 128; ld.global.b16 %h3, [%rd8];"
+                          " atom.global.cas.b16 %h2, [%rd5], %h1, %h3; st.global.b16 [%rd7], %h2;",
+                "shared": "ld.global.b16 %h3, [%rd5]; st.shared.b16 [%r5], %h3; ld.global.b16 %h1, [%rd6];"
+                          " add.s64 %rd8, %rd6, 128; ld.global.b16 %h3, [%rd8];"
+                          " atom.shared.cas.b16 %h2, [%r5], %h1, %h3; st.global.b16 [%rd7], %h2;"
+                          " ld.shared.b16 %h3, [%r5]; st.global.b16 [%rd5], %h3;"}[space]
+    dev = rt.Device()
+    dm = rt.to_device(np.array(mem, np.uint16), dev)
+    dv = rt.to_device(np.array(cmp + [0] * (64 - n) + new + [0] * (64 - n), np.uint16), dev)
+    do = rt.to_device(np.zeros(n, np.uint16), dev)
+    m = rt.load_module(ATOM_PTX.format(w=2, body=src_body), device=dev, engine=engine, opt_level=opt)
+    m.get_function("k").launch((1, 1, 1), (n, 1, 1), [dm, dv, do])
+    assert [int(x) for x in do.copy_to_host()] == mem
+    assert [int(x) for x in dm.copy_to_host()] == [new[i] if i % 2 == 0 else mem[i] for i in range(n)]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_atom_add_f16_contended(engine, opt):
+    """64 threads add 1.0 to one f16 in turn: the final value is 64 and the old values are 0..63 (each once)."""
+    body = ("mov.b16 %h1, 0x3C00; atom.global.add.noftz.f16 %h2, [%rd1], %h1; st.global.b16 [%rd7], %h2;")
+    dev = rt.Device()
+    dm, do = rt.to_device(np.zeros(1, np.uint16), dev), rt.to_device(np.zeros(64, np.uint16), dev)
+    m = rt.load_module(ATOM_PTX.format(w=2, body=body), device=dev, engine=engine, opt_level=opt)
+    m.get_function("k").launch((1, 1, 1), (64, 1, 1), [dm, dm, do])
+    assert int(dm.copy_to_host()[0]) == _half_round(Fraction(64), "f16")
+    assert sorted(int(x) for x in do.copy_to_host()) == [_half_round(Fraction(i), "f16") for i in range(64)]

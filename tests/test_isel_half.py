@@ -23,7 +23,6 @@ from test_isel_bits import check_instruction as check_bits
 
 from xcc.backend.isa import PT, RZ
 from xcc.backend.minst import Imm, mi
-from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Instruction, Value
 from xcc.ir.evaluate import evaluate
 from xcc.ir.types import PRED, ptx_type
@@ -551,16 +550,15 @@ def test_set_on_half_x2_selects_each_element():
     check_instruction("set.gt.f16x2", body, ref, _half_cols(7), 3)
 
 
-@pytest.mark.parametrize("body,what", [
-    ("atom.global.add.noftz.f16x2 %r0, [%rd3], %r5;" + R32, r"'atom\.f16x2' is not supported")])
-def test_half_rules_refuse_what_they_do_not_implement(body, what):
-    """x2 atomics are not integer adds.  (neg.ftz.f16, max.relu.s32 and min.NaN.f32, refused here before, are
-    composed from other ops by xcc.ir.lower_bits now: tests/test_isa_gaps_bits.py runs them on both engines.)"""
+def test_half_atomics_select_atomg_h():
+    """x2 atomics are not integer adds: atom.add.noftz.f16x2 selects ATOMG.H (type F16X2), run against an exact
+    reference in tests/test_isa_gaps_more.py."""
     from xcc.driver import CompileOptions, Source, compile_module
 
-    with pytest.raises(UnsupportedError, match=what) as e:
-        compile_module([Source(KERNEL90.format(body=body), "k.ptx")], CompileOptions())
-    assert e.value.loc is not None and e.value.loc.line > 30
+    body = "atom.global.add.noftz.f16x2 %r0, [%rd3], %r5;" + R32
+    obj = compile_module([Source(KERNEL90.format(body=body), "k.ptx")], CompileOptions())
+    atoms = [i for i in obj.kernels["k"].instructions if i.mnemonic.startswith("ATOM")]
+    assert [(i.mnemonic, i.mods.get("type")) for i in atoms] == [("ATOMG.H", "F16X2")]
 
 
 def test_carry_pair_selects_one_instruction():

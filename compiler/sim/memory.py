@@ -187,8 +187,36 @@ def _segmented_scan(ufunc, init, sv, gid, rank, lens):
     return before, final
 
 
+HALF_ATOMIC_KINDS = ("f16", "bf16", "f16x2", "bf16x2")
+
+
+def _half_atomic(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, kind: str) -> np.ndarray:
+    """``atom.add.noftz`` on f16/bf16 (2 bytes) or packed f16x2/bf16x2 (4 bytes, each half on its own): one
+    thread at a time in thread order, each add rounded to nearest with subnormals kept
+    (:func:`xcc.semantics.halfp.hadd`); returns the old raw bits."""
+    from xcc.semantics.halfp import fmt_of, hadd
+
+    if op != "add" or width != (4 if kind.endswith("x2") else 2):
+        raise ValueError(f"atomic {op} on {width}-byte .{kind} is not defined")
+    udt, fmt, lanes = _UINT[width], fmt_of(kind), width // 2
+    mem, idx = buf.view(udt), off >> _SHIFT[width]
+    v = _coerce(np.asarray(values).astype(np.uint64) & np.uint64((1 << 8 * width) - 1), off.size, udt)
+    old = np.empty(off.size, udt)
+    for i in range(off.size):
+        o, b = int(mem[idx[i]]), int(v[i])
+        old[i] = o
+        new = 0
+        for k in range(lanes):
+            h = hadd(np.array([o >> 16 * k & 0xFFFF], np.uint16), np.array([b >> 16 * k & 0xFFFF], np.uint16), fmt)
+            new |= int(h[0]) << 16 * k
+        mem[idx[i]] = new
+    return old
+
+
 def _atomic_core(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, kind: str, compare):
     """Apply one atomic for all threads; ``off`` is already checked."""
+    if kind in HALF_ATOMIC_KINDS:
+        return _half_atomic(buf, off, op, values, width, kind)
     if op not in ATOMIC_OPS:
         raise ValueError(f"unknown atomic operation {op!r}")
     if kind not in ("u", "s", "f"):

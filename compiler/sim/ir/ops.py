@@ -25,7 +25,7 @@ from xcc.ir.types import ScalarType
 from xcc.semantics import warp
 from xcc.semantics.bits import UDTYPE, as_unsigned
 from xcc.semantics.convert import convert
-from xcc.sim.memory import WINDOWS, window_space
+from xcc.sim.memory import HALF_ATOMIC_KINDS, WINDOWS, window_space
 
 U32, U64 = np.uint32, np.uint64
 IMPLS: dict[str, Callable[[OpBinder], Callable]] = {}
@@ -227,13 +227,15 @@ def _atom(x: OpBinder):
     t, rt, wr = x.inst.type, x.inst.result.type, x.set()
     op = x.attrs["atom_op"]
     kind = "f" if t.is_float else "s" if t.kind == "s" else "u"
+    if t.name in HALF_ATOMIC_KINDS and op == "add":  # f16/bf16 (x2): their own rounding (xcc.sim.memory)
+        kind = t.name
     b = x.arg(1)
     if op == "cas":
         c = x.arg(2)
         return lambda sel, idx, n: wr(sel, _extend(mem().atomic(
             "cas", where(sel, idx, n), _truncate(c(sel, n), t.bits), width, kind,
             compare=_truncate(b(sel, n), t.bits)), t, rt))
-    if kind == "f" and op not in ("add", "exch"):
+    if kind != "u" and kind != "s" and op not in ("add", "exch"):
         raise x.error(f"atom.{op}.{t} is not supported by the memory model")
     return lambda sel, idx, n: wr(sel, _extend(mem().atomic(op, where(sel, idx, n), _truncate(b(sel, n), t.bits),
                                                             width, kind), t, rt))

@@ -154,14 +154,21 @@ def _sts64(x: Binder):
     return lambda sel, idx, n: ctx.smem.store(addr(sel, idx, n, 8), c(sel, n), 8)
 
 
-_ATOM_KIND = {"U32": "u", "S32": "s", "F32": "f", "U64": "u", "S64": "s", "F64": "f"}
+_ATOM_KIND = {"U32": "u", "S32": "s", "F32": "f", "U64": "u", "S64": "s", "F64": "f", "U16": "u", "F16": "f16",
+              "BF16": "bf16", "F16X2": "f16x2", "BF16X2": "bf16x2"}
 
 
 def _atomic(x: Binder, space: str):
     op, kind = x.mod("op").lower(), _ATOM_KIND[x.mod("type")]
     width = 8 if x.inst.mnemonic.endswith(".64") else 4
+    if x.inst.mnemonic.endswith(".H"):  # 16-bit elements; packed pairs are 32 bits
+        width = 4 if kind.endswith("x2") else 2
+        if (op == "cas") != (kind == "u") or op not in ("cas", "add"):
+            return _raise(f"invalid atomic: {x.inst.mnemonic}.{x.mod('op')}.{x.mod('type')}")
     if width == 8:
         d, c, e = x.set_w(), x.w("c"), x.w("e")
+    elif width == 2:
+        d, c, e = x.set_r(), _low16(x.r("c")), _low16(x.r("e"))
     else:
         d, c, e = x.set_r(), x.r("c"), x.r("e")
     ctx = x.ctx
@@ -191,17 +198,21 @@ def _atomic(x: Binder, space: str):
     return lambda sel, idx, n: d(sel, mem.atomic(op, where(sel, idx, n), c(sel, n), width, kind))
 
 
-@impl("ATOMG", "ATOMG.64")
+def _low16(r):
+    return lambda sel, n: np.asarray(r(sel, n)).astype(np.uint16)
+
+
+@impl("ATOMG", "ATOMG.64", "ATOMG.H")
 def _atomg(x: Binder):
     return _atomic(x, "global")
 
 
-@impl("ATOMS", "ATOMS.64")
+@impl("ATOMS", "ATOMS.64", "ATOMS.H")
 def _atoms(x: Binder):
     return _atomic(x, "shared")
 
 
-@impl("ATOM", "ATOM.64")
+@impl("ATOM", "ATOM.64", "ATOM.H")
 def _atom_generic(x: Binder):
     return _atomic(x, "generic")
 
