@@ -174,6 +174,9 @@ def format_inst(inst: MInst, index: int = 0, unit: int = 1) -> str:
             if op.field == "a":
                 mem_base = format_operand(op.kind, v, index, unit)
                 continue
+            if op.kind != "I":  # b is a value, not the offset (TMALD.3D's third coordinate): [a], b
+                ops += [f"[{mem_base}]", format_operand(op.kind, v, index, unit)]
+                continue
             ops.append(f"[{mem_base}{'' if not v else f'+{v:#x}' if v > 0 else f'-{-v:#x}'}]")
             continue
         ops.append(format_operand(op.kind, v, index, unit))

@@ -583,6 +583,10 @@ _ROWS = [
      "as ATOMG.H on shared[a + b]", "atomic shared"),
     ("ATOM.H", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, HALF_ATOM_TYPE), "lsu", "lsu", "ATOM.E.16 / ATOM.E.ADD.F16x2",
      "as ATOMG.H on generic[a + b]", "atomic generic"),
+    # rank-3 TMA tile loads (CUTLASS 3.x's maps: M/N, K, batch) (appended: opcodes stay stable)
+    ("TMALD.3D", (D_R, A_R, B_RIC, C_W, E_W), (), "lsu", "lsu", "UTMALDG.3D",
+     "cp.async.bulk.tensor.3d tile-mode load: as TMALD R2 at coordinates e.lo, e.hi and b (signed) to shared[a]; "
+     "d = its bytes; the cycle model charges the box's global reads", "sync global load"),
 ]
 
 

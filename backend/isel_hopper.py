@@ -7,7 +7,7 @@
   low word, the shared window's offset).
 * ``bulk_copy`` -> BLKCP.BYPASS (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on
   the mbarrier, or BLKCP.S2G (shared -> global); ``bulk_reduce`` -> BLKRED.op.type; ``tma_load`` (1d, 2d) ->
-  TMALD (coordinates in a register pair, its bytes in d) and SYNCS.TX.COMPLETE of those bytes.
+  TMALD (coordinates in a register pair, its bytes in d; TMALD.3D: the third in b) and SYNCS.TX.COMPLETE of those bytes.
 """
 
 from __future__ import annotations
@@ -91,16 +91,23 @@ class HopperSelection(SelectorCore):
     def op_tma_load(self, inst):
         at = inst.attrs
         dst, tmap, mb, *coords = inst.args
-        if len(coords) > 2:
+        if len(coords) > 3:
             raise self.error(f"a {len(coords)}d cp.async.bulk.tensor is not supported by the xg1 backend yet "
-                             "(1d and 2d)")
+                             "(1d to 3d)")
         a, off = self._hp_shared(dst, int(at.get("dst_offset", 0)))
         pair = new_vreg(2)
         for k in range(2):
             c = coords[k] if k < len(coords) else Const(coords[0].type, 0)
             self.emit("MOV", d=Half(pair, k), b=self.src_b(c))
         size = new_vreg(1)
-        self.emit("TMALD", d=size, a=a, b=off, c=self.reg(tmap), e=pair, mods={"rank": f"R{len(coords)}"})
+        if len(coords) == 3:  # TMALD.3D: the third coordinate in b, the offset folded into a
+            if off:
+                a2 = new_vreg(1)
+                self.emit("IADD3", d=a2, a=a, b=Imm(off & 0xFFFFFFFF), c=RZ)
+                a = a2
+            self.emit("TMALD.3D", d=size, a=a, b=self.src_b(coords[2]), c=self.reg(tmap), e=pair)
+        else:
+            self.emit("TMALD", d=size, a=a, b=off, c=self.reg(tmap), e=pair, mods={"rank": f"R{len(coords)}"})
         ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
         self.emit("SYNCS.TX", a=ma, b=moff, c=size, mods={"COMPLETE": "COMPLETE"})
 

@@ -192,3 +192,40 @@ def test_the_tma_wgmma_pipeline_runs_through_the_driver_api():
         assert np.array_equal(got, (a.astype(np.float64) @ bt.astype(np.float64).T).astype(np.float32))
     finally:
         cuda.cuCtxDestroy(ctx)
+
+
+# ------------------------------------------------------------------ rank 3 (CUTLASS 3.x's maps: M/N, K, batch L)
+DEPTH = 3
+PTX_3D = (PTX.replace("\t.param .u32 tma_copy_param_3\n", "\t.param .u32 tma_copy_param_3,\n\t.param .u32 tma_copy_param_4\n")
+          .replace("\tld.param.u32 \t%r6, [tma_copy_param_3];\n",
+                   "\tld.param.u32 \t%r6, [tma_copy_param_3];\n\tld.param.u32 \t%r4, [tma_copy_param_4];\n")
+          .replace("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r10], "
+                   "[%rd4, {%r5, %r6}], [%r7];",
+                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r10], "
+                   "[%rd4, {%r5, %r6, %r4}], [%r7];"))
+
+
+def test_the_3d_kernel_is_the_2d_one_with_a_third_coordinate():
+    assert PTX_3D.count("tensor.3d") == 1 and "tma_copy_param_4]" in PTX_3D  # (ptxas -arch=sm_90a accepts it)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("c0, c1, c2", [(0, 0, 1), (30, -3, 2), (-5, 30, 0), (0, 0, 3)])
+def test_a_3d_tile_load_reads_one_slice(engine, opt, c0, c1, c2):
+    """A [DEPTH, ROWS, COLS] tensor, box 32 x 16 x 1: the box at (c0, c1) of slice c2 (zeros past the last slice);
+    xg1 runs it as TMALD.3D."""
+    dev = rt.Device()
+    x = np.arange(DEPTH * ROWS * COLS, dtype=np.float32).reshape(DEPTH, ROWS, COLS) + 0.25
+    dx, out = rt.to_device(x, dev), rt.to_device(np.full(16 * 32, -1, np.float32), dev)
+    assert cuda.cuInit(0)[0] == 0
+    err, tm = cuda.cuTensorMapEncodeTiled(DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, int(dx), [COLS, ROWS, DEPTH],
+                                          [COLS * 4, COLS * ROWS * 4], [32, 16, 1], [1, 1, 1],
+                                          cuda.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          SW.CU_TENSOR_MAP_SWIZZLE_NONE,
+                                          cuda.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE, 0)
+    assert err == 0, cuda.last_error_message()
+    module = rt.load_module(PTX_3D, device=dev, engine=engine, opt_level=opt)
+    module.get_function("tma_copy").launch((1, 1, 1), (128, 1, 1),
+                                           [bytes(tm), out, np.int32(c0), np.int32(c1), np.int32(c2)])
+    want = expected(x[c2], c0, c1) if c2 < DEPTH else np.zeros((16, 32), np.float32)
+    assert np.array_equal(out.copy_to_host().reshape(16, 32), want)

@@ -1,5 +1,5 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
-``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``, ``TMALD``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
+``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``, ``TMALD``, ``TMALD.3D``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -83,7 +83,8 @@ def tma_memrec(x: Binder):
     in-bounds elements of each thread's box, as accesses of its warp; nothing for a map that is not one (the
     executor faults)."""
     ctx, e, c = x.ctx, x.w("e"), x.w("c")
-    rank = int(x.mod("rank")[1])
+    three = x.inst.mnemonic == "TMALD.3D"  # (its third coordinate in b)
+    rank, third = (3, x.ric("b")) if three else (int(x.mod("rank")[1]), None)
 
     def record(esel, eidx, m, rec, wb):
         maps = np.broadcast_to(np.asarray(c(esel, m), np.uint64), (m,))
@@ -96,7 +97,9 @@ def tma_memrec(x: Binder):
                 tm = T.decode(np.asarray(raw, np.uint64).tobytes())
             except (MemoryFault, T.TensorMapError):
                 return
-            cs = [int(np.int32(np.uint32(int(coords[i]) >> (32 * k) & 0xFFFFFFFF))) for k in range(rank)]
+            cs = [int(np.int32(np.uint32(int(coords[i]) >> (32 * k) & 0xFFFFFFFF))) for k in range(min(rank, 2))]
+            if third is not None:
+                cs.append(int(np.int32(np.uint32(int(np.broadcast_to(np.asarray(third(esel, m)), (m,))[i])))))
             if tm["rank"] != rank:
                 return
             addr, inside, _, _ = T.tile_box(tm, cs)
@@ -109,14 +112,15 @@ def tma_memrec(x: Binder):
     return record
 
 
-@impl("TMALD")
+@impl("TMALD", "TMALD.3D")
 def _tmald(x: Binder):
     ctx, e = x.ctx, x.w("e")
-    a, off = x.r("a"), int(x.ops["b"])
+    three = x.inst.mnemonic == "TMALD.3D"  # the third coordinate in b, the whole shared address in a
+    a, off = x.r("a"), 0 if three else int(x.ops["b"])
     dst = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
     lo = lambda sel, n: (np.asarray(e(sel, n), np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.int64)  # noqa: E731
     hi = lambda sel, n: (np.asarray(e(sel, n), np.uint64) >> np.uint64(32)).astype(np.int64)  # noqa: E731
-    coords = [lo, hi][:int(x.mod("rank")[1])]
+    coords = [lo, hi, x.ric("b")] if three else [lo, hi][:int(x.mod("rank")[1])]
     return tma_load_executor(ctx.launch, _view(x), ctx.gmem, lambda: ctx.generic, dst, x.w("c"), coords,
                              None, x.set_r("d"))
 
