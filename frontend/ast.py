@@ -88,10 +88,12 @@ class Sink:
 
 @dataclass(frozen=True)
 class Negated:
-    """A negated predicate source operand ``!%p1`` (as in ``selp`` or ``setp ... , !%p``)."""
+    """A negated predicate source operand ``!%p1`` (as in ``selp`` or ``setp ... , !%p``), or with ``minus``
+    an arithmetically negated register ``-%r1`` (``vmad``'s operand negation, PTX ISA 9.0 section 9.7.10.2)."""
 
     operand: Reg
     loc: SourceLoc | None = field(default=None, compare=False)
+    minus: bool = False
 
 
 Operand = Reg | SpecialReg | Imm | Symbol | Address | Vector | Sink | Negated

@@ -406,6 +406,11 @@ class _InstructionCheck:
         elif isinstance(op, ast.Symbol):
             if not self.form.symbols and role != "x":
                 self.error(f"{where} must be a register or a constant, not the name '{op.name}'", loc)
+        elif isinstance(op, ast.Negated) and op.minus:
+            if self.ins.opcode != "vmad" or role in "dqUWv" or "po" in self.mods:
+                self.error(f"{where}: '-' negates only vmad's a, b and c operands (not with .po)", loc)
+            else:
+                self.operand(i, role, op.operand, t)
         elif isinstance(op, ast.Negated):
             self.error(f"{where}: '!' only applies to predicate operands", loc)
 

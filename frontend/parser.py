@@ -580,6 +580,9 @@ class _Builder(Transformer):
     def negated(self, c):
         return ast.Negated(self._pred(c[0]), self._loc(c[0]))
 
+    def neg_reg(self, c):
+        return ast.Negated(self._reg(c[0]), self._loc(c[0]), minus=True)
+
     def pair(self, c):
         return ast.Vector((self._pred(c[0]), self._pred(c[1])), self._loc(c[0]))
 

@@ -261,7 +261,7 @@ def format_operand(op: ast.Operand) -> str:
     if isinstance(op, ast.Sink):
         return "_"
     if isinstance(op, ast.Negated):
-        return "!" + op.operand.name
+        return ("-" if op.minus else "!") + op.operand.name
     if isinstance(op, ast.Vector):
         return "{" + ", ".join(format_operand(e) for e in op.elements) + "}"
     if isinstance(op, ast.Address):

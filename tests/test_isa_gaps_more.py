@@ -1,5 +1,7 @@
 """Issue 19's remaining PTX forms: ``brx.idx`` through ``.branchtargets`` lists (xcc.ir.build lowers it to a
-compare-and-branch chain), run on both engines at -O0 and -O3.  Expected values restate the PTX ISA 9.0
+compare-and-branch chain), ``.reg`` parameters of ``.func``, variable addresses in initialisers (relocated by the
+loader), ``atom.cas.b16`` and the f16/bf16 (x2) ``atom.add.noftz`` forms, ``vmad`` with negated operands; run on
+both engines at -O0 and -O3.  Expected values restate the PTX ISA 9.0
 manual's definitions with Python integers, never xcc.semantics."""
 
 from __future__ import annotations
@@ -283,3 +285,67 @@ def test_atom_add_f16_contended(engine, opt):
     m.get_function("k").launch((1, 1, 1), (64, 1, 1), [dm, dm, do])
     assert int(dm.copy_to_host()[0]) == _half_round(Fraction(64), "f16")
     assert sorted(int(x) for x in do.copy_to_host()) == [_half_round(Fraction(i), "f16") for i in range(64)]
+
+
+# ----------------------------------------------------------------------------- vmad with negated operands
+VSEL = {"": (0, 32), ".b0": (0, 8), ".b3": (24, 8), ".h0": (0, 16), ".h1": (16, 16)}
+
+
+def vmad_ref(a, b, c, at_s, bt_s, negs, sels, mods) -> int:
+    """PTX ISA 9.0 section 9.7.10.2's vmad pseudo-code, with Python integers for its 128-bit tmp."""
+    def part(v, sel, signed):
+        shift, w = VSEL[sel]
+        x = v >> shift & ((1 << w) - 1)
+        return x - (1 << w) if signed and x >> (w - 1) else x
+
+    m128, m64 = (1 << 128) - 1, (1 << 64) - 1
+    signed_final = at_s or bt_s or (negs[0] != negs[1]) or negs[2]
+    tmp = part(a, sels[0], at_s) * part(b, sels[1], bt_s) & m128
+    lsb = 0
+    if ".po" in mods:
+        lsb = 1
+    elif negs[0] != negs[1]:
+        tmp, lsb = ~tmp & m128, 1
+    elif negs[2]:
+        c, lsb = ~c & 0xFFFFFFFF, 1
+    c128 = (c - (1 << 32) if c >> 31 else c) & m128 if signed_final else c
+    tmp = (tmp + c128 + lsb) & m128
+    result = (tmp >> (7 if ".shr7" in mods else 15 if ".shr15" in mods else 0)) & m64
+    if ".sat" in mods:
+        if signed_final:
+            r = result - (1 << 64) if result >> 63 else result
+            result = max(-(1 << 31), min((1 << 31) - 1, r))
+        else:
+            result = min(0xFFFFFFFF, result)
+    return result & 0xFFFFFFFF
+
+
+VMAD_ROWS = [(a, b, c) for a in (0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x12345678)
+             for b in (0, 3, 0xFFFFFFFF, 0x80000000, 0xFFFF8001) for c in (0, 1, 0x80000000, 0x7FFFFFFF, 0xFFFFFFFF)]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("types", ["u32.u32.u32", "s32.s32.s32", "s32.u32.s32", "u32.u32.s32"])
+@pytest.mark.parametrize("negs", [(True, False, False), (False, True, False), (False, False, True),
+                                  (True, True, False), (True, True, True)])
+@pytest.mark.parametrize("mods, sels", [("", ("", "")), (".sat", ("", "")), (".shr7", ("", "")),
+                                        (".shr15.sat", (".h1", ".b0")), (".sat", (".b3", ".h0"))])
+def test_vmad_negated_operands(engine, opt, types, negs, mods, sels):
+    from test_isa_gaps import check
+
+    _, at, bt = types.split(".")
+    ops = [("-" if n else "") + r + s for n, r, s in zip(negs, ("%r2", "%r3", "%r4"), (*sels, ""))]
+    body = f"vmad.{types}{mods} %r5, {', '.join(ops)}; cvt.u64.u32 %rd8, %r5;"
+    want = [vmad_ref(a, b, c, at == "s32", bt == "s32", negs, sels, mods) for a, b, c in VMAD_ROWS]
+    check(body, VMAD_ROWS, want, engine, opt)
+
+
+def test_vmad_negating_the_product_and_c_is_refused():
+    """ptxas: 'Operand negation limited to either (source A xor source B) or source C'; .po with negation."""
+    for form in ("vmad.s32.s32.s32 %r1, -%r2, %r3, -%r4;", "vmad.u32.u32.u32.po %r1, -%r2, %r3, %r4;"):
+        src = (".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<6>;\n\t"
+               + form + "\n\tret;\n}\n")
+        errors = check_sources([Source(src, "v.ptx")]).errors
+        assert len(errors) == 1 and ("operand negation is limited" in str(errors[0])
+                                     or "'-' negates" in str(errors[0])), errors
+        assert errors[0].loc is not None and errors[0].loc.line == 7

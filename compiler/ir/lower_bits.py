@@ -25,8 +25,8 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
 * ``vavrg2``/``vavrg4`` (with :mod:`xcc.ir.lower_video`'s SIMD frame) and ``vset2``/``vset4`` (9.7.10.3) with the
   default selectors and mask: per element, extended by its type; the average rounds halves away from zero.
 * ``mul.hi``/``mad.hi`` ``.u16``/``.s16``: ``mul.wide``, a shift by 16 and a truncation (:meth:`BitsLowering.mul_hi16`).
-* ``vmad`` (9.7.10.2) with ``.po``, ``.sat``, ``.shr7``/``.shr15`` and selectors, no operand negation: 64-bit IR
-  arithmetic (:meth:`BitsLowering.op_vmad`).
+* ``vmad`` (9.7.10.2) with ``.po``, ``.sat``, ``.shr7``/``.shr15``, selectors and operand negation: the manual's
+  128-bit pseudo-code on pairs of 64-bit IR values (:meth:`BitsLowering.op_vmad`).
 * ``mad.hi.sat.s32 d, a, b, c`` (9.7.1.4): ``d = sat(hi32(a * b) + c)``: ``mul.hi`` then ``add.sat``.
 * ``prefetch``, ``prefetchu``, ``applypriority``, ``discard`` (9.7.9.15/16/17): cache hints; xg1 models no
   cache it could act on, so they lower to nothing once the address operand is checked (``discard`` and
@@ -288,10 +288,12 @@ class BitsLowering:
         self.write(d, out)
 
     def op_vmad(self, inst) -> None:
-        """``vmad.dtype.atype.btype{.po}{.sat}{.shr7,.shr15} d, a{.asel}, b{.bsel}, c`` (9.7.10.2, without operand
-        negation): ``tmp = a * b + c (+ 1 with .po)`` exact in 64 bits (|a * b| < 2^64 for 32-bit operands; c
-        sign-extended when a or b is signed, else zero-extended), shifted right by 7 or 15 (arithmetic when
-        signed), ``.sat`` clamped to the s32 (signed) or u32 range, the low 32 bits written."""
+        """``vmad.dtype.atype.btype{.po}{.sat}{.shr7,.shr15} d, {-}a{.asel}, {-}b{.bsel}, {-}c`` (9.7.10.2), the
+        manual's pseudo-code on a 128-bit ``tmp`` kept as two 64-bit words: ``tmp = a * b`` (exact; signed when a
+        or b is), ``~tmp`` and lsb 1 when exactly one of a, b is negated, else ``~c`` and lsb 1 when c is, lsb 1
+        with ``.po``; ``tmp += c (sign-extended when the result is signed, else zero-extended) + lsb``; the result
+        is ``(tmp >> 7 or 15) & (2^64 - 1)``, ``.sat`` clamped (as s64) to the s32 range when signed, else (as
+        u64) to the u32 range, and its low 32 bits written.  Signed: a or b signed, or a negated product or c."""
         mods = inst.modifiers
         ts = [m for m in mods if m in ("s32", "u32")]
         extra = [m for m in mods if m not in ("s32", "u32", "sat", "po", "shr7", "shr15")]
@@ -300,17 +302,32 @@ class BitsLowering:
         self._check(inst, 4)
         _dt, at, bt = ts
         s64, u64 = ptx_type("s64"), _U64
-        signed = "s32" in (at, bt)
-        d, a, b, c = inst.operands
-        ta, tb = self._vsource(a, at), self._vsource(b, bt)
-        tmp = self.emit("mul", s64, [ta, tb], s64, mode="lo").result
-        vc = self.emit("cvt", s64, [self.read(c, _U32)], s64, src="s32" if signed else "u32").result
-        tmp = self._op("add", tmp, vc, t=s64)
-        if "po" in mods:
-            tmp = self._op("add", tmp, Const(s64, 1), t=s64)
+        d, *src = inst.operands
+        neg = [isinstance(o, ast.Negated) and o.minus for o in src]
+        a, b, c = (o.operand if n else o for o, n in zip(src, neg))
+        neg_p = neg[0] != neg[1]
+        if neg_p and neg[2] or "po" in mods and any(neg):
+            raise self.error(f"'{_text(inst)}': operand negation is limited to (a xor b) or c, and not with .po",
+                             PtxSemanticError)
+        signed = "s32" in (at, bt) or neg_p or neg[2]  # the manual's signedFinal
+        lo = self.emit("mul", s64, [self._vsource(a, at), self._vsource(b, bt)], s64, mode="lo").result
+        hi = self._op("shr", lo, Const(_U32, 63), t=s64) if "s32" in (at, bt) else Const(u64, 0)
+        vc = self.read(c, _U32)
+        if neg_p:
+            lo, hi = self._op("not", lo, t=u64), self._op("not", hi, t=u64)
+        elif neg[2]:
+            vc = self._op("not", vc)
+        lsb = 1 if "po" in mods or neg_p or neg[2] else 0
+        vc = self.emit("cvt", s64, [vc], s64, src="s32" if signed else "u32").result
+        hc = self._op("shr", vc, Const(_U32, 63), t=s64) if signed else Const(u64, 0)
+        lo, hi = self._add128(lo, hi, vc, hc)
+        if lsb:
+            lo, hi = self._add128(lo, hi, Const(u64, 1), Const(u64, 0))
         shift = 7 if "shr7" in mods else 15 if "shr15" in mods else 0
+        tmp = lo
         if shift:
-            tmp = self._op("shr", tmp, Const(_U32, shift), t=s64 if signed else u64)
+            tmp = self._op("or", self._op("shr", lo, Const(_U32, shift), t=u64),
+                           self._op("shl", hi, Const(_U32, 64 - shift), t=u64), t=u64)
         if "sat" in mods:
             if signed:
                 tmp = self._op("min", self._op("max", tmp, Const(s64, -(1 << 31)), t=s64), Const(s64, (1 << 31) - 1),
@@ -318,6 +335,13 @@ class BitsLowering:
             else:
                 tmp = self._op("min", tmp, Const(u64, 0xFFFFFFFF), t=u64)
         self.write(d, self.emit("cvt", _U32, [tmp], _U32, src="u64").result)
+
+    def _add128(self, lo, hi, lo2, hi2):
+        """(lo, hi) + (lo2, hi2) modulo 2^128, each half a 64-bit value."""
+        s = self._op("add", lo, lo2, t=_U64)
+        carry = self._op("setp", s, lo, t=_U64, cmp="lt")
+        c = self.emit("selp", _U64, [Const(_U64, 1), Const(_U64, 0), carry], _U64).result
+        return s, self._op("add", self._op("add", hi, hi2, t=_U64), c, t=_U64)
 
     # ----------------------------------------------------------------- min / max forms
     def op_min(self, inst) -> None:

@@ -157,7 +157,7 @@ def flatten(fn: ast.Function) -> tuple[list[FlatLabel | FlatInst], list[FlatVar]
             return replace(op, base=base)
         if isinstance(op, ast.Vector):
             return replace(op, elements=tuple(resolve(e, scope, False) for e in op.elements))
-        if isinstance(op, ast.Negated):
+        if isinstance(op, ast.Negated):  # (-%r.h1: the selector is resolved with the register, a RegPart)
             return replace(op, operand=resolve(op.operand, scope, False))
         return op
 
