@@ -203,8 +203,8 @@ def _reference(op: str, a: int, b: int, bits: int, signed: bool) -> int:
     elif op == "mul.hi":
         r = (x * y) >> bits
     elif op in ("div", "rem"):
-        if b == 0:
-            return m if op == "div" else a
+        if b == 0:  # all ones for both, as an H200 gives (docs/semantics.md)
+            return m
         q = abs(x) // abs(y)
         q = q if (x < 0) == (y < 0) else -q
         r = q if op == "div" else x - q * y
