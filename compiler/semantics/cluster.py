@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from xcc.diagnostics import LaunchError
 
-__all__ = ["CLUSTER_RANK_SHIFT", "resolve_cluster", "MAX_PORTABLE", "MAX_NONPORTABLE", "OFFSET_MASK", "check_cluster",
+__all__ = ["CLUSTER_RANK_SHIFT", "dims", "resolve_cluster", "MAX_PORTABLE", "MAX_NONPORTABLE", "OFFSET_MASK", "check_cluster",
            "cta_coords", "cluster_registers", "decode_shared"]
 
 CLUSTER_RANK_SHIFT = 24
@@ -48,7 +48,8 @@ def check_cluster(grid, cluster, nonportable: bool = False) -> str | None:
     return None
 
 
-def _dims(v, what: str) -> tuple[int, int, int]:
+def dims(v, what: str) -> tuple[int, int, int]:
+    """A launch's grid, block or cluster shape as (x, y, z): one to three positive integers, the rest 1."""
     try:
         t = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
     except (TypeError, ValueError):
@@ -64,9 +65,9 @@ def resolve_cluster(name: str, grid, cluster, reqnctapercluster=None, maxcluster
     ``.reqnctapercluster``, else (1, 1, 1)), checked as CUDA does (cudaErrorInvalidClusterSize): a multiple
     of the grid, at most :data:`MAX_NONPORTABLE` CTAs (``nonportable`` False: :data:`MAX_PORTABLE`), the
     kernel's ``.reqnctapercluster`` and ``.maxclusterrank``; a :class:`LaunchError` otherwise."""
-    grid = _dims(grid, "grid")
-    req = _dims(reqnctapercluster, "reqnctapercluster") if reqnctapercluster else None
-    c = _dims(cluster, "cluster") if cluster is not None else (req or (1, 1, 1))
+    grid = dims(grid, "grid")
+    req = dims(reqnctapercluster, "reqnctapercluster") if reqnctapercluster else None
+    c = dims(cluster, "cluster") if cluster is not None else (req or (1, 1, 1))
     if req is not None and c != req:
         raise LaunchError(f"kernel '{name}' requires clusters of {req} (.reqnctapercluster), launched with {c}")
     why = check_cluster(grid, c, nonportable)

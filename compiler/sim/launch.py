@@ -41,7 +41,7 @@ from xcc.backend.lineinfo import line_info
 from xcc.backend.machine import Machine, load_machine
 from xcc.backend.objfile import KernelImage
 from xcc.diagnostics import KernelFault, LaunchError, LaunchInterrupted, XccError
-from xcc.semantics.cluster import resolve_cluster
+from xcc.semantics.cluster import dims, resolve_cluster
 from xcc.semantics.faults import MemoryFault
 from xcc.semantics.threads import fault_message, thread_at
 from xcc.sim.memory import ModuleGlobals
@@ -78,17 +78,6 @@ def step_limit(max_steps: int | None) -> int | None:
     if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 0:
         raise LaunchError(f"max_steps must be a non-negative integer (0: no limit), not {max_steps!r}")
     return int(max_steps) or None
-
-
-def dims(v, what: str) -> tuple[int, int, int]:
-    """A launch's grid or block as (x, y, z): one to three positive integers, the rest 1."""
-    try:
-        t = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
-    except (TypeError, ValueError):
-        raise LaunchError(f"{what} must be up to three positive integers, not {v!r}") from None
-    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
-        raise LaunchError(f"{what} must be up to three positive integers, not {v!r}")
-    return t + (1,) * (3 - len(t))
 
 
 class Launch:
