@@ -164,6 +164,19 @@ def suspend(launch, pos: int, idx: np.ndarray, done: np.ndarray, addr: np.ndarra
     return idx[done]
 
 
+def _bulk_operands(what: str, sel, n: int, dst, src, size):
+    """Each thread's destination, source and size of a bulk copy or reduction (int64), checked as PTX
+    requires: the size a positive multiple of 16, both addresses 16-byte aligned (else a located fault)."""
+    d, s, z = (np.broadcast_to(np.asarray(r(sel, n)), (n,)).astype(np.int64) for r in (dst, src, size))
+    bad = (z <= 0) | (z % 16 != 0) | (d % 16 != 0) | (s % 16 != 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ExecFault(f"{what}: size {int(z[i])} must be a positive multiple of 16 and both addresses "
+                        f"16-byte aligned (destination {int(d[i]) % (1 << 64):#x}, source "
+                        f"{int(s[i]) % (1 << 64):#x})", i, int(bad.sum()))
+    return d, s, z
+
+
 def bulk_executor(launch, view: SharedView, gmem, to_shared: bool, dst, src, size, mbar):
     """``cp.async.bulk``: readers of each thread's destination, source (absolute global, CTA-relative shared
     addresses), size and mbarrier address (None: none); performed now, then a complete-tx of the size on
@@ -171,13 +184,7 @@ def bulk_executor(launch, view: SharedView, gmem, to_shared: bool, dst, src, siz
     what = "cp.async.bulk"
 
     def run(sel, idx, n):
-        d, s, z = (np.broadcast_to(np.asarray(r(sel, n)), (n,)).astype(np.int64) for r in (dst, src, size))
-        bad = (z <= 0) | (z % 16 != 0) | (d % 16 != 0) | (s % 16 != 0)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ExecFault(f"{what}: size {int(z[i])} must be a positive multiple of 16 and both addresses "
-                            f"16-byte aligned (destination {int(d[i]) % (1 << 64):#x}, source "
-                            f"{int(s[i]) % (1 << 64):#x})", i, int(bad.sum()))
+        d, s, z = _bulk_operands(what, sel, n, dst, src, size)
         mb = None if mbar is None else view.at(idx, np.broadcast_to(np.asarray(mbar(sel, n)), (n,)).astype(np.int64), 8)
         smem = view.mem()
         for i in range(n):
@@ -205,13 +212,7 @@ def bulk_reduce_executor(view: SharedView, gmem, dst, src, size, op: str, kind: 
     what = "cp.reduce.async.bulk"
 
     def run(sel, idx, n):
-        d, s, z = (np.broadcast_to(np.asarray(r(sel, n)), (n,)).astype(np.int64) for r in (dst, src, size))
-        bad = (z <= 0) | (z % 16 != 0) | (d % 16 != 0) | (s % 16 != 0)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ExecFault(f"{what}: size {int(z[i])} must be a positive multiple of 16 and both addresses "
-                            f"16-byte aligned (destination {int(d[i]) % (1 << 64):#x}, source "
-                            f"{int(s[i]) % (1 << 64):#x})", i, int(bad.sum()))
+        d, s, z = _bulk_operands(what, sel, n, dst, src, size)
         smem = view.mem()
         for i in range(n):
             span = np.arange(int(z[i]) // width, dtype=np.int64) * width
