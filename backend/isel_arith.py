@@ -317,8 +317,28 @@ class ArithSelection(SelectorCore):
         exact = inst.op in ("rcp", "sqrt") and not inst.attrs.get("approx")
         mods = {"fn": MUFU[inst.op], **({"prec": "RN"} if exact else {}),
                 **({"FTZ": "FTZ"} if inst.attrs.get("ftz") else {})}
-        if exact and inst.attrs.get("rnd", "rn") != "rn":
-            raise self.error(f"{inst.op}.{inst.attrs['rnd']}.f32 is not supported yet")
+        if exact and inst.attrs.get("rnd", "rn") != "rn":  # sqrt.{rz,rm,rp}{.ftz}.f32 (rcp's went to _fdiv)
+            self._sqrt_directed(inst)
+            return
         self.emit("MUFU", d=self.vreg(inst.result), a=self.reg(inst.args[0]), mods=mods)
+
+    def _sqrt_directed(self, inst) -> None:
+        """``sqrt.{rz,rm,rp}{.ftz}.f32``: f64(a) (exact), DSQRT in the same mode, F2F.F32.F64 in the same mode.
+        Exact: a directed rounding of a directed rounding in the same direction onto a coarser grid (every f32 is
+        an f64) is that rounding of the exact root; a root of an f32 is never an f32 subnormal. ``.ftz`` flushes a
+        subnormal input to the zero of its sign first (as _sign_op); NaN results are the canonical f32 NaN."""
+        a, mods = inst.args[0], {"rnd": inst.attrs["rnd"].upper()}
+        src = self.reg(a)
+        if inst.attrs.get("ftz"):
+            tiny, sign, src = new_vreg(0), new_vreg(1), new_vreg(1)
+            self.emit("FSETP", pd=tiny, a=self.reg(a), b=RZ, ps=(PT, False), mods={"cmp": "EQ", "FTZ": "FTZ"})
+            self.emit("LOP3", d=sign, a=self.reg(a), b=Imm(0x80000000), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+            self.emit("SEL", d=src, a=sign, b=self.reg(a), ps=(tiny, False))
+        wide, root, r, nan = new_vreg(2), new_vreg(2), new_vreg(1), new_vreg(0)
+        self.emit("F2F.F64.F32", d=wide, a=src)
+        self.emit("DSQRT", d=root, a=wide, mods=mods)
+        self.emit("F2F.F32.F64", d=r, a=root, mods=mods)
+        self.emit("FSETP", pd=nan, a=r, b=RZ, ps=(PT, False), mods={"cmp": "NAN"})
+        self.emit("SEL", d=self.vreg(inst.result), a=r, b=Imm(0x7FFFFFFF), ps=(nan, True))
 
     op_rcp = op_sqrt = op_rsqrt = op_ex2 = op_lg2 = op_sin = op_cos = op_tanh = _mufu

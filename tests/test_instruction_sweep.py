@@ -52,8 +52,6 @@ NOT_SUPPORTED: list[tuple[str, str]] = [
      "Hopper asynchronous machinery: another engineer's part of issue 19"),
     (r"^tcgen05|\.(e2m1|e2m3|e3m2|ue8m0)|\.rs\b", "Blackwell (sm_100a) instructions: refused by design"),
     (r"^(alloca|stacksave|stackrestore)\.", "dynamic stack allocation (PTX ISA 7.3): no stack-pointer model yet"),
-    (r"^sqrt\.r[mpz](\.ftz)?\.f32", "f32 sqrt with directed rounding: xg1's sequence rounds to nearest only"),
-    (r"^testp\.f(32|64) ", "testp without an operation: ptxas accepts it, the manual defines none"),
 ]
 
 HEADER = """.version 8.7
