@@ -501,13 +501,16 @@ _ROWS = [
     # barriers order nothing more than any scheduling fence.
     ("WGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
      (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("F16", "BF16")),
-      Mod("btype", ("F16", "BF16")), _flag("TRANS_A"), _flag("TRANS_B"), NEG_A, NEG_B), "tensor", "tensor",
+      Mod("btype", ("F16", "BF16")), _flag("TRANS_A"), _flag("TRANS_B"), NEG_A, NEG_B, _flag("ACC_F16")), "tensor",
+     "tensor",
      "one accumulator register of HGMMA.64xNx16.F32 (.F16 / .BF16) gdesc[a], gdesc[c]",
      "d = accumulator register b (< N/2) of D = A*B + (ps ? e : 0), m64nNk16 (modifier n = NN) over the "
      "warpgroup: A (64 x 16) at shared matrix descriptor a, B (16 x N) at descriptor c, K-major (TRANS_A / "
      "TRANS_B: MN-major), NEG_A / NEG_B negated; the descriptors and ps must be the same in all 128 threads; "
      "register b of thread t is element (16(t/32) + (t%32)/4 + 8((b/2)%2), 8(b/4) + 2(t%4) + b%2) of D; the "
-     "exact sum rounded once to f32 (xcc.semantics.wgmma)", "warpgroup tensor=gmma"),
+     "exact sum rounded once to f32 (xcc.semantics.wgmma); ACC_F16 (.f16 accumulator, F16 A and B): e is the packed "
+     "f16x2 register holding element b (its half b % 2), d the element's f16 bits zero-extended, the exact sum "
+     "rounded once to f16", "warpgroup tensor=gmma"),
     ("WARPGROUP.ARRIVE", (), (), "cbu", "branch", "WARPGROUP.ARRIVE",
      "wgmma.fence over the warpgroup: no effect on values (WGMMA completes when it executes); a scheduling fence",
      "sync warpgroup"),
@@ -568,10 +571,12 @@ _ROWS = [
      "arrived in the phase it arrived in", "sync"),
     # FP8 warpgroup MMA, sm_90a wgmma .e4m3/.e5m2 (appended: opcodes stay stable): as WGMMA.F32 with K = 32.
     ("QGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
-     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B), "tensor", "tensor",
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B, _flag("ACC_F16")), "tensor",
+     "tensor",
      "one accumulator register of QGMMA.64xNx32.F32.E4M3.E4M3 (.E5M2) gdesc[a], gdesc[c]",
      "as WGMMA.F32 for m64nNk32 with e4m3|e5m2 A (64 x 32) and B (32 x N), both K-major: d = accumulator "
-     "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma)",
+     "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma); ACC_F16 as "
+     "WGMMA.F32's",
      "warpgroup tensor=gmma"),
     # 16-bit and packed-half atomics, sm_70/sm_90 atom.cas.b16 and atom.add.noftz.{f16,bf16}{,x2} (appended:
     # opcodes stay stable; executors in exec_memory.py, the half adds in xcc.sim.memory._half_atomic)

@@ -359,15 +359,16 @@ class MatrixSelection(SelectorCore):
         n, atype, btype = int(at["n"]), at["atype"], at["btype"]
         part = int(at["part"])
         fp8 = atype in FP8 and btype in FP8
+        acc16 = {"ACC_F16": "ACC_F16"} if at.get("acc") == "f16" else {}
         if fp8 and 8 <= n <= 256 and n % 8 == 0 and 0 <= part < n // 2 and not int(at["trans_a"]) \
                 and not int(at["trans_b"]):
             return self._wgmma_emit(inst, "QGMMA.F32", {"n": f"N{n}", "atype": atype.upper(),
-                                                        "btype": btype.upper()})
+                                                        "btype": btype.upper(), **acc16})
         if not (8 <= n <= 256 and n % 8 == 0) or atype not in _WGMMA_TYPES or btype not in _WGMMA_TYPES \
                 or not 0 <= part < n // 2:
             raise self.error(f"wgmma.mma_async m64n{n}k16.f32.{atype}.{btype} is not supported by the xg1 backend "
                              "(m64nNk16, N a multiple of 8 up to 256, f32 accumulators, f16/bf16 A and B)")
-        mods = {"n": f"N{n}", "atype": _WGMMA_TYPES[atype], "btype": _WGMMA_TYPES[btype]}
+        mods = {"n": f"N{n}", "atype": _WGMMA_TYPES[atype], "btype": _WGMMA_TYPES[btype], **acc16}
         for flag, key in (("TRANS_A", "trans_a"), ("TRANS_B", "trans_b")):
             if int(at[key]) == 1:
                 mods[flag] = flag

@@ -10,9 +10,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from test_fp8_mma import _SW_MODE, WGMMA_KERNEL, _finite_bytes, _mul, _neg, acc_value, dot, fp8
 from test_isa_gaps import ENGINES
 
 from xcc import runtime as rt
+from xcc.check import check_sources
+from xcc.sources import Source
 
 SQRT = """.version 8.7
 .target sm_90a
@@ -130,3 +133,100 @@ def test_testp_without_a_test_leaves_the_predicate(engine, opt):
     m = rt.load_module(TESTP, device=dev, engine=engine, opt_level=opt)
     m.get_function("k").launch((1, 1, 1), (n, 1, 1), [out])
     assert [int(v) for v in out.copy_to_host()] == [(i & 1) + (2 if i < 5 else 0) for i in range(n)]
+
+
+# ----------------------------------------------------------------------------- wgmma with an .f16 accumulator
+def _f16(bits: int, fmt: str = "f16"):
+    """An f16 bit pattern -> the kinds test_fp8_mma.fp8 gives (Fraction, 'nan', '+inf'/'-inf', '-0')."""
+    return acc_value(bits, "f16")
+
+
+def _kmajor(r: int, k: int, e: int, sw: int, lbo: int, sbo: int) -> int:
+    """PTX 9.7.15.5.1.2's canonical K-major layouts for e-byte elements (16 / e per 16-byte chunk), swizzled."""
+    t = 16 // e
+    if sw == 0:
+        return (r % 8) * 16 + (r // 8) * sbo + (k % t) * e + (k // t) * lbo
+    lin = (r % 8) * sw + (r // 8) * sbo + k * e
+    return lin ^ (((lin >> 7) & (sw // 16 - 1)) << 4)
+
+
+def run_f16acc_wgmma(n: int, at: str, bt: str, sw: int, engine: str, opt: int, scale_d: bool = True,
+                     scale_a: int = 1, scale_b: int = 1, seed: int = 0):
+    """One m64nNk16 .f16.f16.f16 or m64nNk32 .f16.FP8.FP8 wgmma, K-major with swizzle ``sw``; (got, want) words."""
+    rng = np.random.default_rng(seed)
+    e = 2 if at == "f16" else 1
+    k = 32 // e
+    if e == 2:  # small f16 values (exact products), a few edge values
+        a = (rng.integers(-64, 65, (64, k)) / 16).astype(np.float16).view(np.uint16)
+        b = (rng.integers(-64, 65, (n, k)) / 16).astype(np.float16).view(np.uint16)
+        a[0, :4] = [0x8000, 0x0001, 0x7BFF, 0x8001]  # -0, the smallest subnormal, the largest, -subnormal
+        b[1, 5], b[2, 0] = 0x7E00, 0x7C00            # a NaN in column 1, +inf in column 2 of B
+        val = _f16
+    else:
+        a = _finite_bytes(rng, at, 64 * k).reshape(64, k).astype(np.uint8)
+        b = _finite_bytes(rng, bt, n * k).reshape(n, k).astype(np.uint8)
+        a[0, :4] = [0x80, 0x01, 0x7E if at == "e4m3" else 0x7B, 0x81]
+        b[1, 5] = 0x7F
+        val = fp8
+    lbo, sbo = (128, 256) if sw == 0 else (0, 8 * sw)
+    img = np.zeros(16384, np.uint8)
+    for r in range(64):
+        for kk in range(k):
+            o = _kmajor(r, kk, e, sw, lbo, sbo)
+            img[o:o + e] = np.array([a[r, kk]], a.dtype).view(np.uint8)
+    for c in range(n):
+        for kk in range(k):
+            o = 8192 + _kmajor(c, kk, e, sw, lbo, sbo)
+            img[o:o + e] = np.array([b[c, kk]], b.dtype).view(np.uint8)
+    nr = n // 4
+    c0 = (rng.integers(-64, 65, (128, 2 * nr)) / 4).astype(np.float16)
+    c0[0, 0], c0[1, 1] = np.float16(65504), np.float16(6e-8)  # the largest f16, a subnormal
+    want = np.zeros((128, nr), np.uint32)
+    for t in range(128):
+        for i in range(2 * nr):
+            row = 16 * (t // 32) + (t % 32) // 4 + 8 * ((i // 2) % 2)
+            col = 8 * (i // 4) + 2 * (t % 4) + i % 2
+            acc = _f16(int(c0[t, i].view(np.uint16))) if scale_d else Fraction(0)
+            prods = [_mul(_neg(val(int(a[row, kk]), at), scale_a), _neg(val(int(b[col, kk]), bt), scale_b))
+                     for kk in range(k)]
+            want[t, i // 2] |= dot([acc] + prods, "f16") << (16 * (i % 2))
+    trans = ", 0, 0" if e == 2 else ""
+    ptx = (WGMMA_KERNEL.replace(".reg .f32 %f<NR>", ".reg .b32 %f<NR>").replace("STRIDE", str(4 * nr))
+           .replace("NR", str(nr)).replace("m64nNNk32.f32", f"m64nNNk{k}.f16").replace("NN", str(n))
+           .replace("AT", at).replace("BT", bt).replace("SCALES", f"{scale_a}, {scale_b}{trans}")
+           .replace("REGS", ", ".join(f"%f{i}" for i in range(nr)))
+           .replace("LOADS", "\n".join(f"    ld.global.b32 %f{i}, [%rd4+{4 * i}];" for i in range(nr)))
+           .replace("STORES", "\n".join(f"    st.global.b32 [%rd4+{4 * i}], %f{i};" for i in range(nr))))
+    desc = lambda start: (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | _SW_MODE[sw] << 62  # noqa: E731
+    dev = rt.Device()
+    d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(c0.view(np.uint32).copy(), dev)
+    module = rt.load_module(ptx, device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (128, 1, 1), [d_img, d_out, np.uint64(desc(0)), np.uint64(desc(8192)),
+                                                             np.uint32(scale_d)])
+    return d_out.copy_to_host().view(np.uint32), want, ptx
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("at, bt, n, sw", [("f16", "f16", 8, 0), ("f16", "f16", 16, 128), ("e4m3", "e5m2", 8, 0),
+                                           ("e5m2", "e4m3", 16, 64), ("e4m3", "e4m3", 8, 32)])
+def test_wgmma_f16_accumulator_matches_the_exact_reference(at, bt, n, sw, engine, opt):
+    got, want, _ = run_f16acc_wgmma(n, at, bt, sw, engine, opt, seed=n + sw)
+    bad = np.argwhere(got != want)
+    assert not bad.size, [(int(t), int(i), hex(got[t, i]), hex(want[t, i])) for t, i in bad[:8]]
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_wgmma_f16_accumulator_scale_d_and_negation(engine):
+    got, want, _ = run_f16acc_wgmma(8, "f16", "f16", 0, engine, 3, scale_d=False, scale_a=-1, seed=3)
+    assert np.array_equal(got, want)
+    got, want, _ = run_f16acc_wgmma(8, "e5m2", "e5m2", 128, engine, 0, scale_b=-1, seed=4)
+    assert np.array_equal(got, want)
+
+
+def test_wgmma_f16_accumulator_kernels_are_ptx():
+    """The generated kernels pass xcc check (ptxas 13.0 accepts them too: checked when the test was written)."""
+    ptx = run_f16acc_wgmma(8, "f16", "f16", 0, "ir", 0)[2]
+    assert not check_sources([Source(ptx, "w.ptx")]).errors
+    bad = ptx.replace("k16.f16.f16.f16", "k16.f16.bf16.bf16")
+    errors = check_sources([Source(bad, "w.ptx")]).errors
+    assert errors and errors[0].loc is not None, errors

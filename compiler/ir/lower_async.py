@@ -130,12 +130,13 @@ class AsyncLowering:
         types = [x for x in ms if x in ("f32", "f16", "bf16", "tf32", "e4m3", "e5m2", "s32", "u8", "s8", "b1")]
         n = int(m.group(1)) if m else 0
         fp8 = len(types) == 3 and types[1] in _WGMMA_FP8 and types[2] in _WGMMA_FP8
-        if not m or not (8 <= n <= 256 and n % 8 == 0) or len(types) != 3 or types[0] != "f32" \
+        f16acc = len(types) == 3 and types[0] == "f16" and (fp8 or types[1:] == ["f16", "f16"])
+        if not m or not (8 <= n <= 256 and n % 8 == 0) or len(types) != 3 or not (types[0] == "f32" or f16acc) \
                 or not (fp8 or types[1] == types[2] and types[1] in _WGMMA_TYPES) or "satfinite" in ms \
                 or m.group(2) != ("32" if fp8 else "16"):
             raise self.error(f"'{_text(inst)}' is not supported yet (supported: m64nNk16 with an f32 "
-                             "accumulator and f16 or bf16 A and B; m64nNk32 with an f32 accumulator and "
-                             "e4m3/e5m2 A and B)")
+                             "accumulator and f16 or bf16 A and B, or an f16 accumulator and f16 A and B; "
+                             "m64nNk32 with an f32 or f16 accumulator and e4m3/e5m2 A and B)")
         ops = list(inst.operands)
         if fp8:  # no imm-trans operands: both K-major
             if len(ops) != 6:
@@ -148,10 +149,10 @@ class AsyncLowering:
         if isinstance(ops[1], ast.Vector):
             raise self.error(f"'{_text(inst)}' with A in registers is not supported yet (only shared-memory "
                              "descriptors)")
-        d = ops[0]
-        if not isinstance(d, ast.Vector) or len(d.elements) != n // 2:
-            raise self.error(f"'{_text(inst)}' needs {{}} with {n // 2} f32 accumulator registers",
-                             PtxSemanticError)
+        d, nregs = ops[0], n // 4 if f16acc else n // 2
+        if not isinstance(d, ast.Vector) or len(d.elements) != nregs:
+            raise self.error(f"'{_text(inst)}' needs {{}} with {nregs} {'f16x2' if f16acc else 'f32'} accumulator "
+                             "registers", PtxSemanticError)
         imms = []
         for op, what, allowed in ((ops[4], "imm-scale-a", (1, -1)), (ops[5], "imm-scale-b", (1, -1)),
                                   (ops[6], "imm-trans-a", (0, 1)), (ops[7], "imm-trans-b", (0, 1))):
@@ -159,11 +160,18 @@ class AsyncLowering:
                 raise self.error(f"'{_text(inst)}': {what} must be {' or '.join(map(str, allowed))}",
                                  PtxSemanticError)
             imms.append(op.value)
-        f32, u64 = ptx_type("f32"), ptx_type("u64")
-        cs = [self.read(r, f32) for r in d.elements]  # every C register before any D is written
+        f32, u64, u32 = ptx_type("f32"), ptx_type("u64"), ptx_type("u32")
+        cs = [self.read(r, u32 if f16acc else f32) for r in d.elements]  # every C register before any D is written
         da, db, scale_d = self.read(ops[1], u64), self.read(ops[2], u64), self.read(ops[3], PRED)
         attrs = dict(n=n, atype=types[1], btype=types[2], scale_a=imms[0], scale_b=imms[1], trans_a=imms[2],
-                     trans_b=imms[3], wgmma_id=next(_wgmma_ids))
-        parts = [self.emit("wgmma", f32, [c, da, db, scale_d], f32, part=k, **attrs).result for k, c in enumerate(cs)]
+                     trans_b=imms[3], wgmma_id=next(_wgmma_ids), **({"acc": "f16"} if f16acc else {}))
+        if f16acc:  # element k from the packed register k / 2 (its half k % 2), the halves packed back
+            halves = [self.emit("wgmma", u32, [cs[k // 2], da, db, scale_d], u32, part=k, **attrs).result
+                      for k in range(n // 2)]
+            parts = [self.emit("or", u32, [lo, self.emit("shl", u32, [hi, Const(u32, 16)], u32).result], u32).result
+                     for lo, hi in zip(halves[::2], halves[1::2])]
+        else:
+            parts = [self.emit("wgmma", f32, [c, da, db, scale_d], f32, part=k, **attrs).result
+                     for k, c in enumerate(cs)]
         for reg, v in zip(d.elements, parts):
             self.write(reg, v)

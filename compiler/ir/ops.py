@@ -149,7 +149,9 @@ OPS.update({
     "wgmma": OpDef("wgmma", 4, "d = accumulator register attrs.part of D = A*B + (scale-d ? C : 0), "
                    "wgmma.mma_async.m64n{attrs.n}k16 over the warpgroup; args: this part's f32 register of C, "
                    "the u64 shared matrix descriptors of A and B, the scale-d predicate; attrs.atype, btype, "
-                   "scale_a, scale_b, trans_a, trans_b, wgmma_id (one per PTX instruction)", reads_memory=True),
+                   "scale_a, scale_b, trans_a, trans_b, wgmma_id (one per PTX instruction); attrs.acc = f16 (.f16 "
+                   "accumulator): C is the packed f16x2 register holding the part, d the f16 bits zero-extended",
+                   reads_memory=True),
     "wgmma_sync": OpDef("wgmma_sync", 0, "wgmma.attrs.kind (fence|commit_group|wait_group, attrs.n) over the "
                         "warpgroup", has_result=False, effects=True),
 })

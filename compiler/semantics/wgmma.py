@@ -40,6 +40,12 @@ imm-scale-a, imm-scale-b``): K = 32 one-byte elements, both operands K-major (PT
 8-bit types), the same layouts with ``e = 1`` (``T = 16``), each FP8 value decoded exactly (OCP FP8 v1.0, as
 :func:`xcc.semantics.matrix.to_float64`) and the same rule: the exact sum of the 32 products and the
 accumulator rounded once to f32.
+
+A ``.f16`` accumulator (``m64nNk16.f16.f16.f16`` and ``m64nNk32.f16.{e4m3,e5m2}.{e4m3,e5m2}``; ptxas 13.0 rejects
+``.f16.bf16.bf16``): ``N/4`` packed f16x2 registers per thread, register ``j`` holding elements ``2j`` (low half)
+and ``2j+1`` (high half) of the f32 layout above; each element the exact sum of the products and its f16
+accumulator rounded once to f16 (nearest even, subnormals kept, overflow to infinity; NaN ``0x7FFF``), the rule
+mma.sync's f16 accumulators follow.
 """
 
 from __future__ import annotations
@@ -125,15 +131,22 @@ def accumulator_coords(part: int) -> tuple[np.ndarray, np.ndarray]:
     return row, col
 
 
-def mma_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_d: np.ndarray) -> np.ndarray:
-    """Accumulator register ``part`` of D = A*B (+ C) for ``G`` warpgroups, as f32 bits, shape ``(G, 128)``.
+def mma_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_d: np.ndarray,
+             acc: str = "f32") -> np.ndarray:
+    """Accumulator element ``part`` of D = A*B (+ C) for ``G`` warpgroups, as f32 bits (or, ``acc`` = "f16", f16
+    bits zero-extended to 32), shape ``(G, 128)``.
 
     ``a``: (G, 64, K) f64 (already scaled by imm-scale-a), ``b``: (G, N, K) f64 (B transposed, scaled),
-    ``c_bits``: (G, 128) the threads' f32 accumulator bits, ``scale_d``: (G,) bool."""
+    ``c_bits``: (G, 128) the threads' f32 accumulator bits (f16: the packed f16x2 register holding elements
+    ``part & ~1`` in its low and ``part | 1`` in its high half), ``scale_d``: (G,) bool."""
     row, col = accumulator_coords(part)
-    acc = np.where(np.asarray(scale_d, bool)[:, None],
-                   np.asarray(c_bits, np.uint32).view(np.float32).astype(np.float64), 0.0)
+    c_bits = np.asarray(c_bits, np.uint32)
+    if acc == "f16":
+        c = ((c_bits >> np.uint32(16 * (part % 2))) & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16)
+    else:
+        c = c_bits.view(np.float32)
+    acc_v = np.where(np.asarray(scale_d, bool)[:, None], c.astype(np.float64), 0.0)
     g, k = a.shape[0], a.shape[2]
     n = g * row.size  # one 1x1 product per (warpgroup, thread): the same exactly rounded rule as mma.sync
-    d = float_mma(a[:, row, :].reshape(n, 1, k), b[:, col, :].reshape(n, k, 1), acc.reshape(n, 1, 1), "f32")
-    return d.reshape(g, row.size)
+    d = float_mma(a[:, row, :].reshape(n, 1, k), b[:, col, :].reshape(n, k, 1), acc_v.reshape(n, 1, 1), acc)
+    return d.astype(np.uint32).reshape(g, row.size)

@@ -249,7 +249,7 @@ def _wgmma(x: Binder):
     mn = x.inst.mnemonic
     part, n = int(x.ops["b"]), int(x.mod("n")[1:])
     atype, btype = x.mod("atype").lower(), x.mod("btype").lower()
-    ka, kb = not x.flag("TRANS_A"), not x.flag("TRANS_B")
+    ka, kb, acc16 = not x.flag("TRANS_A"), not x.flag("TRANS_B"), x.flag("ACC_F16")
     sa, sb = (-1.0 if x.flag("NEG_A") else 1.0), (-1.0 if x.flag("NEG_B") else 1.0)
     da, db, c, scale_d, wr, ctx = x.w("a"), x.w("c"), x.r("e"), x.p("ps"), x.set_r(), x.ctx
     if not 0 <= part < n // 2:
@@ -265,7 +265,7 @@ def _wgmma(x: Binder):
         b = wgmma_operand(ctx, b_desc, lead, n, kb, btype) * sb
         sd = _uniform(np.broadcast_to(np.asarray(scale_d(sel, cnt), bool), (cnt,)), g, "scale-d")
         cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
-        wr(sel, wgmma.mma_part(a, b, part, cb, sd).reshape(cnt))
+        wr(sel, wgmma.mma_part(a, b, part, cb, sd, "f16" if acc16 else "f32").reshape(cnt))
 
     return run
 
