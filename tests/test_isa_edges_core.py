@@ -14,7 +14,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from test_isa_gaps import ENGINES, INT_RANGE, M64, clamp, run
+from test_isa_gaps import ENGINES, INT_RANGE, M64, _f2i_ref, clamp, run
 
 SAMPLE = 7  # every SAMPLE-th form runs in the fast tier
 
@@ -478,3 +478,186 @@ def test_float_arithmetic_edges(engine, opt, form):
                                           0, 0) for k in range(1, 60)]
     want = [float_ref(op, fmt, m, ftz, sat, r) for r in rows]
     check_rows(setup + inst + store, rows, want, engine, opt)
+
+
+# ----------------------------------------------------------------------------- cvt
+
+def _to_float(bits: int, fmt: str, ftz: bool) -> float:
+    kind, neg, mag = decode(bits, fmt, ftz)
+    x = math.nan if kind == "nan" else math.inf if kind == "inf" else float(mag)
+    return -x if neg and kind != "nan" else x
+
+
+def f2i_ref(mode: str, dst: str, src: str, ftz: bool, bits: int) -> int:
+    """cvt.{rni,rzi,rmi,rpi}.dst.src (PTX ISA 9.0 9.7.9.21): rounded to an integer in the mode, saturated to
+    dst's range (float-to-integer conversions saturate by default), NaN -> 0 (docs/semantics.md, NaN rows).
+    The integer is computed from the exact Fraction, not from the float."""
+    kind, neg, mag = decode(bits, src, ftz)
+    if kind == "num":
+        lo, hi = INT_RANGE[dst]
+        from test_isa_gaps import _round
+        return clamp(_round(-mag if neg else mag, mode), lo, hi)
+    return _f2i_ref(_to_float(bits, src, ftz), mode, dst)
+
+
+F2I_FORMS = [(m, d, s, ftz) for m in ("rni", "rzi", "rmi", "rpi") for d in ("s32", "u32", "s64", "u64", "s8", "u16")
+             for s in ("f32", "f64") for ftz in ((False, True) if s == "f32" else (False,))]
+CVT_F32 = F32_EDGES + [0x3F000000, 0x3FC00000, 0x40200000, 0xBF000000, 0xBFC00000, 0xC0200000, 0x4EFFFFFF,
+                       0x4F000000, 0xCF000000, 0xCF000001, 0x4F800000, 0x4F7FFFFF, 0x5EFFFFFF, 0x5F000000,
+                       0xDF000000, 0xDF000001, 0x42FF0000, 0xC3010000, 0x477FFF00, 0x3F7FFFFF, 0xBF7FFFFF]
+CVT_F64 = F64_EDGES + [0x3FE0000000000000, 0x3FF8000000000000, 0x4004000000000000, 0xBFE0000000000000,
+                       0xC004000000000000, 0x41DFFFFFFFC00000, 0x41DFFFFFFFE00000, 0x41E0000000000000,
+                       0xC1E0000000000000, 0xC1E0000000100000, 0x41EFFFFFFFE00000, 0x41F0000000000000,
+                       0x43DFFFFFFFFFFFFF, 0x43E0000000000000, 0xC3E0000000000000, 0xC3E0000000000001,
+                       0x43EFFFFFFFFFFFFF, 0x3FEFFFFFFFFFFFFF, 0x41DFFFFFFFFFFFFF]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", sampled(F2I_FORMS), ids=lambda f: "cvt." + ".".join(f[:1] + ("ftz",) * f[3] + f[1:3]))
+def test_cvt_float_to_integer(engine, opt, form):
+    """Ties, just inside and just outside each integer range, subnormals (with .ftz a zero: rpi of a tiny
+    positive number gives 0, not 1), infinities and NaNs; 8/16-bit results in a 32-bit register, extended
+    per the destination type (PTX ISA 9.0 9.7.9.21: sign-extended for signed, zero-extended otherwise)."""
+    mode, dst, src, ftz = form
+    reg = "%f1" if src == "f32" else "%fd1"
+    w = int(dst[1:])
+    d, store = ("%rd11", "mov.b64 %rd8, %rd11;") if w == 64 else ("%r5", "cvt.u64.u32 %rd8, %r5;")
+    ext = 64 if w == 64 else 32
+    rows = [(b,) for b in (CVT_F32 if src == "f32" else CVT_F64)]
+    want = [f2i_ref(mode, dst, src, ftz, b) & ((1 << ext) - 1) for (b,) in rows]
+    check_rows(f"cvt.{mode}{'.ftz' * ftz}.{dst}.{src} {d}, {reg};{store}", rows, want, engine, opt)
+
+
+I2F_FORMS = [(m, d, s) for m in MODES for d in ("f32", "f64") for s in ("s32", "u32", "s64", "u64")]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", sampled(I2F_FORMS), ids=lambda f: "cvt." + ".".join(f))
+def test_cvt_integer_to_float(engine, opt, form):
+    """Integers just past the significand (2^24 + 1, 2^53 + 1, ties), the extremes, in every rounding mode."""
+    mode, dst, src = form
+    w = int(src[1:])
+    a = "%r2" if w == 32 else "%rd5"
+    _, _, _, d, _, store = FREG[dst]
+    extra = [(1 << 24) + 1, (1 << 24) + 3, (1 << 25) + 2, (1 << 53) + 1, (1 << 53) + 3, (1 << 54) + 2,
+             (1 << 62) + (1 << 38), -((1 << 24) + 1) & M64, -((1 << 53) + 1) & M64]
+    rows = [(v & ((1 << w) - 1),) for v in int_edges(w) + extra]
+    want = [encode(val(v, src) < 0, Fraction(abs(val(v, src))), dst, mode) for (v,) in rows]
+    check_rows(f"cvt.{mode}.{dst}.{src} {d}, {a};{store}", rows, want, engine, opt)
+
+
+def f64_of_f32(bits: int, ftz: bool) -> int:
+    """cvt{.ftz}.f64.f32: exact; a NaN keeps its sign and payload, quieted (docs/semantics.md, conversions)."""
+    kind, neg, mag = decode(bits, "f32", ftz)
+    if kind == "nan":
+        return (bits >> 31) << 63 | 0x7FF8000000000000 | (bits & 0x7FFFFF) << 29
+    return encode(neg, mag if kind == "num" else None, "f64", "rn")
+
+
+def f32_of_f64(bits: int, mode: str, ftz: bool) -> int:
+    """cvt.{mode}{.ftz}.f32.f64: rounded (subnormal results flushed with .ftz); a NaN keeps its sign and its
+    leading payload bits, quieted (docs/semantics.md, conversions)."""
+    kind, neg, mag = decode(bits, "f64")
+    if kind == "nan":
+        return (bits >> 63) << 31 | 0x7FC00000 | (bits >> 29 & 0x7FFFFF)
+    return encode(neg, mag if kind == "num" else None, "f32", mode, ftz)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("ftz", [False, True])
+def test_cvt_f64_f32(engine, opt, ftz):
+    body = f"cvt{'.ftz' * ftz}.f64.f32 %fd4, %f1; mov.b64 %rd8, %fd4;"
+    check_rows(body, [(b,) for b in CVT_F32], [f64_of_f32(b, ftz) for b in CVT_F32], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("ftz", [False, True])
+def test_cvt_f32_f64(engine, opt, mode, ftz):
+    """Rounding to f32 across its subnormal range and past its largest finite number (overflow per mode)."""
+    extra = [0x36A0000000000000, 0x36A0000000000001, 0x3690000000000000, 0x3690000000000001, 0x380FFFFFF0000000,
+             0x380FFFFFFFFFFFFF, 0x47EFFFFFE0000000, 0x47EFFFFFF0000000, 0x47EFFFFFEFFFFFFF, 0xC7EFFFFFF0000000,
+             0x3FF0000010000000, 0x3FF0000030000000, 0x3FF0000010000001, 0xBFF0000010000000]
+    rows = [(b,) for b in CVT_F64 + extra]
+    body = f"cvt.{mode}{'.ftz' * ftz}.f32.f64 %f4, %fd1; mov.b32 %r5, %f4; cvt.u64.u32 %rd8, %r5;"
+    check_rows(body, rows, [f32_of_f64(b, mode, ftz) for (b,) in rows], engine, opt)
+
+
+NARROW_INT = ([(d, s, sat) for d in ("s8", "u8", "s16", "u16") for s in ("s32", "u32") for sat in (False, True)]
+              + [(d, s, False) for d in ("s32", "u32") for s in ("s8", "u8", "s16", "u16")])
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", NARROW_INT, ids=lambda f: "cvt" + ".sat" * f[2] + f".{f[0]}.{f[1]}")
+def test_cvt_narrow_integers_in_a_32_bit_register(engine, opt, form):
+    """cvt between 32-bit and 8/16-bit integers, all in 32-bit registers (PTX ISA 9.0 9.7.9.21): a narrow source
+    is its low bits read as the source type; a narrow result is chopped (or with .sat clamped) to the
+    destination type, then sign-extended (signed destination) or zero-extended to the register's 32 bits."""
+    dst, src, sat = form
+    rows = [(v,) for v in int_edges(32) + [0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0xFFFFFF80,
+                                           0xFFFF8000, 0x12345678, 0xFEDCBA98]]
+    lo, hi = INT_RANGE[dst]
+
+    def ref(v):
+        x = val(v, src)
+        return val(clamp(x, lo, hi) if sat else x, dst) & M32
+    body = f"cvt{'.sat' * sat}.{dst}.{src} %r5, %r2; cvt.u64.u32 %rd8, %r5;"
+    check_rows(body, rows, [ref(v) for (v,) in rows], engine, opt)
+
+
+M32 = (1 << 32) - 1
+
+
+# ----------------------------------------------------------------------------- setp
+
+FCMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+        "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+def setp_float_ref(cmp: str, fmt: str, ftz: bool, x: int, y: int) -> int:
+    """setp (PTX ISA 9.0 9.7.3.x, Table 'floating-point comparison operators'): ordered comparisons are false
+    when either operand is NaN, the unordered ones (suffix u) true; num: neither NaN, nan: either; -0 == +0."""
+    (ka, na, ma), (kb, nb, mb) = decode(x, fmt, ftz), decode(y, fmt, ftz)
+    unordered = "nan" in (ka, kb)
+    if cmp in ("num", "nan"):
+        return int(unordered == (cmp == "nan"))
+    if unordered:
+        return int(cmp.endswith("u"))
+
+    def value(k, n, m):
+        v = Fraction(10) ** 400 if k == "inf" else m
+        return -v if n else v
+    return int(FCMP[cmp.rstrip("u") if cmp != "neu" else "ne"](value(ka, na, ma), value(kb, nb, mb)))
+
+
+SETP_F = [(c, fmt, ftz) for fmt in ("f32", "f64") for ftz in ((False, True) if fmt == "f32" else (False,))
+          for c in ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", sampled(SETP_F), ids=lambda f: f"setp.{f[0]}{'.ftz' * f[2]}.{f[1]}")
+def test_setp_float_every_comparison(engine, opt, form):
+    cmp, fmt, ftz = form
+    a, b = FREG[fmt][:2]
+    e = EDGES_F[fmt]
+    rows = [(x, y) for x in e for y in e]
+    body = f"setp.{cmp}{'.ftz' * ftz}.{fmt} %p1, {a}, {b}; selp.u64 %rd8, 1, 0, %p1;"
+    check_rows(body, rows, [setp_float_ref(cmp, fmt, ftz, x, y) for x, y in rows], engine, opt)
+
+
+ICMP = {**FCMP, "lo": FCMP["lt"], "ls": FCMP["le"], "hi": FCMP["gt"], "hs": FCMP["ge"]}
+SETP_I = ([(c, t) for t in ("s16", "s32", "s64") for c in ("eq", "ne", "lt", "le", "gt", "ge")]
+          + [(c, t) for t in ("u16", "u32", "u64") for c in ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")]
+          + [(c, t) for t in ("b16", "b32", "b64") for c in ("eq", "ne")])
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", sampled(SETP_I), ids=lambda f: f"setp.{f[0]}.{f[1]}")
+def test_setp_integer_every_comparison(engine, opt, form):
+    cmp, t = form
+    w = int(t[1:])
+    a, b, _, _, setup, _ = regs(w)
+    e = int_edges(w)
+    rows = [(x, y) for x in e for y in e]
+    body = f"{setup}setp.{cmp}.{t} %p1, {a}, {b}; selp.u64 %rd8, 1, 0, %p1;"
+    check_rows(body, rows, [int(ICMP[cmp](val(x, t), val(y, t))) for x, y in rows], engine, opt)

@@ -407,8 +407,14 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             self.write(inst.operands[0], self.emit("pack", dt, [lo, hi], dt).result)
             return
         self._check(inst, 2)
-        v = self.emit("cvt", dt, [self.read(inst.operands[1], st)], dt, src=st.name, **attrs)
-        self.write(inst.operands[0], v.result)
+        v = self.emit("cvt", dt, [self.read(inst.operands[1], st)], dt, src=st.name, **attrs).result
+        d = inst.operands[0]
+        if dt.kind == "s" and isinstance(d, RegVar) and d.type.bits > dt.bits:
+            # a register wider than a signed destination format: chopped, then sign-extended (PTX ISA 9.0 6.5.1,
+            # the conversion tables' note 1: "cvt.s16.u32 targeting a 32-bit register ... sign-extends")
+            wide = ptx_type(f"s{d.type.bits}")
+            v = self.emit("cvt", wide, [v], wide, src=dt.name).result
+        self.write(d, v)
 
     def op_mov(self, inst) -> None:
         """``mov``; with a vector operand it packs (``mov.b32 d, {a, b}``) or unpacks (``mov.b32 {a, b}, d``,
