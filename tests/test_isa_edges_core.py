@@ -14,7 +14,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from test_isa_gaps import ENGINES, INT_RANGE, M64, _f2i_ref, clamp, run
+from test_isa_gaps import ENGINES, INT_RANGE, M32, M64, _f2i_ref, _round, clamp, run
 
 SAMPLE = 7  # every SAMPLE-th form runs in the fast tier
 
@@ -495,7 +495,6 @@ def f2i_ref(mode: str, dst: str, src: str, ftz: bool, bits: int) -> int:
     kind, neg, mag = decode(bits, src, ftz)
     if kind == "num":
         lo, hi = INT_RANGE[dst]
-        from test_isa_gaps import _round
         return clamp(_round(-mag if neg else mag, mode), lo, hi)
     return _f2i_ref(_to_float(bits, src, ftz), mode, dst)
 
@@ -604,8 +603,6 @@ def test_cvt_narrow_integers_in_a_32_bit_register(engine, opt, form):
     body = f"cvt{'.sat' * sat}.{dst}.{src} %r5, %r2; cvt.u64.u32 %rd8, %r5;"
     check_rows(body, rows, [ref(v) for (v,) in rows], engine, opt)
 
-
-M32 = (1 << 32) - 1
 
 
 # ----------------------------------------------------------------------------- setp
