@@ -499,8 +499,9 @@ def f2i_ref(mode: str, dst: str, src: str, ftz: bool, bits: int) -> int:
     return _f2i_ref(_to_float(bits, src, ftz), mode, dst)
 
 
-F2I_FORMS = [(m, d, s, ftz) for m in ("rni", "rzi", "rmi", "rpi") for d in ("s32", "u32", "s64", "u64", "s8", "u16")
-             for s in ("f32", "f64") for ftz in ((False, True) if s == "f32" else (False,))]
+F2I_FORMS = ([(m, d, s, ftz, False) for m in ("rni", "rzi", "rmi", "rpi") for d in ("s32", "u32", "s64", "u64", "s8", "u16")
+              for s in ("f32", "f64") for ftz in ((False, True) if s == "f32" else (False,))]
+             + [("rzi", d, s, False, True) for d in ("s32", "u32", "s64", "u64", "s16", "u8") for s in ("f32", "f64")])
 CVT_F32 = F32_EDGES + [0x3F000000, 0x3FC00000, 0x40200000, 0xBF000000, 0xBFC00000, 0xC0200000, 0x4EFFFFFF,
                        0x4F000000, 0xCF000000, 0xCF000001, 0x4F800000, 0x4F7FFFFF, 0x5EFFFFFF, 0x5F000000,
                        0xDF000000, 0xDF000001, 0x42FF0000, 0xC3010000, 0x477FFF00, 0x3F7FFFFF, 0xBF7FFFFF]
@@ -512,19 +513,21 @@ CVT_F64 = F64_EDGES + [0x3FE0000000000000, 0x3FF8000000000000, 0x400400000000000
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
-@pytest.mark.parametrize("form", sampled(F2I_FORMS), ids=lambda f: "cvt." + ".".join(f[:1] + ("ftz",) * f[3] + f[1:3]))
+@pytest.mark.parametrize("form", sampled(F2I_FORMS),
+                         ids=lambda f: "cvt." + ".".join(f[:1] + ("ftz",) * f[3] + ("sat",) * f[4] + f[1:3]))
 def test_cvt_float_to_integer(engine, opt, form):
     """Ties, just inside and just outside each integer range, subnormals (with .ftz a zero: rpi of a tiny
     positive number gives 0, not 1), infinities and NaNs; 8/16-bit results in a 32-bit register, extended
-    per the destination type (PTX ISA 9.0 9.7.9.21: sign-extended for signed, zero-extended otherwise)."""
-    mode, dst, src, ftz = form
+    per the destination type (PTX ISA 9.0 6.5.1 note 1: sign-extended for signed, zero-extended otherwise).
+    .sat changes nothing: float-to-integer conversions saturate anyway (PTX ISA 9.0 9.7.9.21)."""
+    mode, dst, src, ftz, sat = form
     reg = "%f1" if src == "f32" else "%fd1"
     w = int(dst[1:])
     d, store = ("%rd11", "mov.b64 %rd8, %rd11;") if w == 64 else ("%r5", "cvt.u64.u32 %rd8, %r5;")
     ext = 64 if w == 64 else 32
     rows = [(b,) for b in (CVT_F32 if src == "f32" else CVT_F64)]
     want = [f2i_ref(mode, dst, src, ftz, b) & ((1 << ext) - 1) for (b,) in rows]
-    check_rows(f"cvt.{mode}{'.ftz' * ftz}.{dst}.{src} {d}, {reg};{store}", rows, want, engine, opt)
+    check_rows(f"cvt.{mode}{'.ftz' * ftz}{'.sat' * sat}.{dst}.{src} {d}, {reg};{store}", rows, want, engine, opt)
 
 
 I2F_FORMS = [(m, d, s) for m in MODES for d in ("f32", "f64") for s in ("s32", "u32", "s64", "u64")]
