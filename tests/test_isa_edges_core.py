@@ -661,3 +661,33 @@ def test_setp_integer_every_comparison(engine, opt, form):
     rows = [(x, y) for x in e for y in e]
     body = f"{setup}setp.{cmp}.{t} %p1, {a}, {b}; selp.u64 %rd8, 1, 0, %p1;"
     check_rows(body, rows, [int(ICMP[cmp](val(x, t), val(y, t))) for x, y in rows], engine, opt)
+
+
+def round_integral_ref(mode: str, fmt: str, ftz: bool, sat: bool, bits: int) -> int:
+    """cvt.{rni,rzi,rmi,rpi}{.ftz}.f.f (round to an integral value, PTX ISA 9.0 9.7.9.21) and cvt{.ftz}.sat.f32.f32
+    (``mode`` None): a zero result keeps the input's sign; NaN: docs/semantics.md's NaN rows (f32 canonical, f64
+    the input quieted); .sat clamps to [0, 1] with NaN and -0.0 giving +0.0."""
+    kind, neg, mag = decode(bits, fmt, ftz)
+    if kind == "nan":
+        res = CANON_F32_NAN if fmt == "f32" else bits | QUIET[fmt]
+    elif kind == "inf" or mode is None:
+        res = encode(neg, mag, fmt, "rn", ftz)
+    else:
+        res = encode(neg, Fraction(abs(_round(-mag if neg else mag, mode))), fmt, "rn")
+    return float_ref("add", fmt, "rn", False, True, (res, 0)) if sat else res
+
+
+ROUND_INTEGRAL = ([(m, "f32", ftz, False) for m in ("rni", "rzi", "rmi", "rpi") for ftz in (False, True)]
+                  + [(m, "f64", False, False) for m in ("rni", "rzi", "rmi", "rpi")]
+                  + [(None, "f32", ftz, True) for ftz in (False, True)])
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", ROUND_INTEGRAL,
+                         ids=lambda f: f"cvt{'.' + f[0] if f[0] else ''}{'.ftz' * f[2]}{'.sat' * f[3]}.{f[1]}")
+def test_cvt_round_to_integral_and_sat(engine, opt, form):
+    mode, fmt, ftz, sat = form
+    rows = [(b,) for b in (CVT_F32 if fmt == "f32" else CVT_F64)]
+    _, _, _, d, _, store = FREG[fmt]
+    body = f"cvt{'.' + mode if mode else ''}{'.ftz' * ftz}{'.sat' * sat}.{fmt}.{fmt} {d}, {FREG[fmt][0]};{store}"
+    check_rows(body, rows, [round_integral_ref(mode, fmt, ftz, sat, b) for (b,) in rows], engine, opt)
