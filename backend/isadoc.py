@@ -221,6 +221,10 @@ call-site `.param` variable before the call and loads return values from one aft
   or 8 KiB for a recursive one (CUDA's default `cudaLimitStackSize` is 1 KiB; xg1's frames are larger:
   arguments in memory, every live value saved). `xcc compile -v` reports `local_bytes` as the
   "bytes stack frame".
+- **alloca.** `alloca`/`stacksave`/`stackrestore` need no stack-pointer register: `xcc.ir.alloca` gives
+  each function using them a 4 KiB `.local` arena in its frame (released when it returns) and a virtual
+  register as its dynamic stack pointer; an allocation past the arena's end traps with a located
+  "alloca: stack overflow" fault.
 - **SYSCALL** `a, b` runs a CUDA-runtime service: `VPRINTF` (`printf`: format string address at
   `local[a]`, argument buffer address at `local[a + 8]`, the number of arguments formatted stored to
   `local[a + 16]`; output collected per thread and printed in thread order after the launch, as

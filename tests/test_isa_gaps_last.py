@@ -1,12 +1,15 @@
-"""Issue 19's last refused forms: ``sqrt.{rz,rm,rp}{.ftz}.f32`` (exact directed rounding) and ``testp`` with no
-test named (ptxas 13.0 emits nothing for it: the predicate keeps its value); run on both engines at -O0 and -O3.
-Expected values come from exact integer square roots (``math.isqrt`` of the scaled operand), never xcc.semantics."""
+"""Issue 19's last refused forms: ``sqrt.{rz,rm,rp}{.ftz}.f32`` (exact directed rounding), ``testp`` with no
+test named (ptxas 13.0 emits nothing for it: the predicate keeps its value), ``wgmma.mma_async`` with an ``.f16``
+accumulator (f16 and FP8 inputs), ``alloca``/``stacksave``/``stackrestore`` (xcc.ir.alloca); run on both engines at
+-O0 and -O3.  Expected values come from exact integer square roots (``math.isqrt``), exact Fraction sums rounded
+once, or Python integers, never xcc.semantics."""
 
 from __future__ import annotations
 
 import math
 import struct
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ from test_isa_gaps import ENGINES
 
 from xcc import runtime as rt
 from xcc.check import check_sources
+from xcc.diagnostics import KernelFault
 from xcc.sources import Source
 
 SQRT = """.version 8.7
@@ -230,3 +234,47 @@ def test_wgmma_f16_accumulator_kernels_are_ptx():
     bad = ptx.replace("k16.f16.f16.f16", "k16.f16.bf16.bf16")
     errors = check_sources([Source(bad, "w.ptx")]).errors
     assert errors and errors[0].loc is not None, errors
+
+
+# ----------------------------------------------------------------------------- alloca, stacksave, stackrestore
+DATA = Path(__file__).parent / "data" / "runtime"
+
+
+def _alloca_run(engine: str, opt: int, n: int, threads: int = 32):
+    dev = rt.Device()
+    out = rt.to_device(np.zeros(4 * threads, np.uint32), dev)
+    m = rt.load_module((DATA / "alloca_sum.ptx").read_text(), device=dev, engine=engine, opt_level=opt)
+    m.get_function("alloca_sum").launch((1, 1, 1), (threads, 1, 1), [out, out, np.uint32(n)])
+    return out.copy_to_host().reshape(threads, 4)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_alloca_runtime_sized_array_and_stacksave_loop(engine, opt):
+    """alloca_sum.ptx (ptxas-clean): thread t allocas m = n + t words (align 16), fills a[i] = 3 i + t and sums
+    them; then 200 times stacksave, alloca.u32 of i + 1 bytes, a store and load through it, stackrestore; the
+    stack pointer ends 4 m bytes past the array (the loop's allocations all released)."""
+    n = 37
+    got = _alloca_run(engine, opt, n)
+    t = np.arange(32, dtype=np.int64)
+    m = n + t
+    want = np.stack([3 * m * (m - 1) // 2 + t * m, np.full(32, sum(range(200))), 4 * m, m], axis=1)
+    assert np.array_equal(got.astype(np.int64), want), (got[:3], want[:3])
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_alloca_overflow_is_a_located_fault(engine):
+    """2,000 + t words do not fit the 4,096-byte arena: the kernel stops at the first alloca's line (15)."""
+    with pytest.raises(KernelFault, match=r"line 15 \(.*alloca: stack overflow") as e:
+        _alloca_run(engine, 0, 2000)
+    assert "32 threads faulted" in str(e.value), e.value
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_alloca_in_a_called_function(engine, opt):
+    """alloca_func.ptx (ptxas-clean): a .func allocas n = t + 5 words in its own frame (released at its return),
+    fills and sums them: out[t] = n (n - 1) / 2."""
+    dev = rt.Device()
+    out = rt.to_device(np.zeros(32, np.uint32), dev)
+    m = rt.load_module((DATA / "alloca_func.ptx").read_text(), device=dev, engine=engine, opt_level=opt)
+    m.get_function("k").launch((1, 1, 1), (32, 1, 1), [out])
+    assert [int(v) for v in out.copy_to_host()] == [(t + 5) * (t + 4) // 2 for t in range(32)]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from xcc.diagnostics import PtxSemanticError, SourceLoc, UnsupportedError, XccError
 from xcc.frontend import ast
+from xcc.ir import alloca
 from xcc.ir.cfg import reverse_postorder_from
 from xcc.ir.core import Block, Const, Function, Instruction, Module, Param, Phi, Value, Variable
 from xcc.ir.lower import InstLowering, imm_bits
@@ -303,7 +304,7 @@ class FunctionBuilder:
 
     # ----------------------------------------------------------------- build
     def build(self) -> Function:
-        fn = self.ast_fn
+        fn = self.ast_fn = alloca.rewrite(self.ast_fn)  # alloca/stacksave/stackrestore: ordinary PTX
         reg_params = [p for p in fn.params + (fn.return_params or []) if p.space == "reg"]
         # a .reg parameter is also a register of the body (declared here), copied from/to its frame slot
         items, fvars = flatten(replace(fn, body=[ast.RegDecl(p.type, [p.name], loc=p.loc) for p in reg_params]
@@ -369,7 +370,9 @@ class FunctionBuilder:
                 for p in self.reg_rets:
                     lowering.lower(_reg_param_move("st", p))
             brkpt = inst is not None and inst.opcode == "brkpt"
-            b.append(Instruction(kind, None, [], attrs={"reason": BRKPT_REASON} if brkpt else {},
+            overflow = inst is not None and alloca.OVERFLOW_MARK in inst.modifiers
+            reason = BRKPT_REASON if brkpt else alloca.OVERFLOW_REASON if overflow else None
+            b.append(Instruction(kind, None, [], attrs={"reason": reason} if reason else {},
                                  loc=inst.loc if inst is not None else None,
                                  debug_loc=inst.debug_loc if inst is not None else None))
 

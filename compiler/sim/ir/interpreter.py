@@ -52,6 +52,7 @@ import numpy as np
 
 from xcc.backend.machine import Machine
 from xcc.diagnostics import LinkError, PtxSemanticError, UnsupportedError, XccError
+from xcc.ir.alloca import ARENA as ALLOCA_ARENA
 from xcc.ir.cfg import callees, reachable_functions, reverse_postorder
 from xcc.ir.core import Block, Function, Instruction, Module, Value, Variable, layout_variables
 from xcc.semantics.cluster import decode_shared
@@ -186,7 +187,10 @@ class _Launch(Launch):
         self.frames = {f.name: _Frame(f, [v for v in mvars if v.space == "local"]) for f in self.funcs}
         kf = self.frames[fn.name]
         self.local_off = kf.local_off
-        self.local_size = kf.local_size + (LOCAL_STACK_BYTES if self.has_calls else 0)
+        # a device function with an alloca arena (xcc.ir.alloca) adds its frame to the call stack, once
+        self.stack_bytes = LOCAL_STACK_BYTES + sum(f.local_size for f in self.frames.values() if not f.fn.is_entry
+                                                   and any(v.name.startswith(ALLOCA_ARENA) for v in f.fn.variables))
+        self.local_size = kf.local_size + (self.stack_bytes if self.has_calls else 0)
         self.local_stride = (self.local_size + 15) & ~15
         if not self.has_calls:  # exact window: an overrun of a kernel's local array faults
             self.local_size = layout_variables(space("local"))[1]
@@ -565,7 +569,7 @@ class _Launch(Launch):
             over = nlb + callee.local_size > self.local_stride
             if over.any():
                 raise ExecFault(f"call stack overflow: the .local frames of the calls (up to '{callee.fn.name}') need "
-                            f"more than the {LOCAL_STACK_BYTES}-byte stack of a thread", int(np.argmax(over)))
+                            f"more than the {self.stack_bytes}-byte stack of a thread", int(np.argmax(over)))
             over = npb + callee.param_size > self.param_stride
         if over.any():
             raise ExecFault(f"call stack overflow: more than {MAX_CALL_DEPTH} nested calls (calling "
