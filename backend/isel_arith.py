@@ -120,6 +120,10 @@ class ArithSelection(SelectorCore):
         elif self._check_int(inst) == 1 and t.bits == 32:
             self.emit("IMNMX", d=d, a=self.reg(a), b=self.src_b(b),
                       mods={"minmax": which, **({"type": "S32"} if t.kind == "s" else {})})
+        elif t.bits == 16:  # zero-extended in a 32-bit register: signed operands sign-extended first
+            a_r, b_v = (self._sext(a, 16), self._sext(b, 16)) if t.kind == "s" else (self.reg(a), self.src_b(b))
+            self.emit("IMNMX", d=d, a=a_r, b=b_v, mods={"minmax": which, **({"type": "S32"} if t.kind == "s" else {})})
+            self._narrow(inst, d)
         elif t.bits == 64:  # as ptxas: ISETP + ISETP.EX, then a SEL per half
             take_a = new_vreg(0)
             self.emit("ISETP.64", pd=take_a, a=self.reg(a), b=self.src_b(b), ps=(PT, False),
