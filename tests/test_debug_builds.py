@@ -38,10 +38,13 @@ def _fast(case) -> bool:
     return case is first and case.ptx_file not in SLOW_FILES
 
 
-FIXED_FROM_LEVEL = {"softmax_rows_debug": 2, "attention_row_debug": 2, "cp_async_pipeline_debug": 3}
+FIXED_FROM_LEVEL = {"softmax_rows_debug": 2, "attention_row_debug": 0, "cp_async_pipeline_debug": 3}
 """Known failures the optimiser removes from this -O level on: -O2 inlines the device function whose call keeps
 the warp from reconverging; -O3's inlining and global DCE leave cuda::pipeline's kernel few enough .global
-variables for constant bank 0."""
+variables for constant bank 0.  attention_row_debug runs right at every level: xg1 reconverges after the loop
+(per-frame convergence barriers), and since a shuffle from a lane outside the member mask reads 0 (the H200's
+rule, docs/semantics.md) the IR interpreter's lone-lane shuffles give the same results too (softmax_rows_debug's
+still differ there)."""
 
 
 def _params(xfails: dict[str, str] | None, fast: bool | None, levels=(3,)) -> list:
