@@ -914,6 +914,18 @@ def _case_row(c: dict) -> str:
     return f"| `{c['name']}` | {c['arch']} | {exact} | {ref} | {'; '.join(notes)} |"
 
 
+def replace_section(md: Path, begin: str, end: str, section: str) -> None:
+    """Write ``section`` (which starts with ``begin`` and ends with ``end``) into the Markdown file ``md`` in place
+    of the text between those markers, or at its end when they are not there yet."""
+    text = md.read_text() if md.exists() else ""
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    md.write_text(text)
+
+
 def report(json_path: Path, md: Path) -> None:
     r = json.loads(json_path.read_text())
     for c in r["cases"]:  # the open features as this checkout's gpu_check.py finds them in examples/
@@ -997,14 +1009,7 @@ def report(json_path: Path, md: Path) -> None:
     if r.get("notes"):
         lines.append("")
     lines.append(END)
-    section = "\n".join(lines)
-    text = md.read_text() if md.exists() else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    md.write_text(text)
+    replace_section(md, BEGIN, END, "\n".join(lines))
     print(f"wrote the gpu section of {md} ({len(cases)} cases, {len(r.get('pairs', []))} pairs)")
 
 

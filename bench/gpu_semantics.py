@@ -651,14 +651,7 @@ def report(json_path: Path, d: Path, md: Path) -> int:
         for row in p.get("results", []):
             lines.append(_row_text(name, row))
     lines += ["", END]
-    section = "\n".join(lines)
-    text = md.read_text() if md.exists() else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    md.write_text(text)
+    gc.replace_section(md, BEGIN, END, "\n".join(lines))
     print(f"wrote the gpu-semantics section of {md} and the comparison into {json_path}")
     return 0
 
