@@ -279,8 +279,7 @@ class BitsLowering:
         va, vb = self.read(a, _U32), self.read(b, _U32)
         out = None
         for i in range(n):
-            ea, eb = (self.emit("cvt", _S32, [self._op("shr", v, self._k(i * w)) if i else v], _S32,
-                                src=f"{t[0]}{w}").result for v, t in ((va, ts[0]), (vb, ts[1])))
+            ea, eb = self.simd_element(va, i, w, ts[0][0]), self.simd_element(vb, i, w, ts[1][0])
             p = self._op("setp", ea, eb, t=_S32, cmp=cmp[0])
             r = self.emit("selp", _U32, [self._k(1 << (i * w) if "add" not in mods else 1), self._k(0), p], _U32).result
             out = r if out is None else self._op("add" if "add" in mods else "or", out, r)
@@ -395,11 +394,10 @@ class BitsLowering:
         if extra:
             raise self.error(f"'{_text(inst)}': .{extra[0]} does not apply to 16x2 integers", PtxSemanticError)
         va, vb = (self.read(o, _U32) for o in inst.operands[1:])
-        src = "s16" if signed else "u16"
+        kind = "s" if signed else "u"
         out = None
         for i in range(2):
-            ea, eb = (self.emit("cvt", _S32, [self._op("shr", v, self._k(16)) if i else v], _S32, src=src).result
-                      for v in (va, vb))
+            ea, eb = self.simd_element(va, i, 16, kind), self.simd_element(vb, i, 16, kind)
             r = self._op(inst.opcode, ea, eb, t=_S32)
             if "relu" in mods:
                 r = self._op("max", r, Const(_S32, 0), t=_S32)

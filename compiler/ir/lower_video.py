@@ -272,6 +272,12 @@ class SimdVideoLowering:
     by its type, the operation exact; merge form: ``.sat`` clamps each to dtype's element range, the low bits
     packed; ``.add``: ``d = c + the sum of the element results``."""
 
+    def simd_element(self, v, i: int, w: int, kind: str):
+        """Element ``i`` of width ``w`` of the packed 32-bit value ``v`` (bits ``i*w`` up), sign-extended
+        (``kind`` 's') or zero-extended ('u') to s32: the operands of the SIMD video and 16x2 instructions."""
+        return self.emit("cvt", _S32, [self._op("shr", v, self._k(i * w)) if i else v], _S32,
+                         src=f"{kind}{w}").result
+
     def op_vadd2(self, inst) -> None:
         self._simd(inst, "add", 2)
 
@@ -316,8 +322,7 @@ class SimdVideoLowering:
         va, vb = self.read(a, _U32), self.read(b, _U32)
         out = None
         for i in range(n):
-            ea, eb = (self.emit("cvt", _S32, [self._op("shr", v, self._k(i * w)) if i else v], _S32,
-                                src=f"{t[0]}{w}").result for v, t in ((va, at), (vb, bt)))
+            ea, eb = self.simd_element(va, i, w, at[0]), self.simd_element(vb, i, w, bt[0])
             if vop == "absdiff":
                 r = self._op("max", self._op("sub", ea, eb, t=_S32), self._op("sub", eb, ea, t=_S32), t=_S32)
             elif vop == "avrg":  # (a + b + (a + b >= 0)) >> 1: halves round away from zero (xcc.ir.lower_bits)
