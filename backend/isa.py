@@ -592,6 +592,21 @@ _ROWS = [
     ("TMALD.3D", (D_R, A_R, B_RIC, C_W, E_W), (), "lsu", "lsu", "UTMALDG.3D",
      "cp.async.bulk.tensor.3d tile-mode load: as TMALD R2 at coordinates e.lo, e.hi and b (signed) to shared[a]; "
      "d = its bytes; the cycle model charges the box's global reads", "sync global load"),
+    # TMA tile stores, reductions and prefetches (1d to 5d) and 4d/5d tile loads (appended: opcodes stay stable;
+    # executors in exec_sync.py, selection in isel_hopper.py).  Five coordinates: e.lo, e.hi, b.lo, b.hi, a.hi.
+    ("TMALD.ND", (D_R, A_W, B_WIC, C_W, E_W), (Mod("rank", ("R4", "R5")),), "lsu", "lsu", "UTMALDG.4D / .5D",
+     "cp.async.bulk.tensor.4d/.5d tile-mode load: as TMALD at coordinates e.lo, e.hi, b.lo, b.hi (R5: and a.hi), "
+     "signed, to shared[a.lo]; d = its bytes; the cycle model charges the box's global reads", "sync global load"),
+    ("TMAST", (A_W, B_WIC, C_W, E_W), (Mod("rank", ("R1", "R2", "R3", "R4", "R5")),
+                                        Mod("red", ("", "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR"))),
+     "lsu", "lsu", "UTMASTG / UTMAREDG",
+     "cp.async.bulk.tensor tile-mode store: the box at shared[a.lo] to the tensor map at generic address c at "
+     "coordinates e.lo, e.hi, b.lo, b.hi, a.hi (the first rank of them, signed); elements outside the tensor are not "
+     "written (red: cp.reduce.async.bulk.tensor, reduced as atomics in the map's element type); performed when it "
+     "executes (xcc.semantics.tensormap)", "sync global store"),
+    ("TMAPF", (A_W, B_WIC, C_W, E_W), (Mod("rank", ("R1", "R2", "R3", "R4", "R5")),), "lsu", "lsu", "UTMAPF",
+     "cp.async.bulk.prefetch.tensor: the tensor map at generic address c and the rank checked (coordinates as "
+     "TMAST's); moves no data", "sync"),
 ]
 
 

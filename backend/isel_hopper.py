@@ -7,7 +7,9 @@
   low word, the shared window's offset).
 * ``bulk_copy`` -> BLKCP.BYPASS (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on
   the mbarrier, or BLKCP.S2G (shared -> global); ``bulk_reduce`` -> BLKRED.op.type; ``tma_load`` (1d, 2d) ->
-  TMALD (coordinates in a register pair, its bytes in d; TMALD.3D: the third in b) and SYNCS.TX.COMPLETE of those bytes.
+  TMALD (coordinates in a register pair, its bytes in d; TMALD.3D: the third in b; TMALD.ND for 4d/5d: coordinates
+  in the pairs e, b and a.hi, the shared address in a.lo) and SYNCS.TX.COMPLETE of those bytes; ``tma_store``
+  -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF, with TMALD.ND's operand layout.
 """
 
 from __future__ import annotations
@@ -88,12 +90,47 @@ class HopperSelection(SelectorCore):
         self.emit("BLKRED", a=a, b=off, c=self._hp_global(dst, int(at.get("dst_offset", 0))), e=self.reg(size),
                   mods={"op": str(at["redop"]).upper(), "type": t})
 
+    def _tma_pairs(self, shared, coords):
+        """(a, b, e) register pairs of TMALD.ND/TMAST/TMAPF: a = (32-bit shared address, coordinate 4),
+        b = coordinates 2, 3, e = coordinates 0, 1 (missing ones zero)."""
+        pairs = [new_vreg(2) for _ in range(3)]
+        vals = [shared, *(coords[k] if k < len(coords) else None for k in (4, 2, 3, 0, 1))]
+        for n, v in enumerate(vals):
+            half = Half(pairs[n // 2], n % 2)
+            if v is None:
+                self.emit("MOV", d=half, b=RZ)
+            elif isinstance(v, tuple):  # (register, offset) of the shared address
+                reg, off = v
+                if off:
+                    self.emit("IADD3", d=half, a=reg, b=Imm(off & 0xFFFFFFFF), c=RZ)
+                else:
+                    self.emit("MOV", d=half, b=reg)
+            else:
+                self.emit("MOV", d=half, b=self.src_b(v))
+        return pairs
+
+    def op_tma_store(self, inst):
+        src, tmap, *coords = inst.args
+        a, b, e = self._tma_pairs(self._hp_shared(src, int(inst.attrs.get("src_offset", 0))), coords)
+        red = inst.attrs.get("redop")
+        mods = {"rank": f"R{len(coords)}", **({"red": str(red).upper()} if red else {})}
+        self.emit("TMAST", a=a, b=b, c=self.reg(tmap), e=e, mods=mods)
+
+    def op_tma_prefetch(self, inst):
+        tmap, *coords = inst.args
+        a, b, e = self._tma_pairs(None, coords)
+        self.emit("TMAPF", a=a, b=b, c=self.reg(tmap), e=e, mods={"rank": f"R{len(coords)}"})
+
     def op_tma_load(self, inst):
         at = inst.attrs
         dst, tmap, mb, *coords = inst.args
         if len(coords) > 3:
-            raise self.error(f"a {len(coords)}d cp.async.bulk.tensor is not supported by the xg1 backend yet "
-                             "(1d to 3d)")
+            a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords)
+            size = new_vreg(1)
+            self.emit("TMALD.ND", d=size, a=a, b=b, c=self.reg(tmap), e=e, mods={"rank": f"R{len(coords)}"})
+            ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
+            self.emit("SYNCS.TX", a=ma, b=moff, c=size, mods={"COMPLETE": "COMPLETE"})
+            return
         a, off = self._hp_shared(dst, int(at.get("dst_offset", 0)))
         pair = new_vreg(2)
         for k in range(2):

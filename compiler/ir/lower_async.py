@@ -51,6 +51,10 @@ class AsyncLowering:
             return self._cp_tensor(inst)  # xcc.ir.lower_hopper
         if ms[:3] == ("reduce", "async", "bulk") and "tensor" not in ms:
             return self._cp_reduce_bulk(inst)  # xcc.ir.lower_hopper
+        if ms[:4] == ("reduce", "async", "bulk", "tensor"):
+            return self._cp_reduce_tensor(inst)  # xcc.ir.lower_hopper
+        if ms[:3] == ("async", "bulk", "prefetch"):
+            return self._cp_prefetch(inst)  # xcc.ir.lower_hopper
         if "async" not in ms or any(m in ms for m in ("bulk", "tensor", "mbarrier", "reduce", "arrive")):
             raise self.error(f"instruction '{_text(inst)}' is not supported yet")
         if "commit_group" in ms or "wait_all" in ms:

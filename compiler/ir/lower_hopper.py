@@ -22,6 +22,9 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   row address and a 32-bit store (``.trans``: two 16-bit stores) per lane (:meth:`op_stmatrix`).
 * ``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [d], [s], size`` -> ``bulk_reduce`` (performed
   when it executes, element by element as atomics).
+* ``cp.async.bulk.tensor`` tile-mode loads -> ``tma_load``, stores -> ``tma_store``; ``cp.reduce.async.bulk
+  .tensor`` -> ``tma_store {redop}``; ``cp.async.bulk.prefetch.tensor`` -> ``tma_prefetch`` (performed when
+  they execute, :mod:`xcc.sim.tma`).
 * ``elect.sync d|p, membermask`` -> the lowest lane of ``activemask & membermask`` (``bfind`` of its lowest
   set bit), ``p = laneid == d``.
 * ``setmaxnreg.{inc,dec}.sync.aligned.u32 n`` (n a multiple of 8 in 24 .. 256) and ``griddepcontrol
@@ -46,6 +49,7 @@ _REDUCE_OK = frozenset({*(("add", t) for t in ("u32", "s32", "u64", "f32", "f64"
                         *((o, t) for o in ("min", "max") for t in ("u32", "s32", "u64", "s64")),
                         ("inc", "u32"), ("dec", "u32"),
                         *((o, t) for o in ("and", "or", "xor") for t in ("b32", "b64"))})
+_TENSOR_DIMS = ("1d", "2d", "3d", "4d", "5d")
 _MB_KINDS = ("init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait",
              "pending_count")
 
@@ -244,33 +248,97 @@ class HopperLowering:
         self.emit("bulk_reduce", None, [dst, src, self.read(ops[2], ptx_type("u32"))], redop=op, etype=t,
                   dst_offset=doff, src_offset=soff)
 
-    def _cp_tensor(self, inst) -> None:
-        """``cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
-        {.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, policy}`` -> ``tma_load``."""
+    def _tensor_operand(self, inst, op, rank: int):
+        """(tensor map's generic address, coordinate values) of ``[tensorMap, {c0, ...}]``."""
+        coords = op.elements[0].elements if isinstance(op, ast.Address) and len(op.elements) == 1 \
+            and isinstance(op.elements[0], ast.Vector) else None
+        if coords is None or len(coords) != rank or op.offset:
+            raise self.error(f"'{_text(inst)}': expected [tensorMap, {{{rank} coordinate(s)}}]", PtxSemanticError)
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        tmap = self.read(op.base, u64) if isinstance(op.base, RegVar) else self.address_of(op.base.name)
+        return tmap, [self.read(c, u32) for c in coords]
+
+    def _tensor_ops(self, inst, want: int) -> tuple[list, int]:
+        """(operands without the cache policy, rank) of a tensor copy taking ``want`` operands."""
         ms = inst.modifiers
-        dims = next((m for m in ms if m in ("1d", "2d", "3d", "4d", "5d")), None)
-        known = {"async", "bulk", "tensor", "shared::cluster", "global", "tile", "mbarrier::complete_tx::bytes",
-                 "L2::cache_hint", dims}
-        if dims is None or ms[4:6] != ("shared::cluster", "global") or "mbarrier::complete_tx::bytes" not in ms \
-                or any(m not in known for m in ms):
-            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode loads "
-                             "cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes)")
+        dims = next((m for m in ms if m in _TENSOR_DIMS), None)
         ops = list(inst.operands)
         if "L2::cache_hint" in ms:
             ops = ops[:-1]
-        rank = int(dims[0])
-        src = ops[1] if len(ops) == 3 else None
-        coords = src.elements[0].elements if isinstance(src, ast.Address) and len(src.elements) == 1 \
-            and isinstance(src.elements[0], ast.Vector) else None
-        if coords is None or len(coords) != rank or src.offset:
-            raise self.error(f"'{_text(inst)}' takes [dst], [tensorMap, {{{rank} coordinate(s)}}], [mbar]",
-                             PtxSemanticError)
-        u32, u64 = ptx_type("u32"), ptx_type("u64")
-        dst, doff = self._hp_shared(inst, ops[0])
-        mb, moff = self._hp_shared(inst, ops[2])
-        tmap = self.read(src.base, u64) if isinstance(src.base, RegVar) else self.address_of(src.base.name)
-        self.emit("tma_load", None, [dst, tmap, mb, *(self.read(c, u32) for c in coords)], rank=rank,
-                  dst_offset=doff, mbar_offset=moff)
+        if len(ops) != want:
+            raise self.error(f"'{_text(inst)}' takes {want} operand(s) (and an optional cache policy), got "
+                             f"{len(ops)}", PtxSemanticError)
+        return ops, int(dims[0])
+
+    def _cp_tensor(self, inst) -> None:
+        """Tile-mode loads ``cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
+        {.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, policy}`` -> ``tma_load``; stores
+        ``cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint} [tensorMap, {c0, ...}],
+        [src]{, policy}`` -> ``tma_store``."""
+        ms = inst.modifiers
+        dims = next((m for m in ms if m in _TENSOR_DIMS), None)
+        load = ms[4:6] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms
+        store = ms[4:6] == ("global", "shared::cta") and "bulk_group" in ms
+        known = {"async", "bulk", "tensor", "shared::cluster", "global", "shared::cta", "tile", "L2::cache_hint",
+                 "mbarrier::complete_tx::bytes" if load else "bulk_group", dims}
+        if dims is None or not (load or store) or any(m not in known for m in ms):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode loads "
+                             "cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes and "
+                             "stores cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)")
+        ops, rank = self._tensor_ops(inst, 3 if load else 2)
+        if load:
+            dst, doff = self._hp_shared(inst, ops[0])
+            mb, moff = self._hp_shared(inst, ops[2])
+            tmap, coords = self._tensor_operand(inst, ops[1], rank)
+            self.emit("tma_load", None, [dst, tmap, mb, *coords], rank=rank, dst_offset=doff, mbar_offset=moff)
+            return
+        src, soff = self._hp_shared(inst, ops[1])
+        tmap, coords = self._tensor_operand(inst, ops[0], rank)
+        self.emit("tma_store", None, [src, tmap, *coords], rank=rank, src_offset=soff)
+
+    def _cp_reduce_tensor(self, inst) -> None:
+        """``cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op{.tile}.bulk_group{.L2::cache_hint}
+        [tensorMap, {c0, ...}], [src]{, policy}`` -> ``tma_store {redop}`` (the element type is the tensor
+        map's, checked when it executes)."""
+        ms = inst.modifiers
+        dims = next((m for m in ms if m in _TENSOR_DIMS), None)
+        op = next((m for m in ms if m in _REDUCE_OPS), None)
+        known = {"reduce", "async", "bulk", "tensor", "global", "shared::cta", "tile", "bulk_group", "L2::cache_hint",
+                 dims, op}
+        if dims is None or op is None or ms[5:7] != ("global", "shared::cta") or "bulk_group" not in ms \
+                or any(m not in known for m in ms):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode "
+                             "cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op.tile.bulk_group, op one of "
+                             ".add/.min/.max/.inc/.dec/.and/.or/.xor)")
+        ops, rank = self._tensor_ops(inst, 2)
+        src, soff = self._hp_shared(inst, ops[1])
+        tmap, coords = self._tensor_operand(inst, ops[0], rank)
+        self.emit("tma_store", None, [src, tmap, *coords], rank=rank, src_offset=soff, redop=op)
+
+    def _cp_prefetch(self, inst) -> None:
+        """``cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile}{.L2::cache_hint} [tensorMap, {c0, ...}]{, policy}``
+        -> ``tma_prefetch`` (the map checked, no data moved); ``cp.async.bulk.prefetch.L2.global{.L2::cache_hint}
+        [a], size{, policy}`` -> nothing (a hint: xcc models no L2)."""
+        ms = inst.modifiers
+        dims = next((m for m in ms if m in _TENSOR_DIMS), None)
+        tensor = "tensor" in ms and dims is not None
+        known = {"async", "bulk", "prefetch", "L2", "global", "L2::cache_hint", *(("tensor", "tile", dims) if tensor
+                                                                                  else ())}
+        if ms[:3] != ("async", "bulk", "prefetch") or "L2" not in ms or "global" not in ms \
+                or any(m not in known for m in ms):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: "
+                             "cp.async.bulk.prefetch.L2.global and tile-mode cp.async.bulk.prefetch.tensor.Nd.L2.global)")
+        if not tensor:
+            ops = list(inst.operands)[:-1] if "L2::cache_hint" in ms else list(inst.operands)
+            if len(ops) != 2:
+                raise self.error(f"'{_text(inst)}' takes [address], size (and an optional cache policy)",
+                                 PtxSemanticError)
+            self._address(ops[0])
+            self.read(ops[1], ptx_type("u32"))
+            return
+        ops, rank = self._tensor_ops(inst, 1)
+        tmap, coords = self._tensor_operand(inst, ops[0], rank)
+        self.emit("tma_prefetch", None, [tmap, *coords], rank=rank)
 
     # ----------------------------------------------------------------- stmatrix
     def op_stmatrix(self, inst) -> None:

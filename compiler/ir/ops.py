@@ -186,6 +186,13 @@ OPS.update({
                       "(attrs.rank) of the tensor map at generic address b to shared a + attrs.dst_offset, then a "
                       "complete-tx of its bytes on the mbarrier at c + attrs.mbar_offset", has_result=False,
                       effects=True, reads_memory=True),
+    "tma_store": OpDef("tma_store", None, "cp.async.bulk.tensor tile-mode store: the box at shared a + attrs.src_offset "
+                       "to the in-bounds elements at coordinates args 2.. (attrs.rank) of the tensor map at generic "
+                       "address b (attrs.redop: cp.reduce.async.bulk.tensor, reduced in the map's element type)",
+                       has_result=False, effects=True, reads_memory=True),
+    "tma_prefetch": OpDef("tma_prefetch", None, "cp.async.bulk.prefetch.tensor: checks the tensor map at generic "
+                          "address a and its rank (attrs.rank coordinates args 1..); moves no data", has_result=False,
+                          effects=True, reads_memory=True),
     "bulk_reduce": OpDef("bulk_reduce", 3, "cp.reduce.async.bulk: the c bytes of shared b + attrs.src_offset reduced "
                          "element by element into global a + attrs.dst_offset (attrs.redop, attrs.etype: the atom "
                          "operation and element type)", has_result=False, effects=True, reads_memory=True),

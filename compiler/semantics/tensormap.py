@@ -23,6 +23,13 @@ coordinates ``c + i``: inside the tensor, ``address + x_0 * esize + sum(x_d * st
 with a swizzle of ``S`` = 32, 64 or 128 bytes, the 16-byte chunk bits (4 ..) of each byte's shared address
 are XORed with its bits 7 .. (``log2(S / 16)`` bits), as for wgmma's swizzled layouts.  Element strides
 other than 1 and interleaved layouts are not supported yet.
+
+A tile-mode store (``cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group``) is the inverse: box element
+``i`` is read from the same (swizzled) shared offset and written to global coordinates ``c + i`` when they lie
+inside the tensor; elements outside it are not written (PTX ISA 9.7.9.25.5, "Tensor copy": the bounding box
+is clipped to the tensor).  ``cp.reduce.async.bulk.tensor`` reduces each in-bounds element into global memory
+with the operation, in the tensor map's element type; :data:`REDUCE_OK` is what PTX ISA 9.7.9.25.5 (cp.reduce.async.bulk.tensor) allows
+per type (of those xcc's atomics perform).
 """
 
 from __future__ import annotations
@@ -38,6 +45,16 @@ BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ."""
 _FLOAT_NAN = {6: 0x7FFF, 7: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF, 9: 0x7FFF, 10: 0x7FFFFFFF, 11: 0x7FFFFFFF,
               12: 0x7FFFFFFF}
 SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
+DTYPE_NAMES = {0: "u8", 1: "u16", 2: "u32", 3: "s32", 4: "u64", 5: "s64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16",
+               10: "f32 (ftz)", 11: "tf32", 12: "tf32 (ftz)"}
+REDUCE_KIND = {2: ("u", 4), 3: ("s", 4), 4: ("u", 8), 5: ("s", 8), 6: ("f16", 2), 7: ("f", 4), 9: ("bf16", 2)}
+"""CUtensorMapDataType -> (the atomics' kind, bytes) of a reducible element type."""
+REDUCE_OK = {"add": frozenset({2, 3, 4, 6, 7, 9}), "min": frozenset({2, 3, 5}), "max": frozenset({2, 3, 5}),
+             "inc": frozenset({2}), "dec": frozenset({2}), "and": frozenset({2, 3, 4, 5}),
+             "or": frozenset({2, 3, 4, 5}), "xor": frozenset({2, 3, 4, 5})}
+"""redOp -> the element types ``cp.reduce.async.bulk.tensor`` reduces with it: .add on .u32/.s32/.u64/.f32/.f16/
+.bf16, .min/.max on .u32/.s32/.s64, .inc/.dec on .u32, the bitwise operations on 32- and 64-bit integers
+(.min/.max on .f16/.bf16, which PTX also allows, are not supported yet)."""
 
 
 class TensorMapError(Exception):
@@ -98,9 +115,18 @@ def decode(raw: bytes) -> dict:
             "box": list(struct.unpack_from("<5H", raw, 72)[:rank])}
 
 
+def reduce_kind(op: str, dtype: int) -> tuple[str, int]:
+    """(atomic kind, element bytes) of a tensor reduction ``op`` on elements of ``dtype``
+    (``TensorMapError`` where PTX or xcc does not allow it)."""
+    if dtype not in REDUCE_OK.get(op, ()):
+        raise TensorMapError(f".{op} is not supported on a tensor of {DTYPE_NAMES.get(dtype, dtype)} elements")
+    return REDUCE_KIND[dtype]
+
+
 def tile_box(tm: dict, coords) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(global byte address of each box element, in-bounds mask, its byte offset in the shared box before
-    swizzling, the fill value's bits) of a tile-mode load at ``coords`` (one signed int32 per dimension)."""
+    swizzling, the fill value's bits) of a tile-mode load or store at ``coords`` (one signed int32 per
+    dimension)."""
     rank, es, box = tm["rank"], tm["esize"], tm["box"]
     grids = np.meshgrid(*[np.arange(b, dtype=np.int64) for b in reversed(box)], indexing="ij")
     idx = [g.reshape(-1) for g in reversed(grids)]  # idx[d]: element coordinate in dim d, dim 0 fastest

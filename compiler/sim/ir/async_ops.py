@@ -25,7 +25,7 @@ from xcc.sim import mbarrier as mbar
 from xcc.sim.copies import commit_executor, copy_groups, wait_executor
 from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.memory import MemoryFault
-from xcc.sim.tma import tma_load_executor
+from xcc.sim.tma import tma_load_executor, tma_prefetch_executor, tma_store_executor
 from xcc.sim.waves import ExecFault
 
 _U64 = np.uint64
@@ -250,6 +250,25 @@ def _tma_load(x: OpBinder):
     coords = [x.arg(3 + k) for k in range(int(x.attrs["rank"]))]
     return tma_load_executor(launch, _view(launch), launch.gmem, generic, _plus(x, 0, "dst_offset"), x.arg(1),
                              coords, _plus(x, 2, "mbar_offset"))
+
+
+def _generic(launch):
+    return launch.addresser("generic", lambda sel, n: np.zeros(n, np.uint64), 0, 8)[0]
+
+
+@impl("tma_store")
+def _tma_store(x: OpBinder):
+    launch = x.launch
+    coords = [x.arg(2 + k) for k in range(int(x.attrs["rank"]))]
+    redop = x.attrs.get("redop")
+    return tma_store_executor(_view(launch), launch.gmem, _generic(launch), _plus(x, 0, "src_offset"), x.arg(1),
+                              coords, None if redop is None else str(redop))
+
+
+@impl("tma_prefetch")
+def _tma_prefetch(x: OpBinder):
+    coords = [x.arg(1 + k) for k in range(int(x.attrs["rank"]))]
+    return tma_prefetch_executor(_generic(x.launch), x.arg(0), coords)
 
 
 @impl("bulk_reduce")

@@ -316,7 +316,7 @@ class _Launch(Launch):
             src, cp = b.w("c"), LDGSTS_BYTES[b.mod("size")]
             return lambda esel, eidx, m, rec, wb: rec.global_access(
                 (eidx >> 5) + wb, np.broadcast_to(np.asarray(src(esel, m), np.uint64), (m,)), cp)
-        if inst.mnemonic.startswith("TMALD"):  # a TMA load: the in-bounds elements of its box
+        if inst.mnemonic.startswith("TMA"):  # a TMA load or store: the in-bounds elements of its box
             return tma_memrec(b)
         if "sync" in inst.d.classes and space == "g":  # a bulk copy: e bytes at global c, 16-byte chunks
             src, size = b.w("c"), b.r("e")

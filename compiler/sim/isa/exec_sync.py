@@ -1,5 +1,6 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
-``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``, ``TMALD``, ``TMALD.3D``; PTX ISA 9.7.13.15 ``mbarrier`` and 9.7.9.25.4 ``cp.async.bulk``).
+``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``, ``TMALD``, ``TMALD.3D``, ``TMALD.ND``, ``TMAST``,
+``TMAPF``; PTX ISA 9.7.13.15 ``mbarrier``, 9.7.9.25.4 ``cp.async.bulk`` and 9.7.9.25.5 ``cp.async.bulk.tensor``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -15,7 +16,7 @@ from xcc.semantics import tensormap as T
 from xcc.semantics.faults import MemoryFault
 from xcc.sim import mbarrier as mbar
 from xcc.sim.isa.exec_base import Binder, Control, impl
-from xcc.sim.tma import tma_load_executor
+from xcc.sim.tma import tma_load_executor, tma_prefetch_executor, tma_store_executor
 
 
 def _view(x: Binder) -> mbar.SharedView:
@@ -78,17 +79,37 @@ def _cluster_wait(x: Binder):
     return Control("mbar_wait", barrier=lambda sel, idx, n, pc: ctx.launch.wave.cluster_wait(idx, pc))
 
 
+def _lo(r):
+    return lambda sel, n: (np.asarray(r(sel, n), np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.int64)
+
+
+def _hi(r):
+    return lambda sel, n: (np.asarray(r(sel, n), np.uint64) >> np.uint64(32)).astype(np.int64)
+
+
+def _tma_operands(x: Binder):
+    """(CTA-relative shared address reader, coordinate readers) of a TMA row: TMALD/TMALD.3D (shared[a + b],
+    e.lo, e.hi, TMALD.3D's third in b) or TMALD.ND/TMAST/TMAPF (shared[a.lo]; e.lo, e.hi, b.lo, b.hi, a.hi)."""
+    e = x.w("e")
+    if next(o for o in x.inst.d.operands if o.field == "a").kind == "R":  # TMALD, TMALD.3D
+        three = x.inst.mnemonic == "TMALD.3D"  # the third coordinate in b, the whole shared address in a
+        a, off = x.r("a"), 0 if three else int(x.ops["b"])
+        shared = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
+        return shared, [_lo(e), _hi(e), x.ric("b")] if three else [_lo(e), _hi(e)][:int(x.mod("rank")[1])]
+    a, b = x.w("a"), x.wic("b")
+    return _lo(a), [_lo(e), _hi(e), _lo(b), _hi(b), _hi(a)][:int(x.mod("rank")[1])]
+
+
 def tma_memrec(x: Binder):
-    """The cycle model's record of a TMALD (``rec(esel, eidx, m, rec, wbase)``): the global addresses of the
-    in-bounds elements of each thread's box, as accesses of its warp; nothing for a map that is not one (the
-    executor faults)."""
-    ctx, e, c = x.ctx, x.w("e"), x.w("c")
-    three = x.inst.mnemonic == "TMALD.3D"  # (its third coordinate in b)
-    rank, third = (3, x.ric("b")) if three else (int(x.mod("rank")[1]), None)
+    """The cycle model's record of a TMA load or store (``rec(esel, eidx, m, rec, wbase)``): the global addresses
+    of the in-bounds elements of each thread's box, as accesses of its warp; nothing for a map that is not one
+    (the executor faults)."""
+    ctx, c = x.ctx, x.w("c")
+    _, coords = _tma_operands(x)
 
     def record(esel, eidx, m, rec, wb):
         maps = np.broadcast_to(np.asarray(c(esel, m), np.uint64), (m,))
-        coords = np.broadcast_to(np.asarray(e(esel, m), np.uint64), (m,))
+        cs_all = [np.broadcast_to(np.asarray(r(esel, m)), (m,)).astype(np.int64) for r in coords]
         warps, addrs, width = [], [], 0
         for i in range(m):
             try:
@@ -97,12 +118,9 @@ def tma_memrec(x: Binder):
                 tm = T.decode(np.asarray(raw, np.uint64).tobytes())
             except (MemoryFault, T.TensorMapError):
                 return
-            cs = [int(np.int32(np.uint32(int(coords[i]) >> (32 * k) & 0xFFFFFFFF))) for k in range(min(rank, 2))]
-            if third is not None:
-                cs.append(int(np.int32(np.uint32(int(np.broadcast_to(np.asarray(third(esel, m)), (m,))[i])))))
-            if tm["rank"] != rank:
+            if tm["rank"] != len(coords):
                 return
-            addr, inside, _, _ = T.tile_box(tm, cs)
+            addr, inside, _, _ = T.tile_box(tm, [int(np.int32(np.uint32(cs[i] & 0xFFFFFFFF))) for cs in cs_all])
             addrs.append(addr[inside].astype(np.uint64))
             warps.append(np.full(int(inside.sum()), (int(eidx[i]) >> 5) + wb, np.int64))
             width = tm["esize"]
@@ -112,17 +130,26 @@ def tma_memrec(x: Binder):
     return record
 
 
-@impl("TMALD", "TMALD.3D")
+@impl("TMALD", "TMALD.3D", "TMALD.ND")
 def _tmald(x: Binder):
-    ctx, e = x.ctx, x.w("e")
-    three = x.inst.mnemonic == "TMALD.3D"  # the third coordinate in b, the whole shared address in a
-    a, off = x.r("a"), 0 if three else int(x.ops["b"])
-    dst = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
-    lo = lambda sel, n: (np.asarray(e(sel, n), np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.int64)  # noqa: E731
-    hi = lambda sel, n: (np.asarray(e(sel, n), np.uint64) >> np.uint64(32)).astype(np.int64)  # noqa: E731
-    coords = [lo, hi, x.ric("b")] if three else [lo, hi][:int(x.mod("rank")[1])]
+    ctx = x.ctx
+    dst, coords = _tma_operands(x)
     return tma_load_executor(ctx.launch, _view(x), ctx.gmem, lambda: ctx.generic, dst, x.w("c"), coords,
                              None, x.set_r("d"))
+
+
+@impl("TMAST")
+def _tmast(x: Binder):
+    ctx, red = x.ctx, x.mod("red")
+    src, coords = _tma_operands(x)
+    return tma_store_executor(_view(x), ctx.gmem, lambda: ctx.generic, src, x.w("c"), coords,
+                              red.lower() if red else None)
+
+
+@impl("TMAPF")
+def _tmapf(x: Binder):
+    _, coords = _tma_operands(x)
+    return tma_prefetch_executor(lambda: x.ctx.generic, x.w("c"), coords)
 
 
 @impl("BLKRED")

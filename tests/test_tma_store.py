@@ -1,0 +1,238 @@
+"""TMA tile-mode stores, reductions, prefetches and loads of every rank (cp.async.bulk.tensor.{1..5}d,
+cp.reduce.async.bulk.tensor, cp.async.bulk.prefetch.tensor; PTX ISA 9.7.9.25.5) through tensor maps from the
+driver API's cuTensorMapEncodeTiled, on both engines at -O0/-O3, against numpy: a store writes the box's
+elements that lie inside the tensor and leaves the others alone; a reduction combines them with global memory
+in the map's element type; loads fill elements outside the tensor with zeros.  The kernels are nvcc's
+(examples/tma_store.cu); xg1 runs them as TMAST, TMAPF and (4d, 5d loads) TMALD.ND."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xcc import runtime as rt
+from xcc.diagnostics import KernelFault
+from xcc.runtime import driver as cuda
+
+PTX = (Path(__file__).parent.parent / "examples" / "tma_store.sm_90a.ptx").read_text()
+ENGINES = [("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)]
+DT = cuda.CUtensorMapDataType
+SW = cuda.CUtensorMapSwizzle
+_MODULES: dict = {}
+# CUtensorMapDataType -> numpy element type
+NP = {DT.CU_TENSOR_MAP_DATA_TYPE_UINT32: np.uint32, DT.CU_TENSOR_MAP_DATA_TYPE_INT32: np.int32,
+      DT.CU_TENSOR_MAP_DATA_TYPE_UINT64: np.uint64, DT.CU_TENSOR_MAP_DATA_TYPE_INT64: np.int64,
+      DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32: np.float32, DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16: np.float16,
+      DT.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: None}
+
+
+def module(engine: str, opt: int):
+    """The example's module on a fresh device (the kernels only ever touch the buffers each test allocates)."""
+    dev = rt.Device()
+    return dev, rt.load_module(PTX, device=dev, engine=engine, opt_level=opt)
+
+
+def encode(dtype, ptr: int, shape: tuple[int, ...], box: tuple[int, ...], swizzle=SW.CU_TENSOR_MAP_SWIZZLE_NONE) -> bytes:
+    """A tiled map of a C-order numpy-shaped tensor (``shape`` and ``box`` outermost first, as numpy's)."""
+    assert cuda.cuInit(0)[0] == 0
+    es = np.dtype(NP[dtype] or np.uint16).itemsize
+    dims = list(reversed(shape))
+    strides = [int(np.prod(dims[:d + 1])) * es for d in range(len(dims) - 1)]
+    err, tm = cuda.cuTensorMapEncodeTiled(dtype, len(shape), ptr, dims, strides, list(reversed(box)), [1] * len(shape),
+                                          0, swizzle, 0, 0)
+    assert err == 0, cuda.last_error_message()
+    return bytes(tm)
+
+
+def coords_param(c: tuple[int, ...]) -> bytes:
+    """The kernels' ``Coords`` struct: c[0] the innermost coordinate, 5 ints."""
+    return np.array(list(c) + [0] * (5 - len(c)), np.int32).tobytes()
+
+
+def window(shape, box, at):
+    """(slices of the tensor, slices of the box) where the box at ``at`` (outermost first) overlaps the tensor."""
+    t, b = [], []
+    for n, w, c in zip(shape, box, at):
+        lo, hi = max(c, 0), min(c + w, n)
+        lo, hi = (lo, hi) if lo < hi else (0, 0)
+        t.append(slice(lo, hi))
+        b.append(slice(lo - c, hi - c) if hi > lo else slice(0, 0))
+    return tuple(t), tuple(b)
+
+
+def store(engine, opt, dtype, x: np.ndarray, boxv: np.ndarray, at: tuple[int, ...], kernel="tma_store_box", op=None,
+          swizzle=SW.CU_TENSOR_MAP_SWIZZLE_NONE) -> np.ndarray:
+    """Launch the store (or, with ``op``, the 2d reduction) of ``boxv`` at ``at`` (outermost first) into ``x``."""
+    dev, m = module(engine, opt)
+    dx = rt.to_device(x, dev)
+    words = np.ascontiguousarray(boxv).reshape(-1).view(np.uint32)
+    din = rt.to_device(words, dev)
+    tm = encode(dtype, int(dx), x.shape, boxv.shape, swizzle)
+    c = tuple(reversed(at))
+    if op is None:
+        args = [tm, din, np.int32(words.size), np.int32(len(at)), coords_param(c)]
+    else:
+        args = [tm, din, np.int32(words.size), np.int32(op), np.int32(c[0]), np.int32(c[1])]
+    m.get_function(kernel).launch((1, 1, 1), (128, 1, 1), args)
+    return dx.copy_to_host().reshape(x.shape)
+
+
+# ------------------------------------------------------------------ stores
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("at", [(0, 0), (-3, 30), (30, -5), (24, 20), (40, 0), (-16, 0)])
+def test_a_2d_tile_store_writes_the_in_bounds_part_of_the_box(engine, opt, at):
+    rows, cols = 40, 52
+    x = np.full((rows, cols), -1.5, np.float32)
+    boxv = np.arange(16 * 32, dtype=np.float32).reshape(16, 32) + 0.25
+    got = store(engine, opt, DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, x, boxv, at)
+    want = x.copy()
+    t, b = window(x.shape, boxv.shape, at)
+    want[t] = boxv[b]
+    assert np.array_equal(got, want)
+
+
+RANKED = {1: ((200,), (64,), (150,)),
+          2: ((9, 40), (4, 16), (7, 30)),
+          3: ((5, 6, 20), (2, 4, 8), (4, -2, 16)),
+          4: ((3, 4, 5, 12), (2, 2, 4, 4), (2, 3, -1, 10)),
+          5: ((2, 3, 4, 5, 8), (2, 2, 2, 2, 4), (1, -1, 3, 4, 6))}
+"""rank -> (tensor shape, box, coordinates of a box that sticks out of the tensor), outermost first."""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+def test_stores_of_every_rank(engine, opt, rank):
+    shape, box, at = RANKED[rank]
+    rng = np.random.default_rng(rank)
+    x = rng.integers(0, 1 << 32, shape, dtype=np.uint32)
+    boxv = rng.integers(0, 1 << 32, box, dtype=np.uint32)
+    for c in (tuple(0 for _ in at), at):
+        got = store(engine, opt, DT.CU_TENSOR_MAP_DATA_TYPE_UINT32, x, boxv, c)
+        want = x.copy()
+        t, b = window(shape, box, c)
+        want[t] = boxv[b]
+        assert np.array_equal(got, want), c
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_a_128_byte_swizzled_store_undoes_the_load_swizzle(engine, opt):
+    """A box row of 32 floats is 128 bytes: shared chunk k ^ (row % 8) lands at the row's global chunk k."""
+    x = np.zeros((16, 32), np.float32)
+    boxv = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
+    got = store(engine, opt, DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, x, boxv, (0, 0), swizzle=SW.CU_TENSOR_MAP_SWIZZLE_128B)
+    chunks = boxv.reshape(16, 8, 4)
+    want = np.empty_like(chunks)
+    for r in range(16):
+        for k in range(8):
+            want[r, k] = chunks[r, k ^ (r % 8)]
+    assert np.array_equal(got, want.reshape(16, 32))
+
+
+# ------------------------------------------------------------------ loads of every rank
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("rank", [1, 4, 5])
+def test_loads_of_every_rank(engine, opt, rank):
+    shape, box, at = RANKED[rank]
+    rng = np.random.default_rng(10 + rank)
+    x = rng.integers(0, 1 << 32, shape, dtype=np.uint32)
+    dev, m = module(engine, opt)
+    dx = rt.to_device(x, dev)
+    tm = encode(DT.CU_TENSOR_MAP_DATA_TYPE_UINT32, int(dx), shape, box)
+    n = int(np.prod(box))
+    for c in (tuple(0 for _ in at), at):
+        out = rt.to_device(np.full(n, 7, np.uint32), dev)
+        m.get_function("tma_load_box").launch((1, 1, 1), (128, 1, 1),
+                                              [tm, out, np.int32(n), np.int32(rank), coords_param(tuple(reversed(c)))])
+        want = np.zeros(box, np.uint32)
+        t, b = window(shape, box, c)
+        want[b] = x[t]
+        assert np.array_equal(out.copy_to_host().reshape(box), want), c
+
+
+# ------------------------------------------------------------------ reductions
+OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+
+
+def _reduce_ref(op: str, old: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """PTX ISA 9.7.13.5 (atom) restated: inc/dec on u32 wrap to 0 / to v."""
+    if op == "add":
+        return old + v
+    if op in ("min", "max"):
+        return np.minimum(old, v) if op == "min" else np.maximum(old, v)
+    if op == "inc":
+        return np.where(old >= v, 0, old + 1).astype(old.dtype)
+    if op == "dec":
+        return np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)
+    return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op](old, v)
+
+
+CASES = ([(op, DT.CU_TENSOR_MAP_DATA_TYPE_UINT32) for op in OPS]
+         + [(op, DT.CU_TENSOR_MAP_DATA_TYPE_INT32) for op in ("add", "min", "max", "xor")]
+         + [(op, DT.CU_TENSOR_MAP_DATA_TYPE_UINT64) for op in ("add", "and")]
+         + [(op, DT.CU_TENSOR_MAP_DATA_TYPE_INT64) for op in ("min", "max", "or")]
+         + [("add", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32), ("add", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16)])
+
+
+def _values(dtype, shape, rng) -> np.ndarray:
+    t = NP[dtype]
+    if np.dtype(t).kind == "f":
+        return (rng.integers(-64, 65, shape) / 8).astype(t)
+    if np.dtype(t).kind == "u":
+        return rng.integers(0, 40, shape, dtype=t)
+    return rng.integers(-20, 20, shape).astype(t)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("op, dtype", CASES, ids=[f"{o}-{d.name[24:].lower()}" for o, d in CASES])
+def test_a_2d_tile_reduction_combines_the_in_bounds_part(engine, opt, op, dtype):
+    if (engine, opt) in (("ir", 3), ("isa", 0)) and op not in ("add", "inc", "min"):
+        pytest.skip("every operation runs at ir -O0 and isa -O3; add, inc and min on all four")
+    rng = np.random.default_rng(OPS.index(op))
+    es = np.dtype(NP[dtype]).itemsize
+    box = (8, 64 // es)  # 64-byte box rows
+    x = _values(dtype, (12, 40 // es * 2), rng)
+    boxv = _values(dtype, box, rng)
+    at = (6, 40 // es * 2 - box[1] // 2)  # sticks out past the last row and column
+    got = store(engine, opt, dtype, x, boxv, at, kernel="tma_reduce_box", op=OPS.index(op))
+    want = x.copy()
+    t, b = window(x.shape, box, at)
+    with np.errstate(over="ignore"):
+        want[t] = _reduce_ref(op, x[t], boxv[b])
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_reduction_the_element_type_does_not_allow_is_a_located_fault(engine):
+    x = np.zeros((8, 16), np.float32)
+    with pytest.raises(KernelFault, match=r"cp.reduce.async.bulk.tensor: .inc is not supported on a tensor of f32") \
+            as e:
+        store(engine, 0, DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, x, np.ones((8, 16), np.float32), (0, 0),
+              kernel="tma_reduce_box", op=OPS.index("inc"))
+    assert "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc" in PTX.splitlines()[e.value.line - 1]
+
+
+# ------------------------------------------------------------------ bad tensor maps
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_store_through_something_that_is_not_a_tensor_map_is_a_located_fault(engine):
+    """The prefetch before the store checks the map first."""
+    dev, m = module(engine, 0)
+    din = rt.to_device(np.zeros(512, np.uint32), dev)
+    with pytest.raises(KernelFault, match="cp.async.bulk.prefetch.tensor: the tensor map operand does not point at") \
+            as e:
+        m.get_function("tma_store_box").launch((1, 1, 1), (128, 1, 1),
+                                               [bytes(128), din, np.int32(512), np.int32(2), coords_param((0, 0))])
+    assert "cp.async.bulk.prefetch.tensor.2d" in PTX.splitlines()[e.value.line - 1]
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_store_of_another_rank_than_the_map_is_a_located_fault(engine):
+    dev, m = module(engine, 3)
+    x = np.zeros((8, 16), np.uint32)
+    dx, din = rt.to_device(x, dev), rt.to_device(np.zeros(128, np.uint32), dev)
+    tm = encode(DT.CU_TENSOR_MAP_DATA_TYPE_UINT32, int(dx), x.shape, (8, 16))
+    with pytest.raises(KernelFault, match="a 3d copy through a tensor map of rank 2") as e:
+        m.get_function("tma_store_box").launch((1, 1, 1), (128, 1, 1),
+                                               [tm, din, np.int32(128), np.int32(3), coords_param((0, 0, 0))])
+    assert "tensor.3d" in PTX.splitlines()[e.value.line - 1]
