@@ -11,6 +11,11 @@ host code: ``X.cu -DDUMP_PARAMS`` builds ``Kernel::Params`` as ``device::Gemm::i
 pointers that are sentinels (examples/cutlass/dump_params.h), and prints ``X.params.json`` (grid, block,
 dynamic shared bytes, the struct in hex).  The test replaces each 8-byte-aligned sentinel ``0xA0000000000 +
 (k << 32)`` with the address of operand ``k`` (A, B, C, D) and launches on both engines, comparing with numpy.
+
+The 3.x kernel's Params also embed ``CUtensorMap`` objects, made on the host by ``cuTensorMapEncodeTiled``:
+the dump program defines that function itself (examples/cutlass/dump_tensormaps.h), recording each call's
+arguments and where the map lands in Params (``tensor_maps`` in the JSON); the test encodes each map again
+with xcc's driver API (``xcc.runtime.driver.cuTensorMapEncodeTiled``) for the real buffer at that offset.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import pytest
 from xcc import runtime as rt
 from xcc.cli import main as xcc_main
 from xcc.diagnostics import KernelFault
+from xcc.runtime import driver as cuda
 
 CORPUS = Path(__file__).resolve().parent.parent / "examples" / "cutlass"
 SENTINEL, SENTINEL_STEP = 0xA0000000000, 1 << 32
@@ -83,8 +89,28 @@ def test_xcc_compile_v_reports_like_ptxas(name, tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------------------ launches
+def _rebase(address: int, buffers) -> tuple[int, int]:
+    """(operand k, device address) of a sentinel-based host address (sentinel of k plus an offset)."""
+    k, rest = divmod(address - SENTINEL, SENTINEL_STEP)
+    assert address >= SENTINEL and 0 <= k < len(buffers) and rest < buffers[k].nbytes, hex(address)
+    return k, buffers[k].ptr + rest
+
+
+def _tensor_map(m: dict, buffers) -> tuple[int, bytes]:
+    """(operand, bytes) of a recorded cuTensorMapEncodeTiled call made again by xcc's driver API for the
+    operand's buffer."""
+    k, address = _rebase(m["address"], buffers)
+    assert cuda.cuInit(0)[0] == 0
+    err, tm = cuda.cuTensorMapEncodeTiled(m["dtype"], m["rank"], address, m["dims"], m["strides"], m["box"],
+                                          m["element_strides"], m["interleave"], m["swizzle"], m["l2_promotion"],
+                                          m["oob_fill"])
+    assert err == 0, cuda.last_error_message()
+    return k, bytes(tm)
+
+
 def _params(name: str, buffers) -> tuple[dict, bytes]:
-    """The dumped Params with every sentinel pointer replaced by its buffer's device address."""
+    """The dumped Params with every sentinel pointer replaced by its buffer's device address and every
+    recorded tensor map encoded for its buffer at its offset."""
     d = json.loads((CORPUS / f"{name}.params.json").read_text())
     raw = bytearray.fromhex(d["params"])
     assert len(raw) == d["size"]
@@ -95,6 +121,11 @@ def _params(name: str, buffers) -> tuple[dict, bytes]:
         if value >= SENTINEL and rest == 0 and k < len(buffers):
             struct.pack_into("<Q", raw, off, buffers[k].ptr)
             seen.add(k)
+    for m in d.get("tensor_maps", ()):
+        k, tm = _tensor_map(m, buffers)
+        assert raw[m["offset"]:m["offset"] + 7] == b"XCCTMAP"  # dump_tensormaps.h's marker
+        raw[m["offset"]:m["offset"] + len(tm)] = tm
+        seen.add(k)
     assert seen == set(range(len(buffers))), f"{name}: pointers found for operands {sorted(seen)}"
     return d, bytes(raw)
 
@@ -105,13 +136,15 @@ def _kernel_name(ptx: str) -> str:
     return names[0]
 
 
-def _run_gemm(name, ptx, engine, a, b, c, out_dtype=np.float32):
+def _run_gemm(name, ptx, engine, a, b, c, out_dtype=np.float32, out_shape=None):
     d = json.loads((CORPUS / f"{name}.params.json").read_text())
     da, db, dc = rt.to_device(a), rt.to_device(b), rt.to_device(c)
-    dd = rt.to_device(np.full((d["M"], d["N"]), np.nan, out_dtype))
+    dd = rt.to_device(np.full(out_shape or (d["M"], d["N"]), np.nan, out_dtype))
     d, blob = _params(name, [da, db, dc, dd])
     mod = rt.load_module(CORPUS / ptx, engine=engine, opt_level=3)
-    mod.get_function(_kernel_name(ptx)).launch(tuple(d["grid"]), tuple(d["block"]), (blob,), shared_mem=d["smem"])
+    cluster = tuple(d["cluster"]) if "cluster" in d else None
+    mod.get_function(_kernel_name(ptx)).launch(tuple(d["grid"]), tuple(d["block"]), (blob,), shared_mem=d["smem"],
+                                               cluster=cluster)
     return d, dd.copy_to_host()
 
 
@@ -142,6 +175,23 @@ def test_hgemm_tensorop_runs(engine):
     _, got = _run_gemm("hgemm_tensorop", "hgemm_tensorop.sm_80.ptx", engine, a, bt, c)
     want = a.astype(np.float32) @ bt.astype(np.float32).T + np.float32(0.5) * c
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_ws_gemm_runs(engine):
+    """CUTLASS 3.x KernelTmaWarpSpecialized: D = A B + 0.5 C, f16 A (M x K row-major) and B (K x N column-major:
+    N x K row-major), f32 C/D column-major, 256 x 128 x 128: two CTAs of 256 threads (a TMA producer warp group,
+    a wgmma consumer warp group), two 64-deep k-tiles through the 7-stage mbarrier ring, 128-byte swizzle.
+    Random f16 inputs; each product is exact in f32, the sums are rounded in an order neither side fixes."""
+    rng = np.random.default_rng(23)
+    d = json.loads((CORPUS / "tma_ws_gemm.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
+    c = rng.uniform(-1, 1, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
+    _, got = _run_gemm("tma_ws_gemm", "tma_ws_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
+    np.testing.assert_allclose(got.T, want, rtol=0, atol=K * 2.0 ** -22)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

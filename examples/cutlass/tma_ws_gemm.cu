@@ -4,6 +4,9 @@
 // tile, cluster 1x1x1, and the no-smem warp-specialised epilogue (D = alpha acc + beta C, plain stores).
 // CUTLASS 4.2.0 (headers of the nvidia-cutlass 4.2.0.0 wheel, cutlass_library/source/include), nvcc 13.0:
 //   nvcc -ptx -O3 -arch=sm_90a -std=c++17 -I$CUTLASS/include tma_ws_gemm.cu -o tma_ws_gemm.sm_90a.ptx
+// Params dump (host only, no GPU or libcuda needed: dump_tensormaps.h defines cuTensorMapEncodeTiled):
+//   nvcc -O1 -arch=sm_90a -std=c++17 -I$CUTLASS/include -DDUMP_PARAMS -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL \
+//     tma_ws_gemm.cu -o /tmp/d && /tmp/d > tma_ws_gemm.params.json
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
 #include "cutlass/device_kernel.h"
@@ -34,3 +37,32 @@ using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int
 void launch(GemmKernel::Params const &p, dim3 grid, dim3 block, int smem) {
   cutlass::device_kernel<GemmKernel><<<grid, block, smem>>>(p);
 }
+
+#ifdef DUMP_PARAMS
+#include <string>
+
+#include "dump_params.h"
+#include "dump_tensormaps.h"
+
+int main() {
+  int M = 256, N = 128, K = 128;  // two CTAs along M, two k-tiles each
+  using L = int64_t;  // packed strides (M/N, K, batch L) of K-major A and B, M-major C and D
+  GemmKernel::StrideA stride_a = make_stride(L(K), _1{}, L(M) * K);
+  GemmKernel::StrideB stride_b = make_stride(L(K), _1{}, L(N) * K);
+  GemmKernel::StrideC stride_c = make_stride(_1{}, L(M), L(M) * N);
+  GemmKernel::StrideD stride_d = make_stride(_1{}, L(M), L(M) * N);
+  cutlass::KernelHardwareInfo hw;
+  hw.sm_count = 132;  // not queried: no GPU here (the kernel's grid does not depend on it)
+  GemmKernel::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
+                             {M, N, K, 1},
+                             {(cutlass::half_t const *)sentinel_ptr(0), stride_a,
+                              (cutlass::half_t const *)sentinel_ptr(1), stride_b},
+                             {{1.0f, 0.5f}, (float const *)sentinel_ptr(2), stride_c, (float *)sentinel_ptr(3), stride_d},
+                             hw};
+  if (!GemmKernel::can_implement(args)) return 1;
+  GemmKernel::Params p = GemmKernel::to_underlying_arguments(args, nullptr);
+  std::string maps = "\"cluster\": [1, 1, 1], \"tensor_maps\": " + tensor_maps_json(&p, sizeof p);
+  dump_params("tma_ws_gemm", p, GemmKernel::get_grid_shape(p), GemmKernel::get_block_shape(),
+              GemmKernel::SharedStorageSize, M, N, K, maps.c_str());
+}
+#endif
