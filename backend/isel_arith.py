@@ -203,12 +203,17 @@ class ArithSelection(SelectorCore):
             self._narrow(inst, d)
 
     def _sign_op(self, inst, d, mask: int, lut: int) -> None:
-        """neg/abs of a float: one LOP3 on the word holding the sign (the low word of f64 is copied).
-        ``.ftz`` (f32 only) flushes a subnormal input first, as neg.ftz/abs.ftz define."""
+        """neg/abs of a float.  f32: one LOP3 on the sign bit; ``.ftz`` flushes a subnormal input first, as
+        neg.ftz/abs.ftz define.  f64: a NaN must come out quieted with its sign unchanged (as an H200 gives
+        it, docs/semantics.md), so the sign is flipped by ``DMUL a, -1.0`` (exact; a NaN operand is quieted,
+        sign kept) and ``abs`` is ``DMNMX.MAX a, -a`` (+0 over -0; two NaNs give b's, quieted)."""
         a = inst.args[0]
         if self._fbits(inst.type) == 64:
-            self.emit("MOV", d=Half(d, 0), b=self.half(a, 0))
-            self.emit("LOP3", d=Half(d, 1), a=self.half_reg(a, 1), b=Imm(mask), c=RZ, mods={"lut": f"{lut:#04x}"})
+            minus_one = self.reg(Const(ptx_type("f64"), 0xBFF0000000000000))
+            neg = d if mask == 0x80000000 else new_vreg(2)
+            self.emit("DMUL", d=neg, a=self.reg(a), b=minus_one)
+            if neg is not d:
+                self.emit("DMNMX", d=d, a=self.reg(a), b=neg, mods={"minmax": "MAX"})
             return
         src = self.reg(a)
         if inst.attrs.get("ftz"):  # zero or subnormal (FSETP.FTZ sees 0) -> its sign alone; NaNs keep their bits

@@ -167,7 +167,7 @@ def combine(inst: Instruction, defs: dict[Value, Instruction]):
         return _mul(inst)
     if op in ("shl", "shr") and _plain(inst) and _const(inst.args[1]) == 0 and _fits(inst.args[0], r):
         return [], inst.args[0]
-    if op == "neg" and _plain(inst):
+    if op == "neg" and _plain(inst) and not (t.is_float and t.bits == 64):  # neg.f64 quiets a NaN: not an involution
         d = defs.get(inst.args[0])
         if d is not None and d.op == "neg" and d.type == t and _plain(d) and _fits(d.args[0], r):
             return [], d.args[0]

@@ -16,7 +16,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import gpu_semantics as gs  # noqa: E402
 
-PROBES = ["intdiv_s32", "intdiv_u64", "carry_first", "carry_chain", "shfl_inactive", "shfl_live", "nan_f64"]
+PROBES = ["intdiv_s32", "intdiv_u64", "carry_first", "carry_chain", "shfl_inactive", "shfl_live", "nan_f64",
+          "nan_cvt_f64"]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +82,19 @@ def test_f64_nan_is_b_then_a_quieted(recorded):
         got = out[meta["labels"].index(op)]
         both = nan_a & nan_b
         assert (got[both] == b[both] | quiet).all() and (got[nan_a & ~nan_b] == b[nan_a & ~nan_b]).all(), op
+
+
+@pytest.mark.parametrize("probe, label", [("nan_f64", "neg"), ("nan_f64", "abs"), ("nan_f64", "cvt.rzi.s64"),
+                                          ("nan_cvt_f64", "neg+add")])
+def test_f64_neg_abs_and_cvt_s64_of_nan_as_the_h200_recorded(recorded, probe, label):
+    """Both engines give, for every input, the bits the H200 returned (bench/data/gpu_semantics_outputs.npz):
+    neg.f64/abs.f64 of a NaN is the NaN quieted with its sign unchanged, cvt.rzi.s64.f64 of a NaN is -2^63."""
+    with np.load(ROOT / "bench" / "data" / "gpu_semantics_outputs.npz") as z:
+        gpu = z[probe]
+    for engine in ("ir", "isa"):
+        meta, _, out = _outputs(recorded, probe, engine)
+        j = meta["labels"].index(label)
+        assert np.array_equal(out[j], gpu.reshape(len(meta["labels"]), meta["n"])[j]), (engine, label)
 
 
 def test_gpu_mode_through_xcc_driver_and_report(recorded, tmp_path):

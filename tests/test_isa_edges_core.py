@@ -480,6 +480,42 @@ def test_float_arithmetic_edges(engine, opt, form):
     check_rows(setup + inst + store, rows, want, engine, opt)
 
 
+def sign_op_ref(op: str, fmt: str, ftz: bool, bits: int) -> int:
+    """neg/abs (PTX ISA 9.0 9.7.3.5-6): the sign flipped or cleared (.ftz: a subnormal input is first the zero of
+    its sign). NaN (PTX: any NaN): f64 the input quieted with its sign unchanged, as the H200 gives it; f32 the
+    sign bit operation (docs/semantics.md, the neg/abs NaN row)."""
+    p, _, _, _, w = fparams(fmt)
+    kind, neg, mag = decode(bits, fmt, ftz)
+    if kind == "nan" and fmt == "f64":
+        return bits | QUIET[fmt]
+    if kind == "num" and mag == 0:
+        bits &= 1 << (w - 1)
+    sign = 1 << (w - 1)
+    return bits & ~sign if op == "abs" else bits ^ sign
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", [(op, fmt, ftz) for op in ("neg", "abs") for fmt in ("f32", "f64")
+                                  for ftz in ((False, True) if fmt == "f32" else (False,))],
+                         ids=lambda f: f"{f[0]}{'.ftz' * f[2]}.{f[1]}")
+def test_neg_abs_float_edges(engine, opt, form):
+    op, fmt, ftz = form
+    a, _, _, d, _, store = FREG[fmt]
+    rows = [(b,) for b in EDGES_F[fmt]]
+    body = f"{op}{'.ftz' * ftz}.{fmt} {d}, {a};{store}"
+    check_rows(body, rows, [sign_op_ref(op, fmt, ftz, b) for (b,) in rows], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_neg_neg_f64_quiets_a_signalling_nan(engine, opt):
+    """neg.f64 twice is not folded away at -O3: each quiets a NaN (the H200's rule), so a signalling NaN comes
+    out quiet, its sign unchanged; ordinary values come back unchanged."""
+    rows = [(b,) for b in F64_EDGES]
+    body = "neg.f64 %fd4, %fd1; neg.f64 %fd4, %fd4; mov.b64 %rd8, %fd4;"
+    want = [b | QUIET["f64"] if decode(b, "f64")[0] == "nan" else b for (b,) in rows]
+    check_rows(body, rows, want, engine, opt)
+
+
 # ----------------------------------------------------------------------------- cvt
 
 def _to_float(bits: int, fmt: str, ftz: bool) -> float:
@@ -490,9 +526,12 @@ def _to_float(bits: int, fmt: str, ftz: bool) -> float:
 
 def f2i_ref(mode: str, dst: str, src: str, ftz: bool, bits: int) -> int:
     """cvt.{rni,rzi,rmi,rpi}.dst.src (PTX ISA 9.0 9.7.9.21): rounded to an integer in the mode, saturated to
-    dst's range (float-to-integer conversions saturate by default), NaN -> 0 (docs/semantics.md, NaN rows).
-    The integer is computed from the exact Fraction, not from the float."""
+    dst's range (float-to-integer conversions saturate by default), NaN -> 0, but -2^63 for cvt.rzi.s64.f64
+    (docs/semantics.md, NaN rows: the H200's results). The integer is computed from the exact Fraction, not
+    from the float."""
     kind, neg, mag = decode(bits, src, ftz)
+    if kind == "nan" and (mode, dst, src) == ("rzi", "s64", "f64"):
+        return -(1 << 63)
     if kind == "num":
         lo, hi = INT_RANGE[dst]
         return clamp(_round(-mag if neg else mag, mode), lo, hi)

@@ -6,7 +6,10 @@
   (default .rn; .rz .rm .rp exact too, by :func:`xcc.semantics.rounding.round_int`).
 - float -> int: ``rni rzi rmi rpi`` round to an integral value first; the result
   saturates to the destination range and NaN converts to 0 (PTX: float-to-int
-  conversions always saturate).
+  conversions always saturate), except ``cvt.rzi.s64.f64``, where a NaN gives
+  0x8000000000000000 as an NVIDIA H200 does (bench/data/gpu_semantics.json, probe
+  ``nan_f64``; CUDA's ``__double2ll_rz`` documents the same).  The other f64 -> integer
+  forms were not probed on the GPU and keep 0.
 - float -> float, among f16, bf16 (kind ``"bf"``), f32 and f64: widening is exact;
   narrowing rounds in the given mode (.rn by default) with
   :func:`xcc.semantics.rounding.round_f64` (f64 -> f32 .rn is numpy's IEEE cast);
@@ -83,9 +86,10 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
     x = decode(a, src_bits, src_kind)
     if ftz and src_bits == 32:
         x = np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(0.0, x), x)
-    if not dst_float:  # float -> int, saturating; NaN -> 0
+    if not dst_float:  # float -> int, saturating; NaN -> 0 (cvt.rzi.s64.f64: the most negative s64)
         f = _INT_ROUND.get(rnd or "rzi", np.trunc)(x)
-        f = np.where(np.isnan(f), 0.0, f)
+        nan = np.isnan(f)
+        f = np.where(nan, 0.0, f)
         lo, hi = _int_range(dst_bits, dst_kind)
         # Compare in f64 against the exact powers of two: lo is one, hi + 1 is one.
         too_low, too_high = f < float(lo), f >= float(hi + 1)
@@ -98,6 +102,8 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
                            np.maximum(safe, 0).astype(np.uint64))
         out = np.where(too_low, np.uint64(lo & (2**64 - 1)), out)
         out = np.where(too_high, np.uint64(hi), out)
+        if (src_bits, dst_bits, dst_kind, rnd or "rzi") == (64, 64, "s", "rzi"):
+            out = np.where(nan, np.uint64(1 << 63), out)
         return out.astype(np.uint64).astype(UDTYPE[dst_bits])
     fmt, src_fmt = float_format(dst_bits, dst_kind), float_format(src_bits, src_kind)
     mode = rnd or "rn"
