@@ -2,7 +2,7 @@
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
 its nvcc command): a 2.x SIMT SGEMM, a 2.x tensor-op multistage GEMM, an implicit-GEMM conv2d fprop, a CuTe
-SGEMM and a 3.x sm_90a TMA warp-specialised GEMM.  ``PTXAS`` records what ``ptxas -v -O3 -arch=...`` said of
+SGEMM and two 3.x sm_90a TMA warp-specialised GEMMs (one with a TMA epilogue).  ``PTXAS`` records what ``ptxas -v -O3 -arch=...`` said of
 each file (registers, and SASS instructions counted as bench/ptxas_ref.py counts them); each file must compile
 with ``xcc compile -v``, whose report carries the same figures for xg1.
 
@@ -42,6 +42,7 @@ PTXAS = {
     "cute_sgemm.sm_80.ptx": (40, 371),
     "hgemm_tensorop.sm_80.ptx": (94, 772),
     "sgemm_simt.sm_80.ptx": (126, 2355),
+    "tma_coop_gemm.sm_90a.ptx": (168, 2049),
     "tma_ws_gemm.sm_90a.ptx": (234, 2579),
 }
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
@@ -192,6 +193,25 @@ def test_tma_ws_gemm_runs(engine):
     _, got = _run_gemm("tma_ws_gemm", "tma_ws_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
     want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
     np.testing.assert_allclose(got.T, want, rtol=0, atol=K * 2.0 ** -22)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_coop_gemm_runs(engine):
+    """CUTLASS 3.x KernelTmaWarpSpecializedCooperative with the TmaWarpSpecializedCooperative epilogue:
+    D = A B + 0.5 C, f16 A (M x K row-major), B (N x K row-major), C and D (column-major), f32 accumulate,
+    256 x 256 x 128: four 128x128 tiles for two persistent CTAs of 384 threads (a TMA producer warp group, two
+    wgmma consumer warp groups), C loaded and D stored by TMA tile copies through shared memory (stmatrix,
+    128-byte swizzle).  Each D the f32 result rounded to f16: within 2^-10 relative (one f16 ulp)."""
+    rng = np.random.default_rng(24)
+    d = json.loads((CORPUS / "tma_coop_gemm.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
+    c = rng.uniform(-1, 1, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
+    _, got = _run_gemm("tma_coop_gemm", "tma_coop_gemm.sm_90a.ptx", engine, a, bt, c, out_dtype=np.float16,
+                       out_shape=(N, M))
+    want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
+    np.testing.assert_allclose(got.T.astype(np.float64), want, rtol=2.0 ** -10, atol=K * 2.0 ** -22)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
