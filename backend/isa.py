@@ -607,6 +607,16 @@ _ROWS = [
     ("TMAPF", (A_W, B_WIC, C_W, E_W), (Mod("rank", ("R1", "R2", "R3", "R4", "R5")),), "lsu", "lsu", "UTMAPF",
      "cp.async.bulk.prefetch.tensor: the tensor map at generic address c and the rank checked (coordinates as "
      "TMAST's); moves no data", "sync"),
+    # multicast TMA loads, .multicast::cluster (appended: opcodes stay stable)
+    ("TMALD.MC", (D_R, A_W, B_WIC, C_W, E_W), (Mod("rank", ("R1", "R2", "R3", "R4")),), "lsu", "lsu",
+     "UTMALDG.MULTICAST",
+     "cp.async.bulk.tensor...multicast::cluster tile-mode load: as TMALD.ND at coordinates e.lo, e.hi, b.lo, b.hi "
+     "(the first rank of them) to offset a.lo of the shared memory of each CTA of the cluster whose bit is set in "
+     "the 16-bit ctaMask a.hi; d = the box's bytes; the cycle model charges the box's global reads",
+     "sync global load"),
+    ("SYNCS.TX.MC", (A_R, B_I, C_R, E_R), (), "lsu", "lsu", "SYNCS.ARRIVE.TRANS64.A0TX (multicast)",
+     "a complete-tx of c bytes on the mbarrier at shared[a + b] of each CTA of the cluster whose bit is set in the "
+     "16-bit ctaMask e (a multicast TMA load's completion)", "sync"),
 ]
 
 

@@ -9,7 +9,8 @@
   the mbarrier, or BLKCP.S2G (shared -> global); ``bulk_reduce`` -> BLKRED.op.type; ``tma_load`` (1d, 2d) ->
   TMALD (coordinates in a register pair, its bytes in d; TMALD.3D: the third in b; TMALD.ND for 4d/5d: coordinates
   in the pairs e, b and a.hi, the shared address in a.lo) and SYNCS.TX.COMPLETE of those bytes; ``tma_store``
-  -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF, with TMALD.ND's operand layout.
+  -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF, with TMALD.ND's operand layout; a multicast
+  ``tma_load`` -> TMALD.MC (the ctaMask in a.hi) and SYNCS.TX.MC of its bytes on each named CTA's mbarrier.
 """
 
 from __future__ import annotations
@@ -90,11 +91,13 @@ class HopperSelection(SelectorCore):
         self.emit("BLKRED", a=a, b=off, c=self._hp_global(dst, int(at.get("dst_offset", 0))), e=self.reg(size),
                   mods={"op": str(at["redop"]).upper(), "type": t})
 
-    def _tma_pairs(self, shared, coords):
+    def _tma_pairs(self, shared, coords, mask=None):
         """(a, b, e) register pairs of TMALD.ND/TMAST/TMAPF: a = (32-bit shared address, coordinate 4),
-        b = coordinates 2, 3, e = coordinates 0, 1 (missing ones zero)."""
+        b = coordinates 2, 3, e = coordinates 0, 1 (missing ones zero); TMALD.MC: the ctaMask in a.hi."""
         pairs = [new_vreg(2) for _ in range(3)]
         vals = [shared, *(coords[k] if k < len(coords) else None for k in (4, 2, 3, 0, 1))]
+        if mask is not None:
+            vals[1] = mask
         for n, v in enumerate(vals):
             half = Half(pairs[n // 2], n % 2)
             if v is None:
@@ -124,6 +127,17 @@ class HopperSelection(SelectorCore):
     def op_tma_load(self, inst):
         at = inst.attrs
         dst, tmap, mb, *coords = inst.args
+        if at.get("multicast"):
+            *coords, mask = coords
+            if len(coords) > 4:
+                raise self.error(f"a {len(coords)}d .multicast::cluster cp.async.bulk.tensor is not supported by the "
+                                 "xg1 backend yet (1d to 4d)")
+            a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords, mask)
+            size = new_vreg(1)
+            self.emit("TMALD.MC", d=size, a=a, b=b, c=self.reg(tmap), e=e, mods={"rank": f"R{len(coords)}"})
+            ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
+            self.emit("SYNCS.TX.MC", a=ma, b=moff, c=size, e=self.reg(mask))
+            return
         if len(coords) > 3:
             a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords)
             size = new_vreg(1)

@@ -9,6 +9,9 @@
 //   2 max, 3 inc, 4 dec, 5 and, 6 or, 7 xor), in the tensor map's element type.
 // tma_load_box: one thread loads the box at c[0 .. rank-1] (zeros outside the tensor), the block copies its
 //   nwords words to `out`.
+// tma_multicast_box (launched in clusters): CTA rank 0 of each cluster loads the 2d box at (c0, c1) into the
+//   shared memory of every CTA of its cluster whose bit is set in ctaMask (.multicast::cluster); each such CTA
+//   waits on its own mbarrier and copies the box to out[blockIdx.x * nwords ..].
 // Compile: nvcc -ptx -arch=sm_90a -O3 tma_store.cu -o tma_store.sm_90a.ptx (CUDA 13.0)
 #include <cuda.h>  // CUtensorMap
 #include <cstdint>
@@ -150,4 +153,29 @@ extern "C" __global__ void tma_load_box(const __grid_constant__ CUtensorMap tmap
     asm volatile("{\n .reg .pred P1;\n W:\n mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], 0;\n @!P1 bra W;\n}"
                  ::"r"(b) : "memory");
     for (int i = threadIdx.x; i < nwords; i += blockDim.x) out[i] = box[i];
+}
+
+extern "C" __global__ void tma_multicast_box(const __grid_constant__ CUtensorMap tmap, unsigned* out, int nwords,
+                                             unsigned short mask, int c0, int c1)
+{
+    __shared__ alignas(1024) unsigned box[BOX_WORDS];
+    __shared__ alignas(8) uint64_t bar;
+    unsigned b = smem(&bar), s = smem(box), rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    bool mine = (mask >> rank) & 1;
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b));
+        if (mine) asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(nwords * 4));
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    if (threadIdx.x == 0 && rank == 0)
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                     " [%0], [%1, {%2, %3}], [%4], %5;"
+                     ::"r"(s), "l"(map_addr(&tmap)), "r"(c0), "r"(c1), "r"(b), "h"(mask) : "memory");
+    if (mine) {
+        asm volatile("{\n .reg .pred P1;\n W:\n mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], 0;\n @!P1 bra W;\n}"
+                     ::"r"(b) : "memory");
+        for (int i = threadIdx.x; i < nwords; i += blockDim.x) out[blockIdx.x * nwords + i] = box[i];
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }

@@ -236,3 +236,42 @@ def test_a_store_of_another_rank_than_the_map_is_a_located_fault(engine):
         m.get_function("tma_store_box").launch((1, 1, 1), (128, 1, 1),
                                                [tm, din, np.int32(128), np.int32(3), coords_param((0, 0, 0))])
     assert "tensor.3d" in PTX.splitlines()[e.value.line - 1]
+
+
+# ------------------------------------------------------------------ multicast loads (clusters)
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("mask", [0b1111, 0b0101, 0b1000])
+def test_a_multicast_load_lands_in_each_cta_of_the_mask(engine, opt, mask):
+    """Two clusters of 4 CTAs: CTA rank 0 of each loads a box sticking out of the tensor into the CTAs whose
+    ctaMask bit is set (their mbarriers complete); the others' rows of `out` keep their sentinel."""
+    rows, cols = 20, 24
+    x = np.arange(rows * cols, dtype=np.uint32).reshape(rows, cols) + 1000
+    dev, m = module(engine, opt)
+    dx = rt.to_device(x, dev)
+    box = (8, 16)
+    tm = encode(DT.CU_TENSOR_MAP_DATA_TYPE_UINT32, int(dx), x.shape, box)
+    n = box[0] * box[1]
+    out = rt.to_device(np.full(8 * n, 7, np.uint32), dev)
+    at = (15, 12)
+    m.get_function("tma_multicast_box").launch((8, 1, 1), (64, 1, 1), [tm, out, np.int32(n), np.uint16(mask),
+                                                                       np.int32(at[1]), np.int32(at[0])],
+                                               cluster=(4, 1, 1))
+    want_box = np.zeros(box, np.uint32)
+    t, b = window(x.shape, box, at)
+    want_box[b] = x[t]
+    got = out.copy_to_host().reshape(8, *box)
+    for cta in range(8):
+        want = want_box if mask >> (cta % 4) & 1 else np.full(box, 7, np.uint32)
+        assert np.array_equal(got[cta], want), cta
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_multicast_mask_beyond_the_cluster_is_a_located_fault(engine):
+    dev, m = module(engine, 0)
+    x = np.zeros((8, 16), np.uint32)
+    dx, out = rt.to_device(x, dev), rt.to_device(np.zeros(2 * 128, np.uint32), dev)
+    tm = encode(DT.CU_TENSOR_MAP_DATA_TYPE_UINT32, int(dx), x.shape, (8, 16))
+    with pytest.raises(KernelFault, match="ctaMask 0x0005 names a CTA rank beyond the cluster's 2 CTA") as e:
+        m.get_function("tma_multicast_box").launch((2, 1, 1), (64, 1, 1), [tm, out, np.int32(128), np.uint16(5),
+                                                                           np.int32(0), np.int32(0)], cluster=(2, 1, 1))
+    assert "multicast::cluster" in PTX.splitlines()[e.value.line - 1]

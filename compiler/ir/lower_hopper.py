@@ -272,25 +272,29 @@ class HopperLowering:
 
     def _cp_tensor(self, inst) -> None:
         """Tile-mode loads ``cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
-        {.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, policy}`` -> ``tma_load``; stores
+        {.multicast::cluster}{.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, ctaMask}{, policy}`` ->
+        ``tma_load`` (``attrs.multicast``: the 16-bit ctaMask the last argument); stores
         ``cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint} [tensorMap, {c0, ...}],
         [src]{, policy}`` -> ``tma_store``."""
         ms = inst.modifiers
         dims = next((m for m in ms if m in _TENSOR_DIMS), None)
         load = ms[4:6] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms
         store = ms[4:6] == ("global", "shared::cta") and "bulk_group" in ms
+        multicast = load and "multicast::cluster" in ms
         known = {"async", "bulk", "tensor", "shared::cluster", "global", "shared::cta", "tile", "L2::cache_hint",
-                 "mbarrier::complete_tx::bytes" if load else "bulk_group", dims}
+                 "mbarrier::complete_tx::bytes" if load else "bulk_group", dims, *(("multicast::cluster",) if load else ())}
         if dims is None or not (load or store) or any(m not in known for m in ms):
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode loads "
                              "cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes and "
                              "stores cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)")
-        ops, rank = self._tensor_ops(inst, 3 if load else 2)
+        ops, rank = self._tensor_ops(inst, 4 if multicast else 3 if load else 2)
         if load:
             dst, doff = self._hp_shared(inst, ops[0])
             mb, moff = self._hp_shared(inst, ops[2])
             tmap, coords = self._tensor_operand(inst, ops[1], rank)
-            self.emit("tma_load", None, [dst, tmap, mb, *coords], rank=rank, dst_offset=doff, mbar_offset=moff)
+            mask = [self.read(ops[3], ptx_type("u16"))] if multicast else []
+            self.emit("tma_load", None, [dst, tmap, mb, *coords, *mask], rank=rank, dst_offset=doff, mbar_offset=moff,
+                      **({"multicast": True} if multicast else {}))
             return
         src, soff = self._hp_shared(inst, ops[1])
         tmap, coords = self._tensor_operand(inst, ops[0], rank)

@@ -13,11 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from xcc.semantics import tensormap as T
+from xcc.semantics.cluster import CLUSTER_RANK_SHIFT, OFFSET_MASK
 from xcc.semantics.faults import MemoryFault
 from xcc.sim import mbarrier as mbar
 from xcc.sim.waves import ExecFault
 
-__all__ = ["tma_load_executor", "tma_prefetch_executor", "tma_store_executor"]
+__all__ = ["multicast_tx_executor", "tma_load_executor", "tma_prefetch_executor", "tma_store_executor"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _WORDS = np.arange(16, dtype=np.uint64) * np.uint64(8)
@@ -49,21 +50,54 @@ def _maps(what: str, generic, tmap, coords, sel, idx, n) -> tuple[list[dict], li
     return maps, cs
 
 
-def _box_shared(what: str, view, sh, i: int, idx, tm, off):
-    """The shared addresses of thread ``i``'s box at CTA-relative ``sh[i]`` (128-byte aligned, swizzled)."""
-    if sh[i] % 128:
-        raise ExecFault(f"{what}: the shared box address {int(sh[i]):#x} must be 128-byte aligned", i)
-    return view.at(np.full(off.size, idx[i]), T.swizzle(sh[i] + off, tm["swizzle"]), tm["esize"])
+def _box_shared(what: str, view, base: int, i: int, idx, tm, off):
+    """The shared addresses of thread ``i``'s box at CTA-relative ``base`` (128-byte aligned, swizzled; a rank
+    field in bits 24 .. names a CTA of the cluster, xcc.semantics.cluster)."""
+    if base % 128:
+        raise ExecFault(f"{what}: the shared box address {int(base):#x} must be 128-byte aligned", i)
+    return view.at(np.full(off.size, idx[i]), T.swizzle(base + off, tm["swizzle"]), tm["esize"])
 
 
-def tma_load_executor(launch, view: mbar.SharedView, gmem, generic, dst, tmap, coords, mbar_at=None, write=None):
+def _multicast(what: str, view, base: int, mask: int, i: int) -> list[int]:
+    """The CTA-relative addresses of offset ``base`` in each CTA of the cluster whose bit is set in the 16-bit
+    ``ctaMask`` (PTX ISA 9.7.9.25.5: ``.multicast::cluster``), lowest rank first."""
+    ranks = [r for r in range(16) if mask >> r & 1]
+    if any(r >= view.cluster for r in ranks):
+        raise ExecFault(f"{what}: ctaMask {mask:#06x} names a CTA rank beyond the cluster's {view.cluster} CTA(s)", i)
+    return [(r + 1) << CLUSTER_RANK_SHIFT | (base & OFFSET_MASK) for r in ranks]
+
+
+def multicast_tx_executor(launch, view: mbar.SharedView, mbar_at, size, mask, what="cp.async.bulk.tensor"):
+    """``run(sel, idx, n)``: a complete-tx of ``size`` bytes on the mbarrier at CTA-relative ``mbar_at`` in each
+    CTA of the cluster named by ``mask`` (a multicast load's completion), thread after thread."""
+
+    def run(sel, idx, n):
+        mb, z, ms = _ints(mbar_at(sel, n), n), _ints(size(sel, n), n), _ints(mask(sel, n), n) & 0xFFFF
+        owner, where, nbytes = [], [], []
+        for i in range(n):
+            for a in _multicast(what, view, int(mb[i]), int(ms[i]), i):
+                owner.append(idx[i])
+                where.append(a)
+                nbytes.append(int(z[i]))
+        if where:
+            at = view.at(np.asarray(owner), np.asarray(where, np.int64), 8)
+            mbar.apply(launch, view.mem(), at, lambda k, st: mbar._tx_rule(st, nbytes[k], True, what))
+
+    return run
+
+
+def tma_load_executor(launch, view: mbar.SharedView, gmem, generic, dst, tmap, coords, mbar_at=None, write=None,
+                      mask=None):
     """``run(sel, idx, n)``: readers of the CTA-relative shared destination, the tensor map's generic address
     and each coordinate (signed); ``generic()`` the generic memory; then a complete-tx of the box's bytes on
-    the mbarrier at ``mbar_at`` (CTA-relative; None: none) and/or ``write(sel, bytes)``."""
+    the mbarrier at ``mbar_at`` (CTA-relative; None: none) and/or ``write(sel, bytes)``.  With a ``mask``
+    reader (``.multicast::cluster``), the box lands at the destination's offset in each CTA of the cluster
+    whose bit the mask sets, and the complete-tx goes to the mbarrier at ``mbar_at``'s offset in each."""
     what = "cp.async.bulk.tensor"
 
     def run(sel, idx, n):
         d = _ints(dst(sel, n), n)
+        ms = None if mask is None else _ints(mask(sel, n), n) & 0xFFFF
         maps, cs = _maps(what, generic, tmap, coords, sel, idx, n)
         smem, sizes = view.mem(), np.zeros(n, np.int64)
         for i, tm in enumerate(maps):
@@ -73,13 +107,17 @@ def tma_load_executor(launch, view: mbar.SharedView, gmem, generic, dst, tmap, c
             try:
                 if inside.any():
                     vals[inside] = gmem.load(addr[inside].astype(np.uint64), es)
-                at = _box_shared(what, view, d, i, idx, tm, off)
+                bases = [int(d[i])] if ms is None else _multicast(what, view, int(d[i]), int(ms[i]), i)
+                ats = [_box_shared(what, view, b, i, idx, tm, off) for b in bases]
             except MemoryFault as f:
                 f.thread = i
                 raise
-            smem.store(at, vals, es)
+            for at in ats:
+                smem.store(at, vals, es)
             sizes[i] = addr.size * es
-        if mbar_at is not None:
+        if mbar_at is not None and ms is not None:
+            multicast_tx_executor(launch, view, mbar_at, lambda sel, n: sizes, lambda sel, n: ms, what)(sel, idx, n)
+        elif mbar_at is not None:
             where = view.at(idx, _ints(mbar_at(sel, n), n), 8)
             mbar.apply(launch, smem, where, lambda i, st: mbar._tx_rule(st, int(sizes[i]), True, what))
         if write is not None:
@@ -108,7 +146,7 @@ def tma_store_executor(view: mbar.SharedView, gmem, generic, src, tmap, coords, 
                     raise ExecFault(f"{what}: {e}", i) from None
             addr, inside, off, _ = T.tile_box(tm, [c[i] for c in cs])
             try:
-                vals = smem.load(_box_shared(what, view, s, i, idx, tm, off), es)
+                vals = smem.load(_box_shared(what, view, int(s[i]), i, idx, tm, off), es)
                 if not inside.any():
                     continue
                 where = addr[inside].astype(np.uint64)

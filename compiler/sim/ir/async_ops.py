@@ -247,9 +247,10 @@ def _bulk_copy(x: OpBinder):
 def _tma_load(x: OpBinder):
     launch = x.launch
     generic, _ = launch.addresser("generic", lambda sel, n: np.zeros(n, np.uint64), 0, 8)
-    coords = [x.arg(3 + k) for k in range(int(x.attrs["rank"]))]
+    rank = int(x.attrs["rank"])
+    coords = [x.arg(3 + k) for k in range(rank)]
     return tma_load_executor(launch, _view(launch), launch.gmem, generic, _plus(x, 0, "dst_offset"), x.arg(1),
-                             coords, _plus(x, 2, "mbar_offset"))
+                             coords, _plus(x, 2, "mbar_offset"), mask=x.arg(3 + rank) if x.attrs.get("multicast") else None)
 
 
 def _generic(launch):

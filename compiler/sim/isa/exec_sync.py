@@ -16,7 +16,7 @@ from xcc.semantics import tensormap as T
 from xcc.semantics.faults import MemoryFault
 from xcc.sim import mbarrier as mbar
 from xcc.sim.isa.exec_base import Binder, Control, impl
-from xcc.sim.tma import tma_load_executor, tma_prefetch_executor, tma_store_executor
+from xcc.sim.tma import multicast_tx_executor, tma_load_executor, tma_prefetch_executor, tma_store_executor
 
 
 def _view(x: Binder) -> mbar.SharedView:
@@ -97,7 +97,7 @@ def _tma_operands(x: Binder):
         shared = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
         return shared, [_lo(e), _hi(e), x.ric("b")] if three else [_lo(e), _hi(e)][:int(x.mod("rank")[1])]
     a, b = x.w("a"), x.wic("b")
-    return _lo(a), [_lo(e), _hi(e), _lo(b), _hi(b), _hi(a)][:int(x.mod("rank")[1])]
+    return _lo(a), [_lo(e), _hi(e), _lo(b), _hi(b), _hi(a)][:int(x.mod("rank")[1])]  # (TMALD.MC: ranks 1 .. 4)
 
 
 def tma_memrec(x: Binder):
@@ -130,12 +130,20 @@ def tma_memrec(x: Binder):
     return record
 
 
-@impl("TMALD", "TMALD.3D", "TMALD.ND")
+@impl("TMALD", "TMALD.3D", "TMALD.ND", "TMALD.MC")
 def _tmald(x: Binder):
     ctx = x.ctx
     dst, coords = _tma_operands(x)
+    mask = _hi(x.w("a")) if x.inst.mnemonic == "TMALD.MC" else None
     return tma_load_executor(ctx.launch, _view(x), ctx.gmem, lambda: ctx.generic, dst, x.w("c"), coords,
-                             None, x.set_r("d"))
+                             None, x.set_r("d"), mask=mask)
+
+
+@impl("SYNCS.TX.MC")
+def _syncs_tx_mc(x: Binder):
+    a, off = x.r("a"), int(x.ops["b"])
+    return multicast_tx_executor(x.ctx.launch, _view(x), lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off,
+                                 x.r("c"), x.r("e"))
 
 
 @impl("TMAST")
