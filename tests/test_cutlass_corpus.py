@@ -1,7 +1,8 @@
 """CUTLASS- and CuTe-generated PTX (issue 19): examples/cutlass/*.ptx compile as ptxas compiles them, and run.
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
-its nvcc command): a 2.x SIMT SGEMM, a 2.x tensor-op multistage GEMM, an implicit-GEMM conv2d fprop, a CuTe
+its nvcc command): a 2.x SIMT SGEMM, a 2.x tensor-op multistage GEMM and a strided-batched one, an
+implicit-GEMM conv2d fprop, a CuTe
 SGEMM and two 3.x sm_90a TMA warp-specialised GEMMs (one with a TMA epilogue).  ``PTXAS`` records what ``ptxas -v -O3 -arch=...`` said of
 each file (registers, and SASS instructions counted as bench/ptxas_ref.py counts them); each file must compile
 with ``xcc compile -v``, whose report carries the same figures for xg1.
@@ -40,6 +41,7 @@ SENTINEL, SENTINEL_STEP = 0xA0000000000, 1 << 32
 PTXAS = {
     "conv2d_fprop.sm_80.ptx": (104, 1081),
     "cute_sgemm.sm_80.ptx": (40, 371),
+    "gemm_batched.sm_80.ptx": (128, 811),
     "hgemm_tensorop.sm_80.ptx": (94, 772),
     "sgemm_simt.sm_80.ptx": (126, 2355),
     "tma_coop_gemm.sm_90a.ptx": (168, 2049),
@@ -176,6 +178,20 @@ def test_hgemm_tensorop_runs(engine):
     _, got = _run_gemm("hgemm_tensorop", "hgemm_tensorop.sm_80.ptx", engine, a, bt, c)
     want = a.astype(np.float32) @ bt.astype(np.float32).T + np.float32(0.5) * c
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gemm_batched_runs(engine):
+    """D_b = 2 A_b B_b - C_b for three batches (blockIdx.z) of 56 x 64 x 64 (a partial tile in M): f16 A
+    column-major, f16 B and f32 C/D row-major, batch strides of whole matrices."""
+    rng = np.random.default_rng(25)
+    d = json.loads((CORPUS / "gemm_batched.params.json").read_text())
+    M, N, K, B = d["M"], d["N"], d["K"], d["batches"]
+    a = rng.integers(-4, 5, (B, K, M)).astype(np.float16)  # column-major A_b = row-major A_b^T
+    b = rng.integers(-4, 5, (B, K, N)).astype(np.float16)
+    c = rng.integers(-8, 9, (B, M, N)).astype(np.float32)
+    _, got = _run_gemm("gemm_batched", "gemm_batched.sm_80.ptx", engine, a, b, c, out_shape=(B, M, N))
+    np.testing.assert_array_equal(got, 2 * np.einsum("bkm,bkn->bmn", a.astype(np.float32), b.astype(np.float32)) - c)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
