@@ -51,6 +51,9 @@ class BackendOptions:
     # exits becomes a guarded EXIT
     uniform_branches: bool = True
     pre_schedule: bool = True  # list scheduling on virtual registers (with ``schedule``)
+    # -O0: every instruction waits for all earlier results and stalls the maximum, as ptxas -O0's SASS does
+    # (xcc.backend.control, ``serial``)
+    serial: bool = False
     observer: StageObserver | None = None  # --print-after / --verify-ir / --time-passes on the backend stages
 
 
@@ -288,7 +291,7 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     if options.schedule:
         _schedule_if_faster(blocks, machine)
         after("schedule")
-    assign_control_codes(blocks, machine)
+    assign_control_codes(blocks, machine, serial=options.serial)
     after("control-codes")
     if has_calls:
         nregs = max(nregs, max(RESERVED) + 1)

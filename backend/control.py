@@ -17,6 +17,12 @@ for everything pending (the callee or caller may overwrite any register).
 Runs after register allocation, on physical registers (Mesa NAK's
 ``calc_instr_deps`` does the same job).  ``compiler/sim/isa/hazards.py`` checks the
 result on every strict-mode run.
+
+With ``serial=True`` (``-O0``) every instruction then waits on all six scoreboards and stalls the maximum,
+:data:`MAX_STALL` cycles: each one issues only after every earlier result is in, as in the SASS ``ptxas -O0``
+writes for the same PTX (sm_80, decoded from the cubins' control bits: stall 15 on 760 of the 776
+instructions of ``gemm_mma_m16n8k16`` and 1367 of the 1376 of ``attention_row``, about two scoreboard waits
+per instruction, against a mean stall of 2.3 and 3.0 at ``-O3``; bench/gpu_opt_levels.py).
 """
 
 from __future__ import annotations
@@ -99,7 +105,9 @@ def _transfer(b: MBlock, pending: dict, first: bool, emit: bool, machine: Machin
     return pending
 
 
-def assign_control_codes(blocks: list[MBlock], machine: Machine) -> None:
+def assign_control_codes(blocks: list[MBlock], machine: Machine, serial: bool = False) -> None:
+    """Stall counts, write scoreboards and wait masks of every instruction of ``blocks`` (in place); ``serial``:
+    the ``-O0`` codes of the module docstring."""
     if not blocks:
         return
     next_sb = 0  # scoreboards in rotation over the function, in layout order
@@ -147,3 +155,8 @@ def assign_control_codes(blocks: list[MBlock], machine: Machine) -> None:
                     heapq.heappush(work, j)
     for b in blocks:
         _transfer(by_name[b.name], entry_state(b.name), b.name == entry, emit=True, machine=machine)
+    if serial:
+        for b in blocks:
+            for m in b.insts:
+                m.ctrl.wait = _ALL
+                m.ctrl.stall = MAX_STALL

@@ -213,7 +213,7 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
     backend = BackendOptions(max_registers=options.max_registers,
                              schedule=options.opt_level > 0 and options.post_schedule,
                              uniform_branches=options.opt_level > 0, pre_schedule=options.pre_schedule,
-                             observer=observer)
+                             serial=options.opt_level == 0, observer=observer)
     functions = {f.name: f for f in module.functions}
     for fn in module.functions:
         if not fn.is_entry:

@@ -36,8 +36,8 @@ def test_block_estimate_waits_for_every_producer_on_a_scoreboard():
     seen = []
     real = codegen.assign_control_codes
 
-    def check(blocks, machine_):
-        real(blocks, machine_)
+    def check(blocks, machine_, serial=False):
+        real(blocks, machine_, serial=serial)
         depths = loop_depths(blocks)
         seen.append(max(depths))
         assert depths[0] == 0  # the entry block is in no loop
