@@ -39,7 +39,11 @@ class ArithSelection(SelectorCore):
     def _add_sat(self, d, a: Value, b: Value, neg: bool):
         """add/sub.sat.s32 (PTX ISA 9.7.1.1): the wrapped sum r, and where it overflowed (a and the effective b
         of one sign, r of the other) the bound of a's sign: ``a < 0 ? 0x80000000 : 0x7FFFFFFF``."""
-        ra, rb, r = self.reg(a), self.reg(b), new_vreg(1)
+        self._add_sat_regs(d, self.reg(a), self.reg(b), neg)
+
+    def _add_sat_regs(self, d, ra, rb, neg: bool):
+        """:meth:`_add_sat` of two registers (also mad24.hi.sat.s32's final sum)."""
+        r = new_vreg(1)
         self.emit("IADD3", d=r, a=ra, b=rb, c=RZ, mods={"NEG_B": "NEG_B"} if neg else {})
         # overflow iff sign(a ^ r) & sign(b' ^ r), b' = b (add) or ~b (sub: a - b = a + ~b + 1)
         x, y, o, bound, ovf = new_vreg(1), new_vreg(1), new_vreg(1), new_vreg(1), new_vreg(0)

@@ -146,10 +146,11 @@ class BitSelection(SelectorCore):
         return r
 
     def op_mul24(self, inst, c: Value | None = None):
-        """As ptxas on sm_70+: SGXT/LOP3 to 24 bits, then IMAD (.lo) or IMAD.WIDE + SHF.R (.hi)."""
-        signed, hi = inst.type.kind == "s", inst.attrs["mode"] == "hi"
-        if inst.attrs.get("sat"):
-            raise self.error("mad24.hi.sat.s32 is not supported by the backend yet")
+        """As ptxas on sm_70+: SGXT/LOP3 to 24 bits, then IMAD (.lo) or IMAD.WIDE + SHF.R (.hi);
+        mad24.hi.sat.s32 (PTX ISA 9.7.1.6) adds ``c`` to the .hi part with add.sat.s32's sequence."""
+        signed, hi, sat = inst.type.kind == "s", inst.attrs["mode"] == "hi", bool(inst.attrs.get("sat"))
+        if sat and not (hi and signed and c is not None):
+            raise self.error(f"{inst.op}.sat is defined for mad24.hi.sat.s32 only")
         a, b = self._commute(*inst.args[:2])
         x, y = self._low24(a, signed), self._low24(b, signed)
         if isinstance(x, Imm):
@@ -162,7 +163,9 @@ class BitSelection(SelectorCore):
         self.emit("IMAD.WIDE", d=p, a=x, b=y, c=RZ, mods={"type": "S32"} if signed else {})
         t = new_vreg(1) if c is not None else d
         self.emit("SHF", d=t, a=Half(p, 0), b=Imm(16), c=Half(p, 1), mods={"dir": "R", "W": "W"})
-        if c is not None:
+        if c is not None and sat:
+            self._add_sat_regs(d, t, self.reg(c), False)
+        elif c is not None:
             self.emit("IADD3", d=d, a=t, b=self.src_b(c), c=RZ)
 
     def op_mad24(self, inst):
