@@ -617,6 +617,12 @@ _ROWS = [
     ("SYNCS.TX.MC", (A_R, B_I, C_R, E_R), (), "lsu", "lsu", "SYNCS.ARRIVE.TRANS64.A0TX (multicast)",
      "a complete-tx of c bytes on the mbarrier at shared[a + b] of each CTA of the cluster whose bit is set in the "
      "16-bit ctaMask e (a multicast TMA load's completion)", "sync"),
+    # im2col-mode TMA loads, .im2col (appended: opcodes stay stable)
+    ("TMALD.I2C", (D_R, A_W, B_WIC, C_W, E_W), (Mod("rank", ("R3", "R4")),), "lsu", "lsu", "UTMALDG.IM2COL",
+     "cp.async.bulk.tensor.3d/.4d.im2col load: the column of the im2col tensor map at generic address c at "
+     "coordinates e.lo, e.hi, b.lo (R4: and b.hi), signed, with the 16-bit im2col offsets a.hi[15:0] (R4: and "
+     "a.hi[31:16]) to shared[a.lo] (xcc.semantics.tensormap.im2col_box); d = its bytes; the cycle model charges "
+     "its global reads", "sync global load"),
 ]
 
 

@@ -10,7 +10,8 @@
   TMALD (coordinates in a register pair, its bytes in d; TMALD.3D: the third in b; TMALD.ND for 4d/5d: coordinates
   in the pairs e, b and a.hi, the shared address in a.lo) and SYNCS.TX.COMPLETE of those bytes; ``tma_store``
   -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF, with TMALD.ND's operand layout; a multicast
-  ``tma_load`` -> TMALD.MC (the ctaMask in a.hi) and SYNCS.TX.MC of its bytes on each named CTA's mbarrier.
+  ``tma_load`` -> TMALD.MC (the ctaMask in a.hi) and SYNCS.TX.MC of its bytes on each named CTA's mbarrier; an
+  ``.im2col`` one (3d, 4d) -> TMALD.I2C (the 16-bit offsets packed in a.hi).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ class HopperSelection(SelectorCore):
 
     def _tma_pairs(self, shared, coords, mask=None):
         """(a, b, e) register pairs of TMALD.ND/TMAST/TMAPF: a = (32-bit shared address, coordinate 4),
-        b = coordinates 2, 3, e = coordinates 0, 1 (missing ones zero); TMALD.MC: the ctaMask in a.hi."""
+        b = coordinates 2, 3, e = coordinates 0, 1 (missing ones zero); TMALD.MC: the ctaMask in a.hi, TMALD.I2C:
+        the packed im2col offsets."""
         pairs = [new_vreg(2) for _ in range(3)]
         vals = [shared, *(coords[k] if k < len(coords) else None for k in (4, 2, 3, 0, 1))]
         if mask is not None:
@@ -108,8 +110,8 @@ class HopperSelection(SelectorCore):
                     self.emit("IADD3", d=half, a=reg, b=Imm(off & 0xFFFFFFFF), c=RZ)
                 else:
                     self.emit("MOV", d=half, b=reg)
-            else:
-                self.emit("MOV", d=half, b=self.src_b(v))
+            else:  # an IR value, or a register already selected (TMALD.I2C's packed offsets)
+                self.emit("MOV", d=half, b=self.src_b(v) if isinstance(v, Value) else v)
         return pairs
 
     def op_tma_store(self, inst):
@@ -127,6 +129,19 @@ class HopperSelection(SelectorCore):
     def op_tma_load(self, inst):
         at = inst.attrs
         dst, tmap, mb, *coords = inst.args
+        if at.get("im2col"):
+            rank = int(at["rank"])
+            if rank > 4 or at.get("multicast"):
+                raise self.error(f"a {rank}d{' multicast' if at.get('multicast') else ''} .im2col cp.async.bulk.tensor "
+                                 "is not supported by the xg1 backend yet (3d and 4d)")
+            coords, offs = coords[:rank], coords[rank:]
+            packed = offs[0] if rank == 3 else self._pair16(self.reg(offs[0]), self.reg(offs[1]))  # isel_half
+            a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords, packed)
+            size = new_vreg(1)
+            self.emit("TMALD.I2C", d=size, a=a, b=b, c=self.reg(tmap), e=e, mods={"rank": f"R{rank}"})
+            ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
+            self.emit("SYNCS.TX", a=ma, b=moff, c=size, mods={"COMPLETE": "COMPLETE"})
+            return
         if at.get("multicast"):
             *coords, mask = coords
             if len(coords) > 4:

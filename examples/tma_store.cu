@@ -12,6 +12,8 @@
 // tma_multicast_box (launched in clusters): CTA rank 0 of each cluster loads the 2d box at (c0, c1) into the
 //   shared memory of every CTA of its cluster whose bit is set in ctaMask (.multicast::cluster); each such CTA
 //   waits on its own mbarrier and copies the box to out[blockIdx.x * nwords ..].
+// tma_im2col_{3,4,5}d: one thread loads the im2col column at c[0 .. rank-1] with the im2col offsets
+//   o[0 .. rank-3] (.im2col, a map from cuTensorMapEncodeIm2col), the block copies its nwords words to `out`.
 // Compile: nvcc -ptx -arch=sm_90a -O3 tma_store.cu -o tma_store.sm_90a.ptx (CUDA 13.0)
 #include <cuda.h>  // CUtensorMap
 #include <cstdint>
@@ -178,4 +180,62 @@ extern "C" __global__ void tma_multicast_box(const __grid_constant__ CUtensorMap
         for (int i = threadIdx.x; i < nwords; i += blockDim.x) out[blockIdx.x * nwords + i] = box[i];
     }
     asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+struct Offsets {
+    unsigned short o[3];
+};
+
+template <int RANK>
+__device__ void im2col_box(const CUtensorMap* tmap, unsigned* out, int nwords, Coords c, Offsets o)
+{
+    __shared__ alignas(1024) unsigned box[BOX_WORDS];
+    __shared__ alignas(8) uint64_t bar;
+    unsigned b = smem(&bar), s = smem(box);
+    uint64_t t = map_addr(tmap);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b));
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(nwords * 4));
+        switch (RANK) {
+        case 3:
+            asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], "
+                         "[%1, {%2, %3, %4}], [%5], {%6};"
+                         ::"r"(s), "l"(t), "r"(c.c[0]), "r"(c.c[1]), "r"(c.c[2]), "r"(b), "h"(o.o[0]) : "memory");
+            break;
+        case 4:
+            asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], "
+                         "[%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
+                         ::"r"(s), "l"(t), "r"(c.c[0]), "r"(c.c[1]), "r"(c.c[2]), "r"(c.c[3]), "r"(b), "h"(o.o[0]),
+                         "h"(o.o[1]) : "memory");
+            break;
+        default:
+            asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], "
+                         "[%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};"
+                         ::"r"(s), "l"(t), "r"(c.c[0]), "r"(c.c[1]), "r"(c.c[2]), "r"(c.c[3]), "r"(c.c[4]), "r"(b),
+                         "h"(o.o[0]), "h"(o.o[1]), "h"(o.o[2]) : "memory");
+        }
+    }
+    __syncthreads();
+    asm volatile("{\n .reg .pred P1;\n W:\n mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], 0;\n @!P1 bra W;\n}"
+                 ::"r"(b) : "memory");
+    for (int i = threadIdx.x; i < nwords; i += blockDim.x) out[i] = box[i];
+}
+
+// one kernel per rank: xg1 runs 3d and 4d im2col loads (tma_im2col_5d runs on the IR interpreter)
+extern "C" __global__ void tma_im2col_3d(const __grid_constant__ CUtensorMap tmap, unsigned* out, int nwords, Coords c,
+                                         Offsets o)
+{
+    im2col_box<3>(&tmap, out, nwords, c, o);
+}
+
+extern "C" __global__ void tma_im2col_4d(const __grid_constant__ CUtensorMap tmap, unsigned* out, int nwords, Coords c,
+                                         Offsets o)
+{
+    im2col_box<4>(&tmap, out, nwords, c, o);
+}
+
+extern "C" __global__ void tma_im2col_5d(const __grid_constant__ CUtensorMap tmap, unsigned* out, int nwords, Coords c,
+                                         Offsets o)
+{
+    im2col_box<5>(&tmap, out, nwords, c, o);
 }

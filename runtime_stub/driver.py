@@ -206,12 +206,13 @@ from xcc.runtime.tensormap_api import (
     CUtensorMapInterleave,
     CUtensorMapL2promotion,
     CUtensorMapSwizzle,
+    cuTensorMapEncodeIm2col,
     cuTensorMapEncodeTiled,
 )
 
 __all__ = [
     "CUtensorMap", "CUtensorMapDataType", "CUtensorMapFloatOOBfill", "CUtensorMapInterleave",
-    "CUtensorMapL2promotion", "CUtensorMapSwizzle", "cuTensorMapEncodeTiled",
+    "CUtensorMapL2promotion", "CUtensorMapSwizzle", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeTiled",
     "CU_STREAM_LEGACY", "CU_STREAM_PER_THREAD", "CUcontext", "CUctx_flags", "CUdevice", "CUdevice_attribute",
     "CUdeviceptr", "CUevent", "CUevent_flags", "CUfunction", "CUfunction_attribute", "CUjit_option", "CUmodule",
     "CUresult", "CUstream", "CUstream_flags", "CUgraph", "CUgraphExec", "CUgraphNode", "CUgraphNodeType",

@@ -1,4 +1,5 @@
-"""``cuTensorMapEncodeTiled`` (CUDA driver API, "Tensor Map Object Management") in cuda-python's shape: the
+"""``cuTensorMapEncodeTiled`` and ``cuTensorMapEncodeIm2col`` (CUDA driver API, "Tensor Map Object
+Management") in cuda-python's shape: the
 ``CUtensorMap`` a kernel takes as a ``const __grid_constant__ CUtensorMap`` parameter for its
 ``cp.async.bulk.tensor`` loads, and the enums that describe it.
 
@@ -7,6 +8,8 @@ CUDA documents for the call (rank 1 - 5, a 16-byte-aligned global address, strid
 2^40, box dims 1 - 256 whose inner extent is a multiple of 16 bytes and fits the swizzle span), each a
 ``CUDA_ERROR_INVALID_VALUE`` naming the argument.  Not supported yet: interleaved layouts and element
 strides other than 1 (also ``CUDA_ERROR_INVALID_VALUE``); the L2 promotion is accepted and has no effect.
+The im2col map adds the pixel box's corners (``rank - 2`` each, in the range the rank allows), channelsPerPixel
+(1 - 256, a multiple of 16 bytes) and pixelsPerColumn (1 - 1024) for ``.im2col`` loads.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from xcc.runtime.driver_types import CUresult
 from xcc.semantics import tensormap as T
 
 __all__ = ["CUtensorMap", "CUtensorMapDataType", "CUtensorMapFloatOOBfill", "CUtensorMapInterleave",
-           "CUtensorMapL2promotion", "CUtensorMapSwizzle", "cuTensorMapEncodeTiled"]
+           "CUtensorMapL2promotion", "CUtensorMapSwizzle", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeTiled"]
 
 
 class CUtensorMapDataType(IntEnum):
@@ -69,16 +72,20 @@ class CUtensorMap(ctypes.Structure):
     _fields_ = [("opaque", ctypes.c_uint64 * 16)]
 
 
-def _ints(v, n: int, what: str) -> list[int]:
+def _ints(v, n: int, what: str, fn: str = "cuTensorMapEncodeTiled") -> list[int]:
     try:
         xs = [as_int(x, what) for x in list(v)[:n]]
     except TypeError:
-        raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuTensorMapEncodeTiled: {what} must be a sequence "
-                                                           "of integers") from None
+        raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{fn}: {what} must be a sequence of integers") from None
     if len(xs) < n:
-        raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuTensorMapEncodeTiled: {what} has {len(xs)} "
-                                                           f"values, {n} needed")
+        raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{fn}: {what} has {len(xs)} values, {n} needed")
     return xs
+
+
+def _as_map(raw: bytes) -> CUtensorMap:
+    m = CUtensorMap()
+    ctypes.memmove(ctypes.addressof(m), raw, len(raw))
+    return m
 
 
 @api(1)
@@ -96,6 +103,26 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
     except T.TensorMapError as e:
         raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuTensorMapEncodeTiled: {e}") from None
     as_int(l2Promotion, "l2Promotion")
-    m = CUtensorMap()
-    ctypes.memmove(ctypes.addressof(m), raw, len(raw))
-    return m
+    return _as_map(raw)
+
+
+@api(1)
+def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner,
+                            pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle,
+                            l2Promotion, oobFill) -> CUtensorMap:
+    fn = "cuTensorMapEncodeIm2col"
+    rank = as_int(tensorRank, "tensorRank")
+    if not 3 <= rank <= 5:
+        raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{fn}: tensorRank {rank} must be 3 .. 5")
+    try:
+        raw = T.encode_im2col(as_int(tensorDataType, "tensorDataType"), rank, as_int(globalAddress, "globalAddress"),
+                              _ints(globalDim, rank, "globalDim", fn), _ints(globalStrides, rank - 1, "globalStrides", fn),
+                              _ints(pixelBoxLowerCorner, rank - 2, "pixelBoxLowerCorner", fn),
+                              _ints(pixelBoxUpperCorner, rank - 2, "pixelBoxUpperCorner", fn),
+                              as_int(channelsPerPixel, "channelsPerPixel"), as_int(pixelsPerColumn, "pixelsPerColumn"),
+                              _ints(elementStrides, rank, "elementStrides", fn), as_int(interleave, "interleave"),
+                              as_int(swizzle, "swizzle"), as_int(oobFill, "oobFill"))
+    except T.TensorMapError as e:
+        raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{fn}: {e}") from None
+    as_int(l2Promotion, "l2Promotion")
+    return _as_map(raw)

@@ -275,3 +275,116 @@ def test_a_multicast_mask_beyond_the_cluster_is_a_located_fault(engine):
         m.get_function("tma_multicast_box").launch((2, 1, 1), (64, 1, 1), [tm, out, np.int32(128), np.uint16(5),
                                                                            np.int32(0), np.int32(0)], cluster=(2, 1, 1))
     assert "multicast::cluster" in PTX.splitlines()[e.value.line - 1]
+
+
+# ------------------------------------------------------------------ im2col loads
+def encode_im2col(ptr: int, shape, lower, upper, channels: int, pixels: int) -> bytes:
+    """An im2col map of a C-order u32 tensor of ``shape`` (N, spatial .., C: outermost first)."""
+    assert cuda.cuInit(0)[0] == 0
+    dims = list(reversed(shape))
+    strides = [int(np.prod(dims[:d + 1])) * 4 for d in range(len(dims) - 1)]
+    err, tm = cuda.cuTensorMapEncodeIm2col(DT.CU_TENSOR_MAP_DATA_TYPE_UINT32, len(shape), ptr, dims, strides, lower,
+                                           upper, channels, pixels, [1] * len(shape), 0, 0, 0, 0)
+    assert err == 0, cuda.last_error_message()
+    return bytes(tm)
+
+
+def im2col_reference(x: np.ndarray, lower, upper, channels: int, pixels: int, c: int, start, n: int, offsets):
+    """The column the PTX ISA's im2col mode reads, restated: ``x`` is (N, spatial outermost .. innermost, C);
+    ``lower``/``upper``/``start``/``offsets`` list the spatial dims innermost (W) first, as the coordinates do."""
+    k = x.ndim - 2
+    sdims = list(reversed(x.shape[1:-1]))  # innermost first
+    lo, hi = list(lower), [sdims[d] - 1 + upper[d] for d in range(k)]
+    pos, batch = list(start), n
+    out = np.zeros((pixels, channels), x.dtype)
+    for p in range(pixels):
+        where = [pos[d] + offsets[d] for d in range(k)]
+        for j in range(channels):
+            ch = c + j
+            ok = 0 <= batch < x.shape[0] and 0 <= ch < x.shape[-1] and all(0 <= where[d] < sdims[d] for d in range(k))
+            if ok:
+                out[p, j] = x[(batch, *reversed(where), ch)]
+        d = 0
+        pos[0] += 1
+        while d < k and pos[d] > hi[d]:  # wrap inside the bounding box, then the next image
+            pos[d] = lo[d]
+            if d + 1 < k:
+                pos[d + 1] += 1
+            else:
+                batch += 1
+            d += 1
+    return out
+
+
+I2C = {  # rank -> (shape N, spatial.., C; lower; upper; channels; pixels; cases of (c, start innermost first, n, offsets))
+    3: ((3, 10, 8), [-2], [0], 8, 24, [(0, [-2], 0, [0]), (0, [5], 1, [3]), (4, [0], 2, [-1])]),
+    4: ((2, 5, 6, 16), [-1, -1], [-1, -1], 8, 20,
+        [(8, [-1, -1], 0, [0, 0]), (0, [-1, -1], 0, [2, 1]), (0, [2, 3], 1, [1, 2]), (4, [0, 0], 0, [-1, 0])]),
+    5: ((2, 3, 4, 4, 4), [-1, -1, -1], [-1, -1, -1], 4, 40, [(0, [-1, -1, -1], 0, [1, 1, 1]), (0, [1, 2, 0], 1, [0, 2, 1])]),
+}
+
+
+def run_im2col(engine, opt, rank, case):
+    shape, lower, upper, channels, pixels, _ = I2C[rank]
+    c, start, n, offsets = case
+    x = (np.arange(int(np.prod(shape)), dtype=np.uint32) + 1).reshape(shape)
+    dev, m = module(engine, opt)
+    dx = rt.to_device(x, dev)
+    tm = encode_im2col(int(dx), shape, lower, upper, channels, pixels)
+    words = channels * pixels
+    out = rt.to_device(np.full(words, 0xDEAD, np.uint32), dev)
+    m.get_function(f"tma_im2col_{rank}d").launch(
+        (1, 1, 1), (128, 1, 1),
+        [tm, out, np.int32(words), coords_param((c, *start, n)), np.array(offsets + [0] * (3 - len(offsets)), np.int16).tobytes()])
+    return x, out.copy_to_host().reshape(pixels, channels)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("rank", [3, 4])
+def test_im2col_loads(engine, opt, rank):
+    shape, lower, upper, channels, pixels, cases = I2C[rank]
+    for case in cases:
+        x, got = run_im2col(engine, opt, rank, case)
+        c, start, n, offsets = case
+        assert np.array_equal(got, im2col_reference(x, lower, upper, channels, pixels, c, start, n, offsets)), case
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_5d_im2col_loads_on_the_ir_engine(opt):
+    shape, lower, upper, channels, pixels, cases = I2C[5]
+    for case in cases:
+        x, got = run_im2col("ir", opt, 5, case)
+        c, start, n, offsets = case
+        assert np.array_equal(got, im2col_reference(x, lower, upper, channels, pixels, c, start, n, offsets)), case
+
+
+def test_xg1_refuses_a_5d_im2col_load_with_a_located_error():
+    dev, m = module("isa", 0)
+    with pytest.raises(Exception, match="5d .im2col cp.async.bulk.tensor is not supported by the xg1 backend yet"):
+        m.get_function("tma_im2col_5d")
+
+
+def test_cu_tensor_map_encode_im2col_checks_its_arguments():
+    assert cuda.cuInit(0)[0] == 0
+    args = [DT.CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, 1 << 40, [16, 6, 5, 2], [64, 384, 1920], [-1, -1], [-1, -1], 8, 20,
+            [1] * 4, 0, 0, 0, 0]
+    for k, bad, why in ((1, 2, "tensorRank 2 must be 3 .. 5"), (5, [-200, 0], "pixelBoxLowerCorner"),
+                        (7, 300, "channelsPerPixel"), (7, 3, "channelsPerPixel * element size"),
+                        (8, 2000, "pixelsPerColumn"), (4, [64, 384], "globalStrides")):
+        a = list(args)
+        a[k] = bad
+        err, tm = cuda.cuTensorMapEncodeIm2col(*a)
+        assert err == cuda.CUresult.CUDA_ERROR_INVALID_VALUE and tm is None, why
+        assert why in cuda.last_error_message()
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_tile_load_through_an_im2col_map_is_a_located_fault(engine):
+    dev, m = module(engine, 0)
+    x = np.zeros((2, 5, 6, 16), np.uint32)
+    dx, out = rt.to_device(x, dev), rt.to_device(np.zeros(160, np.uint32), dev)
+    tm = encode_im2col(int(dx), x.shape, [-1, -1], [-1, -1], 8, 20)
+    with pytest.raises(KernelFault, match="a tile-mode copy through a tensor map made by cuTensorMapEncodeIm2col") as e:
+        m.get_function("tma_load_box").launch((1, 1, 1), (128, 1, 1),
+                                              [tm, out, np.int32(160), np.int32(4), coords_param((0, 0, 0, 0))])
+    assert "tensor.4d" in PTX.splitlines()[e.value.line - 1]

@@ -273,7 +273,8 @@ class HopperLowering:
     def _cp_tensor(self, inst) -> None:
         """Tile-mode loads ``cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
         {.multicast::cluster}{.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, ctaMask}{, policy}`` ->
-        ``tma_load`` (``attrs.multicast``: the 16-bit ctaMask the last argument); stores
+        ``tma_load`` (``attrs.im2col``: ``.im2col`` with ``{o...}``, rank - 2 16-bit offsets after [mbar], the
+        arguments after the coordinates; ``attrs.multicast``: the 16-bit ctaMask the last argument); stores
         ``cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint} [tensorMap, {c0, ...}],
         [src]{, policy}`` -> ``tma_store``."""
         ms = inst.modifiers
@@ -281,20 +282,34 @@ class HopperLowering:
         load = ms[4:6] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms
         store = ms[4:6] == ("global", "shared::cta") and "bulk_group" in ms
         multicast = load and "multicast::cluster" in ms
+        im2col = load and "im2col" in ms
         known = {"async", "bulk", "tensor", "shared::cluster", "global", "shared::cta", "tile", "L2::cache_hint",
-                 "mbarrier::complete_tx::bytes" if load else "bulk_group", dims, *(("multicast::cluster",) if load else ())}
-        if dims is None or not (load or store) or any(m not in known for m in ms):
-            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode loads "
-                             "cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes and "
-                             "stores cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)")
-        ops, rank = self._tensor_ops(inst, 4 if multicast else 3 if load else 2)
+                 "mbarrier::complete_tx::bytes" if load else "bulk_group", dims,
+                 *(("multicast::cluster", "im2col") if load else ())}
+        if dims is None or not (load or store) or any(m not in known for m in ms) or im2col and "tile" in ms \
+                or im2col and dims in ("1d", "2d"):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode and (3d-5d) "
+                             "im2col-mode loads cp.async.bulk.tensor.Nd.shared::cluster.global{.tile,.im2col}"
+                             ".mbarrier::complete_tx::bytes{.multicast::cluster} and tile-mode stores "
+                             "cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)")
+        ops, rank = self._tensor_ops(inst, (3 + multicast + im2col) if load else 2)
         if load:
             dst, doff = self._hp_shared(inst, ops[0])
             mb, moff = self._hp_shared(inst, ops[2])
             tmap, coords = self._tensor_operand(inst, ops[1], rank)
-            mask = [self.read(ops[3], ptx_type("u16"))] if multicast else []
-            self.emit("tma_load", None, [dst, tmap, mb, *coords, *mask], rank=rank, dst_offset=doff, mbar_offset=moff,
-                      **({"multicast": True} if multicast else {}))
+            extra, attrs = [], {}
+            if im2col:
+                offs = ops[3]
+                if not isinstance(offs, ast.Vector) or len(offs.elements) != rank - 2:
+                    raise self.error(f"'{_text(inst)}' takes {{{rank - 2} im2col offset(s)}} after [mbar]",
+                                     PtxSemanticError)
+                extra += [self.read(o, ptx_type("u16")) for o in offs.elements]
+                attrs["im2col"] = True
+            if multicast:
+                extra.append(self.read(ops[-1], ptx_type("u16")))
+                attrs["multicast"] = True
+            self.emit("tma_load", None, [dst, tmap, mb, *coords, *extra], rank=rank, dst_offset=doff, mbar_offset=moff,
+                      **attrs)
             return
         src, soff = self._hp_shared(inst, ops[1])
         tmap, coords = self._tensor_operand(inst, ops[0], rank)

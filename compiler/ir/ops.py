@@ -184,8 +184,9 @@ OPS.update({
                        "-> global", has_result=False, effects=True, reads_memory=True),
     "tma_load": OpDef("tma_load", None, "cp.async.bulk.tensor tile-mode load: the box at coordinates args 3.. "
                       "(attrs.rank) of the tensor map at generic address b to shared a + attrs.dst_offset, then a "
-                      "complete-tx of its bytes on the mbarrier at c + attrs.mbar_offset (attrs.multicast: to those "
-                      "offsets in each CTA of the cluster the ctaMask after the coordinates names)", has_result=False,
+                      "complete-tx of its bytes on the mbarrier at c + attrs.mbar_offset (attrs.im2col: an im2col-mode "
+                      "load, rank - 2 16-bit offsets after the coordinates; attrs.multicast: to those offsets in each "
+                      "CTA of the cluster the ctaMask, the last argument, names)", has_result=False,
                       effects=True, reads_memory=True),
     "tma_store": OpDef("tma_store", None, "cp.async.bulk.tensor tile-mode store: the box at shared a + attrs.src_offset "
                        "to the in-bounds elements at coordinates args 2.. (attrs.rank) of the tensor map at generic "

@@ -15,6 +15,9 @@ bytes      field
 40 - 71    global strides of dims 1 .. 4 in bytes (u64; dim 0's is the element size)
 72 - 81    box dims 0 .. 4 (u16)
 82 - 86    element strides 0 .. 4 (u8)
+87         mode: 0 tiled (``cuTensorMapEncodeTiled``), 1 im2col (``cuTensorMapEncodeIm2col``)
+88 - 99    im2col: pixel-box lower corners, then upper corners, of spatial dims 1 .. 3 (i16)
+100 - 103  im2col: channels per pixel, pixels per column (u16)
 =========  ==========================================================================================
 
 A tile-mode load of box coordinates ``c`` reads box element ``i`` (``i_0`` innermost) from global
@@ -23,6 +26,14 @@ coordinates ``c + i``: inside the tensor, ``address + x_0 * esize + sum(x_d * st
 with a swizzle of ``S`` = 32, 64 or 128 bytes, the 16-byte chunk bits (4 ..) of each byte's shared address
 are XORed with its bits 7 .. (``log2(S / 16)`` bits), as for wgmma's swizzled layouts.  Element strides
 other than 1 and interleaved layouts are not supported yet.
+
+An im2col-mode load (``.im2col``, tensors of rank 3 - 5: channels, 1 - 3 spatial dims, batch; PTX ISA 9.7.9.25.5,
+"Im2col mode") at coordinates ``(c, s_1 .. s_k, n)`` with 16-bit im2col offsets ``o_1 .. o_k`` reads
+``pixelsPerColumn`` pixels of ``channelsPerPixel`` channels each: the pixels are visited from ``(s, n)`` in
+order, dim 1 fastest, inside the bounding box ``lower_d .. dims_d - 1 + upper_d`` of each spatial dim (past its
+end, a dim restarts at ``lower_d`` and the next one steps; past the last spatial dim, ``n`` steps); pixel ``p``
+reads channels ``c .. c + channelsPerPixel - 1`` at spatial coordinates ``s + o`` (zero, or NaN, outside the
+tensor) to shared offset ``(p * channelsPerPixel + channel) * esize`` (swizzled as a box).
 
 A tile-mode store (``cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group``) is the inverse: box element
 ``i`` is read from the same (swizzled) shared offset and written to global coordinates ``c + i`` when they lie
@@ -103,16 +114,87 @@ def encode_tiled(dtype: int, rank: int, address: int, dims, strides, box, elemen
     return bytes(out)
 
 
+def encode_im2col(dtype: int, rank: int, address: int, dims, strides, lower, upper, channels: int, pixels: int,
+                  element_strides, interleave: int, swizzle: int, oob_fill: int) -> bytes:
+    """The 128 bytes of an im2col tensor map, checked as ``cuTensorMapEncodeIm2col`` documents: rank 3 - 5,
+    ``rank - 2`` corners in -2^(20 - 4 (rank - 2)) .. 2^(...) - 1 (rank 3: 16 bits, 4: 8 bits, 5: 4 bits),
+    channelsPerPixel 1 - 256, pixelsPerColumn 1 - 1024, and the tiled map's checks with the box
+    ``channelsPerPixel`` x ``pixelsPerColumn``."""
+    if not 3 <= rank <= 5:
+        raise TensorMapError(f"tensorRank {rank} must be 3 .. 5 for an im2col tensor map")
+    k = rank - 2
+    bits = {3: 16, 4: 8, 5: 4}[rank]
+    if len(lower) < k or len(upper) < k:
+        raise TensorMapError(f"pixelBoxLowerCorner and pixelBoxUpperCorner need {k} value(s) (rank - 2)")
+    for name, xs in (("pixelBoxLowerCorner", lower), ("pixelBoxUpperCorner", upper)):
+        for d in range(k):
+            if not -(1 << bits - 1) <= xs[d] < 1 << bits - 1:
+                raise TensorMapError(f"{name}[{d}] = {xs[d]} must fit {bits} signed bits for a rank-{rank} map")
+    if not 1 <= channels <= 256:
+        raise TensorMapError(f"channelsPerPixel = {channels} must be in 1 .. 256")
+    if not 1 <= pixels <= 1024:
+        raise TensorMapError(f"pixelsPerColumn = {pixels} must be in 1 .. 1024")
+    box = [channels] + [1] * (rank - 1)
+    try:
+        out = bytearray(encode_tiled(dtype, rank, address, dims, strides, box, element_strides, interleave, swizzle,
+                                     oob_fill))
+    except TensorMapError as e:
+        raise TensorMapError(str(e).replace("boxDim[0]", "channelsPerPixel")) from None
+    out[87] = 1
+    struct.pack_into("<3h3hHH", out, 88, *(list(lower[:k]) + [0] * (3 - k)), *(list(upper[:k]) + [0] * (3 - k)),
+                     channels, pixels)
+    return bytes(out)
+
+
 def decode(raw: bytes) -> dict:
     """The fields of a tensor map (``TensorMapError`` if it is not one)."""
     magic, dtype, rank, interleave, sw = struct.unpack_from("<4sBBBB", raw, 0)
     if magic != MAGIC or dtype not in ELEMENT_BYTES or not 1 <= rank <= 5:
-        raise TensorMapError("the tensor map operand does not point at a tensor map made by cuTensorMapEncodeTiled")
+        raise TensorMapError("the tensor map operand does not point at a tensor map made by cuTensorMapEncodeTiled "
+                             "or cuTensorMapEncodeIm2col")
     dims = [x + 1 for x in struct.unpack_from("<5I", raw, 16)[:rank]]
     return {"dtype": dtype, "rank": rank, "esize": ELEMENT_BYTES[dtype], "swizzle": SWIZZLE_BYTES[sw & 15],
             "nan_fill": bool(sw >> 4 & 1) and dtype in _FLOAT_NAN, "address": struct.unpack_from("<Q", raw, 8)[0],
             "dims": dims, "strides": list(struct.unpack_from("<4Q", raw, 40)[:rank - 1]),
-            "box": list(struct.unpack_from("<5H", raw, 72)[:rank])}
+            "box": list(struct.unpack_from("<5H", raw, 72)[:rank]), "im2col": _im2col_fields(raw, rank)}
+
+
+def _im2col_fields(raw: bytes, rank: int) -> dict | None:
+    if raw[87] != 1:
+        return None
+    k = rank - 2
+    f = struct.unpack_from("<3h3hHH", raw, 88)
+    return {"lower": list(f[:k]), "upper": list(f[3:3 + k]), "channels": f[6], "pixels": f[7]}
+
+
+def im2col_box(tm: dict, coords, offsets) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`tile_box`'s tuple for an im2col-mode load at ``coords`` (c, spatial .., n; signed) with the
+    im2col ``offsets`` (one signed 16-bit value per spatial dim), as the module's docstring states."""
+    ic, rank, es = tm["im2col"], tm["rank"], tm["esize"]
+    k, dims = rank - 2, tm["dims"]
+    lo = ic["lower"]
+    hi = [dims[1 + d] - 1 + ic["upper"][d] for d in range(k)]
+    pos = [int(coords[1 + d]) for d in range(k)] + [int(coords[rank - 1])]
+    pix = []
+    for _ in range(ic["pixels"]):
+        pix.append(list(pos))
+        pos[0] += 1
+        for d in range(k):  # carry past the bounding box into the next dim (the last into n)
+            if pos[d] > hi[d]:
+                pos[d] = lo[d]
+                pos[d + 1] += 1
+    pix = np.asarray(pix, np.int64)  # (pixels, k + 1)
+    ch = int(coords[0]) + np.arange(ic["channels"], dtype=np.int64)
+    xs = [np.broadcast_to(ch[None, :], (len(pix), ch.size))]
+    xs += [np.broadcast_to((pix[:, d] + int(offsets[d]))[:, None], xs[0].shape) for d in range(k)]
+    xs.append(np.broadcast_to(pix[:, k][:, None], xs[0].shape))
+    addr = np.full(xs[0].shape, tm["address"], np.int64)
+    inside = np.ones(xs[0].shape, bool)
+    for d in range(rank):
+        inside &= (xs[d] >= 0) & (xs[d] < dims[d])
+        addr = addr + xs[d] * (es if d == 0 else tm["strides"][d - 1])
+    offsets_b = np.arange(addr.size, dtype=np.int64) * es
+    return addr.reshape(-1), inside.reshape(-1), offsets_b, (_FLOAT_NAN[tm["dtype"]] if tm["nan_fill"] else 0)
 
 
 def reduce_kind(op: str, dtype: int) -> tuple[str, int]:

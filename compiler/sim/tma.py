@@ -28,8 +28,9 @@ def _ints(v, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(v), (n,)).astype(np.int64)
 
 
-def _maps(what: str, generic, tmap, coords, sel, idx, n) -> tuple[list[dict], list[np.ndarray]]:
-    """Each thread's decoded tensor map and its signed coordinates, checked (a located fault names the thread)."""
+def _maps(what: str, generic, tmap, coords, sel, idx, n, im2col: bool = False) -> tuple[list[dict], list[np.ndarray]]:
+    """Each thread's decoded tensor map and its signed coordinates, checked (a located fault names the thread):
+    its rank, and its mode (``im2col``: made by cuTensorMapEncodeIm2col, else by cuTensorMapEncodeTiled)."""
     t = np.broadcast_to(np.asarray(tmap(sel, n), np.uint64), (n,))
     cs = [_ints(c(sel, n), n).astype(np.int32).astype(np.int64) for c in coords]
     try:
@@ -46,6 +47,9 @@ def _maps(what: str, generic, tmap, coords, sel, idx, n) -> tuple[list[dict], li
             raise ExecFault(f"{what}: {e}", i) from None
         if tm["rank"] != len(cs):
             raise ExecFault(f"{what}: a {len(cs)}d copy through a tensor map of rank {tm['rank']}", i)
+        if (tm["im2col"] is not None) != im2col:
+            raise ExecFault(f"{what}: {'an im2col' if im2col else 'a tile-mode'} copy through a tensor map made by "
+                            f"{'cuTensorMapEncodeIm2col' if tm['im2col'] else 'cuTensorMapEncodeTiled'}", i)
         maps.append(tm)
     return maps, cs
 
@@ -87,21 +91,26 @@ def multicast_tx_executor(launch, view: mbar.SharedView, mbar_at, size, mask, wh
 
 
 def tma_load_executor(launch, view: mbar.SharedView, gmem, generic, dst, tmap, coords, mbar_at=None, write=None,
-                      mask=None):
+                      mask=None, offsets=None):
     """``run(sel, idx, n)``: readers of the CTA-relative shared destination, the tensor map's generic address
     and each coordinate (signed); ``generic()`` the generic memory; then a complete-tx of the box's bytes on
     the mbarrier at ``mbar_at`` (CTA-relative; None: none) and/or ``write(sel, bytes)``.  With a ``mask``
     reader (``.multicast::cluster``), the box lands at the destination's offset in each CTA of the cluster
-    whose bit the mask sets, and the complete-tx goes to the mbarrier at ``mbar_at``'s offset in each."""
+    whose bit the mask sets, and the complete-tx goes to the mbarrier at ``mbar_at``'s offset in each.  With
+    ``offsets`` (readers of the 16-bit im2col offsets), an ``.im2col`` load (:func:`xcc.semantics.tensormap.im2col_box`)."""
     what = "cp.async.bulk.tensor"
 
     def run(sel, idx, n):
         d = _ints(dst(sel, n), n)
         ms = None if mask is None else _ints(mask(sel, n), n) & 0xFFFF
-        maps, cs = _maps(what, generic, tmap, coords, sel, idx, n)
+        maps, cs = _maps(what, generic, tmap, coords, sel, idx, n, offsets is not None)
+        os = None if offsets is None else [_ints(o(sel, n), n).astype(np.int16).astype(np.int64) for o in offsets]
         smem, sizes = view.mem(), np.zeros(n, np.int64)
         for i, tm in enumerate(maps):
-            addr, inside, off, fill = T.tile_box(tm, [c[i] for c in cs])
+            if os is None:
+                addr, inside, off, fill = T.tile_box(tm, [c[i] for c in cs])
+            else:
+                addr, inside, off, fill = T.im2col_box(tm, [c[i] for c in cs], [o[i] for o in os])
             es = tm["esize"]
             vals = np.full(addr.size, fill, _UINT[es])
             try:

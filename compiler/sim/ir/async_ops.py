@@ -247,10 +247,12 @@ def _bulk_copy(x: OpBinder):
 def _tma_load(x: OpBinder):
     launch = x.launch
     generic, _ = launch.addresser("generic", lambda sel, n: np.zeros(n, np.uint64), 0, 8)
-    rank = int(x.attrs["rank"])
+    rank, im2col = int(x.attrs["rank"]), bool(x.attrs.get("im2col"))
     coords = [x.arg(3 + k) for k in range(rank)]
+    offsets = [x.arg(3 + rank + k) for k in range(rank - 2)] if im2col else None
+    mask = x.arg(3 + rank + (rank - 2 if im2col else 0)) if x.attrs.get("multicast") else None
     return tma_load_executor(launch, _view(launch), launch.gmem, generic, _plus(x, 0, "dst_offset"), x.arg(1),
-                             coords, _plus(x, 2, "mbar_offset"), mask=x.arg(3 + rank) if x.attrs.get("multicast") else None)
+                             coords, _plus(x, 2, "mbar_offset"), mask=mask, offsets=offsets)
 
 
 def _generic(launch):

@@ -106,10 +106,12 @@ def tma_memrec(x: Binder):
     (the executor faults)."""
     ctx, c = x.ctx, x.w("c")
     _, coords = _tma_operands(x)
+    offs = _im2col_offsets(x)
 
     def record(esel, eidx, m, rec, wb):
         maps = np.broadcast_to(np.asarray(c(esel, m), np.uint64), (m,))
         cs_all = [np.broadcast_to(np.asarray(r(esel, m)), (m,)).astype(np.int64) for r in coords]
+        os_all = [np.broadcast_to(np.asarray(r(esel, m)), (m,)).astype(np.int64) for r in offs or ()]
         warps, addrs, width = [], [], 0
         for i in range(m):
             try:
@@ -118,9 +120,11 @@ def tma_memrec(x: Binder):
                 tm = T.decode(np.asarray(raw, np.uint64).tobytes())
             except (MemoryFault, T.TensorMapError):
                 return
-            if tm["rank"] != len(coords):
+            if tm["rank"] != len(coords) or (tm["im2col"] is None) != (offs is None):
                 return
-            addr, inside, _, _ = T.tile_box(tm, [int(np.int32(np.uint32(cs[i] & 0xFFFFFFFF))) for cs in cs_all])
+            cs = [int(np.int32(np.uint32(c[i] & 0xFFFFFFFF))) for c in cs_all]
+            addr, inside, _, _ = (T.tile_box(tm, cs) if offs is None
+                                  else T.im2col_box(tm, cs, [int(np.int16(np.uint16(o[i]))) for o in os_all]))
             addrs.append(addr[inside].astype(np.uint64))
             warps.append(np.full(int(inside.sum()), (int(eidx[i]) >> 5) + wb, np.int64))
             width = tm["esize"]
@@ -130,13 +134,21 @@ def tma_memrec(x: Binder):
     return record
 
 
-@impl("TMALD", "TMALD.3D", "TMALD.ND", "TMALD.MC")
+@impl("TMALD", "TMALD.3D", "TMALD.ND", "TMALD.MC", "TMALD.I2C")
 def _tmald(x: Binder):
     ctx = x.ctx
     dst, coords = _tma_operands(x)
     mask = _hi(x.w("a")) if x.inst.mnemonic == "TMALD.MC" else None
     return tma_load_executor(ctx.launch, _view(x), ctx.gmem, lambda: ctx.generic, dst, x.w("c"), coords,
-                             None, x.set_r("d"), mask=mask)
+                             None, x.set_r("d"), mask=mask, offsets=_im2col_offsets(x))
+
+
+def _im2col_offsets(x: Binder):
+    """Readers of TMALD.I2C's 16-bit im2col offsets (a.hi[15:0], a.hi[31:16]); None for the other rows."""
+    if x.inst.mnemonic != "TMALD.I2C":
+        return None
+    a = _hi(x.w("a"))
+    return [lambda sel, n, k=k: (np.asarray(a(sel, n)) >> (16 * k)) & 0xFFFF for k in range(int(x.mod("rank")[1]) - 2)]
 
 
 @impl("SYNCS.TX.MC")
