@@ -2,10 +2,10 @@
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
 its nvcc command): a 2.x SIMT SGEMM, a 2.x tensor-op multistage GEMM and a strided-batched one, an
-implicit-GEMM conv2d fprop, a CuTe
-SGEMM and two 3.x sm_90a TMA warp-specialised GEMMs (one with a TMA epilogue).  ``PTXAS`` records what ``ptxas -v -O3 -arch=...`` said of
-each file (registers, and SASS instructions counted as bench/ptxas_ref.py counts them); each file must compile
-with ``xcc compile -v``, whose report carries the same figures for xg1.
+implicit-GEMM conv2d fprop, two CuTe GEMMs (SIMT, and tensor-core with TiledCopy cp.async and ldmatrix) and
+two 3.x sm_90a TMA warp-specialised GEMMs (one persistent with a TMA epilogue).  ``PTXAS`` records what
+``ptxas -v -O3 -arch=...`` said of each file (registers, and SASS instructions counted as bench/ptxas_ref.py
+counts them); each file must compile with ``xcc compile -v``, whose report carries the same figures for xg1.
 
 The CUTLASS kernels take their ``Params`` as one ``.b8`` struct parameter.  Its bytes come from CUTLASS's own
 host code: ``X.cu -DDUMP_PARAMS`` builds ``Kernel::Params`` as ``device::Gemm::initialize`` does, for device
@@ -40,12 +40,20 @@ SENTINEL, SENTINEL_STEP = 0xA0000000000, 1 << 32
 # ptxas 13.0 (V13.0.88) -v -O3 -arch=<the file's target>: registers, SASS instructions (bench/ptxas_ref.py)
 PTXAS = {
     "conv2d_fprop.sm_80.ptx": (104, 1081),
+    "cute_hgemm_ldsm.sm_80.ptx": (70, 197),
     "cute_sgemm.sm_80.ptx": (40, 371),
     "gemm_batched.sm_80.ptx": (128, 811),
     "hgemm_tensorop.sm_80.ptx": (94, 772),
     "sgemm_simt.sm_80.ptx": (126, 2355),
     "tma_coop_gemm.sm_90a.ptx": (168, 2049),
     "tma_ws_gemm.sm_90a.ptx": (234, 2579),
+}
+# Files whose xcc instruction count may exceed twice ptxas's, and why (the bound below is a regression guard).
+SLACK = {
+    # 538 instructions, 295 of them MOVs: xg1's HMMA.16816 takes its A, B and C operands as register pairs,
+    # assembled from the scalar ldmatrix/accumulator registers by MOVs that backend/coalesce.py leaves
+    # (it merges same-width copies only, not a scalar into half of a pair); without them 243 (1.2x ptxas).
+    "cute_hgemm_ldsm.sm_80.ptx": 3,
 }
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
 REFUSED: dict[str, tuple[str, str]] = {}
@@ -58,7 +66,7 @@ def corpus_files() -> list[str]:
 
 
 def test_corpus_is_recorded():
-    assert set(corpus_files()) == set(PTXAS) and set(REFUSED) <= set(PTXAS)
+    assert set(corpus_files()) == set(PTXAS) and set(REFUSED) | set(SLACK) <= set(PTXAS)
 
 
 def _refused(name: str):
@@ -86,9 +94,9 @@ def test_xcc_compile_v_reports_like_ptxas(name, tmp_path, capsys):
     used = USED.findall(out + err)
     entries = re.findall(r"^(?:\.visible |\.weak )?\.entry (\S+?)\(", (CORPUS / name).read_text(), re.M)
     assert len(used) == len(entries) >= 1
-    ptxas_insts = PTXAS[name][1]
+    ptxas_insts, slack = PTXAS[name][1], SLACK.get(name, 2)
     for regs, insts in used:  # xg1 is not sm_80: the same report, figures of the same order (a regression guard)
-        assert 0 < int(regs) <= 255 and ptxas_insts // 2 <= int(insts) <= 2 * ptxas_insts, (regs, insts)
+        assert 0 < int(regs) <= 255 and ptxas_insts // 2 <= int(insts) <= slack * ptxas_insts, (regs, insts)
 
 
 # ------------------------------------------------------------------------------------------------ launches
@@ -268,6 +276,22 @@ def test_conv2d_fprop_runs(engine):
     mod.get_function(_kernel_name("conv2d_fprop.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
                                                                     shared_mem=d["smem"])
     np.testing.assert_array_equal(dy.copy_to_host(), want - c)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cute_hgemm_ldsm_runs(engine):
+    """C = A B^T, f16 A (M x K) and B (N x K) K-major, f32 C row-major, 128 x 64 x 96: two CTAs, three k-tiles
+    through the two-stage cp.async ring, ldmatrix.x4 from Swizzle<2,3,3> tiles into mma.sync m16n8k16."""
+    rng = np.random.default_rng(26)
+    M, N, K = 128, 64, 96
+    a = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    b = rng.integers(-4, 5, (N, K)).astype(np.float16)
+    da, db = rt.to_device(a), rt.to_device(b)
+    dc = rt.to_device(np.full((M, N), np.nan, np.float32))
+    mod = rt.load_module(CORPUS / "cute_hgemm_ldsm.sm_80.ptx", engine=engine, opt_level=3)
+    mod.get_function("cute_hgemm_tn").launch((M // 64, N // 64, 1), (128, 1, 1),
+                                             (np.int32(M), np.int32(N), np.int32(K), da, db, dc))
+    np.testing.assert_array_equal(dc.copy_to_host(), a.astype(np.float32) @ b.astype(np.float32).T)
 
 
 BRKPT = """.version 8.0
