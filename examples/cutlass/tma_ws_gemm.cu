@@ -4,8 +4,10 @@
 // tile, cluster 1x1x1, and the no-smem warp-specialised epilogue (D = alpha acc + beta C, plain stores).
 // CUTLASS 4.2.0 (headers of the nvidia-cutlass 4.2.0.0 wheel, cutlass_library/source/include), nvcc 13.0:
 //   nvcc -ptx -O3 -arch=sm_90a -std=c++17 -I$CUTLASS/include tma_ws_gemm.cu -o tma_ws_gemm.sm_90a.ptx
-// Params dump (host only, no GPU or libcuda needed: dump_tensormaps.h defines cuTensorMapEncodeTiled):
+// Params dump (host only, no GPU or libcuda needed: dump_tensormaps.h defines cuTensorMapEncodeTiled; the
+// zero-initialised locals keep stack leftovers out of the struct's padding, which CUTLASS's copies carry along):
 //   nvcc -O1 -arch=sm_90a -std=c++17 -I$CUTLASS/include -DDUMP_PARAMS -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL \
+//     -Xcompiler -ftrivial-auto-var-init=zero \
 //     tma_ws_gemm.cu -o /tmp/d && /tmp/d > tma_ws_gemm.params.json
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
