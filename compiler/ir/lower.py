@@ -19,6 +19,7 @@ from xcc.ir.lower_async import AsyncLowering
 from xcc.ir.lower_bits import BitsLowering
 from xcc.ir.lower_hopper import HopperLowering
 from xcc.ir.lower_matrix import MatrixLowering
+from xcc.ir.lower_sm90 import Sm90Lowering
 from xcc.ir.lower_video import ScalarVideoLowering, SimdVideoLowering, VideoLowering
 from xcc.ir.scopes import CC_REG, RegVar
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
@@ -76,7 +77,7 @@ class SsaBuilder(Protocol):
 
 
 class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering, ScalarVideoLowering,
-                   SimdVideoLowering, BitsLowering):
+                   SimdVideoLowering, BitsLowering, Sm90Lowering):
     def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None
@@ -583,6 +584,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     op_ldu = op_ld
 
     def op_st(self, inst) -> None:
+        if "async" in inst.modifiers:  # st.async (xcc.ir.lower_sm90)
+            return self.store_async(inst)
         inst = self.without_cache_hint(inst)
         self._check(inst, 2)
         t = self._type(inst)
@@ -616,6 +619,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         self.write(operands[0], v.result)
 
     def op_red(self, inst) -> None:
+        if "async" in inst.modifiers:  # red.async (xcc.ir.lower_sm90)
+            return self.reduce_async(inst)
         self.op_atom(inst, has_result=False)
 
     # ----------------------------------------------------------------- synchronisation and warps

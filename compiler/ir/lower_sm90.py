@@ -1,0 +1,115 @@
+"""Lowering of the rest of PTX's sm_75..sm_90 warp and asynchronous forms into existing IR operations, so both
+engines (the IR interpreter and xg1) run them with no new IR or machine operation:
+
+* ``movmatrix.sync.aligned.m8n8.trans.b16 d, a`` (PTX ISA 9.7.14.5.16, sm_75): the warp's 8x8 matrix of 16-bit
+  elements, lane ``l`` holding elements ``2(l%4)`` and ``2(l%4)+1`` of row ``l/4`` (ldmatrix's fragment), is
+  transposed.  Lane ``l`` of the result holds ``A[2(l%4)][l/4]`` and ``A[2(l%4)+1][l/4]``: the words of lanes
+  ``8(l%4) + (l/4)/2`` and that plus 4 (two ``shfl.idx``), each at half ``(l/4)%2``.
+* ``st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b, [mbar]``
+  (9.7.9.12, sm_90): the store, into the (remote) shared memory ``a`` names, then a complete-tx of the store's
+  byte count on the mbarrier ``mbar`` (in the same CTA as ``a``).  ``red.async.relaxed.cluster.shared::cluster
+  .mbarrier::complete_tx::bytes.op.type [a], b, [mbar]`` (9.7.13.6): the reduction (an atomic without a
+  result), then a complete-tx of the operand's bytes.  xcc performs both when the instruction executes, so
+  they are complete when the mbarrier is waited on, as the asynchronous proxy guarantees.
+* ``pmevent a`` / ``pmevent.mask m`` (9.7.18.2): raises performance-monitor events, which have no architectural
+  effect; xcc has no performance-monitor counters (``%pm0..7`` read 0), so it lowers to nothing.
+"""
+
+from __future__ import annotations
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.core import Const
+from xcc.ir.types import ptx_type
+
+_COMPLETE_TX = "mbarrier::complete_tx::bytes"
+# PTX ISA 9.7.9.12: st.async's types and vector widths (.v4 only with 32-bit elements)
+_ST_ASYNC_TYPES = frozenset({"b32", "b64", "u32", "u64", "s32", "s64", "f32", "f64"})
+# PTX ISA 9.7.13.6: red.async's operations and types (and .add.s64, which ptxas 13.0 accepts too)
+_RED_ASYNC = frozenset({("inc", "u32"), ("dec", "u32"), ("min", "u32"), ("min", "s32"), ("max", "u32"),
+                        ("max", "s32"), ("add", "u32"), ("add", "s32"), ("add", "u64"), ("add", "s64"), ("and", "b32"),
+                        ("or", "b32"), ("xor", "b32")})
+
+
+def _text(inst: ast.Instruction) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
+
+class Sm90Lowering:
+    # ----------------------------------------------------------------- movmatrix
+    def op_movmatrix(self, inst) -> None:
+        ms = set(inst.modifiers)
+        if ms != {"sync", "aligned", "m8n8", "trans", "b16"}:
+            raise self.error(f"'{_text(inst)}': expected movmatrix.sync.aligned.m8n8.trans.b16", PtxSemanticError)
+        self._check(inst, 2)
+        u32 = ptx_type("u32")
+        d, a = inst.operands
+        v = self.read(a, u32)
+
+        def op(name, x, y):
+            return self.emit(name, u32, [x, Const(u32, y) if isinstance(y, int) else y], u32).result
+
+        lane = self.emit("sreg", u32, [], u32, name="laneid").result
+        row = op("shr", lane, 2)
+        src = op("add", op("shl", op("and", lane, 3), 3), op("shr", row, 1))
+        shift = op("shl", op("and", row, 1), 4)
+        halves = []
+        for k in (0, 1):
+            owner = op("add", src, 4 * k)
+            w = self.emit("shfl", u32, [v, owner, Const(u32, 0x1F), Const(u32, 0xFFFFFFFF)], u32, mode="idx").result
+            halves.append(op("and", op("shr", w, shift), 0xFFFF))
+        self.write(d, op("or", halves[0], op("shl", halves[1], 16)))
+
+    # ----------------------------------------------------------------- st.async / red.async
+    def _async_mbar(self, inst, mbar, nbytes: int) -> None:
+        """complete-tx of ``nbytes`` on the mbarrier at ``[mbar]`` (a shared::cluster address)."""
+        base, off = self._hp_shared(inst, mbar)
+        self.emit("mbar_tx", None, [base, Const(ptx_type("u32"), nbytes)], offset=off, complete=True)
+
+    def _async_form(self, inst, allowed: set[str]) -> None:
+        ms = inst.modifiers
+        extra = [m for m in ms if m not in allowed]
+        if "shared::cluster" not in ms or _COMPLETE_TX not in ms or extra:
+            raise self.error(f"'{_text(inst)}': expected {inst.opcode}.async...shared::cluster.{_COMPLETE_TX}"
+                             + (f" (unexpected .{extra[0]})" if extra else ""), PtxSemanticError)
+        self._check(inst, 3)
+
+    def store_async(self, inst) -> None:
+        """``st.async``: the store, then complete-tx of its bytes on ``[mbar]``."""
+        t = self._type(inst)
+        vec = self._vec(inst)
+        self._async_form(inst, {"async", "weak", "shared::cluster", _COMPLETE_TX, "v2", "v4",
+                                *_ST_ASYNC_TYPES})
+        if t.name not in _ST_ASYNC_TYPES or (vec == 4 and t.bits == 64):
+            raise self.error(f"'{_text(inst)}': st.async stores .b32/.b64/.u32/.u64/.s32/.s64/.f32/.f64 "
+                             "(.v4 only with 32-bit elements)", PtxSemanticError)
+        srcs = inst.operands[1].elements if isinstance(inst.operands[1], ast.Vector) else (inst.operands[1],)
+        if len(srcs) != vec:
+            raise self.error(f"'{_text(inst)}' stores {vec} value(s), got {len(srcs)}", PtxSemanticError)
+        base, off = self._hp_shared(inst, inst.operands[0])
+        for k, s in enumerate(srcs):
+            extra = {"vec": vec * t.bytes} if k == 0 and vec > 1 else {}
+            self.emit("st", t, [base, self.read(s, t)], None, space="shared", offset=off + k * t.bytes, **extra)
+        self._async_mbar(inst, inst.operands[2], vec * t.bytes)
+
+    def reduce_async(self, inst) -> None:
+        """``red.async``: the reduction (an atomic whose result is dropped), then complete-tx of its bytes."""
+        t = self._type(inst)
+        aop = next((m for m in inst.modifiers if m in {o for o, _ in _RED_ASYNC}), None)
+        self._async_form(inst, {"async", "relaxed", "cluster", "shared::cluster", _COMPLETE_TX,
+                                *(o for o, _ in _RED_ASYNC), *(ty for _, ty in _RED_ASYNC)})
+        if (aop, t.name) not in _RED_ASYNC:
+            raise self.error(f"'{_text(inst)}': red.async takes .inc/.dec/.min/.max/.add on .u32, .min/.max/.add "
+                             "on .s32, .add on .u64/.s64, .and/.or/.xor on .b32", PtxSemanticError)
+        base, off = self._hp_shared(inst, inst.operands[0])
+        self.emit("atom", t, [base, self.read(inst.operands[1], t)], t, space="shared", offset=off, atom_op=aop)
+        self._async_mbar(inst, inst.operands[2], t.bytes)
+
+    # ----------------------------------------------------------------- pmevent
+    def op_pmevent(self, inst) -> None:
+        self._check(inst, 1)
+        a = inst.operands[0]
+        limit = 0xFFFF if "mask" in inst.modifiers else 15
+        if not isinstance(a, ast.Imm) or a.kind != "int" or not 0 <= a.value <= limit:
+            raise self.error(f"'{_text(inst)}': the event must be an integer constant 0..{limit}"
+                             + (" (a 16-bit mask)" if limit > 15 else ""), PtxSemanticError)

@@ -1,0 +1,265 @@
+"""Issue 19: the sm_75..sm_90 forms xcc used to refuse, on both engines at -O0 and -O3 (xcc.ir.lower_sm90):
+``movmatrix``, ``st.async`` and ``red.async`` into another CTA's shared memory with complete-tx on its mbarrier,
+``pmevent``.  Every kernel here is ptxas-clean for sm_90a; expected values come from numpy transposes and Python
+integer reductions, never from xcc.semantics."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from xcc import runtime as rt
+from xcc.check import check_sources
+from xcc.sources import Source
+
+ENGINES = [("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)]
+
+MOVMATRIX = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd5, %rd2, %rd3;
+    ld.global.u32 %r2, [%rd4];
+    movmatrix.sync.aligned.m8n8.trans.b16 %r3, %r2;
+    st.global.u32 [%rd5], %r3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_movmatrix_transposes_the_warps_8x8_matrix(engine, opt):
+    """Lane l holds row l/4, columns 2(l%4) and 2(l%4)+1 (PTX ISA 9.7.14.5.16's fragment, as ldmatrix's), before
+    and after: the words written are the transpose's fragments."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 1 << 16, (8, 8), dtype=np.uint16)
+    a[0, 1], a[7, 6] = 0xFFFF, 0x8000
+    dev = rt.Device()
+    din = rt.to_device(a.reshape(-1).view(np.uint32).copy(), dev)  # row-major: lane l's word = a[l//4, 2(l%4):+2]
+    out = rt.zeros(32, np.uint32, dev)
+    rt.load_module(MOVMATRIX, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [din, out])
+    got = out.copy_to_host().view(np.uint16).reshape(8, 8)
+    np.testing.assert_array_equal(got, a.T)
+
+
+# ----------------------------------------------------------------------------- st.async / red.async
+# A cluster of two CTAs of 32 threads.  Each CTA fills its 512-byte buffer with FILL, puts INIT in its first 8
+# bytes, inits its mbarrier for one arrival and expects TX bytes; after a cluster barrier every thread sends FORM
+# (st.async / red.async) to the other CTA's buffer with complete-tx on the other CTA's mbarrier, waits for its own
+# mbarrier's phase 0 and copies its 16-byte slot to out.
+ASYNC = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<24>;
+    .reg .b64 %rd<16>;
+    .reg .f32 %f<4>;
+    .reg .f64 %fd<2>;
+    .reg .pred %p<4>;
+    .shared .align 8 .b64 bar;
+    .shared .align 16 .b8 buf[512];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    mov.u32 %r3, %ctaid.x;
+    shl.b32 %r4, %r3, 5;
+    add.u32 %r4, %r4, %r1;
+    ld.param.u64 %rd1, [in];
+    mul.wide.u32 %rd2, %r4, 16;
+    add.u64 %rd1, %rd1, %rd2;
+    ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd1];
+    mov.b64 %rd3, {%r10, %r11};
+    mov.b64 %rd4, {%r12, %r13};
+    mov.b32 %f0, %r10;
+    mov.b32 %f1, %r11;
+    mov.b32 %f2, %r12;
+    mov.b32 %f3, %r13;
+    mov.b64 %fd0, %rd3;
+    mov.b64 %fd1, %rd4;
+    mov.u32 %r5, buf;
+    shl.b32 %r6, %r1, 4;
+    add.u32 %r7, %r5, %r6;
+    mov.u32 %r14, FILL;
+    st.shared.v4.u32 [%r7], {%r14, %r14, %r14, %r14};
+    setp.eq.u32 %p1, %r1, 0;
+    @!%p1 bra SYNC;
+    mov.b64 %rd5, INIT;
+    st.shared.u64 [buf], %rd5;
+    mov.u32 %r8, bar;
+    mbarrier.init.shared::cta.b64 [%r8], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r8], TX;
+SYNC:
+    barrier.cluster.arrive.release;
+    barrier.cluster.wait.acquire;
+    xor.b32 %r15, %r2, 1;
+    mapa.shared::cluster.u32 %r16, %r5, %r15;
+    add.u32 %r17, %r16, %r6;
+    mov.u32 %r8, bar;
+    mapa.shared::cluster.u32 %r18, %r8, %r15;
+    FORM
+    mov.u32 %r19, 0;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r8], %r19;
+    @!%p2 bra WAIT;
+    ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r7];
+    ld.param.u64 %rd6, [out];
+    add.u64 %rd6, %rd6, %rd2;
+    st.global.v4.u32 [%rd6], {%r10, %r11, %r12, %r13};
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    ret;
+}
+"""
+ST = "st.async.shared::cluster.mbarrier::complete_tx::bytes"
+RED = "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes"
+FILL = 0xA5C3_5A3C
+# (form, bytes stored per thread): every form's operands are the first words of the thread's 16 input bytes
+ST_FORMS = [
+    (f"{ST}.b32 [%r17], %r10, [%r18];", 4),
+    (f"{ST}.u32 [%r17], %r10, [%r18];", 4),
+    (f"{ST}.s32 [%r17], %r10, [%r18];", 4),
+    (f"{ST}.f32 [%r17], %f0, [%r18];", 4),
+    (f"{ST}.b64 [%r17], %rd3, [%r18];", 8),
+    (f"{ST}.u64 [%r17], %rd3, [%r18];", 8),
+    (f"{ST}.s64 [%r17], %rd3, [%r18];", 8),
+    (f"{ST}.f64 [%r17], %fd0, [%r18];", 8),
+    (f"{ST}.v2.b32 [%r17], {{%r10, %r11}}, [%r18];", 8),
+    (f"{ST}.v2.f32 [%r17], {{%f0, %f1}}, [%r18];", 8),
+    (f"{ST}.v4.b32 [%r17], {{%r10, %r11, %r12, %r13}}, [%r18];", 16),
+    (f"{ST}.v4.f32 [%r17], {{%f0, %f1, %f2, %f3}}, [%r18];", 16),
+    (f"{ST}.v4.s32 [%r17], {{%r10, %r11, %r12, %r13}}, [%r18];", 16),
+    (f"{ST}.v2.b64 [%r17], {{%rd3, %rd4}}, [%r18];", 16),
+    (f"{ST}.v2.f64 [%r17], {{%fd0, %fd1}}, [%r18];", 16),
+    ("st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.v2.u32 [%r17], {%r10, %r11}, [%r18];", 8),
+]
+
+
+def _launch(form: str, tx: int, init: int, data: np.ndarray, engine: str, opt: int) -> np.ndarray:
+    ptx = (ASYNC.replace("FORM", form).replace("TX", str(tx)).replace("FILL", f"0x{FILL:08X}")
+           .replace("INIT", f"0x{init:016X}"))
+    dev = rt.Device()
+    din, out = rt.to_device(data.reshape(-1).copy(), dev), rt.zeros(2 * 32 * 4, np.uint32, dev)
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (2, 1, 1), (32, 1, 1), [din, out], cluster=(2, 1, 1))
+    return out.copy_to_host().reshape(2, 32, 4)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form, nbytes", ST_FORMS, ids=[f[0].split()[0].split("bytes.")[-1] for f in ST_FORMS])
+def test_st_async_stores_into_the_other_cta_and_completes_its_transaction_bytes(engine, opt, form, nbytes):
+    """CTA r's slot t holds the first ``nbytes`` of CTA (1 - r)'s thread t's input, FILL after them; the wait
+    ends only when all 32 x ``nbytes`` bytes arrived (expected by the mbarrier: a shortfall would hang, an excess
+    would be an error)."""
+    data = np.random.default_rng(nbytes).integers(0, 1 << 32, (2, 32, 4), dtype=np.uint32)
+    got = _launch(form, 32 * nbytes, (FILL << 32) | FILL, data, engine, opt)
+    want = np.full((2, 32, 4), FILL, np.uint32)
+    want[:, :, :nbytes // 4] = data[::-1, :, :nbytes // 4]
+    np.testing.assert_array_equal(got, want)
+
+
+M32, M64 = (1 << 32) - 1, (1 << 64) - 1
+
+
+def _s32(v):
+    return v - (1 << 32) if v >> 31 else v
+
+
+# (op.type, initial value, per-thread operand (t, CTA -> value), Python reduction step (old, b) -> new)
+RED_FORMS = [
+    ("add.u32", 0xFFFF_FFF0, lambda t, c: t * 977 + c, lambda o, b: (o + b) & M32),
+    ("add.s32", 5, lambda t, c: (-t * 1000 - c) & M32, lambda o, b: (o + b) & M32),
+    ("add.u64", 0xFFFF_FFFF_FFFF_FF00, lambda t, c: (t << 33) + c, lambda o, b: (o + b) & M64),
+    ("add.s64", 7, lambda t, c: (-(t << 34) - c) & M64, lambda o, b: (o + b) & M64),
+    ("min.u32", 0xFFFF_FFFF, lambda t, c: (t * 0x0123_4567 + c) & M32, min),
+    ("max.u32", 3, lambda t, c: (t * 0x0765_4321 + c) & M32, max),
+    ("min.s32", 0x7FFF_FFFF, lambda t, c: (t * 0x1357_9BDF + c) & M32,
+     lambda o, b: min(o, b, key=_s32)),
+    ("max.s32", 0x8000_0000, lambda t, c: (t * 0x1357_9BDF + c) & M32,
+     lambda o, b: max(o, b, key=_s32)),
+    ("inc.u32", 3, lambda t, c: 20, lambda o, b: 0 if o >= b else o + 1),
+    ("dec.u32", 9, lambda t, c: 20, lambda o, b: b if o == 0 or o > b else o - 1),
+    ("and.b32", 0xFFFF_FFFF, lambda t, c: M32 ^ (1 << t), lambda o, b: o & b),
+    ("or.b32", 0x10, lambda t, c: 1 << ((t * 7 + c) % 32), lambda o, b: o | b),
+    ("xor.b32", 0x5555_5555, lambda t, c: (t * 0x9E37_79B9 + c) & M32, lambda o, b: o ^ b),
+]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("optype, init, operand, step", RED_FORMS, ids=[f[0] for f in RED_FORMS])
+def test_red_async_reduces_into_the_other_cta_and_completes_its_transaction_bytes(engine, opt, optype, init,
+                                                                                   operand, step):
+    """CTA r's first word (double word for 64-bit types) is INIT reduced with all 32 operands of CTA (1 - r),
+    in the order of the Python reduction (these operations commute; inc/dec see one bound)."""
+    wide = optype.endswith("64")
+    data = np.zeros((2, 32, 4), np.uint32)
+    for c in range(2):
+        for t in range(32):
+            v = operand(t, c)
+            data[c, t, 0], data[c, t, 1] = v & M32, v >> 32
+    reg = "%rd3" if wide else "%r10"
+    got = _launch(f"{RED}.{optype} [%r16], {reg}, [%r18];", 32 * (8 if wide else 4),
+                  init if wide else (FILL << 32) | init, data, engine, opt)
+    for c in range(2):
+        acc = init
+        for t in range(32):
+            acc = step(acc, operand(t, 1 - c))
+        slot0 = int(got[c, 0, 0]) | int(got[c, 0, 1]) << 32
+        assert hex(slot0 if wide else slot0 & M32) == hex(acc)
+        if not wide:
+            assert int(got[c, 0, 1]) == FILL
+        assert (got[c, 0, 2:] == FILL).all() and (got[c, 1:] == FILL).all()
+
+
+PMEVENT = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    pmevent 0;
+    pmevent 15;
+    pmevent.mask 0x8001;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    mul.lo.u32 %r2, %r1, 3;
+    st.global.u32 [%rd3], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_pmevent_has_no_architectural_effect(engine, opt):
+    dev = rt.Device()
+    out = rt.zeros(32, np.uint32, dev)
+    rt.load_module(PMEVENT, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [out])
+    assert out.copy_to_host().tolist() == [3 * t for t in range(32)]
+
+
+@pytest.mark.parametrize("bad, match", [
+    (MOVMATRIX.replace(".trans.b16", ".b16"), "expected movmatrix.sync.aligned.m8n8.trans.b16"),
+    (PMEVENT.replace("pmevent 15", "pmevent 16"), "0..15"),
+    (ASYNC.replace("FORM", f"{ST}.v4.b64 [%r17], {{%rd3, %rd4, %rd3, %rd4}}, [%r18];"), r"\.v4 only with 32-bit"),
+    (ASYNC.replace("FORM", f"{ST}.b32 [%r17], %r10;"), "takes 3 operands"),
+    (ASYNC.replace("FORM", f"{RED}.max.u64 [%r16], %rd3, [%r18];"), "red.async takes"),
+])
+def test_malformed_forms_are_located_errors_of_check(bad, match):
+    ptx = bad.replace("TX", "4").replace("FILL", "0").replace("INIT", "0")
+    errors = check_sources([Source(ptx, "w.ptx")]).errors
+    assert errors and errors[0].loc is not None and errors[0].loc.line > 0, errors
+    assert re.search(match, str(errors[0])), errors[0]
