@@ -290,7 +290,8 @@ def encode_im2col(ptr: int, shape, lower, upper, channels: int, pixels: int) -> 
 
 
 def im2col_reference(x: np.ndarray, lower, upper, channels: int, pixels: int, c: int, start, n: int, offsets):
-    """The column the PTX ISA's im2col mode reads, restated: ``x`` is (N, spatial outermost .. innermost, C);
+    """The column the PTX ISA's im2col mode reads, restated (the offsets are unsigned 16-bit values, as an H200
+    reads them: -1 is 65535): ``x`` is (N, spatial outermost .. innermost, C);
     ``lower``/``upper``/``start``/``offsets`` list the spatial dims innermost (W) first, as the coordinates do."""
     k = x.ndim - 2
     sdims = list(reversed(x.shape[1:-1]))  # innermost first
@@ -298,7 +299,7 @@ def im2col_reference(x: np.ndarray, lower, upper, channels: int, pixels: int, c:
     pos, batch = list(start), n
     out = np.zeros((pixels, channels), x.dtype)
     for p in range(pixels):
-        where = [pos[d] + offsets[d] for d in range(k)]
+        where = [pos[d] + (offsets[d] & 0xFFFF) for d in range(k)]  # unsigned 16-bit offsets
         for j in range(channels):
             ch = c + j
             ok = 0 <= batch < x.shape[0] and 0 <= ch < x.shape[-1] and all(0 <= where[d] < sdims[d] for d in range(k))

@@ -28,7 +28,8 @@ are XORed with its bits 7 .. (``log2(S / 16)`` bits), as for wgmma's swizzled la
 other than 1 and interleaved layouts are not supported yet.
 
 An im2col-mode load (``.im2col``, tensors of rank 3 - 5: channels, 1 - 3 spatial dims, batch; PTX ISA 9.7.9.25.5,
-"Im2col mode") at coordinates ``(c, s_1 .. s_k, n)`` with 16-bit im2col offsets ``o_1 .. o_k`` reads
+"Im2col mode") at coordinates ``(c, s_1 .. s_k, n)`` with unsigned 16-bit im2col offsets ``o_1 .. o_k`` (an
+H200 reads an offset of 0xFFFF as 65535, not -1: tests/data/gpu/tma_h200.jsonl) reads
 ``pixelsPerColumn`` pixels of ``channelsPerPixel`` channels each: the pixels are visited from ``(s, n)`` in
 order, dim 1 fastest, inside the bounding box ``lower_d .. dims_d - 1 + upper_d`` of each spatial dim (past its
 end, a dim restarts at ``lower_d`` and the next one steps; past the last spatial dim, ``n`` steps); pixel ``p``
@@ -169,7 +170,7 @@ def _im2col_fields(raw: bytes, rank: int) -> dict | None:
 
 def im2col_box(tm: dict, coords, offsets) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """:func:`tile_box`'s tuple for an im2col-mode load at ``coords`` (c, spatial .., n; signed) with the
-    im2col ``offsets`` (one signed 16-bit value per spatial dim), as the module's docstring states."""
+    im2col ``offsets`` (one unsigned 16-bit value per spatial dim), as the module's docstring states."""
     ic, rank, es = tm["im2col"], tm["rank"], tm["esize"]
     k, dims = rank - 2, tm["dims"]
     lo = ic["lower"]

@@ -97,14 +97,14 @@ def tma_load_executor(launch, view: mbar.SharedView, gmem, generic, dst, tmap, c
     the mbarrier at ``mbar_at`` (CTA-relative; None: none) and/or ``write(sel, bytes)``.  With a ``mask``
     reader (``.multicast::cluster``), the box lands at the destination's offset in each CTA of the cluster
     whose bit the mask sets, and the complete-tx goes to the mbarrier at ``mbar_at``'s offset in each.  With
-    ``offsets`` (readers of the 16-bit im2col offsets), an ``.im2col`` load (:func:`xcc.semantics.tensormap.im2col_box`)."""
+    ``offsets`` (readers of the unsigned 16-bit im2col offsets), an ``.im2col`` load (:func:`xcc.semantics.tensormap.im2col_box`)."""
     what = "cp.async.bulk.tensor"
 
     def run(sel, idx, n):
         d = _ints(dst(sel, n), n)
         ms = None if mask is None else _ints(mask(sel, n), n) & 0xFFFF
         maps, cs = _maps(what, generic, tmap, coords, sel, idx, n, offsets is not None)
-        os = None if offsets is None else [_ints(o(sel, n), n).astype(np.int16).astype(np.int64) for o in offsets]
+        os = None if offsets is None else [_ints(o(sel, n), n) & 0xFFFF for o in offsets]  # unsigned
         smem, sizes = view.mem(), np.zeros(n, np.int64)
         for i, tm in enumerate(maps):
             if os is None:

@@ -124,7 +124,7 @@ def tma_memrec(x: Binder):
                 return
             cs = [int(np.int32(np.uint32(c[i] & 0xFFFFFFFF))) for c in cs_all]
             addr, inside, _, _ = (T.tile_box(tm, cs) if offs is None
-                                  else T.im2col_box(tm, cs, [int(np.int16(np.uint16(o[i]))) for o in os_all]))
+                                  else T.im2col_box(tm, cs, [int(o[i]) & 0xFFFF for o in os_all]))
             addrs.append(addr[inside].astype(np.uint64))
             warps.append(np.full(int(inside.sum()), (int(eidx[i]) >> 5) + wb, np.int64))
             width = tm["esize"]
