@@ -11,7 +11,8 @@ min/max, division, square root and conversions; integer ``div``/``rem`` by zero 
 ``shfl.sync`` from lanes that are inactive and outside ``membermask``; the ``.approx`` f32 functions,
 ``div.approx``/``div.full``, ``rsqrt.approx.f64``/``rcp.approx.ftz.f64`` over a few thousand inputs and
 ``ex2``/``tanh.approx.f16`` over every f16; the registers ``wmma.load`` leaves in each lane; and
-``addc``/``subc``/``madc`` before any ``.cc`` instruction.
+``addc``/``subc``/``madc`` before any ``.cc`` instruction; f64 and f32 -> integer conversions of NaN and the
+infinities in every destination type and integer rounding mode.
 
 Every probe writes result ``k`` of thread ``i`` into the 8-byte slot ``k * n + i`` of one output buffer
 (zero-filled; narrower results in the low bytes), so one layout serves all.
@@ -404,6 +405,11 @@ def probes() -> dict[str, dict]:
                                               ("cvt.rn.f16.f64", "b16", "cvt.rn.f16.f64 {d}, {a}"),
                                               ("neg+add", "f64", "neg.f64 {d}, {a};\n\tadd.rn.f64 {d}, {d}, {d}")],
                     [NAN_VALUES["f64"]], "nan")
+    for src in ("f64", "f32"):  # float -> integer of NaN and infinities: every destination and rounding mode
+        add_elementwise(f"nan_cvt_int_{src}", src, 1,
+                        [(f"cvt.{m}.{d}", d, f"cvt.{m}.{d}.{src} {{d}}, {{a}}")
+                         for d in ("s32", "u32", "s64", "u64") for m in ("rni", "rzi", "rmi", "rpi")],
+                        [NAN_VALUES[src]], "nan")
     f16 = np.arange(256, dtype=np.float16)
     out["wmma_fragments"] = {"ptx": _wmma_ptx(), "entry": "wmma_fragments",
                              "labels": [f"{f[0]} r{r}" for f in WMMA_LOADS for r in range(8)],
@@ -645,7 +651,8 @@ def report(json_path: Path, d: Path, md: Path) -> int:
              "`bench/data/gpu_semantics.json`. docs/semantics.md says what xcc does with each finding.", "",
              f"GPU: **{g['name']}** (compute capability {g['cc']}), `nvidia-smi`: {g.get('nvidia_smi', 'n/a')}, "
              f"CUDA driver API {g['driver_version']}; run {r['started']}; compared with xcc "
-             f"{manifest.get('xcc_commit')} (recorded {manifest.get('created')}). Two runs gave identical bits.", "",
+             f"{manifest.get('xcc_commit')} (recorded {manifest.get('created')}). "
+             f"{r.get('repeats', 'Two runs gave identical bits.')}", "",
              "| probe | result | values | same on ISA | same on IR | notes |", "|---|---|---|---|---|---|"]
     for name, p in r["comparison"]["probes"].items():
         for row in p.get("results", []):

@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import gpu_semantics as gs  # noqa: E402
 
 PROBES = ["intdiv_s32", "intdiv_u64", "carry_first", "carry_chain", "shfl_inactive", "shfl_live", "nan_f64",
-          "nan_cvt_f64"]
+          "nan_cvt_f64", "nan_cvt_int_f64", "nan_cvt_int_f32"]
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +84,16 @@ def test_f64_nan_is_b_then_a_quieted(recorded):
         assert (got[both] == b[both] | quiet).all() and (got[nan_a & ~nan_b] == b[nan_a & ~nan_b]).all(), op
 
 
+CVT_INT = [f"cvt.{m}.{d}" for d in ("s32", "u32", "s64", "u64") for m in ("rni", "rzi", "rmi", "rpi")]
+
+
 @pytest.mark.parametrize("probe, label", [("nan_f64", "neg"), ("nan_f64", "abs"), ("nan_f64", "cvt.rzi.s64"),
-                                          ("nan_cvt_f64", "neg+add")])
-def test_f64_neg_abs_and_cvt_s64_of_nan_as_the_h200_recorded(recorded, probe, label):
+                                          ("nan_cvt_f64", "neg+add")]
+                         + [(f"nan_cvt_int_{src}", c) for src in ("f64", "f32") for c in CVT_INT])
+def test_nan_results_the_h200_recorded(recorded, probe, label):
     """Both engines give, for every input, the bits the H200 returned (bench/data/gpu_semantics_outputs.npz):
-    neg.f64/abs.f64 of a NaN is the NaN quieted with its sign unchanged, cvt.rzi.s64.f64 of a NaN is -2^63."""
+    neg.f64/abs.f64 of a NaN is the NaN quieted with its sign unchanged; f64 -> 32/64-bit and f32 -> 64-bit
+    integers of a NaN give the destination's top bit, f32 -> 32-bit 0 (every rounding mode)."""
     with np.load(ROOT / "bench" / "data" / "gpu_semantics_outputs.npz") as z:
         gpu = z[probe]
     for engine in ("ir", "isa"):

@@ -5,11 +5,13 @@
 - int -> float: exact when representable, else rounded in the given mode
   (default .rn; .rz .rm .rp exact too, by :func:`xcc.semantics.rounding.round_int`).
 - float -> int: ``rni rzi rmi rpi`` round to an integral value first; the result
-  saturates to the destination range and NaN converts to 0 (PTX: float-to-int
-  conversions always saturate), except ``cvt.rzi.s64.f64``, where a NaN gives
-  0x8000000000000000 as an NVIDIA H200 does (bench/data/gpu_semantics.json, probe
-  ``nan_f64``; CUDA's ``__double2ll_rz`` documents the same).  The other f64 -> integer
-  forms were not probed on the GPU and keep 0.
+  saturates to the destination range (PTX: float-to-int conversions always saturate).
+  NaN converts to 0 as PTX says, except where an NVIDIA H200 gives otherwise
+  (bench/data/gpu_semantics.json, probes ``nan_cvt_int_f64`` and ``nan_cvt_int_f32``,
+  every integer rounding mode): f64 -> 32- and 64-bit integers and f32 -> 64-bit
+  integers give the destination's top bit alone (0x80000000, 0x8000000000000000; for
+  the unsigned types too); f32 -> 32-bit gives 0 there as well. f16/bf16 sources and
+  8/16-bit destinations were not probed and keep 0.
 - float -> float, among f16, bf16 (kind ``"bf"``), f32 and f64: widening is exact;
   narrowing rounds in the given mode (.rn by default) with
   :func:`xcc.semantics.rounding.round_f64` (f64 -> f32 .rn is numpy's IEEE cast);
@@ -54,6 +56,12 @@ def decode(a, bits: int, kind: str) -> np.ndarray:
         return as_float(a, bits).astype(np.float64)
 
 
+def nan_top_bit(src_bits: int, dst_bits: int) -> bool:
+    """Whether a NaN converts to the destination's top bit alone (f64 -> 32/64-bit, f32 -> 64-bit integers, as
+    the H200 gives them) rather than to 0 (module docstring)."""
+    return dst_bits in (32, 64) and (src_bits == 64 or (src_bits == 32 and dst_bits == 64))
+
+
 def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
             rnd: str | None = None, sat: bool = False, ftz: bool = False,
             relu: bool = False, satfinite: bool = False) -> np.ndarray:
@@ -86,7 +94,7 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
     x = decode(a, src_bits, src_kind)
     if ftz and src_bits == 32:
         x = np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(0.0, x), x)
-    if not dst_float:  # float -> int, saturating; NaN -> 0 (cvt.rzi.s64.f64: the most negative s64)
+    if not dst_float:  # float -> int, saturating; NaN -> 0, or the top bit (nan_top_bit)
         f = _INT_ROUND.get(rnd or "rzi", np.trunc)(x)
         nan = np.isnan(f)
         f = np.where(nan, 0.0, f)
@@ -102,8 +110,8 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
                            np.maximum(safe, 0).astype(np.uint64))
         out = np.where(too_low, np.uint64(lo & (2**64 - 1)), out)
         out = np.where(too_high, np.uint64(hi), out)
-        if (src_bits, dst_bits, dst_kind, rnd or "rzi") == (64, 64, "s", "rzi"):
-            out = np.where(nan, np.uint64(1 << 63), out)
+        if nan_top_bit(src_bits, dst_bits):
+            out = np.where(nan, np.uint64(1 << (dst_bits - 1)), out)
         return out.astype(np.uint64).astype(UDTYPE[dst_bits])
     fmt, src_fmt = float_format(dst_bits, dst_kind), float_format(src_bits, src_kind)
     mode = rnd or "rn"

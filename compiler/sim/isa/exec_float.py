@@ -137,7 +137,8 @@ def _i2f_wide(x: Binder):
 @impl("F2I.64", "F2I.F64", "F2I.F64.64")
 def _f2i_wide(x: Binder):
     """Float -> integer where a side is 64 bits: F2I.64 (f32 -> 64-bit), F2I.F64 (f64 -> 32-bit),
-    F2I.F64.64 (f64 -> 64-bit); saturating, NaN -> 0."""
+    F2I.F64.64 (f64 -> 64-bit); saturating; a NaN gives the destination's top bit alone, as an H200 does
+    (xcc.semantics.convert.nan_top_bit)."""
     mn = x.inst.mnemonic
     src_bits, dst_bits = (32 if mn == "F2I.64" else 64), (32 if mn == "F2I.F64" else 64)
     a = x.r("a") if src_bits == 32 else x.w("a")
