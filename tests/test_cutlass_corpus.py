@@ -69,6 +69,14 @@ def test_corpus_is_recorded():
     assert set(corpus_files()) == set(PTXAS) and set(REFUSED) | set(SLACK) <= set(PTXAS)
 
 
+def test_params_dumps_hold_no_stack_leftovers():
+    """A dump's bytes are CUTLASS's fields and zeros: no text (environment strings, once, before the 3.x dumps
+    were built with zero-initialised locals) besides dump_tensormaps.h's markers."""
+    for path in sorted(CORPUS.glob("*.params.json")):
+        raw = bytes.fromhex(json.loads(path.read_text())["params"]).replace(b"XCCTMAP", b"\0" * 7)
+        assert not re.search(rb"[ -~]{6,}", raw), (path.name, re.findall(rb"[ -~]{6,}", raw))
+
+
 def _refused(name: str):
     if name not in REFUSED:
         return name
