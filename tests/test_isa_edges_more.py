@@ -303,3 +303,41 @@ def test_approx_f64_special_values_and_error_bounds(engine, opt, form):
     bad = [(hex(b), hex(g), why) for (b,), g in zip(rows, got) if (why := f64_approx_ok(form, b, g))]
     assert not bad, bad[:8]
 
+
+
+# ----------------------------------------------------------------------------- the checks against real hardware
+
+GPU_APPROX = {"approx_f32": {f"{op}.approx{'.ftz' * ftz}": (op, ftz) for op, ftz in APPROX_FORMS},
+              "approx_f64": {"rsqrt.approx": "rsqrt.approx.f64", "rsqrt.approx.ftz": "rsqrt.approx.ftz.f64",
+                             "rcp.approx.ftz": "rcp.approx.ftz.f64"}}
+
+
+@pytest.mark.parametrize("probe", sorted(GPU_APPROX))
+def test_the_h200s_approx_results_pass_the_same_checks(probe):
+    """The checks above accept what an NVIDIA H200 returned (bench/data/gpu_semantics_outputs.npz: 4,112 inputs
+    per function, specials included), so their special values and bounds are those of real hardware, not
+    only of xcc's choice."""
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "bench"))
+    import gpu_semantics as gs
+
+    p = gs.probes()[probe]
+    with np.load(root / "bench" / "data" / "gpu_semantics_outputs.npz") as z:
+        gpu = z[probe].reshape(len(p["labels"]), p["n"])
+    wide = probe == "approx_f64"
+    x = p["inputs"][0].view(np.uint64 if wide else np.uint32)
+    checked = 0
+    for j, label in enumerate(p["labels"]):
+        form = GPU_APPROX[probe].get(label)
+        if form is None:
+            continue
+        for a, g in zip(x.tolist(), gpu[j].tolist()):
+            why = f64_approx_ok(form, a, g) if wide else within_bound(*form, a, g & M32)
+            assert why is None, (label, hex(a), hex(g), why)
+        checked += 1
+    assert checked == (3 if wide else 9)
