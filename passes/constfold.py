@@ -9,17 +9,15 @@ and its phi operands).  Classic compiler-textbook pass (Aho et al., 9.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.cfg import reachable_blocks
 from xcc.ir.core import Const, Function, Instruction, Value
+from xcc.ir.fold import fold_bits
 from xcc.ir.ops import PURE_OPS
 from xcc.ir.rewrite import remove_edge, replace_uses
 from xcc.passes.manager import FunctionPass
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -54,26 +52,10 @@ class ConstantFold(FunctionPass):
 
 def _fold(inst: Instruction) -> int | None:
     """The bits of pure ``inst`` on its constant operands; None where the semantics have no rule for it."""
-    import numpy as np  # here, not at the top: numpy is imported at the first instruction folded
-
-    from xcc.ir.evaluate import evaluate
-
     try:
-        r = evaluate(inst, [_array(a) for a in inst.args])
+        return fold_bits(inst, inst.args)
     except (UnsupportedError, KeyError):
         return None
-    return int(np.asarray(r).reshape(-1)[0])
-
-
-def _array(c: Const) -> np.ndarray:
-    import numpy as np
-
-    from xcc.semantics.bits import UDTYPE
-
-    if c.type.bits == 1:
-        return np.array([bool(c.bits)])
-
-    return np.array([c.bits], dtype=UDTYPE[max(c.type.bits, 8)])
 
 
 def _drop_unreachable(fn: Function) -> None:

@@ -229,15 +229,10 @@ class _Reducer:
             if k and len(rest) == 1 and (like.op != "shl" or args[1] is k[0]):
                 return rest[0]
         if all(isinstance(x, Const) for x in args):
-            import numpy as np
-
-            from xcc.ir.evaluate import evaluate
-            from xcc.semantics.bits import UDTYPE
+            from xcc.ir.fold import fold_bits
 
             try:
-                arrays = [np.array([x.bits], dtype=UDTYPE[max(x.type.bits, 8)]) for x in args]
-                bits = int(np.asarray(evaluate(Instruction(like.op, like.type, args, like.result, like.attrs),
-                                               arrays)).reshape(-1)[0])
+                bits = fold_bits(Instruction(like.op, like.type, args, like.result, like.attrs), args)
                 return Const(like.result.type, bits)
             except (UnsupportedError, KeyError):
                 pass

@@ -273,19 +273,15 @@ def trip_count(cl: CountedLoop, limit: int = 1 << 20) -> int | None:
     by stepping the integer semantics (so wrap-around is exact); None when unknown or above ``limit``."""
     if not all(isinstance(v, Const) for v in (cl.start, cl.step, cl.bound)):
         return None
-    import numpy as np
-
-    from xcc.ir.evaluate import evaluate
-    from xcc.semantics.bits import UDTYPE
+    from xcc.ir.fold import fold_bits
 
     t = cl.next.type
-    dt = UDTYPE[max(t.bits, 8)]
     i, step, bound = cl.start.bits, cl.step.bits, cl.bound.bits
     mask = (1 << t.bits) - 1
     for n in range(1, limit + 1):
         i = (i + step) & mask
         args = [i, bound] if cl.next_on_left else [bound, i]
-        r = bool(evaluate(cl.cmp, [np.array([a], dtype=dt) for a in args])[0])
+        r = bool(fold_bits(cl.cmp, [Const(t, a) for a in args]))
         if r != cl.stay:
             return n
     return None

@@ -22,46 +22,29 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
+from xcc.ir.fold import const_array, fold_bits  # noqa: F401 (const_array: re-exported for the tests)
 from xcc.ir.ops import HALF_TYPES, PURE_OPS
 from xcc.ir.rewrite import remove_edge, replace_uses
 from xcc.passes.manager import FunctionPass
-
-if TYPE_CHECKING:
-    import numpy as np
 
 BOTTOM = object()
 """The lattice cell of a value that is not one constant."""
 
 
-def const_array(c: Const) -> np.ndarray:
-    """A constant as the one-element array the semantics take (bool for predicates)."""
-    import numpy as np  # here, not at the top: `xcc compile` imports numpy only once something is folded
-
-    from xcc.semantics.bits import UDTYPE
-
-    if c.type.bits == 1:
-        return np.array([bool(c.bits)])
-    return np.array([c.bits], dtype=UDTYPE[max(c.type.bits, 8)])
-
-
 def fold(inst: Instruction, args: list[Const]) -> Const | None:
     """The constant result of pure ``inst`` on constant ``args`` (its result's type), or None where the
-    semantics have no rule for it."""
+    semantics have no rule for it (:func:`xcc.ir.fold.fold_bits`: integer folds without numpy)."""
     if inst.op not in PURE_OPS or inst.result is None:
         return None
-    import numpy as np
-
-    from xcc.ir.evaluate import evaluate
-
     try:
-        r = evaluate(inst, [const_array(a) for a in args])
+        r = fold_bits(inst, args)
     except (UnsupportedError, KeyError, ValueError, ZeroDivisionError):
         return None
-    return Const(inst.result.type, int(np.asarray(r).reshape(-1)[0]))
+    return Const(inst.result.type, r)
 
 
 @dataclass(frozen=True)

@@ -286,6 +286,24 @@ def test_native_f32_loops(op, mode, data):
     _check("sqrt" if op == "sqrt" else op, rows, 32, mode, native.library()(op, mode, *cols).view(np.uint32))
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "sqrt"])
+@pytest.mark.parametrize("bits", [32, 64])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_round_to_nearest_without_the_loops(op, bits, data):
+    """.rn add/sub/mul/div/sqrt are numpy's IEEE operations (no JIT): exact, and the loops' values bit for bit."""
+    arity = native.OPS[op][0]
+    rows = data.draw(batches(bits, arity))
+    cols = [np.array(c, FLOAT[bits]) for c in zip(*rows)]
+    got = getattr(native, op)(*cols, "rn")
+    assert got.dtype == FLOAT[bits] and got.shape == cols[0].shape
+    _check(op, rows, bits, "rn", got.view(UINT[bits]))
+    loops = native.library()(op, "rn", *cols)
+    finite = ~np.isnan(got)
+    assert np.array_equal(got[finite].view(UINT[bits]), loops[finite].view(UINT[bits]))
+    assert np.array_equal(np.isnan(got), np.isnan(loops))
+
+
 # --------------------------------------------------------------------------- modifiers, NaNs, the machine
 
 

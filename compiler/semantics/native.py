@@ -23,6 +23,9 @@ the first use checks known cases that only an exact implementation gets right
 (``fma(1+2^-52, 1-2^-52, -1) = -2^-104``, ``1 + 2^-60`` in each mode, gradual
 underflow, ...) and raises :class:`NativeFloatError` if the host disagrees:
 results are exact or there are none.
+
+Round-to-nearest add, sub, mul, div and sqrt (the .rn of PTX and the common case) are numpy's own IEEE
+operations, which round the same way: only fma and the directed modes build the loops.
 """
 
 from __future__ import annotations
@@ -299,26 +302,43 @@ def library() -> Library:
     return _library
 
 
+# Round-to-nearest without the loops: numpy's own float32/float64 add, subtract, multiply, divide and square
+# root are the host's IEEE 754 instructions in the default mode (round to nearest even, subnormals kept), so
+# they give the same correctly rounded values; only fma and the directed modes need the JIT (and building it
+# costs a cold `xcc compile` that folds an f32 product most of its time).
+_NEAREST = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "sqrt": np.sqrt}
+
+
+def _run(op: str, rnd: str, *args) -> np.ndarray:
+    if rnd == "rn" and op in _NEAREST:
+        dtype = np.result_type(*args)
+        if dtype not in _DTYPE:
+            raise TypeError(f"native.{op} needs float32 or float64 operands, got {dtype}")
+        with np.errstate(all="ignore"):
+            return np.asarray(_NEAREST[op](*(np.asarray(x, dtype) for x in args)))
+    return library()(op, rnd, *args)
+
+
 def fma(a, b, c, rnd: str = "rn") -> np.ndarray:
     """a * b + c rounded once in ``rnd`` (float32 or float64 arrays)."""
     return library()("fma", rnd, a, b, c)
 
 
 def add(a, b, rnd: str = "rn") -> np.ndarray:
-    return library()("add", rnd, a, b)
+    return _run("add", rnd, a, b)
 
 
 def sub(a, b, rnd: str = "rn") -> np.ndarray:
-    return library()("sub", rnd, a, b)
+    return _run("sub", rnd, a, b)
 
 
 def mul(a, b, rnd: str = "rn") -> np.ndarray:
-    return library()("mul", rnd, a, b)
+    return _run("mul", rnd, a, b)
 
 
 def div(a, b, rnd: str = "rn") -> np.ndarray:
-    return library()("div", rnd, a, b)
+    return _run("div", rnd, a, b)
 
 
 def sqrt(a, rnd: str = "rn") -> np.ndarray:
-    return library()("sqrt", rnd, a)
+    return _run("sqrt", rnd, a)
