@@ -263,3 +263,214 @@ def test_malformed_forms_are_located_errors_of_check(bad, match):
     errors = check_sources([Source(ptx, "w.ptx")]).errors
     assert errors and errors[0].loc is not None and errors[0].loc.line > 0, errors
     assert re.search(match, str(errors[0])), errors[0]
+
+
+# ----------------------------------------------------------------------------- tensormap.replace / cp_fenceproxy
+# A warp edits a tensor map made by cuTensorMapEncodeTiled for A (64 x 64 f32) so that it describes B: in shared
+# memory then copied out with tensormap.cp_fenceproxy (WHERE = shared), or in place in global memory (WHERE =
+# global, or generic: no state space); then one TMA tile load through the edited map (lane 0) and the box to out.
+TMAP = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 gsrc, .param .u64 gdst, .param .u64 newaddr, .param .u32 gd0, .param .u32 gd1,
+    .param .u64 gs, .param .u32 box0, .param .u32 box1, .param .u32 c0, .param .u32 c1, .param .u32 tx,
+    .param .u64 out)
+{
+    .reg .b32 %r<24>;
+    .reg .b64 %rd<16>;
+    .reg .pred %p<4>;
+    .shared .align 128 .b8 tm[128];
+    .shared .align 1024 .b8 tile[4096];
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %laneid;
+    ld.param.u64 %rd1, [gsrc];
+    ld.param.u64 %rd2, [gdst];
+    mov.u32 %r2, tm;
+    mov.u32 %r3, tile;
+    mov.u32 %r4, bar;
+    mov.u32 %r5, 0xDEADBEEF;
+    shl.b32 %r6, %r1, 7;
+    add.u32 %r7, %r3, %r6;
+    st.shared.v4.u32 [%r7], {%r5, %r5, %r5, %r5};
+    st.shared.v4.u32 [%r7+16], {%r5, %r5, %r5, %r5};
+    st.shared.v4.u32 [%r7+32], {%r5, %r5, %r5, %r5};
+    st.shared.v4.u32 [%r7+48], {%r5, %r5, %r5, %r5};
+    st.shared.v4.u32 [%r7+64], {%r5, %r5, %r5, %r5};
+    st.shared.v4.u32 [%r7+80], {%r5, %r5, %r5, %r5};
+    st.shared.v4.u32 [%r7+96], {%r5, %r5, %r5, %r5};
+    st.shared.v4.u32 [%r7+112], {%r5, %r5, %r5, %r5};
+    setp.lt.u32 %p1, %r1, 16;
+    @!%p1 bra COPIED;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.u64 %rd4, %rd1, %rd3;
+    ld.global.u64 %rd5, [%rd4];
+    shl.b32 %r8, %r1, 3;
+    add.u32 %r9, %r2, %r8;
+    st.shared.u64 [%r9], %rd5;
+    add.u64 %rd6, %rd2, %rd3;
+    st.global.u64 [%rd6], %rd5;
+COPIED:
+    bar.warp.sync -1;
+    setp.eq.u32 %p2, %r1, 0;
+    @!%p2 bra EDITED;
+    ld.param.u64 %rd7, [newaddr];
+    ld.param.u32 %r10, [gd0];
+    ld.param.u32 %r11, [gd1];
+    ld.param.u64 %rd8, [gs];
+    ld.param.u32 %r12, [box0];
+    ld.param.u32 %r13, [box1];
+    mov.u32 %r14, RANK;
+    tensormap.replace.tile.global_address.SS.b1024.b64 [TM], %rd7;
+    tensormap.replace.tile.global_dim.SS.b1024.b32 [TM], 0, %r10;
+    tensormap.replace.tile.global_dim.SS.b1024.b32 [TM], 1, %r11;
+    tensormap.replace.tile.global_stride.SS.b1024.b64 [TM], 0, %rd8;
+    tensormap.replace.tile.box_dim.SS.b1024.b32 [TM], 0, %r12;
+    tensormap.replace.tile.box_dim.SS.b1024.b32 [TM], 1, %r13;
+    tensormap.replace.tile.rank.SS.b1024.b32 [TM], %r14;
+    tensormap.replace.tile.element_stride.SS.b1024.b32 [TM], 0, 1;
+    tensormap.replace.tile.element_stride.SS.b1024.b32 [TM], 1, 1;
+    tensormap.replace.tile.interleave_layout.SS.b1024.b32 [TM], 0;
+    EXTRA
+EDITED:
+    bar.warp.sync -1;
+    PUBLISH
+    fence.proxy.tensormap::generic.acquire.gpu [%rd2], 128;
+    @!%p2 bra LOADED;
+    mbarrier.init.shared::cta.b64 [%r4], 1;
+    ld.param.u32 %r15, [tx];
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r4], %r15;
+    ld.param.u32 %r16, [c0];
+    ld.param.u32 %r17, [c1];
+    TMA_LOAD
+LOADED:
+    bar.warp.sync -1;
+    mov.u32 %r18, 0;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r4], %r18;
+    @!%p3 bra WAIT;
+    ld.param.u64 %rd9, [out];
+    shl.b32 %r19, %r1, 7;
+    cvt.u64.u32 %rd10, %r19;
+    add.u64 %rd11, %rd9, %rd10;
+    add.u32 %r20, %r3, %r19;
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20];
+    st.global.v4.u32 [%rd11], {%r5, %r6, %r7, %r8};
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20+16];
+    st.global.v4.u32 [%rd11+16], {%r5, %r6, %r7, %r8};
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20+32];
+    st.global.v4.u32 [%rd11+32], {%r5, %r6, %r7, %r8};
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20+48];
+    st.global.v4.u32 [%rd11+48], {%r5, %r6, %r7, %r8};
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20+64];
+    st.global.v4.u32 [%rd11+64], {%r5, %r6, %r7, %r8};
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20+80];
+    st.global.v4.u32 [%rd11+80], {%r5, %r6, %r7, %r8};
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20+96];
+    st.global.v4.u32 [%rd11+96], {%r5, %r6, %r7, %r8};
+    ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r20+112];
+    st.global.v4.u32 [%rd11+112], {%r5, %r6, %r7, %r8};
+    ret;
+}
+"""
+LOAD2 = ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r3], [%rd2, {%r16, %r17}], "
+         "[%r4];")
+LOAD1 = "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r3], [%rd2, {%r16}], [%r4];"
+WHERE = {
+    "shared": ("shared::cta", "%r2",
+               "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd2], [%r2], "
+               "128;"),
+    "global": ("global", "%rd2", "fence.proxy.tensormap::generic.release.gpu;"),
+    "generic": (None, "%rd2", "fence.proxy.tensormap::generic.release.gpu;"),
+}
+
+
+def _tmap_kernel(where: str, rank: int = 2, extra: str = "") -> str:
+    ss, tm, publish = WHERE[where]
+    ptx = TMAP.replace("EXTRA", extra).replace("PUBLISH", publish).replace("TMA_LOAD", LOAD2 if rank == 2 else LOAD1)
+    ptx = ptx.replace("RANK", str(rank - 1)).replace("[TM]", f"[{tm}]")
+    return ptx.replace(".SS.", f".{ss}." if ss else ".")
+
+
+def _encode_a(ptr: int) -> bytes:
+    """cuTensorMapEncodeTiled of A: 64 x 64 f32, row stride 256 bytes, box 16 x 8, no swizzle."""
+    from xcc.runtime import driver as cuda
+    assert cuda.cuInit(0)[0] == 0
+    e = cuda.CUtensorMapDataType
+    err, tm = cuda.cuTensorMapEncodeTiled(e.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, ptr, [64, 64], [256], [16, 8], [1, 1],
+                                          cuda.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          cuda.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+                                          cuda.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE, 0)
+    assert err == 0
+    return bytes(tm)
+
+
+def _run_tmap(ptx: str, engine: str, opt: int, *, gs: int, box, coords, tx: int, bdtype=np.float32):
+    dev = rt.Device()
+    a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    b = (100000 + np.arange(48)[:, None] * 1000 + np.arange(80)[None, :]).astype(bdtype)
+    da, db = rt.to_device(a, dev), rt.to_device(b, dev)
+    gsrc = rt.to_device(np.frombuffer(_encode_a(int(da)), np.uint8).copy(), dev)
+    gdst, out = rt.zeros(128, np.uint8, dev), rt.zeros(32 * 32, np.uint32, dev)
+    args = [gsrc, gdst, np.uint64(int(db)), np.uint32(80), np.uint32(48), np.uint64(gs), np.uint32(box[0]),
+            np.uint32(box[1]), np.int32(coords[0]), np.int32(coords[1]), np.uint32(tx), out]
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch((1, 1, 1), (32, 1, 1), args)
+    return b, out.copy_to_host()
+
+
+def _box(b: np.ndarray, box, coords, fill) -> np.ndarray:
+    want = np.full((box[1], box[0]), fill, b.dtype)
+    for i in range(box[1]):
+        for j in range(box[0]):
+            r, c = coords[1] + i, coords[0] + j
+            if 0 <= r < b.shape[0] and 0 <= c < b.shape[1]:
+                want[i, j] = b[r, c]
+    return want
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("where", ["shared", "global", "generic"])
+@pytest.mark.parametrize("gs", [320, 335])
+def test_tensormap_replace_retargets_a_tensor_map_for_tma(engine, opt, where, gs):
+    """The edited map loads B[46 + i][76 + j] (48 x 80 rows of 320 bytes, box 8 x 4; outside: zero).  A stride that
+    is not a multiple of 16 (335) loses its low 4 bits, as an H200 does."""
+    b, got = _run_tmap(_tmap_kernel(where), engine, opt, gs=gs, box=(8, 4), coords=(76, 46), tx=8 * 4 * 4)
+    np.testing.assert_array_equal(got[:32].view(np.float32).reshape(4, 8), _box(b, (8, 4), (76, 46), 0))
+    assert (got[32:] == 0xDEADBEEF).all()
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_tensormap_replace_rank_is_the_rank_less_one(engine, opt):
+    """rank <- 0: a 1-d map of B's first row (80 elements), box 8 at 76."""
+    b, got = _run_tmap(_tmap_kernel("shared", rank=1), engine, opt, gs=320, box=(8, 4), coords=(76, 0), tx=8 * 4)
+    np.testing.assert_array_equal(got[:8].view(np.float32), _box(b, (8, 1), (76, 0), 0)[0])
+    assert (got[8:] == 0xDEADBEEF).all()
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_tensormap_replace_elemtype_fill_and_swizzle(engine, opt):
+    """elemtype 9 is .f64 (PTX's code, not CUtensorMapDataType's 9 = bf16): 8 x 4 doubles of a float64 B at (4, 2);
+    fill_mode 1: NaN outside the tensor (at (76, 46)); swizzle_mode 0 keeps the box dense."""
+    extra = ("tensormap.replace.tile.elemtype.SS.b1024.b32 [TM], 9;\n    tensormap.replace.tile.fill_mode.SS.b1024.b32"
+             " [TM], 1;\n    tensormap.replace.tile.swizzle_mode.SS.b1024.b32 [TM], 0;")
+    ptx = _tmap_kernel("shared", extra=extra.replace("[TM]", "[%r2]").replace(".SS.", ".shared::cta."))
+    b, got = _run_tmap(ptx, engine, opt, gs=640, box=(8, 4), coords=(4, 2), tx=8 * 4 * 8, bdtype=np.float64)
+    np.testing.assert_array_equal(got[:64].view(np.float64).reshape(4, 8), _box(b, (8, 4), (4, 2), 0))
+    b, got = _run_tmap(ptx, engine, opt, gs=640, box=(8, 4), coords=(76, 46), tx=8 * 4 * 8, bdtype=np.float64)
+    g = got[:64].view(np.float64).reshape(4, 8)
+    want = _box(b, (8, 4), (76, 46), np.nan)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+    np.testing.assert_array_equal(g[~np.isnan(g)], want[~np.isnan(want)])
+
+
+@pytest.mark.parametrize("line, match", [
+    ("tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%r2], 4, %rd8;", r"ord must be an integer constant 0 \.\. 3"),
+    ("tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%r2], 1;", "interleaved tensor maps are not supported"),
+    ("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%r2], 4;", "96B, needs sm_100"),
+    ("tensormap.replace.tile.swizzle_atomicity.shared::cta.b1024.b32 [%r2], 0;", "sm_100 tensor maps"),
+    ("tensormap.replace.tile.box_dim.shared::cta.b1024.b64 [%r2], 0, %rd8;", r"\.box_dim takes \.b32"),
+])
+def test_tensormap_forms_xcc_refuses_are_located_errors_of_check(line, match):
+    ptx = _tmap_kernel("shared", extra=line)
+    errors = check_sources([Source(ptx, "w.ptx")]).errors
+    assert errors and errors[0].loc is not None and errors[0].loc.line > 0, errors
+    assert re.search(match, str(errors[0])), errors[0]

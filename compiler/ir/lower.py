@@ -20,6 +20,7 @@ from xcc.ir.lower_bits import BitsLowering
 from xcc.ir.lower_hopper import HopperLowering
 from xcc.ir.lower_matrix import MatrixLowering
 from xcc.ir.lower_sm90 import Sm90Lowering
+from xcc.ir.lower_tensormap import TensormapLowering
 from xcc.ir.lower_video import ScalarVideoLowering, SimdVideoLowering, VideoLowering
 from xcc.ir.scopes import CC_REG, RegVar
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
@@ -77,7 +78,7 @@ class SsaBuilder(Protocol):
 
 
 class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering, ScalarVideoLowering,
-                   SimdVideoLowering, BitsLowering, Sm90Lowering):
+                   SimdVideoLowering, BitsLowering, Sm90Lowering, TensormapLowering):
     def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None
