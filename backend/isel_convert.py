@@ -142,20 +142,21 @@ class ConvertSelection(SelectorCore):
 
     def _cvt_f2i(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType, rnd: str, ftz: dict):
         """F2I (f32 -> 32-bit), F2I.64 (f32 -> 64-bit), F2I.F64 (f64 -> 32-bit), F2I.F64.64; 8/16-bit results
-        as ptxas: the saturating 32-bit conversion, clamped to the narrow range (IMNMX). A NaN gives 0 there
-        (PTX's rule; xcc.semantics.convert): F2I.F64 gives 0x80000000 for it, so from f64 a DSETP.NAN + SEL
-        zeroes it first."""
+        as ptxas: the saturating 32-bit conversion, clamped to the narrow range (IMNMX). A NaN gives the
+        narrow type's top bit from f64 (as an H200 does; xcc.semantics.convert): F2I.F64's 0x80000000 clamps to
+        it for a signed type; for an unsigned one a DSETP.NAN + SEL puts it in after the clamp. From f32 F2I
+        gives 0, as the GPU does."""
         signed = dt.kind == "s"
         if dt.bits < 32:
             wide = new_vreg(1)
             self._cvt_f2i(wide, a, ptx_type(f"{dt.kind}32"), st, rnd, ftz)
-            if st.bits == 64:
-                nan, zeroed = new_vreg(0), new_vreg(1)
-                self.emit("DSETP", pd=nan, a=self.reg(a), b=self.reg(a), ps=(PT, False), mods={"cmp": "NAN"})
-                self.emit("SEL", d=zeroed, a=RZ, b=wide, ps=(nan, False))
-                wide = zeroed
             lo, hi = _int_range(dt)
             r = self._clamp32(wide, lo, hi, signed)
+            if st.bits == 64 and not signed:
+                nan, top = new_vreg(0), new_vreg(1)
+                self.emit("DSETP", pd=nan, a=self.reg(a), b=self.reg(a), ps=(PT, False), mods={"cmp": "NAN"})
+                self.emit("SEL", d=top, a=r, b=Imm(1 << (dt.bits - 1)), ps=(nan, True))
+                r = top
             self.emit("LOP3", d=d, a=r, b=Imm((1 << dt.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
             return
         if dt.bits == 64:

@@ -12,7 +12,8 @@ min/max, division, square root and conversions; integer ``div``/``rem`` by zero 
 ``div.approx``/``div.full``, ``rsqrt.approx.f64``/``rcp.approx.ftz.f64`` over a few thousand inputs and
 ``ex2``/``tanh.approx.f16`` over every f16; the registers ``wmma.load`` leaves in each lane; and
 ``addc``/``subc``/``madc`` before any ``.cc`` instruction; f64 and f32 -> integer conversions of NaN and the
-infinities in every destination type and integer rounding mode.
+infinities in every destination type and integer rounding mode, and to 8/16-bit integers (f16 to every width);
+``mul24``/``mad24`` (defined by PTX: the GPU's results check tests/test_isa_edges_more.py's reference).
 
 Every probe writes result ``k`` of thread ``i`` into the 8-byte slot ``k * n + i`` of one output buffer
 (zero-filled; narrower results in the low bytes), so one layout serves all.
@@ -410,6 +411,20 @@ def probes() -> dict[str, dict]:
                         [(f"cvt.{m}.{d}", d, f"cvt.{m}.{d}.{src} {{d}}, {{a}}")
                          for d in ("s32", "u32", "s64", "u64") for m in ("rni", "rzi", "rmi", "rpi")],
                         [NAN_VALUES[src]], "nan")
+    narrow = [(f"cvt.{m}.{d}", "b16", f"cvt.{m}.{d}.{{src}} {{{{d}}}}, {{{{a}}}}") for d in ("s16", "u16", "s8", "u8")
+              for m in ("rni", "rzi")]
+    wide = [(f"cvt.{m}.{d}", d, f"cvt.{m}.{d}.{{src}} {{{{d}}}}, {{{{a}}}}") for d in ("s32", "u32", "s64", "u64")
+            for m in ("rni", "rzi")]
+    for src in ("f64", "f32", "f16"):  # NaN to 8/16-bit integers, and f16 to every integer width
+        ops = narrow + (wide if src == "f16" else [])
+        add_elementwise(f"nan_cvt_narrow_{src}", src, 1, [(lab, t, code.format(src=src)) for lab, t, code in ops],
+                        [NAN_VALUES[src]], "nan")
+    i24 = np.array([0, 1, 0x7FFFFF, 0x800000, 0xFFFFFF, 0x7FFFFFFF, 0x80000000, 0x12345678], np.uint32)
+    ops24 = [(f"mul24.{m}.{t}", "u32", f"mul24.{m}.{t} {{d}}, {{a}}, {{b}}") for m in ("lo", "hi") for t in ("s32", "u32")]
+    ops24 += [(f"mad24.{m}.{t}", "u32", f"mad24.{m}.{t} {{d}}, {{a}}, {{b}}, {{c}}") for m in ("lo", "hi")
+              for t in ("s32", "u32")]
+    ops24.append(("mad24.hi.sat.s32", "u32", "mad24.hi.sat.s32 {d}, {a}, {b}, {c}"))
+    add_elementwise("int24", "u32", 3, ops24, _triples(i24, 3), "int")  # defined by PTX: checks the tests' reference
     f16 = np.arange(256, dtype=np.float16)
     out["wmma_fragments"] = {"ptx": _wmma_ptx(), "entry": "wmma_fragments",
                              "labels": [f"{f[0]} r{r}" for f in WMMA_LOADS for r in range(8)],

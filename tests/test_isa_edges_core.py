@@ -527,12 +527,13 @@ def _to_float(bits: int, fmt: str, ftz: bool) -> float:
 def f2i_ref(mode: str, dst: str, src: str, ftz: bool, bits: int) -> int:
     """cvt.{rni,rzi,rmi,rpi}.dst.src (PTX ISA 9.0 9.7.9.21): rounded to an integer in the mode, saturated to
     dst's range (float-to-integer conversions saturate by default), NaN -> 0, except (docs/semantics.md, NaN
-    rows: the H200's results) f64 -> 32/64-bit and f32 -> 64-bit integers, where a NaN gives the destination's
-    top bit alone, signed or unsigned. The integer is computed from the exact Fraction, not from the float."""
+    rows: the H200's results) from f64 to any integer and from f32 to 64-bit integers, where a NaN gives the
+    destination's top bit alone, signed or unsigned. The integer is computed from the exact Fraction, not from
+    the float."""
     kind, neg, mag = decode(bits, src, ftz)
     w = int(dst[1:])
-    if kind == "nan" and w in (32, 64) and (src == "f64" or w == 64):
-        return 1 << (w - 1)
+    if kind == "nan" and (src == "f64" or w == 64):
+        return val(1 << (w - 1), dst)
     if kind == "num":
         lo, hi = INT_RANGE[dst]
         return clamp(_round(-mag if neg else mag, mode), lo, hi)

@@ -341,3 +341,28 @@ def test_the_h200s_approx_results_pass_the_same_checks(probe):
             assert why is None, (label, hex(a), hex(g), why)
         checked += 1
     assert checked == (3 if wide else 9)
+
+
+def test_the_h200s_mul24_mad24_results_match_the_reference():
+    """mul24_ref/mad24_ref give what an NVIDIA H200 returned for every form over 512 operand triples (24-bit
+    extremes, upper bytes set, s32 extremes as the addend: bench/data/gpu_semantics_outputs.npz, probe int24)."""
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "bench"))
+    import gpu_semantics as gs
+
+    p = gs.probes()["int24"]
+    with np.load(root / "bench" / "data" / "gpu_semantics_outputs.npz") as z:
+        gpu = z["int24"].reshape(len(p["labels"]), p["n"])
+    a, b, c = (x.tolist() for x in p["inputs"])
+    for j, label in enumerate(p["labels"]):
+        op, mode, *rest = label.split(".")
+        t, sat = rest[-1], "sat" in rest
+        for i, g in enumerate(gpu[j].tolist()):
+            want = (mul24_ref(t, mode == "hi", a[i], b[i]) if op == "mul24"
+                    else mad24_ref(t, mode == "hi", sat, a[i], b[i], c[i]))
+            assert g & M32 == want, (label, hex(a[i]), hex(b[i]), hex(c[i]), hex(g), hex(want))

@@ -7,11 +7,11 @@
 - float -> int: ``rni rzi rmi rpi`` round to an integral value first; the result
   saturates to the destination range (PTX: float-to-int conversions always saturate).
   NaN converts to 0 as PTX says, except where an NVIDIA H200 gives otherwise
-  (bench/data/gpu_semantics.json, probes ``nan_cvt_int_f64`` and ``nan_cvt_int_f32``,
-  every integer rounding mode): f64 -> 32- and 64-bit integers and f32 -> 64-bit
-  integers give the destination's top bit alone (0x80000000, 0x8000000000000000; for
-  the unsigned types too); f32 -> 32-bit gives 0 there as well. f16/bf16 sources and
-  8/16-bit destinations were not probed and keep 0.
+  (bench/data/gpu_semantics.json, probes ``nan_cvt_int_*`` and ``nan_cvt_narrow_*``,
+  every integer rounding mode probed): from f64 to every integer type, and from f32 or
+  f16 to 64-bit integers, a NaN gives the destination's top bit alone (0x80, 0x8000,
+  0x80000000, 0x8000000000000000; for the unsigned types too); f32 and f16 to 8-, 16-
+  and 32-bit integers give 0. bf16 sources were not probed and keep 0.
 - float -> float, among f16, bf16 (kind ``"bf"``), f32 and f64: widening is exact;
   narrowing rounds in the given mode (.rn by default) with
   :func:`xcc.semantics.rounding.round_f64` (f64 -> f32 .rn is numpy's IEEE cast);
@@ -56,10 +56,10 @@ def decode(a, bits: int, kind: str) -> np.ndarray:
         return as_float(a, bits).astype(np.float64)
 
 
-def nan_top_bit(src_bits: int, dst_bits: int) -> bool:
-    """Whether a NaN converts to the destination's top bit alone (f64 -> 32/64-bit, f32 -> 64-bit integers, as
-    the H200 gives them) rather than to 0 (module docstring)."""
-    return dst_bits in (32, 64) and (src_bits == 64 or (src_bits == 32 and dst_bits == 64))
+def nan_top_bit(src_bits: int, dst_bits: int, src_kind: str = "f") -> bool:
+    """Whether a NaN converts to the destination's top bit alone (from f64, or to a 64-bit integer from f32 or
+    f16, as the H200 gives them) rather than to 0 (module docstring)."""
+    return src_kind == "f" and (src_bits == 64 or dst_bits == 64)
 
 
 def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
@@ -110,7 +110,7 @@ def convert(a, dst_bits: int, dst_kind: str, src_bits: int, src_kind: str,
                            np.maximum(safe, 0).astype(np.uint64))
         out = np.where(too_low, np.uint64(lo & (2**64 - 1)), out)
         out = np.where(too_high, np.uint64(hi), out)
-        if nan_top_bit(src_bits, dst_bits):
+        if nan_top_bit(src_bits, dst_bits, src_kind):
             out = np.where(nan, np.uint64(1 << (dst_bits - 1)), out)
         return out.astype(np.uint64).astype(UDTYPE[dst_bits])
     fmt, src_fmt = float_format(dst_bits, dst_kind), float_format(src_bits, src_kind)
