@@ -1,7 +1,7 @@
 """CUTLASS- and CuTe-generated PTX (issue 19): examples/cutlass/*.ptx compile as ptxas compiles them, and run.
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
-its nvcc command): a 2.x SIMT SGEMM, a 2.x tensor-op multistage GEMM and a strided-batched one, an
+its nvcc command): a 2.x SIMT SGEMM, 2.x tensor-op GEMMs (multistage, strided-batched, grouped), an
 implicit-GEMM conv2d fprop, two CuTe GEMMs (SIMT, and tensor-core with TiledCopy cp.async and ldmatrix) and
 two 3.x sm_90a TMA warp-specialised GEMMs (one persistent with a TMA epilogue).  ``PTXAS`` records what
 ``ptxas -v -O3 -arch=...`` said of each file (registers, and SASS instructions counted as bench/ptxas_ref.py
@@ -43,6 +43,7 @@ PTXAS = {
     "cute_hgemm_ldsm.sm_80.ptx": (70, 197),
     "cute_sgemm.sm_80.ptx": (40, 371),
     "gemm_batched.sm_80.ptx": (128, 811),
+    "gemm_grouped.sm_80.ptx": (124, 947),
     "hgemm_tensorop.sm_80.ptx": (94, 772),
     "sgemm_simt.sm_80.ptx": (126, 2355),
     "tma_coop_gemm.sm_90a.ptx": (168, 2049),
@@ -208,6 +209,34 @@ def test_gemm_batched_runs(engine):
     c = rng.integers(-8, 9, (B, M, N)).astype(np.float32)
     _, got = _run_gemm("gemm_batched", "gemm_batched.sm_80.ptx", engine, a, b, c, out_shape=(B, M, N))
     np.testing.assert_array_equal(got, 2 * np.einsum("bkm,bkn->bmn", a.astype(np.float32), b.astype(np.float32)) - c)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gemm_grouped_runs(engine):
+    """Three problems of 64x64x64, 96x40x48 and 32x128x96 (1 + 2 + 2 tiles, partial in M and N) walked by two
+    CTAs (the device-side problem visitor): D_i = A_i B_i - 0.5 C_i, f16 A_i row-major, B_i column-major (N x K
+    row-major), f32 C_i/D_i row-major, every size, pointer and leading dimension read from device arrays."""
+    rng = np.random.default_rng(27)
+    d = json.loads((CORPUS / "gemm_grouped.params.json").read_text())
+    keep, arrays = [], {k: [] for k in "abcd"}
+    for m, n, k in d["problems"]:
+        ops = (rng.integers(-4, 5, (m, k)).astype(np.float16), rng.integers(-4, 5, (n, k)).astype(np.float16),
+               rng.integers(-8, 9, (m, n)).astype(np.float32), np.full((m, n), np.nan, np.float32))
+        bufs = [rt.to_device(x) for x in ops]
+        keep.append((ops, bufs))
+        for key, buf in zip("abcd", bufs):
+            arrays[key].append(buf.ptr)
+    lds = [[k for _, _, k in d["problems"]]] * 2 + [[n for _, n, _ in d["problems"]]] * 2
+    device_arrays = [rt.to_device(np.array(d["problems"], np.int32))]
+    device_arrays += [rt.to_device(np.array(arrays[key], np.uint64)) for key in "abcd"]
+    device_arrays += [rt.to_device(np.array(ld, np.int64)) for ld in lds]
+    d, blob = _params("gemm_grouped", device_arrays)
+    mod = rt.load_module(CORPUS / "gemm_grouped.sm_80.ptx", engine=engine, opt_level=3)
+    mod.get_function(_kernel_name("gemm_grouped.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
+                                                                    shared_mem=d["smem"])
+    for (a, bt, c, _), (*_, dd) in keep:
+        want = a.astype(np.float32) @ bt.astype(np.float32).T - np.float32(0.5) * c
+        np.testing.assert_array_equal(dd.copy_to_host(), want)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
