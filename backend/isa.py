@@ -205,6 +205,13 @@ FIXED_LATENCY_CLASSES = frozenset({"alu", "fma", "imad_wide", "branch", "fp64"})
 # rounded, which is within every bound; FDIV executes exactly that definition.
 
 _FP8_A, _FP8_B = Mod("atype", ("E4M3", "E5M2")), Mod("btype", ("E4M3", "E5M2"))
+# texture and surface rows: geometry, result word, vector length, out-of-range mode, reduction
+_TEX_DIM = Mod("dim", ("D1", "D2", "D3", "A1", "A2"))
+_TEX_COMP = Mod("comp", ("X", "Y", "Z", "W"))
+_SU_VEC = Mod("vec", ("V1", "V2", "V4"))
+_SU_MODE = Mod("mode", ("TRAP", "CLAMP", "ZERO"))
+_SU_RED = Mod("op", ("ADD", "MIN", "MAX", "AND", "OR"))
+
 _ROWS = [
     # mnemonic, operands, mods, pipe, latency class, SASS, semantics
     ("NOP", (), (), "alu", "alu", "NOP", "no operation", "nop"),
@@ -623,6 +630,37 @@ _ROWS = [
      "coordinates e.lo, e.hi, b.lo (R4: and b.hi), signed, with the 16-bit im2col offsets a.hi[15:0] (R4: and "
      "a.hi[31:16]) to shared[a.lo] (xcc.semantics.tensormap.im2col_box); d = its bytes; the cycle model charges "
      "its global reads", "sync global load"),
+    # texture and surface objects, unified mode (appended: opcodes stay stable; executors in exec_texture.py,
+    # selection in isel_texture.py; the descriptor and the fetch are xcc.semantics.texture's).  a: the object's
+    # 64-bit handle; b: coordinates x (a surface's in bytes), y; e: z, layer (signed; unused ones zero).
+    ("TEX", (D_R, A_W, Operand("b", "W"), E_W), (_TEX_DIM, Mod("ctype", ("F32", "S32")), _TEX_COMP,
+                                                  Mod("gather", ("NONE", "R", "G", "B", "A"))), "lsu", "lsu",
+     "TEX / TLD / TLD4", "d = word comp of the fetch of the texture object a at coordinates b.lo, b.hi, e.lo (ctype "
+     "F32: floats, filtered as its sampler says; S32: integer texels), layer e.hi (A1/A2); gather: tld4's component "
+     "of the four bilinear texels (xcc.semantics.texture)", "sync load"),
+    ("TXQ", (D_R, A_W), (Mod("query", ("WIDTH", "HEIGHT", "DEPTH", "CHANNEL_DATA_TYPE", "CHANNEL_ORDER",
+                                       "NORMALIZED_COORDS", "ARRAY_SIZE", "NUM_MIPMAP_LEVELS", "NUM_SAMPLES",
+                                       "FILTER_MODE", "ADDR_MODE_0", "ADDR_MODE_1", "ADDR_MODE_2",
+                                       "FORCE_UNNORMALIZED_COORDS", "MEMORY_LAYOUT")), _flag("SURF")), "lsu", "lsu",
+     "TXQ / SUQUERY", "d = the query of the texture object a (SURF: suq, of the surface object a)", "sync load"),
+    ("ISTYPEP", (D_P, A_W), (Mod("kind", ("TEXREF", "SAMPLERREF", "SURFREF")),), "lsu", "lsu", "(descriptor check)",
+     "pd = whether a is a live object of the kind (a texture object is also a sampler)", "sync load"),
+    ("SULD", (D_R, A_W, Operand("b", "W"), E_W), (_TEX_DIM, Mod("size", ("B8", "B16", "B32")), _SU_VEC, _TEX_COMP,
+                                                   _SU_MODE), "lsu", "lsu", "SULD.P / SULD.D",
+     "d = element comp (size, zero-extended) of the vec-element surface load of object a at byte x b.lo, y b.hi, "
+     "z e.lo, layer e.hi (mode: out of range traps, clamps or reads zero)", "sync load"),
+    ("SULD.64", (D_W, A_W, Operand("b", "W"), E_W), (_TEX_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
+     "SULD.D.64", "as SULD with 64-bit elements", "sync load"),
+    ("SUST", (A_W, Operand("b", "W"), C_R, E_W), (_TEX_DIM, Mod("size", ("B8", "B16", "B32")), _SU_VEC, _TEX_COMP,
+                                                   _SU_MODE), "lsu", "lsu", "SUST.D",
+     "element comp of the vec-element surface store at SULD's coordinates = c (its low size bits); ZERO drops it "
+     "out of range", "sync store"),
+    ("SUST.64", (A_W, Operand("b", "W"), C_W, E_W), (_TEX_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
+     "SUST.D.64", "as SUST with 64-bit elements", "sync store"),
+    ("SURED", (A_W, Operand("b", "W"), C_R, E_W), (_TEX_DIM, _SU_RED, Mod("type", ("U32", "S32")), _SU_MODE),
+     "lsu", "lsu", "SURED.D", "the surface element at SULD's coordinates op= c, an atomic of the type", "sync store"),
+    ("SURED.64", (A_W, Operand("b", "W"), C_W, E_W), (_TEX_DIM, _SU_RED, Mod("type", ("U64", "S64")), _SU_MODE),
+     "lsu", "lsu", "SURED.D.64", "as SURED on 64-bit elements", "sync store"),
 ]
 
 

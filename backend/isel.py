@@ -34,13 +34,15 @@ from xcc.backend.isel_matrix import MatrixSelection
 from xcc.backend.isel_memory import MemorySelection
 from xcc.backend.isel_sync import SyncSelection
 from xcc.backend.isel_tables import COMPLEMENT, FLOAT_CMP, INT_CMP, MIRROR
+from xcc.backend.isel_texture import TextureSelection
 
 __all__ = ["COMPLEMENT", "FLOAT_CMP", "INT_CMP", "MIRROR", "InstructionSelector", "MBlock", "SelectedFunction",
            "SelectorCore", "split_critical_edges", "width_of"]
 
 
 class InstructionSelector(MatrixSelection, HalfSelection, HopperSelection, CallSelection, ArithSelection,
-                          BitSelection, ConvertSelection, MemorySelection, SyncSelection, SelectorCore):
+                          BitSelection, ConvertSelection, MemorySelection, SyncSelection, TextureSelection,
+                          SelectorCore):
     """The instruction selector of one function: ``InstructionSelector(fn, module_vars).select()``
     (see :class:`~xcc.backend.isel_core.SelectorCore`).  The matrix rules route before the half rules
     (``half_rule``): wmma on .f16 is not half arithmetic."""

@@ -21,6 +21,7 @@ from xcc.ir.lower_hopper import HopperLowering
 from xcc.ir.lower_matrix import MatrixLowering
 from xcc.ir.lower_sm90 import Sm90Lowering
 from xcc.ir.lower_tensormap import TensormapLowering
+from xcc.ir.lower_texture import TextureLowering
 from xcc.ir.lower_video import ScalarVideoLowering, SimdVideoLowering, VideoLowering
 from xcc.ir.scopes import CC_REG, RegVar
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
@@ -78,7 +79,8 @@ class SsaBuilder(Protocol):
 
 
 class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering, ScalarVideoLowering,
-                   SimdVideoLowering, BitsLowering, Sm90Lowering, TensormapLowering):
+                   SimdVideoLowering, BitsLowering, Sm90Lowering, TextureLowering,
+                   TensormapLowering):
     def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None

@@ -201,6 +201,26 @@ OPS.update({
 })
 
 
+# -- texture and surface objects (xcc.ir.lower_texture; meaning in xcc.semantics.texture, executors in
+#    xcc.sim.texture).  a is the object's 64-bit handle; one op per destination or source element.
+OPS.update({
+    "tex": OpDef("tex", None, "word attrs.comp of tex.attrs.dim (attrs.gather: tld4's component r|g|b|a) of the "
+                 "texture object a at coordinates args 1.. (attrs.ctype f32|s32; attrs.layered: the layer first)",
+                 reads_memory=True),
+    "txq": OpDef("txq", 1, "d = txq.attrs.query (attrs.surface: suq) of the texture (surface) object a",
+                 reads_memory=True),
+    "istypep": OpDef("istypep", 1, "d = whether a is a live object of attrs.kind (texref|samplerref|surfref)",
+                     reads_memory=True),
+    "suld": OpDef("suld", None, "element attrs.comp (attrs.width bytes) of the attrs.vec-element suld.b.attrs.dim "
+                  "of the surface object a at coordinates args 1.. (x in bytes; attrs.mode trap|clamp|zero)",
+                  reads_memory=True),
+    "sust": OpDef("sust", None, "sust.b: the last argument to element attrs.comp of the surface access at args 1.. "
+                  "(as suld)", has_result=False, effects=True, reads_memory=True),
+    "sured": OpDef("sured", None, "sured.b.attrs.redop.attrs.etype: the last argument reduced into the surface "
+                   "element at args 1.. (as suld)", has_result=False, effects=True, reads_memory=True),
+})
+
+
 def opdef(name: str) -> OpDef:
     return OPS[name]
 

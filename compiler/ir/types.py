@@ -48,9 +48,14 @@ TYPES: dict[str, ScalarType] = {
 PRED = TYPES["pred"]
 
 
+# The opaque types of texture, sampler and surface references (PTX ISA 9.0 section 5.3): a kernel parameter or
+# a module variable of one holds a 64-bit handle (xcc.ir.lower_texture).
+OPAQUE = frozenset({"texref", "samplerref", "surfref"})
+
+
 def ptx_type(name: str) -> ScalarType:
-    """The :class:`ScalarType` named ``name`` ('u32', 'f32', 'pred', ...)."""
-    return TYPES[name]
+    """The :class:`ScalarType` named ``name`` ('u32', 'f32', 'pred', ...); an opaque type's is ``u64``."""
+    return TYPES["u64" if name in OPAQUE else name]
 
 
 def is_type_name(name: str) -> bool:

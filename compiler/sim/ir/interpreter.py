@@ -59,7 +59,7 @@ from xcc.semantics.cluster import decode_shared
 from xcc.semantics.faults import MemoryFault
 from xcc.semantics.threads import special_register
 from xcc.semantics.warp import warp_runs
-from xcc.sim.ir import async_ops, matrix  # noqa: F401  (they register their ops' executors)
+from xcc.sim.ir import async_ops, matrix, texture_ops  # noqa: F401  (they register their ops' executors)
 from xcc.sim.ir.ops import CONTROL, OpBinder, build_executor, storage_dtype
 from xcc.sim.launch import Launch
 from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, check_window, param_window

@@ -22,6 +22,7 @@ from xcc.sim.isa import (  # noqa: F401  (each registers its executors)
     exec_matrix,
     exec_memory,
     exec_sync,
+    exec_texture,
     exec_warp,
 )
 from xcc.sim.isa.exec_base import IMPLS, Binder, Control, ExecFault, Executor, impl

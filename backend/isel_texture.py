@@ -1,0 +1,82 @@
+"""Instruction selection for the texture and surface ops (a rule group of
+:class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`).
+
+``tex`` -> TEX (``gather``: tld4), ``txq`` -> TXQ (.SURF for suq), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
+(SULD.64 for 64-bit elements), ``sust`` -> SUST / SUST.64, ``sured`` -> SURED / SURED.64.  The handle is the
+register pair a; the coordinates travel in two pairs: b = (x, y), e = (z, layer), unused ones zero.
+"""
+
+from __future__ import annotations
+
+from xcc.backend.isa import RZ
+from xcc.backend.isel_core import SelectorCore
+from xcc.backend.minst import Half, new_vreg
+from xcc.ir.core import Value
+
+_DIM = {"1d": "D1", "2d": "D2", "3d": "D3", "a1d": "A1", "a2d": "A2"}
+_COMP = ("X", "Y", "Z", "W")
+_VEC = {1: "V1", 2: "V2", 4: "V4"}
+_SIZE = {1: "B8", 2: "B16", 4: "B32"}
+
+
+class TextureSelection(SelectorCore):
+    def _tx_coords(self, inst, first: int, last: int | None = None):
+        """(b, e) pairs of the coordinates args[first:last]: x, y | z, layer."""
+        args = list(inst.args[first:last])
+        layer = args.pop(0) if inst.attrs.get("layered") else None
+        vals = [*args, *[None] * (3 - len(args))][:3] + [layer]
+        pairs = [new_vreg(2), new_vreg(2)]
+        for n, v in enumerate(vals):
+            half = Half(pairs[n // 2], n % 2)
+            self.emit("MOV", d=half, b=RZ if v is None else self.src_b(v))
+        return pairs
+
+    def op_tex(self, inst):
+        b, e = self._tx_coords(inst, 1)
+        at = inst.attrs
+        g = at.get("gather")
+        mods = {"dim": _DIM[at["dim"]], "ctype": str(at["ctype"]).upper(), "comp": _COMP[int(at["comp"])],
+                "gather": "NONE" if g is None else "RGBA"[int(g)]}
+        self.emit("TEX", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b, e=e, mods=mods)
+
+    def op_txq(self, inst):
+        mods = {"query": str(inst.attrs["query"]).upper(), **({"SURF": "SURF"} if inst.attrs.get("surface") else {})}
+        self.emit("TXQ", d=self.vreg(inst.result), a=self.reg(inst.args[0]), mods=mods)
+
+    def op_istypep(self, inst):
+        self.emit("ISTYPEP", pd=self.vreg(inst.result), a=self.reg(inst.args[0]),
+                  mods={"kind": str(inst.attrs["kind"]).upper()})
+
+    def _su_mods(self, inst, sized: bool = True) -> dict:
+        at = inst.attrs
+        mods = {"dim": _DIM[at["dim"]], "mode": str(at["mode"]).upper()}
+        if "comp" in at:
+            mods.update(vec=_VEC[int(at["vec"])], comp=_COMP[int(at["comp"])])
+        if sized and int(at["width"]) < 8:
+            mods["size"] = _SIZE[int(at["width"])]
+        return mods
+
+    def op_suld(self, inst):
+        b, e = self._tx_coords(inst, 1)
+        wide = int(inst.attrs["width"]) == 8
+        if wide != (inst.result.type.bits == 64):
+            raise self.error(f"suld of {inst.attrs['width']}-byte elements into a {inst.result.type.bits}-bit register")
+        self.emit("SULD.64" if wide else "SULD", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b, e=e,
+                  mods=self._su_mods(inst))
+
+    def _value(self, v: Value, wide: bool):
+        return self.reg(v) if wide or v.type.bits <= 32 else Half(self.vreg(v), 0)
+
+    def op_sust(self, inst):
+        b, e = self._tx_coords(inst, 1, -1)
+        wide = int(inst.attrs["width"]) == 8
+        self.emit("SUST.64" if wide else "SUST", a=self.reg(inst.args[0]), b=b, c=self._value(inst.args[-1], wide),
+                  e=e, mods=self._su_mods(inst))
+
+    def op_sured(self, inst):
+        b, e = self._tx_coords(inst, 1, -1)
+        wide = int(inst.attrs["width"]) == 8
+        mods = {**self._su_mods(inst, sized=False), "op": str(inst.attrs["redop"]).upper(),
+                "type": str(inst.attrs["etype"]).upper()}
+        self.emit("SURED.64" if wide else "SURED", a=self.reg(inst.args[0]), b=b, c=self._value(inst.args[-1], wide),
+                  e=e, mods=mods)

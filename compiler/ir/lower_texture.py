@@ -1,0 +1,236 @@
+"""Lowering of the texture and surface instructions (a mixin of :class:`xcc.ir.lower.InstLowering`), unified
+mode: the object is a 64-bit handle (CUDA's ``cudaTextureObject_t`` / ``cudaSurfaceObject_t``, a ``.u64``
+kernel parameter); a ``.texref`` / ``.surfref`` / ``.samplerref`` kernel parameter holds one too, and a module
+variable of those types is an 8-byte ``.global`` holding one (zero, no object, until the host writes a handle
+there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture references).  Meaning:
+:mod:`xcc.semantics.texture`.
+
+* ``tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32}.{f32,s32} d, [h, c]`` -> four ``tex`` ops (``comp`` 0 - 3); the
+  coordinates of 3d and a2d are a four-element vector whose last element is ignored; a1d/a2d's first is the
+  layer (.u32).
+* ``tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 d, [h, {x, y}]`` -> four ``tex {gather}``.
+* ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``istypep.kind p, h`` -> ``istypep``.
+* ``suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}`` -> one ``suld`` per element,
+  ``sust.b...`` -> one ``sust`` per element, ``sured.b.{add,min,max,and,or}.dim.{u32,s32,b32,u64,s64,b64}`` ->
+  ``sured``.
+
+Refused with a located message: independent mode (a separate sampler), cube maps, multisample textures,
+mipmap levels and gradients (``.base``, ``.level``, ``.grad``), depth compare, texel offsets, the ``|p``
+residency predicate, ``.f16``/``.f16x2`` results, ``sust.p`` / ``sured.p`` (formatted stores) and ``.v8``.
+"""
+
+from __future__ import annotations
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.scopes import RegVar
+from xcc.ir.types import PRED, ptx_type
+
+_DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
+_REFUSED_DIMS = ("cube", "acube", "2dms", "a2dms")
+_MIPMAP = ("base", "level", "grad")
+_SURF_MODES = ("trap", "clamp", "zero")
+_SURF_WIDTH = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
+_SURED_OPS = ("add", "min", "max", "and", "or")
+TXQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
+               "array_size", "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1",
+               "addr_mode_2", "force_unnormalized_coords")
+SUQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout")
+
+
+def _text(inst) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
+
+class TextureLowering:
+    def _tx_refuse(self, inst, why: str):
+        return self.error(f"'{_text(inst)}': {why} is not supported yet (xcc runs unified-mode texture and "
+                          "surface objects: docs/semantics.md, 'Textures and surfaces')")
+
+    def _tx_handle(self, op):
+        """The 64-bit handle an address operand's base names: a register, a kernel parameter or a module
+        ``.texref``-like variable (which holds a handle)."""
+        u64 = ptx_type("u64")
+        if isinstance(op, RegVar):
+            v = self.b.read(op, self.b.block)
+            if v.type.bits != 64:
+                v = self.emit("cvt", u64, [v], u64, src=f"u{v.type.bits}").result
+            return v
+        if isinstance(op, ast.Symbol):
+            if op.name in self.b.param_by_name:
+                p = self.b.param_by_name[op.name]
+                return self.emit("ld_param", u64, [], u64, offset=p.offset).result
+            var = self.b.local_vars.get(op.name) or self.b.module_vars.get(op.name)
+            if var is not None and var.space == "global":
+                return self.emit("ld", u64, [self.address_of(op.name)], u64, space="global", offset=0).result
+        raise self.error(f"'{_text(self.inst)}': expected a texture or surface handle (a .u64 register, a kernel "
+                         "parameter or a .texref/.surfref variable)", PtxSemanticError)
+
+    def _tx_operand(self, inst, op, want_coords: bool):
+        """(handle, coordinate operands) of ``[h]`` / ``[h, {c...}]``."""
+        if not isinstance(op, ast.Address):
+            raise self.error(f"'{_text(inst)}': expected [handle{', {coordinates}' if want_coords else ''}]",
+                             PtxSemanticError)
+        if len(op.elements) > 1 or (op.elements and not want_coords):
+            raise self._tx_refuse(inst, "independent mode (a separate sampler operand)")
+        if op.offset:
+            raise self.error(f"'{_text(inst)}': a handle operand takes no offset", PtxSemanticError)
+        h = self._tx_handle(op.base)
+        if not want_coords:
+            return h, []
+        if not op.elements:
+            raise self.error(f"'{_text(inst)}': expected [handle, {{coordinates}}]", PtxSemanticError)
+        c = op.elements[0]
+        return h, list(c.elements if isinstance(c, ast.Vector) else (c,))
+
+    def _tx_dests(self, inst, op, n: int) -> list:
+        ds = list(op.elements) if isinstance(op, ast.Vector) else [op]
+        if len(ds) != n:
+            raise self.error(f"'{_text(inst)}': expected {n} destination(s), got {len(ds)}", PtxSemanticError)
+        return ds
+
+    def _tx_geometry(self, inst, coords, surface: bool):
+        """(dims, layered, coordinate operands without the ignored ones, layer operand or None)."""
+        dim = next((m for m in inst.modifiers if m in _DIMS or m in _REFUSED_DIMS), None)
+        if dim in _REFUSED_DIMS:
+            raise self._tx_refuse(inst, f"the .{dim} geometry")
+        if dim is None:
+            raise self.error(f"'{_text(inst)}': missing geometry (.1d, .2d, .3d, .a1d, .a2d)", PtxSemanticError)
+        dims, layered = _DIMS[dim]
+        need = dims + layered
+        if len(coords) < need:
+            raise self.error(f"'{_text(inst)}': .{dim} needs {need} coordinate(s), got {len(coords)}",
+                             PtxSemanticError)
+        layer = coords[0] if layered else None
+        xs = coords[1:1 + dims] if layered else coords[:dims]
+        return dim, dims, layered, xs, layer
+
+    def _tx_check_mods(self, inst, known: set):
+        extra = [m for m in inst.modifiers if m not in known]
+        if any(m in _MIPMAP for m in extra):
+            raise self._tx_refuse(inst, "a mipmap level or gradient (.base/.level/.grad)")
+        if extra:
+            raise self._tx_refuse(inst, "modifier(s) " + ", ".join(f".{m}" for m in extra))
+
+    def op_tex(self, inst, gather: str | None = None) -> None:
+        ms = inst.modifiers
+        types = [m for m in ms if m in ("f32", "s32", "u32", "f16", "f16x2")]
+        dim = next((m for m in ms if m in _DIMS or m in _REFUSED_DIMS), None)
+        known = {"v4", "f32", "s32", "u32", *(_DIMS if dim not in _REFUSED_DIMS else ()), *(_REFUSED_DIMS)}
+        if gather:
+            known.add(gather)
+        self._tx_check_mods(inst, known)
+        if "v4" not in ms or len(types) != 2 or types[1] not in ("f32", "s32"):
+            raise self._tx_refuse(inst, "this form (xcc runs .v4.{f32,s32,u32}.{f32,s32})")
+        if gather and types[1] != "f32":
+            raise self.error(f"'{_text(inst)}': tld4 takes .f32 coordinates", PtxSemanticError)
+        if len(inst.operands) != 2 or isinstance(inst.operands[0], ast.Address):
+            raise self._tx_refuse(inst, "a texel offset, depth compare or residency predicate operand")
+        h, coords = self._tx_operand(inst, inst.operands[1], True)
+        dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
+        if gather and dim != "2d":
+            raise self.error(f"'{_text(inst)}': tld4 takes .2d", PtxSemanticError)
+        dt, ct = ptx_type(types[0]), ptx_type(types[1])
+        cvals = [self.read(c, ct) for c in xs]
+        lvals = [self.read(layer, ptx_type("u32"))] if layer is not None else []
+        extra = {"gather": "rgba".index(gather)} if gather else {}
+        for k, d in enumerate(self._tx_dests(inst, inst.operands[0], 4)):
+            if isinstance(d, ast.Sink):
+                continue
+            rt = d.type if isinstance(d, RegVar) else dt
+            v = self.emit("tex", dt, [h, *lvals, *cvals], rt, dim=dim, ctype=types[1], comp=k,
+                          layered=layered, **extra)
+            self.write(d, v.result)
+
+    def op_tld4(self, inst) -> None:
+        comp = next((m for m in inst.modifiers if m in ("r", "g", "b", "a")), None)
+        if comp is None:
+            raise self.error(f"'{_text(inst)}': missing component (.r, .g, .b, .a)", PtxSemanticError)
+        self.op_tex(inst, gather=comp)
+
+    def _query(self, inst, queries, surface: bool) -> None:
+        q = next((m for m in inst.modifiers if m in queries), None)
+        if "level" in inst.modifiers:
+            raise self._tx_refuse(inst, "a mipmap-level query (.level)")
+        self._tx_check_mods(inst, {*queries, "b32"})
+        if q is None or "b32" not in inst.modifiers or len(inst.operands) != 2:
+            raise self.error(f"'{_text(inst)}': expected {inst.opcode}.query.b32 d, [handle]", PtxSemanticError)
+        h, _ = self._tx_operand(inst, inst.operands[1], False)
+        u32 = ptx_type("u32")
+        v = self.emit("txq", u32, [h], u32, query=q, surface=surface)
+        self.write(inst.operands[0], v.result)
+
+    def op_txq(self, inst) -> None:
+        self._query(inst, TXQ_QUERIES, False)
+
+    def op_suq(self, inst) -> None:
+        self._query(inst, SUQ_QUERIES, True)
+
+    def op_istypep(self, inst) -> None:
+        kind = next((m for m in inst.modifiers if m in ("texref", "samplerref", "surfref")), None)
+        if kind is None or len(inst.operands) != 2:
+            raise self.error(f"'{_text(inst)}': expected istypep.{{texref,samplerref,surfref}} p, a",
+                             PtxSemanticError)
+        src = inst.operands[1]
+        h = self._tx_handle(src.base if isinstance(src, ast.Address) else src)
+        v = self.emit("istypep", PRED, [h], PRED, kind=kind)
+        self.write(inst.operands[0], v.result)
+
+    def _surface(self, inst, what: str, extra=()) -> tuple:
+        """(handle, width, vector length, mode, coordinate values, layer values, attrs) of a surface access."""
+        ms = inst.modifiers
+        if "p" in ms:
+            raise self._tx_refuse(inst, f"formatted surface access ({inst.opcode}.p)")
+        if "b" not in ms:
+            raise self.error(f"'{_text(inst)}': expected {inst.opcode}.b", PtxSemanticError)
+        width_names = [m for m in ms if m in _SURF_WIDTH or m in ("u32", "s32", "u64", "s64")]
+        self._tx_check_mods(inst, {"b", "v2", "v4", *_SURF_WIDTH, *_SURF_MODES, *_DIMS, *_REFUSED_DIMS, *extra})
+        if len(width_names) != 1:
+            raise self.error(f"'{_text(inst)}': expected one element type", PtxSemanticError)
+        vec = 4 if "v4" in ms else 2 if "v2" in ms else 1
+        mode = next((m for m in ms if m in _SURF_MODES), "trap")
+        addr = inst.operands[1 if what == "load" else 0]
+        h, coords = self._tx_operand(inst, addr, True)
+        dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, True)
+        s32 = ptx_type("s32")
+        cvals = [self.read(c, s32) for c in xs]
+        lvals = [self.read(layer, s32)] if layer is not None else []
+        wname = width_names[0]
+        width = _SURF_WIDTH.get(wname) or int(wname[1:]) // 8
+        return h, wname, width, vec, [*lvals, *cvals], dict(dim=dim, mode=mode, layered=layered, width=width, vec=vec)
+
+    def op_suld(self, inst) -> None:
+        if len(inst.operands) != 2:
+            raise self.error(f"'{_text(inst)}': expected suld.b... d, [handle, {{coordinates}}]", PtxSemanticError)
+        h, _, width, vec, cs, at = self._surface(inst, "load")
+        t = ptx_type(f"b{8 * width}")
+        for k, d in enumerate(self._tx_dests(inst, inst.operands[0], vec)):
+            if isinstance(d, ast.Sink):
+                continue
+            rt = d.type if isinstance(d, RegVar) else ptx_type("b64" if width == 8 else "b32")
+            v = self.emit("suld", t, [h, *cs], rt, comp=k, **at)
+            self.write(d, v.result)
+
+    def op_sust(self, inst) -> None:
+        if len(inst.operands) != 2:
+            raise self.error(f"'{_text(inst)}': expected sust.b... [handle, {{coordinates}}], a", PtxSemanticError)
+        h, _, width, vec, cs, at = self._surface(inst, "store")
+        t = ptx_type(f"b{8 * width}")
+        for k, s in enumerate(self._tx_dests(inst, inst.operands[1], vec)):
+            self.emit("sust", t, [h, *cs, self.read(s, t)], None, comp=k, **at)
+
+    def op_sured(self, inst) -> None:
+        op = next((m for m in inst.modifiers if m in _SURED_OPS), None)
+        if op is None or len(inst.operands) != 2:
+            raise self.error(f"'{_text(inst)}': expected sured.b.{{add,min,max,and,or}}... [handle, {{coordinates}}]"
+                             ", a", PtxSemanticError)
+        h, wname, width, vec, cs, at = self._surface(inst, "store", extra=(*_SURED_OPS, "u32", "s32", "u64", "s64"))
+        if vec != 1:
+            raise self.error(f"'{_text(inst)}': sured takes no vector", PtxSemanticError)
+        kind = "s" if wname.startswith("s") else "u"
+        if wname.startswith("b") and op not in ("and", "or"):
+            raise self.error(f"'{_text(inst)}': .{op} needs .u32/.s32/.u64/.s64", PtxSemanticError)
+        if wname in ("b8", "b16") or width not in (4, 8):
+            raise self.error(f"'{_text(inst)}': sured takes 32- or 64-bit elements", PtxSemanticError)
+        t = ptx_type(f"{'s' if kind == 's' else 'u'}{8 * width}")
+        self.emit("sured", t, [h, *cs, self.read(inst.operands[1], t)], None, redop=op, etype=t.name, **at)

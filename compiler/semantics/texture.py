@@ -1,0 +1,347 @@
+"""Texture and surface objects: what ``cuTexObjectCreate`` / ``cuSurfObjectCreate`` (CUDA driver API, "Texture
+Object Management", "Surface Object Management") describe and what ``tex``, ``tld4``, ``txq``, ``suld``, ``sust``,
+``sured``, ``suq`` and ``istypep`` (PTX ISA 9.0 sections 9.7.10 and 9.7.11, unified mode: the handle is a 64-bit
+value) do with them.  Both interpreters call these functions, so they fetch bit for bit alike.
+
+A handle is the global address of a 128-byte descriptor that the runtime allocates (CUDA's handles are opaque);
+xcc's layout, sixteen little-endian 64-bit words:
+
+=====  ======================================================================================================
+word   field
+=====  ======================================================================================================
+0      magic: ``XTEX`` (a texture object) or ``XSRF`` (a surface object) in bits 0-31
+1      the texels' global address
+2      resource type (bits 0-7: 0 array, 2 linear, 3 pitch2D), ``CUarray_format`` (8-15), channels (16-23),
+       dimensions 1-3 (24-27), layered (28)
+3      width (bits 0-31), height (32-63)
+4      depth (bits 0-31), layers (32-63)
+5      row pitch in bytes
+6      sampler: address modes of dims 0, 1, 2 (3 bits each: 0 wrap, 1 clamp, 2 mirror, 3 border), filter (bit 9:
+       linear), normalized coordinates (bit 10), normalized-float read (bit 11)
+7, 8   border colour: four f32 bit patterns
+=====  ======================================================================================================
+
+Texels (CUDA Programming Guide, appendix "Texture Fetching"): element ``(x, y, z)`` of layer ``l`` is at
+``address + ((l * depth + z) * height + y) * pitch + x * element_bytes``; an element is ``channels`` values of
+the format.  A fetch returns four 32-bit words (x, y, z, w): a float channel (f32, f16 widened) as f32 bits; an
+8- or 16-bit integer channel read as normalized float as f32 ``v / 255`` or ``v / 65535`` (signed: ``max(v / 127,
+-1)``, ``max(v / 32767, -1)``; computed in f64, rounded once); any other integer channel as its value, sign- or
+zero-extended.  Missing channels read 0, and w reads 1 (1.0 where the channel is a float).
+
+Coordinates: with float coordinates, each of width ``N`` is ``u = x * N`` (f32) if normalized, else ``x``.
+Nearest-point sampling reads texel ``floor(u)``; linear filtering reads ``i = floor(u - 0.5)`` and ``i + 1`` with
+weights ``1 - a`` and ``a``, ``a = frac(u - 0.5)`` held in 9-bit fixed point with 8 fraction bits (rounded to
+nearest), products summed in f64 and rounded once to f32 (2D and 3D: the tensor product of the axes' weights).
+Integer coordinates (``tex.*.s32``, ``tex1Dfetch``) read texel ``x`` unfiltered.  A NaN coordinate reads as 0.
+Each texel index is then addressed: clamp to ``[0, N - 1]``; border: outside, the border colour; wrap: ``i mod
+N``; mirror: ``i mod 2N`` reflected.  Wrap and mirror need normalized coordinates (the guide: "only supported for
+normalized texture coordinates"); with unnormalized ones they clamp.  A linear resource fetched out of range reads
+zeros (``tex1Dfetch``).  The layer of an array texture is clamped to ``[0, layers - 1]``.
+
+Surfaces (``suld.b`` / ``sust.b`` / ``sured.b``): the x coordinate is in bytes and must be a multiple of the
+access size; out of range, ``.trap`` faults, ``.clamp`` accesses the nearest in-range element and ``.zero`` loads
+zeros (stores and reductions are dropped).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+MAGIC_TEX = 0x58455458  # b"XTEX"
+MAGIC_SURF = 0x46525358  # b"XSRF"
+DESC_BYTES = 128
+RES_ARRAY, RES_LINEAR, RES_PITCH2D = 0, 2, 3
+WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
+FORMATS = {0x01: ("u", 1), 0x02: ("u", 2), 0x03: ("u", 4), 0x08: ("s", 1), 0x09: ("s", 2), 0x0A: ("s", 4),
+           0x10: ("f", 2), 0x20: ("f", 4)}
+"""``CUarray_format`` -> (kind, bytes per channel): UNSIGNED_INT8/16/32, SIGNED_INT8/16/32, HALF, FLOAT."""
+# txq / suq .channel_data_type and .channel_order answer with OpenCL's enumerations (PTX ISA 9.7.10.4: "uses
+# OpenCL-defined enumeration values"): CL_SNORM_INT8 .. CL_FLOAT and CL_R, CL_RG, CL_RGBA.
+_CL_TYPE = {(0x01, True): 0x10D2, (0x02, True): 0x10D3, (0x08, True): 0x10D0, (0x09, True): 0x10D1,
+            0x01: 0x10DA, 0x02: 0x10DB, 0x03: 0x10DC, 0x08: 0x10D7, 0x09: 0x10D8, 0x0A: 0x10D9, 0x10: 0x10DD,
+            0x20: 0x10DE}
+_CL_ORDER = {1: 0x10B0, 2: 0x10B2, 4: 0x10B5}
+ONE_F32 = 0x3F800000
+
+
+class TextureError(Exception):
+    """A descriptor that is not what the instruction needs (the executors locate it)."""
+
+
+def encode(magic: int, address: int, restype: int, fmt: int, channels: int, dims: int, layered: bool,
+           width: int, height: int, depth: int, layers: int, pitch: int, modes=(CLAMP, CLAMP, CLAMP),
+           linear: bool = False, normalized: bool = False, read_float: bool = False,
+           border=(0.0, 0.0, 0.0, 0.0)) -> bytes:
+    """The 128-byte descriptor (layout: module docstring)."""
+    w = [0] * 16
+    w[0] = magic
+    w[1] = address
+    w[2] = restype | fmt << 8 | channels << 16 | dims << 24 | int(layered) << 28
+    w[3] = width | height << 32
+    w[4] = depth | layers << 32
+    w[5] = pitch
+    w[6] = modes[0] | modes[1] << 3 | modes[2] << 6 | int(linear) << 9 | int(normalized) << 10 | int(read_float) << 11
+    bc = [struct.unpack("<I", struct.pack("<f", float(c)))[0] for c in border]
+    w[7], w[8] = bc[0] | bc[1] << 32, bc[2] | bc[3] << 32
+    return struct.pack("<16Q", *w)
+
+
+def decode(words) -> dict:
+    """The fields of a descriptor given as its 16 words; :class:`TextureError` if it is not one."""
+    w = [int(x) for x in words]
+    magic = w[0] & 0xFFFFFFFF
+    if magic not in (MAGIC_TEX, MAGIC_SURF):
+        raise TextureError("not a live texture or surface object")
+    fmt = w[2] >> 8 & 0xFF
+    kind, cbytes = FORMATS.get(fmt, ("u", 1))
+    s = w[6]
+    return {"surface": magic == MAGIC_SURF, "address": w[1], "restype": w[2] & 0xFF, "format": fmt, "kind": kind,
+            "cbytes": cbytes, "channels": w[2] >> 16 & 0xFF, "dims": w[2] >> 24 & 0xF, "layered": bool(w[2] >> 28 & 1),
+            "width": w[3] & 0xFFFFFFFF, "height": w[3] >> 32, "depth": w[4] & 0xFFFFFFFF, "layers": w[4] >> 32,
+            "pitch": w[5], "modes": (s & 7, s >> 3 & 7, s >> 6 & 7), "linear": bool(s >> 9 & 1),
+            "normalized": bool(s >> 10 & 1), "read_float": bool(s >> 11 & 1),
+            "border": (w[7] & 0xFFFFFFFF, w[7] >> 32, w[8] & 0xFFFFFFFF, w[8] >> 32)}
+
+
+def kind_of(words) -> str | None:
+    """'texref' (a texture object), 'surfref' (a surface object) or None (``istypep``)."""
+    magic = int(words[0]) & 0xFFFFFFFF
+    return {MAGIC_TEX: "texref", MAGIC_SURF: "surfref"}.get(magic)
+
+
+def element_bytes(d: dict) -> int:
+    return d["channels"] * d["cbytes"]
+
+
+def texel_address(d: dict, x: int, y: int = 0, z: int = 0, layer: int = 0) -> int:
+    h, dep = max(d["height"], 1), max(d["depth"], 1)
+    return d["address"] + ((layer * dep + z) * h + y) * d["pitch"] + x * element_bytes(d)
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _f32_bits(x: float) -> int:
+    try:
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+    except OverflowError:
+        return 0x7F800000 if x > 0 else 0xFF800000
+
+
+def _bits_f32(b: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0]
+
+
+def _half(b: int) -> float:
+    return struct.unpack("<e", struct.pack("<H", b & 0xFFFF))[0]
+
+
+def float_output(d: dict) -> bool:
+    """Whether fetches return floats (a float format, or an 8/16-bit integer one read as normalized float)."""
+    return d["kind"] == "f" or d["read_float"]
+
+
+def _channel(d: dict, raw: int):
+    """One channel's value: a Python float (float results) or int."""
+    kind, nb = d["kind"], d["cbytes"]
+    if kind == "f":
+        return _bits_f32(raw) if nb == 4 else _half(raw)
+    v = raw - (1 << 8 * nb) if kind == "s" and raw >> (8 * nb - 1) else raw
+    if d["read_float"]:
+        scale = (1 << (8 * nb - (1 if kind == "s" else 0))) - 1
+        return _f32(max(v / scale, -1.0))
+    return v
+
+
+def texel(d: dict, raw: bytes) -> list:
+    """The four channel values (x, y, z, w) of one element's bytes."""
+    nb = d["cbytes"]
+    vals = [_channel(d, int.from_bytes(raw[k * nb:(k + 1) * nb], "little")) for k in range(d["channels"])]
+    one = 1.0 if float_output(d) else 1
+    zero = 0.0 if float_output(d) else 0
+    return vals + [zero] * (3 - len(vals)) + [one] * (4 - max(len(vals), 3))
+
+
+def _border(d: dict) -> list:
+    bc = [_bits_f32(b) for b in d["border"]]
+    return bc if float_output(d) else [0 if math.isnan(v) else int(max(min(v, 2.0 ** 31), -2.0 ** 31)) for v in bc]
+
+
+def _words(vals, d: dict) -> list[int]:
+    if float_output(d):
+        return [_f32_bits(v) for v in vals]
+    return [int(v) & 0xFFFFFFFF for v in vals]
+
+
+def address_index(i: int, n: int, mode: int, normalized: bool) -> int | None:
+    """Texel index ``i`` of an axis of ``n`` texels under an address mode; None: the border colour."""
+    if not normalized and mode in (WRAP, MIRROR):
+        mode = CLAMP
+    if mode == WRAP:
+        return i % n
+    if mode == MIRROR:
+        m = i % (2 * n)
+        return m if m < n else 2 * n - 1 - m
+    if mode == BORDER:
+        return i if 0 <= i < n else None
+    return min(max(i, 0), n - 1)
+
+
+def _axis_u(x: float, n: int, normalized: bool) -> float:
+    if math.isnan(x):
+        x = 0.0
+    u = _f32(x * n) if normalized else x
+    return max(min(u, 2.0 ** 31), -2.0 ** 31)
+
+
+def _sizes(d: dict) -> list[int]:
+    return [max(d["width"], 1), max(d["height"], 1), max(d["depth"], 1)][:d["dims"]]
+
+
+def _taps(d: dict, coords, integer: bool, gather: bool = False):
+    """Per axis, [(texel index or None, weight numerator of 256)] (linear) or [(index, 256)] (point)."""
+    out = []
+    for k, n in enumerate(_sizes(d)):
+        mode = d["modes"][k]
+        if integer:
+            i = int(coords[k])
+            if d["restype"] == RES_LINEAR:
+                out.append([(i if 0 <= i < n else None, 256)])
+            else:
+                out.append([(address_index(i, n, mode, d["normalized"]), 256)])
+            continue
+        u = _axis_u(float(coords[k]), n, d["normalized"])
+        if d["linear"] or gather:
+            ub = _f32(u - 0.5)
+            i0 = math.floor(ub)
+            a = math.floor((ub - i0) * 256 + 0.5)
+            out.append([(address_index(i0, n, mode, d["normalized"]), 256 - a),
+                        (address_index(i0 + 1, n, mode, d["normalized"]), a)])
+        else:
+            out.append([(address_index(math.floor(u), n, mode, d["normalized"]), 256)])
+    return out
+
+
+def fetch(d: dict, read, coords, integer: bool, layer: int = 0) -> list[int]:
+    """The four result words of a ``tex`` at ``coords`` (floats, or ints with ``integer``); ``read(address,
+    nbytes)`` reads global memory (bytes)."""
+    if d["surface"]:
+        raise TextureError("a tex through a surface object")
+    if d["layered"]:
+        layer = min(max(int(layer), 0), max(d["layers"], 1) - 1)
+    taps = _taps(d, coords, integer)
+    eb = element_bytes(d)
+    border = _border(d)
+
+    def value(idx):
+        if any(i is None for i in idx):
+            return border if d["restype"] != RES_LINEAR else [0.0 if float_output(d) else 0] * 4
+        return texel(d, read(texel_address(d, *idx, *([0] * (3 - len(idx))), layer=layer), eb))
+
+    if all(len(t) == 1 for t in taps):
+        return _words(value([t[0][0] for t in taps]), d)
+    acc = [0.0] * 4
+    scale = 256.0 ** len(taps)
+    for combo in _product(taps):
+        wgt = 1
+        for _, w in combo:
+            wgt *= w
+        if wgt == 0:
+            continue
+        v = value([i for i, _ in combo])
+        for c in range(4):
+            acc[c] += wgt * float(v[c])
+    return _words([_f32(a / scale) for a in acc], d)
+
+
+def _product(taps):
+    combos = [[]]
+    for axis in taps:
+        combos = [c + [t] for t in axis for c in combos]
+    return combos
+
+
+def gather(d: dict, read, x: float, y: float, comp: int) -> list[int]:
+    """``tld4.comp.2d``: component ``comp`` of the four texels a bilinear fetch at (x, y) reads, in the order
+    (i0, j1), (i1, j1), (i1, j0), (i0, j0) (``i1 = i0 + 1``; CUDA's ``tex2Dgather``)."""
+    if d["surface"] or d["dims"] != 2:
+        raise TextureError("tld4 needs a 2D texture object")
+    tx, ty = _taps(d, [x, y], False, gather=True)
+    eb, border = element_bytes(d), _border(d)
+
+    def value(i, j):
+        if i is None or j is None:
+            return border[comp]
+        return texel(d, read(texel_address(d, i, j), eb))[comp]
+
+    (i0, _), (i1, _) = tx
+    (j0, _), (j1, _) = ty
+    return _words([value(i0, j1), value(i1, j1), value(i1, j0), value(i0, j0)], d)
+
+
+TXQ = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords", "array_size",
+       "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2",
+       "force_unnormalized_coords", "memory_layout")
+
+
+def query(d: dict, what: str) -> int:
+    """``txq.what`` / ``suq.what`` (width, height and depth in elements; 0 for an absent dimension)."""
+    dims = d["dims"]
+    if what == "width":
+        return d["width"]
+    if what == "height":
+        return d["height"] if dims >= 2 else 0
+    if what == "depth":
+        return d["depth"] if dims >= 3 else 0
+    if what == "channel_data_type":
+        return _CL_TYPE.get((d["format"], d["read_float"] and d["kind"] != "f"), _CL_TYPE.get(d["format"], 0))
+    if what == "channel_order":
+        return _CL_ORDER.get(d["channels"], 0)
+    if what == "normalized_coords":
+        return int(d["normalized"])
+    if what == "array_size":
+        return d["layers"] if d["layered"] else 0
+    if what in ("num_mipmap_levels", "num_samples"):
+        return 1 if what == "num_mipmap_levels" else 0
+    if what == "filter_mode":
+        return int(d["linear"])
+    if what.startswith("addr_mode_"):
+        return d["modes"][int(what[-1])]
+    if what == "force_unnormalized_coords":
+        return 0
+    if what == "memory_layout":
+        return int(d["restype"] == RES_LINEAR)
+    raise TextureError(f"unknown query .{what}")
+
+
+def surface_address(d: dict, xbytes: int, y: int, z: int, layer: int, size: int, mode: str) -> int | None:
+    """The global address of a ``size``-byte surface access at byte x coordinate ``xbytes`` (row y, slice z,
+    layer); None: out of range under ``.zero``; :class:`TextureError` out of range under ``.trap`` or misaligned."""
+    if not d["surface"]:
+        raise TextureError("a surface instruction through a texture object")
+    if xbytes % size:
+        raise TextureError(f"byte coordinate x = {xbytes} is not a multiple of the {size}-byte access")
+    row = d["width"] * element_bytes(d)
+    lims = [(xbytes, row - size + 1)]
+    if d["dims"] >= 2:
+        lims.append((y, max(d["height"], 1)))
+    if d["dims"] >= 3:
+        lims.append((z, max(d["depth"], 1)))
+    if d["layered"]:
+        lims.append((layer, max(d["layers"], 1)))
+    outside = any(not 0 <= v < n for v, n in lims)
+    if outside and mode == "trap":
+        coords = ", ".join(str(v) for v, _ in lims)
+        raise TextureError(f"surface coordinates ({coords}) out of range (.trap)")
+    if outside and mode == "zero":
+        return None
+    vals = [min(max(v, 0), n - 1) for v, n in lims]
+    vals[0] -= vals[0] % size
+    xb = vals.pop(0)
+    yy = vals.pop(0) if d["dims"] >= 2 else 0
+    zz = vals.pop(0) if d["dims"] >= 3 else 0
+    ll = vals.pop(0) if d["layered"] else 0
+    h, dep = max(d["height"], 1), max(d["depth"], 1)
+    return d["address"] + ((ll * dep + zz) * h + yy) * d["pitch"] + xb

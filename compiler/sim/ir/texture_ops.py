@@ -1,0 +1,68 @@
+"""What the texture and surface ops do when interpreted (registered with :func:`xcc.sim.ir.ops.impl`):
+``tex``, ``txq``, ``istypep``, ``suld``, ``sust``, ``sured`` (meaning: :mod:`xcc.semantics.texture`, applied by
+:mod:`xcc.sim.texture`, the executors the xg1 interpreter's TEX/SULD/SUST/SURED/TXQ/ISTYPEP rows call too)."""
+
+from __future__ import annotations
+
+from xcc.sim.ir.ops import OpBinder, impl
+from xcc.sim.texture import (
+    istypep_executor,
+    query_executor,
+    suld_executor,
+    sured_executor,
+    sust_executor,
+    tex_executor,
+)
+
+
+def _geometry(x: OpBinder, last: int | None = None):
+    """(layer reader or None, coordinate readers) of args 1 .. (before ``last``)."""
+    layered = bool(x.attrs.get("layered"))
+    n = len(x.inst.args) if last is None else last
+    readers = [x.arg(i) for i in range(1, n)]
+    return (readers[0], readers[1:]) if layered else (None, readers)
+
+
+@impl("tex")
+def _tex(x: OpBinder):
+    layer, coords = _geometry(x)
+    g = x.attrs.get("gather")
+    what = f"tld4.{'rgba'[int(g)]}" if g is not None else f"tex.{x.attrs['dim']}"
+    return tex_executor(x.launch.gmem, x.arg(0), coords, layer, x.attrs["ctype"] == "s32", int(x.attrs["comp"]),
+                        x.set(), what, None if g is None else int(g))
+
+
+@impl("txq")
+def _txq(x: OpBinder):
+    return query_executor(x.launch.gmem, x.arg(0), str(x.attrs["query"]), bool(x.attrs.get("surface")), x.set())
+
+
+@impl("istypep")
+def _istypep(x: OpBinder):
+    return istypep_executor(x.launch.gmem, x.arg(0), str(x.attrs["kind"]), x.set())
+
+
+@impl("suld")
+def _suld(x: OpBinder):
+    layer, coords = _geometry(x)
+    at = x.attrs
+    return suld_executor(x.launch.gmem, x.arg(0), coords, layer, int(at["width"]), int(at["vec"]), int(at["comp"]),
+                         str(at["mode"]), x.set())
+
+
+@impl("sust")
+def _sust(x: OpBinder):
+    last = len(x.inst.args) - 1
+    layer, coords = _geometry(x, last)
+    at = x.attrs
+    return sust_executor(x.launch.gmem, x.arg(0), coords, layer, int(at["width"]), int(at["vec"]), int(at["comp"]),
+                         str(at["mode"]), x.arg(last))
+
+
+@impl("sured")
+def _sured(x: OpBinder):
+    last = len(x.inst.args) - 1
+    layer, coords = _geometry(x, last)
+    at = x.attrs
+    return sured_executor(x.launch.gmem, x.arg(0), coords, layer, str(at["redop"]), int(at["width"]),
+                          str(at["etype"])[0], str(at["mode"]), x.arg(last))

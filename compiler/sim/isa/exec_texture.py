@@ -1,0 +1,86 @@
+"""Executors of the texture and surface instructions (``TEX``, ``TXQ``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
+``SUST``, ``SUST.64``, ``SURED``, ``SURED.64``; PTX ISA 9.7.10 - 9.7.11).
+
+Each binds its operands (the handle in the pair a, coordinates x, y in the pair b and z, layer in the pair e)
+and calls :mod:`xcc.sim.texture`, the executors the IR interpreter calls, so both engines fetch and store bit
+for bit alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xcc.sim.isa.exec_base import Binder, impl
+from xcc.sim.texture import (
+    istypep_executor,
+    query_executor,
+    suld_executor,
+    sured_executor,
+    sust_executor,
+    tex_executor,
+)
+
+_DIMS = {"D1": (1, False), "D2": (2, False), "D3": (3, False), "A1": (1, True), "A2": (2, True)}
+_COMP = {"X": 0, "Y": 1, "Z": 2, "W": 3}
+_VEC = {"V1": 1, "V2": 2, "V4": 4}
+_SIZE = {"B8": 1, "B16": 2, "B32": 4}
+
+
+def _half(r, k: int):
+    return lambda sel, n: ((np.asarray(r(sel, n), np.uint64) >> np.uint64(32 * k)) & np.uint64(0xFFFFFFFF)
+                           ).astype(np.uint32)
+
+
+def _coords(x: Binder):
+    """(coordinate readers x, y, z of the geometry, layer reader or None)."""
+    dims, layered = _DIMS[x.mod("dim")]
+    b, e = x.w("b"), x.w("e")
+    cs = [_half(b, 0), _half(b, 1), _half(e, 0)][:dims]
+    return cs, (_half(e, 1) if layered else None)
+
+
+@impl("TEX")
+def _tex(x: Binder):
+    coords, layer = _coords(x)
+    g = x.mod("gather")
+    gather = None if g == "NONE" else "RGBA".index(g)
+    what = f"tld4.{g.lower()}" if gather is not None else f"tex.{x.mod('dim').lower()}"
+    return tex_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("ctype") == "S32", _COMP[x.mod("comp")],
+                        x.set_r("d"), what, gather)
+
+
+@impl("TXQ")
+def _txq(x: Binder):
+    return query_executor(x.ctx.gmem, x.w("a"), x.mod("query").lower(), x.flag("SURF"), x.set_r("d"))
+
+
+@impl("ISTYPEP")
+def _istypep(x: Binder):
+    return istypep_executor(x.ctx.gmem, x.w("a"), x.mod("kind").lower(), x.set_p("pd"))
+
+
+@impl("SULD", "SULD.64")
+def _suld(x: Binder):
+    coords, layer = _coords(x)
+    wide = x.inst.mnemonic == "SULD.64"
+    width = 8 if wide else _SIZE[x.mod("size")]
+    return suld_executor(x.ctx.gmem, x.w("a"), coords, layer, width, _VEC[x.mod("vec")], _COMP[x.mod("comp")],
+                         x.mod("mode").lower(), x.set_w("d") if wide else x.set_r("d"))
+
+
+@impl("SUST", "SUST.64")
+def _sust(x: Binder):
+    coords, layer = _coords(x)
+    wide = x.inst.mnemonic == "SUST.64"
+    width = 8 if wide else _SIZE[x.mod("size")]
+    return sust_executor(x.ctx.gmem, x.w("a"), coords, layer, width, _VEC[x.mod("vec")], _COMP[x.mod("comp")],
+                         x.mod("mode").lower(), x.w("c") if wide else x.r("c"))
+
+
+@impl("SURED", "SURED.64")
+def _sured(x: Binder):
+    coords, layer = _coords(x)
+    wide = x.inst.mnemonic == "SURED.64"
+    t = x.mod("type")
+    return sured_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("op").lower(), 8 if wide else 4,
+                          "s" if t.startswith("S") else "u", x.mod("mode").lower(), x.w("c") if wide else x.r("c"))

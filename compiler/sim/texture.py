@@ -1,0 +1,186 @@
+"""Texture and surface instructions for both interpreters' executors (``tex``, ``tld4``, ``txq``, ``suq``,
+``istypep``, ``suld.b``, ``sust.b``, ``sured.b``; PTX ISA 9.7.10 - 9.7.11): each thread's handle is the global
+address of a descriptor that :mod:`xcc.semantics.texture` decodes and applies, so the IR interpreter and the
+xg1 interpreter fetch bit for bit alike.  A handle that is not a live object of the right kind is a located
+fault naming the instruction (a :class:`MemoryFault` where its address is not mapped).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xcc.semantics import texture as TX
+from xcc.semantics.faults import MemoryFault
+from xcc.sim.waves import ExecFault
+
+__all__ = ["istypep_executor", "query_executor", "suld_executor", "sured_executor", "sust_executor",
+           "tex_executor"]
+
+_WORDS = np.arange(16, dtype=np.uint64) * np.uint64(8)
+
+
+def _vals(r, sel, n, dtype=np.uint64) -> np.ndarray:
+    return np.broadcast_to(np.asarray(r(sel, n)), (n,)).astype(dtype)
+
+
+def _reader(gmem, i: int):
+    def read(address: int, nbytes: int) -> bytes:
+        try:
+            raw = gmem.load(np.arange(address, address + nbytes, dtype=np.uint64), 1)
+        except MemoryFault as f:
+            f.thread = i
+            raise
+        return np.asarray(raw, np.uint8).tobytes()
+    return read
+
+
+def _descriptors(what: str, gmem, handle, sel, n, want: str | None) -> list[dict]:
+    """Each thread's decoded descriptor; ``want``: 'texref' or 'surfref' (None: either)."""
+    h = _vals(handle, sel, n)
+    out = []
+    for i in range(n):
+        try:
+            words = gmem.load(np.uint64(h[i]) + _WORDS, 8)
+        except MemoryFault as f:
+            f.thread = i
+            raise
+        try:
+            d = TX.decode(np.asarray(words, np.uint64))
+        except TX.TextureError:
+            obj = {"texref": "texture", "surfref": "surface"}.get(want, "texture or surface")
+            raise ExecFault(f"{what}: handle {int(h[i]):#x} is not a live {obj} object", i) from None
+        if want is not None and d["surface"] != (want == "surfref"):
+            kind = "surface" if d["surface"] else "texture"
+            raise ExecFault(f"{what}: handle {int(h[i]):#x} is a {kind} object", i)
+        out.append(d)
+    return out
+
+
+def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, what: str = "tex",
+                 gather: int | None = None):
+    """``run(sel, idx, n)``: word ``comp`` of each thread's fetch (``gather``: tld4's component) written."""
+    def run(sel, idx, n):
+        ds = _descriptors(what, gmem, handle, sel, n, "texref")
+        cs = [_vals(c, sel, n, np.uint32) for c in coords]
+        lay = None if layer is None else _vals(layer, sel, n, np.uint32).view(np.int32)
+        out = np.zeros(n, np.uint32)
+        for i, d in enumerate(ds):
+            if integer:
+                xs = [int(np.int32(np.uint32(c[i]).view(np.int32))) for c in cs]
+            else:
+                xs = [float(np.uint32(c[i]).view(np.float32)) for c in cs]
+            if len(xs) < d["dims"]:
+                raise ExecFault(f"{what}: a {len(xs)}d fetch through a {d['dims']}d texture", i)
+            if (layer is not None) != d["layered"]:
+                raise ExecFault(f"{what}: {'an array' if layer is not None else 'a non-array'} fetch through a "
+                                f"{'layered' if d['layered'] else 'non-layered'} texture", i)
+            try:
+                if gather is not None:
+                    words = TX.gather(d, _reader(gmem, i), xs[0], xs[1], gather)
+                else:
+                    words = TX.fetch(d, _reader(gmem, i), xs[:d["dims"]], integer, 0 if lay is None else int(lay[i]))
+            except TX.TextureError as e:
+                raise ExecFault(f"{what}: {e}", i) from None
+            out[i] = words[comp]
+        write(sel, out)
+    return run
+
+
+def query_executor(gmem, handle, query: str, surface: bool, write):
+    """``txq.query`` / ``suq.query``: one 32-bit answer per thread."""
+    what = f"{'suq' if surface else 'txq'}.{query}"
+
+    def run(sel, idx, n):
+        ds = _descriptors(what, gmem, handle, sel, n, "surfref" if surface else "texref")
+        write(sel, np.array([TX.query(d, query) for d in ds], np.uint32))
+    return run
+
+
+def istypep_executor(gmem, handle, kind: str, write):
+    """``istypep.kind``: whether the handle is a live object of that kind (a texture object is also a sampler:
+    it carries one); an unmapped handle is not one."""
+    def run(sel, idx, n):
+        h = _vals(handle, sel, n)
+        out = np.zeros(n, bool)
+        for i in range(n):
+            try:
+                words = gmem.load(np.uint64(h[i]) + _WORDS, 8)
+            except MemoryFault:
+                continue
+            k = TX.kind_of(np.asarray(words, np.uint64))
+            out[i] = k == kind or (kind == "samplerref" and k == "texref")
+        write(sel, out)
+    return run
+
+
+def _surface_addresses(what, gmem, handle, coords, layer, size, mode, sel, n):
+    """(descriptors, each thread's address or None) of a surface access of ``size`` bytes."""
+    ds = _descriptors(what, gmem, handle, sel, n, "surfref")
+    cs = [_vals(c, sel, n, np.uint32).view(np.int32).astype(np.int64) for c in coords]
+    lay = None if layer is None else _vals(layer, sel, n, np.uint32).view(np.int32).astype(np.int64)
+    out = []
+    for i, d in enumerate(ds):
+        xyz = [int(c[i]) for c in cs] + [0, 0]
+        if len(cs) < d["dims"]:
+            raise ExecFault(f"{what}: a {len(cs)}d access to a {d['dims']}d surface", i)
+        try:
+            out.append(TX.surface_address(d, xyz[0], xyz[1], xyz[2], 0 if lay is None else int(lay[i]), size, mode))
+        except TX.TextureError as e:
+            raise ExecFault(f"{what}: {e}", i) from None
+    return ds, out
+
+
+def suld_executor(gmem, handle, coords, layer, width: int, vec: int, comp: int, mode: str, write,
+                  what: str = "suld.b"):
+    """Element ``comp`` (``width`` bytes) of each thread's ``vec * width``-byte surface load."""
+    def run(sel, idx, n):
+        _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width * vec, mode, sel, n)
+        out = np.zeros(n, np.uint64)
+        for i, a in enumerate(addrs):
+            if a is None:
+                continue
+            try:
+                out[i] = int(np.asarray(gmem.load(np.array([a + comp * width], np.uint64), width)).ravel()[0])
+            except MemoryFault as f:
+                f.thread = i
+                raise
+        write(sel, out if width == 8 else out.astype(np.uint32))
+    return run
+
+
+def sust_executor(gmem, handle, coords, layer, width: int, vec: int, comp: int, mode: str, value,
+                  what: str = "sust.b"):
+    """Element ``comp`` of each thread's ``vec * width``-byte surface store (dropped out of range under .zero)."""
+    def run(sel, idx, n):
+        _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width * vec, mode, sel, n)
+        v = _vals(value, sel, n)
+        for i, a in enumerate(addrs):
+            if a is None:
+                continue
+            try:
+                gmem.store(np.array([a + comp * width], np.uint64), v[i:i + 1] & np.uint64((1 << 8 * width) - 1),
+                           width)  # (the memory narrows the word to its width)
+            except MemoryFault as f:
+                f.thread = i
+                raise
+    return run
+
+
+def sured_executor(gmem, handle, coords, layer, op: str, width: int, kind: str, mode: str, value,
+                   what: str = "sured.b"):
+    """``sured.b.op``: each thread's value reduced into its surface element as an atomic (thread order)."""
+    def run(sel, idx, n):
+        _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width, mode, sel, n)
+        udt = np.uint64 if width == 8 else np.uint32
+        v = (_vals(value, sel, n) & np.uint64((1 << 8 * width) - 1)).astype(udt)
+        if kind == "s":
+            v = v.view(np.int64 if width == 8 else np.int32)
+        for i, a in enumerate(addrs):
+            if a is None:
+                continue
+            try:
+                gmem.atomic(op, np.array([a], np.uint64), v[i:i + 1], width, kind)
+            except MemoryFault as f:
+                f.thread = i
+                raise
+    return run

@@ -1,0 +1,274 @@
+"""Texture and surface objects (issue 19): examples/texture_surface.cu (nvcc 13 -ptx -arch=sm_80: tex2D<float>,
+tex1Dfetch, tex2D<int4>, surf2Dread/surf2Dwrite, surf1Dread with cudaBoundaryModeZero) with its host side through
+xcc's driver API (cuArray3DCreate, cuMemcpyHtoA, cuTexObjectCreate, cuSurfObjectCreate), on both engines at -O0 and
+-O3, against a numpy reference written here from the CUDA Programming Guide's "Texture Fetching" appendix
+(nearest-point and linear filtering with a 9-bit fixed-point weight, the address modes); plus hand-written PTX for
+the forms nvcc's example does not emit (3d, layered, tld4, txq, suq, istypep, vector and 64-bit surface accesses,
+sured, .texref module variables), the located fault of a handle that is not a live object, and the refused forms.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xcc import runtime as rt
+from xcc.diagnostics import KernelFault
+from xcc.runtime import driver as cuda
+from xcc.runtime.driver_core import current
+
+ROOT = Path(__file__).resolve().parents[1]
+PTX = (ROOT / "examples/texture_surface.ptx").read_text()
+ENGINES = [(e, o) for e in ("ir", "isa") for o in (0, 3)]
+F = cuda.CUarray_format
+WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
+
+
+@pytest.fixture(scope="module")
+def device():
+    assert cuda.cuInit(0)[0] == 0
+    _, dev = cuda.cuDeviceGet(0)
+    err, ctx = cuda.cuCtxCreate(0, dev)
+    assert err == 0
+    yield current().device
+    cuda.cuCtxDestroy(ctx)
+
+
+_MODULES: dict = {}
+
+
+def kernel(device, name: str, engine: str, opt: int, ptx: str = PTX):
+    key = (id(device), hash(ptx), engine, opt)
+    if key not in _MODULES:
+        _MODULES[key] = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
+    return _MODULES[key].get_function(name)
+
+
+def ok(res):
+    err, *vals = res
+    assert err == 0, cuda.last_error_message()
+    return vals[0] if len(vals) == 1 else vals
+
+
+def array(data: np.ndarray, fmt, channels: int = 1, depth: int = 0, flags: int = cuda.CUDA_ARRAY3D_SURFACE_LDST,
+          height: int | None = None, width: int | None = None):
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width = width if width is not None else data.shape[-1] // channels if data.ndim else 1
+    d.Height = height if height is not None else (data.shape[-2] if data.ndim >= 2 else 0)
+    d.Depth, d.Format, d.NumChannels, d.Flags = depth, fmt, channels, flags
+    arr = ok(cuda.cuArray3DCreate(d))
+    data = np.ascontiguousarray(data)
+    ok(cuda.cuMemcpyHtoA(arr, 0, data, data.nbytes))
+    return arr
+
+
+def array_resource(arr):
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_ARRAY
+    r.res.array.hArray = arr
+    return r
+
+
+def texture(res, mode=CLAMP, linear=False, normalized=False, as_int=False, border=(0.0, 0.0, 0.0, 0.0)):
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode = [mode, mode, mode]
+    t.filterMode = int(linear)
+    t.flags = (cuda.CU_TRSF_NORMALIZED_COORDINATES if normalized else 0) | (cuda.CU_TRSF_READ_AS_INTEGER if as_int
+                                                                             else 0)
+    t.borderColor = list(border)
+    return ok(cuda.cuTexObjectCreate(res, t, None))
+
+
+def alloc(n: int) -> int:
+    return int(ok(cuda.cuMemAlloc(max(n, 1))))
+
+
+def fetch(dptr: int, n: int, dtype=np.float32) -> np.ndarray:
+    out = np.zeros(n, dtype)
+    ok(cuda.cuMemcpyDtoH(out, dptr, out.nbytes))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- the reference
+def _address(i: np.ndarray, n: int, mode: int, normalized: bool):
+    """(index, inside) of texel indices under an address mode (the guide: wrap and mirror need normalized
+    coordinates; unnormalized, they clamp)."""
+    if not normalized and mode in (WRAP, MIRROR):
+        mode = CLAMP
+    if mode == WRAP:
+        return np.mod(i, n), np.ones(i.shape, bool)
+    if mode == MIRROR:
+        m = np.mod(i, 2 * n)
+        return np.where(m < n, m, 2 * n - 1 - m), np.ones(i.shape, bool)
+    if mode == BORDER:
+        return np.clip(i, 0, n - 1), (i >= 0) & (i < n)
+    return np.clip(i, 0, n - 1), np.ones(i.shape, bool)
+
+
+def reference_2d(img: np.ndarray, u: np.ndarray, v: np.ndarray, mode: int, linear: bool, normalized: bool,
+                 border: float = 0.0) -> np.ndarray:
+    """tex2D<float> of a one-channel float image at coordinates (u, v) (float32 arrays)."""
+    h, w = img.shape
+    if normalized:
+        u, v = (u * np.float32(w)).astype(np.float32), (v * np.float32(h)).astype(np.float32)
+    if not linear:
+        (i, ii), (j, ji) = _address(np.floor(u).astype(np.int64), w, mode, normalized), \
+            _address(np.floor(v).astype(np.int64), h, mode, normalized)
+        return np.where(ii & ji, img[j, i], np.float32(border)).astype(np.float32)
+    ub, vb = (u - np.float32(0.5)).astype(np.float32), (v - np.float32(0.5)).astype(np.float32)
+    i0, j0 = np.floor(ub), np.floor(vb)
+    a = np.floor((ub - i0).astype(np.float64) * 256 + 0.5)  # the 9-bit weight: 8 fraction bits
+    b = np.floor((vb - j0).astype(np.float64) * 256 + 0.5)
+    acc = np.zeros(u.shape, np.float64)
+    for di, wi in ((0, 256 - a), (1, a)):
+        for dj, wj in ((0, 256 - b), (1, b)):
+            (i, ii), (j, ji) = _address(i0.astype(np.int64) + di, w, mode, normalized), \
+                _address(j0.astype(np.int64) + dj, h, mode, normalized)
+            t = np.where(ii & ji, img[j, i].astype(np.float64), border)
+            acc += wi * wj * t
+    return (acc / 65536.0).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------------------- the example
+W, H = 8, 6
+IMG = ((np.arange(W * H, dtype=np.float32).reshape(H, W) * 1.25 - 7.5) * np.where(np.arange(W) % 3, 1, -1)
+       ).astype(np.float32)
+
+
+def run_sample2d(device, engine, opt, mode, linear, normalized, scale, shift, border=0.0):
+    arr = array(IMG.astype(np.float32), F.CU_AD_FORMAT_FLOAT)
+    tex = texture(array_resource(arr), mode, linear, normalized, border=(border,) * 4)
+    out = alloc(W * H * 4)
+    kernel(device, "sample2d", engine, opt).launch((1, 1, 1), (W, H, 1), [
+        np.uint64(int(tex)), np.uint64(out), np.int32(W), np.int32(H), np.float32(scale), np.float32(shift),
+        np.int32(normalized)])
+    got = fetch(out, W * H).reshape(H, W)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+    ok(cuda.cuMemFree(out))
+    x, y = np.meshgrid(np.arange(W, dtype=np.float32), np.arange(H, dtype=np.float32))
+    s, t = np.float32(scale), np.float32(shift)
+    u = ((x + np.float32(0.5)) * s + t).astype(np.float32)  # exact: the fma of the example rounds nothing here
+    v = ((y + np.float32(0.5)) * s - t).astype(np.float32)
+    if normalized:
+        u, v = (u / np.float32(W)).astype(np.float32), (v / np.float32(H)).astype(np.float32)
+    return got, reference_2d(IMG, u, v, mode, linear, normalized, border)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("mode, linear, normalized", [
+    (CLAMP, False, False), (CLAMP, True, False), (WRAP, False, True), (WRAP, True, True), (MIRROR, True, True),
+    (BORDER, True, False), (BORDER, False, True)])
+def test_tex2d_point_and_linear_in_every_address_mode_matches_the_reference(device, engine, opt, mode, linear,
+                                                                            normalized):
+    got, want = run_sample2d(device, engine, opt, mode, linear, normalized, 1.375, 2.125 if normalized else -1.625,
+                             border=-3.0)
+    assert np.array_equal(got, want), (got, want)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_linear_filtering_quantises_the_weight_to_8_fraction_bits(device, engine, opt):
+    """Coordinates 1/512 apart fall between two 9-bit weights: the result moves in steps of 1/256 of a texel."""
+    got, want = run_sample2d(device, engine, opt, CLAMP, True, False, 1.0 + 1 / 512, 0.25 + 1 / 1024)
+    assert np.array_equal(got, want)
+    exact = reference_2d(IMG, *np.meshgrid(np.arange(W, dtype=np.float32) + np.float32(0.5),
+                                           np.arange(H, dtype=np.float32) + np.float32(0.5)), CLAMP, True, False)
+    assert np.array_equal(exact, IMG)  # at the texel centres linear filtering returns the texels
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_tex1dfetch_from_linear_memory_reads_zero_out_of_range(device, engine, opt):
+    n = 40
+    data = np.linspace(-3, 5, n, dtype=np.float32)
+    buf = alloc(data.nbytes)
+    ok(cuda.cuMemcpyHtoD(buf, data, data.nbytes))
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_LINEAR
+    r.res.linear.devPtr, r.res.linear.format, r.res.linear.numChannels = buf, F.CU_AD_FORMAT_FLOAT, 1
+    r.res.linear.sizeInBytes = data.nbytes
+    tex = texture(r)
+    out = alloc(n * 4)
+    for shift in (0, 7, -5):
+        kernel(device, "fetch1d", engine, opt).launch((1, 1, 1), (64, 1, 1), [np.uint64(int(tex)), np.uint64(out),
+                                                                             np.int32(n), np.int32(shift)])
+        idx = np.arange(n) + shift
+        want = np.where((idx >= 0) & (idx < n), 2 * data[np.clip(idx, 0, n - 1)], 0).astype(np.float32)
+        assert np.array_equal(fetch(out, n), want)
+    ok(cuda.cuTexObjectDestroy(tex))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_tex2d_int4_reads_the_four_channels_as_integers(device, engine, opt):
+    img = (np.arange(W * H * 4, dtype=np.int32) * 7919 - 100000).reshape(H, W * 4)
+    arr = array(img, F.CU_AD_FORMAT_SIGNED_INT32, channels=4)
+    tex = texture(array_resource(arr))
+    out = alloc(W * H * 16)
+    kernel(device, "sample2d_int4", engine, opt).launch((1, 1, 1), (W, H, 1), [np.uint64(int(tex)), np.uint64(out),
+                                                                               np.int32(W), np.int32(H)])
+    assert np.array_equal(fetch(out, W * H * 4, np.int32), img.ravel())
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_surf2d_read_modify_write(device, engine, opt):
+    img = (np.arange(W * H, dtype=np.float32).reshape(H, W) * 0.25 - 3)
+    arr = array(img, F.CU_AD_FORMAT_FLOAT)
+    surf = ok(cuda.cuSurfObjectCreate(array_resource(arr)))
+    kernel(device, "surf_update", engine, opt).launch((1, 1, 1), (W, H, 1), [np.uint64(int(surf)), np.int32(W),
+                                                                             np.int32(H)])
+    got = np.zeros_like(img)
+    ok(cuda.cuMemcpyAtoH(got, arr, 0, got.nbytes))
+    x, y = np.meshgrid(np.arange(W, dtype=np.float32), np.arange(H, dtype=np.float32))
+    assert np.array_equal(got, img * 3 + x - y)
+    ok(cuda.cuSurfObjectDestroy(surf))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_surf1d_read_with_boundary_mode_zero(device, engine, opt):
+    n = 16
+    data = np.arange(n, dtype=np.int32) * 3 + 1
+    arr = array(data, F.CU_AD_FORMAT_SIGNED_INT32, height=0)
+    surf = ok(cuda.cuSurfObjectCreate(array_resource(arr)))
+    out = alloc(n * 4)
+    kernel(device, "surf_read_zero", engine, opt).launch((1, 1, 1), (n, 1, 1), [np.uint64(int(surf)), np.uint64(out),
+                                                                                np.int32(n), np.int32(5)])
+    idx = np.arange(n) + 5
+    assert np.array_equal(fetch(out, n, np.int32), np.where(idx < n, data[np.clip(idx, 0, n - 1)], 0))
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_handle_that_is_not_a_live_object_is_a_located_fault(device, engine):
+    arr = array(IMG, F.CU_AD_FORMAT_FLOAT)
+    tex = texture(array_resource(arr))
+    surf = ok(cuda.cuSurfObjectCreate(array_resource(arr)))
+    out = alloc(W * H * 4)
+    args = [np.uint64(out), np.int32(W), np.int32(H), np.float32(1), np.float32(0), np.int32(0)]
+    ok(cuda.cuTexObjectDestroy(tex))
+    for bad, why in ((int(tex), "not a live texture object|freed"), (int(surf), "is a surface object"),
+                     (out, "not a live texture object")):
+        with pytest.raises(KernelFault, match=why) as e:
+            kernel(device, "sample2d", engine, 3).launch((1, 1, 1), (W, H, 1), [np.uint64(bad), *args])
+        assert "tex.2d" in PTX.splitlines()[e.value.line - 1]
+    with pytest.raises(KernelFault, match="is a texture object|not a live surface object"):
+        t2 = texture(array_resource(arr))
+        kernel(device, "surf_update", engine, 3).launch((1, 1, 1), (W, H, 1), [np.uint64(int(t2)), np.int32(W),
+                                                                               np.int32(H)])
+
+
+def test_the_driver_api_checks_its_descriptors(device):
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    err, tex = cuda.cuTexObjectCreate(r, cuda.CUDA_TEXTURE_DESC(), None)
+    assert err == cuda.CUresult.CUDA_ERROR_NOT_SUPPORTED and tex is None
+    arr = array(np.zeros((4, 4), np.int32), F.CU_AD_FORMAT_SIGNED_INT32, flags=0)
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.filterMode = 1
+    err, _ = cuda.cuTexObjectCreate(array_resource(arr), t, None)
+    assert err == cuda.CUresult.CUDA_ERROR_INVALID_VALUE and "linear filtering" in cuda.last_error_message()
+    err, _ = cuda.cuSurfObjectCreate(array_resource(arr))
+    assert err == cuda.CUresult.CUDA_ERROR_INVALID_VALUE and "SURFACE_LDST" in cuda.last_error_message()
+    assert cuda.cuTexObjectDestroy(12345)[0] == cuda.CUresult.CUDA_ERROR_INVALID_HANDLE
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Format, d.NumChannels = 4, 4, F.CU_AD_FORMAT_FLOAT, 3
+    assert cuda.cuArray3DCreate(d)[0] == cuda.CUresult.CUDA_ERROR_INVALID_VALUE
