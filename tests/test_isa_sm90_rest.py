@@ -474,3 +474,115 @@ def test_tensormap_forms_xcc_refuses_are_located_errors_of_check(line, match):
     errors = check_sources([Source(ptx, "w.ptx")]).errors
     assert errors and errors[0].loc is not None and errors[0].loc.line > 0, errors
     assert re.search(match, str(errors[0])), errors[0]
+
+
+# ----------------------------------------------------------------------------- multimem on one device
+# Thread t's 16-byte slot of buf is the multimem object's memory (one device: the object is bound to it alone);
+# its operands are the first words of its slot of in, and ld_reduce results are stored to its slot of out.
+MULTIMEM = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 buf, .param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    .reg .f32 %f<4>;
+    .reg .f64 %fd<2>;
+    ld.param.u64 %rd1, [buf];
+    ld.param.u64 %rd2, [in];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd6, %r1, 16;
+    add.u64 %rd1, %rd1, %rd6;
+    add.u64 %rd2, %rd2, %rd6;
+    add.u64 %rd3, %rd3, %rd6;
+    ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd2];
+    mov.b64 %rd4, {%r10, %r11};
+    mov.b64 %rd5, {%r12, %r13};
+    mov.b32 %f0, %r10;
+    mov.b32 %f1, %r11;
+    mov.b32 %f2, %r12;
+    mov.b32 %f3, %r13;
+    mov.b64 %fd0, %rd4;
+    mov.b64 %fd1, %rd5;
+    FORM
+    RESULT
+    ret;
+}
+"""
+MM_LD = "multimem.ld_reduce"
+# (form, store of its result (ld_reduce) or None, what it does: "ld" / "st" bytes or the reduction's numpy type)
+MULTIMEM_FORMS = [
+    (f"{MM_LD}.relaxed.sys.global.add.u32 %r10, [%rd1];", "st.global.u32 [%rd3], %r10;", ("ld", 4)),
+    (f"{MM_LD}.global.min.s32 %r10, [%rd1];", "st.global.u32 [%rd3], %r10;", ("ld", 4)),
+    (f"{MM_LD}.weak.global.and.b32 %r10, [%rd1];", "st.global.u32 [%rd3], %r10;", ("ld", 4)),
+    (f"{MM_LD}.acquire.gpu.add.u32 %r10, [%rd1];", "st.global.u32 [%rd3], %r10;", ("ld", 4)),
+    (f"{MM_LD}.relaxed.gpu.global.add.f32 %f0, [%rd1];", "st.global.f32 [%rd3], %f0;", ("ld", 4)),
+    (f"{MM_LD}.global.add.v4.f32 {{%f0, %f1, %f2, %f3}}, [%rd1];",
+     "st.global.v4.f32 [%rd3], {%f0, %f1, %f2, %f3};", ("ld", 16)),
+    (f"{MM_LD}.global.add.acc::f32.v2.f16x2 {{%r10, %r11}}, [%rd1];", "st.global.v2.u32 [%rd3], {%r10, %r11};",
+     ("ld", 8)),
+    (f"{MM_LD}.global.max.bf16x2 %r10, [%rd1];", "st.global.u32 [%rd3], %r10;", ("ld", 4)),
+    (f"{MM_LD}.global.add.u64 %rd4, [%rd1];", "st.global.u64 [%rd3], %rd4;", ("ld", 8)),
+    (f"{MM_LD}.global.add.f64 %fd0, [%rd1];", "st.global.f64 [%rd3], %fd0;", ("ld", 8)),
+    ("multimem.st.relaxed.gpu.global.u32 [%rd1], %r10;", None, ("st", 4)),
+    ("multimem.st.global.v2.f32 [%rd1], {%f0, %f1};", None, ("st", 8)),
+    ("multimem.st.global.b64 [%rd1], %rd4;", None, ("st", 8)),
+    ("multimem.st.release.sys.global.v4.f16x2 [%rd1], {%r10, %r11, %r12, %r13};", None, ("st", 16)),
+    ("multimem.red.relaxed.gpu.global.add.u32 [%rd1], %r10;", None, ("add", np.uint32, 1)),
+    ("multimem.red.global.min.s32 [%rd1], %r10;", None, ("min", np.int32, 1)),
+    ("multimem.red.global.or.b32 [%rd1], %r10;", None, ("or", np.uint32, 1)),
+    ("multimem.red.global.add.f32 [%rd1], %f0;", None, ("add", np.float32, 1)),
+    ("multimem.red.global.add.v4.f32 [%rd1], {%f0, %f1, %f2, %f3};", None, ("add", np.float32, 4)),
+    ("multimem.red.global.min.u64 [%rd1], %rd4;", None, ("min", np.uint64, 1)),
+    ("multimem.red.global.max.s64 [%rd1], %rd4;", None, ("max", np.int64, 1)),
+    ("multimem.red.global.xor.b64 [%rd1], %rd4;", None, ("xor", np.uint64, 1)),
+    ("multimem.red.global.add.f16x2 [%rd1], %r10;", None, ("add", np.float16, 2)),
+    ("multimem.red.global.add.acc::f32.v2.f16x2 [%rd1], {%r10, %r11};", None, ("add", np.float16, 4)),
+]
+
+
+def _mm_values(dtype, rng, n: int) -> np.ndarray:
+    """n values of dtype: random words for integers, small integers and halves (exact sums) for floats."""
+    if np.dtype(dtype).kind == "f":
+        return (rng.integers(-512, 512, n) / 4).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form, result, what", MULTIMEM_FORMS, ids=[f[0].split()[0] for f in MULTIMEM_FORMS])
+def test_multimem_on_one_device_acts_on_that_devices_memory(engine, opt, form, result, what):
+    rng = np.random.default_rng(len(form))
+    buf0, data = rng.integers(0, 1 << 32, (32, 4), dtype=np.uint32), rng.integers(0, 1 << 32, (32, 4), dtype=np.uint32)
+    if what[0] not in ("ld", "st"):
+        op, dtype, count = what
+        buf0.view(np.uint8).reshape(32, 16)[:] = 0
+        nelem = 16 // np.dtype(dtype).itemsize
+        buf0.view(dtype)[:] = _mm_values(dtype, rng, 32 * nelem).reshape(32, nelem)
+        data.view(dtype)[:] = _mm_values(dtype, rng, 32 * nelem).reshape(32, nelem)
+    dev = rt.Device()
+    dbuf, din, dout = rt.to_device(buf0, dev), rt.to_device(data, dev), rt.zeros((32, 4), np.uint32, dev)
+    ptx = MULTIMEM.replace("FORM", form).replace("RESULT", result or "")
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [dbuf, din, dout])
+    buf, out = dbuf.copy_to_host(), dout.copy_to_host()
+    want_buf, want_out = buf0.copy(), np.zeros((32, 4), np.uint32)
+    if what[0] == "ld":
+        want_out[:, :what[1] // 4] = buf0[:, :what[1] // 4]
+    elif what[0] == "st":
+        want_buf[:, :what[1] // 4] = data[:, :what[1] // 4]
+    else:
+        a, b = want_buf.view(dtype)[:, :count], data.view(dtype)[:, :count]
+        a[:] = {"add": lambda: a + b, "min": lambda: np.minimum(a, b), "max": lambda: np.maximum(a, b),
+                "or": lambda: a | b, "xor": lambda: a ^ b}[op]()
+    np.testing.assert_array_equal(buf, want_buf)
+    np.testing.assert_array_equal(out, want_out)
+
+
+def test_multimem_red_min_on_packed_halves_is_not_ptx():
+    """ptxas 13.0: "Incorrect type '.f16x2' for operation '.min' in instruction 'multimem.red'"."""
+    ptx = MULTIMEM.replace("FORM", "multimem.red.global.min.f16x2 [%rd1], %r10;").replace("RESULT", "")
+    errors = check_sources([Source(ptx, "w.ptx")]).errors
+    assert errors and errors[0].loc is not None and errors[0].loc.line == 27, errors
+    assert re.search(r"\.min is not a multimem\.red operation on \.f16x2", str(errors[0])), errors[0]

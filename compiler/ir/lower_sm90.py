@@ -31,6 +31,22 @@ _RED_ASYNC = frozenset({("inc", "u32"), ("dec", "u32"), ("min", "u32"), ("min", 
                         ("or", "b32"), ("xor", "b32")})
 
 
+_MM_VECTOR_TYPES = ("f32", "f16x2", "bf16x2")
+
+
+def _multimem_op_ok(kind: str, op: str, t: str) -> bool:
+    """Whether ``multimem.{ld_reduce,red}.op.t`` is PTX (as ptxas 13.0 decides for sm_90a): floats only ``.add``
+    (``ld_reduce`` also ``.min``/``.max`` on ``.f16x2``/``.bf16x2``), ``.add`` on .u32/.s32/.u64, ``.min``/``.max``
+    on 32- and 64-bit integers, the bitwise operations on .b32/.b64."""
+    if t in ("f16", "bf16", "f16x2", "bf16x2", "f32", "f64"):
+        return op == "add" or (kind == "ld_reduce" and op in ("min", "max") and t in ("f16x2", "bf16x2"))
+    if op in ("and", "or", "xor"):
+        return t in ("b32", "b64")
+    if op == "add":
+        return t in ("u32", "s32", "u64")
+    return t in ("u32", "s32", "u64", "s64")
+
+
 def _text(inst: ast.Instruction) -> str:
     return ".".join((inst.opcode, *inst.modifiers))
 
@@ -113,3 +129,56 @@ class Sm90Lowering:
         if not isinstance(a, ast.Imm) or a.kind != "int" or not 0 <= a.value <= limit:
             raise self.error(f"'{_text(inst)}': the event must be an integer constant 0..{limit}"
                              + (" (a 16-bit mask)" if limit > 15 else ""), PtxSemanticError)
+
+    # ----------------------------------------------------------------- multimem
+    def op_multimem(self, inst) -> None:
+        """``multimem.ld_reduce`` / ``multimem.st`` / ``multimem.red`` (PTX ISA 9.7.9.16, sm_90) on one device.
+
+        A multimem address names a multicast object, which CUDA binds to memory on each device of a group
+        (``cuMulticastCreate``, ``cuMulticastBindMem``).  xcc runs one device, so a multicast object is bound to that
+        device's memory alone and the address is an ordinary global (or generic) address of it: ``ld_reduce``
+        reduces the one copy, which is the value loaded (for every operation, ``.acc::f32`` included: one f16 or
+        bf16 value converted to f32 and back is itself); ``st`` stores to the one copy; ``red`` reduces into it
+        as ``red.global`` does (``.acc::f32``: the f16/bf16 sum of two values is computed exactly enough in f32
+        that its rounding to 16 bits is the direct rounding).  Reductions over copies on several devices cannot
+        arise, so nothing is refused.  The operations and types are ptxas 13.0's (:func:`_multimem_op_ok`)."""
+        ms = inst.modifiers
+        kind = ms[0] if ms else None
+        if kind not in ("ld_reduce", "st", "red"):
+            raise self.error(f"'{_text(inst)}': expected multimem.ld_reduce, multimem.st or multimem.red",
+                             PtxSemanticError)
+        t = self._type(inst)
+        if t.name in ("f16x2", "bf16x2"):  # a packed pair moves as one 32-bit word
+            word = ptx_type("b32")
+        else:
+            word = t
+        vec = self._vec(inst)
+        space = "global" if "global" in ms else "generic"
+        self._check(inst, 2)
+        data, addr = (inst.operands[0], inst.operands[1]) if kind == "ld_reduce" else inst.operands[1::-1]
+        base, off, param = self._address(addr)
+        if param is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a multimem address", PtxSemanticError)
+        regs = data.elements if isinstance(data, ast.Vector) else (data,)
+        if len(regs) != vec:
+            raise self.error(f"'{_text(inst)}' moves {vec} value(s), got {len(regs)}", PtxSemanticError)
+        op = next((m for m in ms if m in ("add", "min", "max", "and", "or", "xor")), None)
+        if kind != "st" and op is None:
+            raise self.error(f"'{_text(inst)}' has no reduction operation", PtxSemanticError)
+        if vec > 1 and (vec == 8 or t.name not in _MM_VECTOR_TYPES):
+            raise self.error(f"'{_text(inst)}': multimem takes .v2/.v4 only with .f32, .f16x2 or .bf16x2",
+                             PtxSemanticError)
+        if kind != "st" and not _multimem_op_ok(kind, op, t.name):
+            raise self.error(f"'{_text(inst)}': .{op} is not a multimem.{kind} operation on .{t.name}",
+                             PtxSemanticError)
+        for k, r in enumerate(regs):
+            at = off + k * word.bytes
+            if kind == "ld_reduce":
+                rt = r.type if hasattr(r, "type") else word
+                extra = {"vec": vec * word.bytes} if k == 0 and vec > 1 else {}
+                self.write(r, self.emit("ld", word, [base], rt, space=space, offset=at, **extra).result)
+            elif kind == "st":
+                extra = {"vec": vec * word.bytes} if k == 0 and vec > 1 else {}
+                self.emit("st", word, [base, self.read(r, word)], None, space=space, offset=at, **extra)
+            else:
+                self.emit("atom", t, [base, self.read(r, t)], t, space=space, offset=at, atom_op=op)
