@@ -20,7 +20,7 @@ from xcc.runtime import driver as cuda
 from xcc.runtime.driver_core import current
 
 ROOT = Path(__file__).resolve().parents[1]
-PTX = (ROOT / "examples/texture_surface.ptx").read_text()
+PTX = (ROOT / "examples/texture_surface.sm_80.ptx").read_text()
 ENGINES = [(e, o) for e in ("ir", "isa") for o in (0, 3)]
 F = cuda.CUarray_format
 WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
@@ -272,3 +272,181 @@ def test_the_driver_api_checks_its_descriptors(device):
     d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
     d.Width, d.Height, d.Format, d.NumChannels = 4, 4, F.CU_AD_FORMAT_FLOAT, 3
     assert cuda.cuArray3DCreate(d)[0] == cuda.CUresult.CUDA_ERROR_INVALID_VALUE
+
+
+# ----------------------------------------------------------------------------------------- hand-written forms
+FORMS = (ROOT / "tests/data/texture/forms.ptx").read_text()  # (ptxas 13.0 -arch=sm_80 accepts it)
+
+
+def _nearest(n: int, c: float) -> int:
+    return min(max(int(np.floor(c)), 0), n - 1)
+
+
+def launch_forms(device, name, engine, opt, handles, coords, nout, threads, dtype=np.float32):
+    cs = np.ascontiguousarray(coords).view(np.uint32).ravel() if coords is not None else np.zeros(1, np.uint32)
+    dcs, out = alloc(cs.nbytes), alloc(max(nout * 4, 128))
+    ok(cuda.cuMemcpyHtoD(dcs, cs, cs.nbytes))
+    ok(cuda.cuMemsetD8(out, 0, max(nout * 4, 128)))
+    args = [np.uint64(int(h)) for h in handles] + ([np.uint64(dcs)] if coords is not None else []) + [np.uint64(out)]
+    kernel(device, name, engine, opt, FORMS).launch((1, 1, 1), (threads, 1, 1), args)
+    return fetch(out, nout, dtype)
+
+
+def _coords(rows) -> np.ndarray:
+    """Thread records of three 32-bit words: a u32 or f32 each (as the kernel reads them)."""
+    out = np.zeros((len(rows), 3), np.uint32)
+    for i, row in enumerate(rows):
+        for k, v in enumerate(row):
+            out[i, k] = np.uint32(v) if isinstance(v, int) else np.float32(v).view(np.uint32)
+    return out
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_tex3d_point_and_trilinear(device, engine, opt):
+    D, Hh, Ww = 2, 3, 4
+    vol = (np.arange(D * Hh * Ww, dtype=np.float32).reshape(D, Hh, Ww) * 2 - 5).astype(np.float32)
+    arr = array(vol, F.CU_AD_FORMAT_FLOAT, depth=D, flags=0)
+    pts = [(0.2, 0.7, 0.3), (3.9, 2.5, 1.7), (-2.0, 1.25, 5.0), (1.5, 1.5, 1.0), (2.75, 0.625, 1.375)]
+    for linear in (False, True):
+        tex = texture(array_resource(arr), linear=linear)
+        got = launch_forms(device, "fetch3d", engine, opt, [tex], _coords(pts), 4 * len(pts), len(pts))
+        got = got.reshape(-1, 4)
+        for (x, y, z), g in zip(pts, got, strict=True):
+            if not linear:
+                want = vol[_nearest(D, z), _nearest(Hh, y), _nearest(Ww, x)]
+            else:
+                acc = 0.0
+                taps = []
+                for c, n in ((x, Ww), (y, Hh), (z, D)):
+                    b = np.float32(np.float32(c) - np.float32(0.5))
+                    i0 = int(np.floor(b))
+                    a = int(np.floor((float(b) - i0) * 256 + 0.5))
+                    taps.append([(min(max(i0, 0), n - 1), 256 - a), (min(max(i0 + 1, 0), n - 1), a)])
+                for i, wi in taps[0]:
+                    for j, wj in taps[1]:
+                        for k, wk in taps[2]:
+                            acc += wi * wj * wk * float(vol[k, j, i])
+                want = np.float32(acc / 256 ** 3)
+            assert g[0] == want and g[1] == 0 and g[2] == 0 and g[3] == 1, (x, y, z, g, want)
+        ok(cuda.cuTexObjectDestroy(tex))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_layered_textures_pick_the_clamped_layer(device, engine, opt):
+    L, Hh, Ww = 3, 3, 4
+    data = (np.arange(L * Hh * Ww * 4, dtype=np.float32) * 0.5).reshape(L, Hh, Ww * 4)
+    arr = array(data, F.CU_AD_FORMAT_FLOAT, channels=4, depth=L, flags=cuda.CUDA_ARRAY3D_LAYERED)
+    tex = texture(array_resource(arr))
+    pts = [(0, 0.5, 0.5), (2, 3.5, 2.5), (7, 1.2, 0.1), (1, -4.0, 9.0)]
+    got = launch_forms(device, "fetch_a2d", engine, opt, [tex], _coords(pts), 4 * len(pts), len(pts)).reshape(-1, 4)
+    for (layer, x, y), g in zip(pts, got, strict=True):
+        i, j = _nearest(Ww, x), _nearest(Hh, y)
+        assert np.array_equal(g, data[min(layer, L - 1), j, 4 * i:4 * i + 4])
+    data1 = (np.arange(2 * 5 * 2, dtype=np.float32) + 1).reshape(2, 10)
+    arr1 = array(data1, F.CU_AD_FORMAT_FLOAT, channels=2, depth=2, height=0, flags=cuda.CUDA_ARRAY3D_LAYERED)
+    tex1 = texture(array_resource(arr1))
+    pts1 = [(0, 0.5, 0), (1, 4.9, 0), (1, 2.0, 0)]
+    got1 = launch_forms(device, "fetch_a1d", engine, opt, [tex1], _coords(pts1), 4 * 3, 3).reshape(-1, 4)
+    for (layer, x, _), g in zip(pts1, got1, strict=True):
+        i = _nearest(5, x)
+        assert np.array_equal(g, [*data1[layer, 2 * i:2 * i + 2], 0, 1])
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_tld4_gathers_one_component_of_the_bilinear_footprint(device, engine, opt):
+    data = (np.arange(4 * 4 * 2, dtype=np.float32) * 1.5).reshape(4, 8)
+    arr = array(data, F.CU_AD_FORMAT_FLOAT, channels=2, flags=0)
+    tex = texture(array_resource(arr))
+    pts = [(0, 1.5, 1.5), (0, 0.2, 3.9), (0, 2.75, 0.5)]
+    got = launch_forms(device, "gather", engine, opt, [tex], _coords(pts), 8 * 3, 3).reshape(-1, 2, 4)
+    for (_, x, y), g in zip(pts, got, strict=True):
+        i0, j0 = int(np.floor(np.float32(x) - np.float32(0.5))), int(np.floor(np.float32(y) - np.float32(0.5)))
+        for c in (0, 1):
+            def t(i, j, c=c):
+                return data[min(max(j, 0), 3), 2 * min(max(i, 0), 3) + c]
+            assert np.array_equal(g[c], [t(i0, j0 + 1), t(i0 + 1, j0 + 1), t(i0 + 1, j0), t(i0, j0)])
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_txq_suq_and_istypep(device, engine, opt):
+    arr = array(IMG, F.CU_AD_FORMAT_FLOAT)
+    tex = texture(array_resource(arr), mode=WRAP, linear=True, normalized=True)
+    sarr = array(np.zeros((4, 8), np.uint32), F.CU_AD_FORMAT_UNSIGNED_INT32, channels=2)
+    surf = ok(cuda.cuSurfObjectCreate(array_resource(sarr)))
+    got = launch_forms(device, "queries", engine, opt, [tex, surf], None, 16, 1, np.uint32)
+    # OpenCL's CL_FLOAT and CL_R for the texture, CL_RG for the surface (PTX ISA: txq/suq answer with them)
+    assert list(got) == [W, H, 0, 0x10DE, 0x10B0, 1, 1, WRAP, 4, 4, 0x10B2, 1, 0, 1, 0, 0]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_vector_64_bit_and_byte_surface_accesses_and_reductions(device, engine, opt):
+    s = (np.arange(4 * 8, dtype=np.uint32) * 0x01010101 + 3).reshape(4, 8)  # 4 x 4 elements of 2 x u32
+    arr = array(s, F.CU_AD_FORMAT_UNSIGNED_INT32, channels=2)
+    arr2 = array(np.zeros((4, 4), np.uint32), F.CU_AD_FORMAT_UNSIGNED_INT32)
+    surf, surf2 = ok(cuda.cuSurfObjectCreate(array_resource(arr))), ok(cuda.cuSurfObjectCreate(array_resource(arr2)))
+    got = launch_forms(device, "surfaces", engine, opt, [surf, surf2], None, 16 * 4, 16, np.uint32).reshape(16, 4)
+    s64 = s.view(np.uint64)  # (4, 4): element x of row y as one 64-bit word
+    after = np.zeros_like(s)
+    ok(cuda.cuMemcpyAtoH(after, arr, 0, after.nbytes))
+    after2 = np.zeros((4, 4), np.uint32)
+    ok(cuda.cuMemcpyAtoH(after2, arr2, 0, after2.nbytes))
+    want_min = s.copy()
+    for i in range(16):
+        x, y = i % 4, i // 4
+        assert list(got[i, :2]) == list(s[y, 2 * max(x - 1, 0):2 * max(x - 1, 0) + 2])  # .clamp: element 0
+        assert got[i, 2:].view(np.uint64)[0] == (s64[y, x + 2] if x + 2 < 4 else 0)  # .zero: beyond the row
+        want_min[y, x % 2] = np.array(min(int(want_min[y, x % 2].view(np.int32)), 5 - i), np.int32).view(np.uint32)
+    assert np.array_equal(after, want_min)
+    i = np.arange(16).reshape(4, 4)
+    packed = (i | (i + 1) << 8 | (i + 2) << 16 | (i + 3) << 24).astype(np.uint32)
+    packed[:, 0] += (i[:, 0] + 1 + i[:, 2] + 1).astype(np.uint32)
+    packed[:, 1] += (i[:, 1] + 1 + i[:, 3] + 1).astype(np.uint32)
+    assert np.array_equal(after2, packed)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_texref_module_variable_and_parameter_hold_handles(device, engine, opt):
+    arr = array(IMG, F.CU_AD_FORMAT_FLOAT)
+    tex = texture(array_resource(arr))
+    mod = kernel(device, "texrefs", engine, opt, FORMS)
+    g = _MODULES[(id(device), hash(FORMS), engine, opt)].get_global("gtex", np.uint64)
+    g.copy_from_host(np.array([int(tex)], np.uint64))
+    out = alloc(8)
+    mod.launch((1, 1, 1), (1, 1, 1), [np.uint64(int(tex)), np.uint64(out)])
+    assert list(fetch(out, 2)) == [IMG[1, 1], IMG[1, 1]]
+    g.copy_from_host(np.zeros(1, np.uint64))  # unbound again: a located fault, not a traceback
+    with pytest.raises(KernelFault, match="not a live texture object|out-of-bounds"):
+        mod.launch((1, 1, 1), (1, 1, 1), [np.uint64(int(tex)), np.uint64(out)])
+
+
+REFUSED = {
+    "tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}];": "the .cube geometry",
+    "tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}], %f5;": "mipmap level",
+    "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
+    "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};": "formatted surface access",
+}
+
+
+@pytest.mark.parametrize("line", sorted(REFUSED))
+def test_refused_forms_fail_check_with_compiles_located_message(capsys, tmp_path, line):
+    from xcc.cli import main
+
+    src = tmp_path / "refused.ptx"
+    src.write_text(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 t)\n{\n"
+                   "\t.reg .f32 %f<6>;\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\tld.param.u64 %rd1, [t];\n"
+                   f"\tmov.u64 %rd2, %rd1;\n\t{line}\n\tret;\n}}\n")
+    rcs = []
+    for argv in (["check", src], ["compile", src, "-o", tmp_path / "out.xbin"]):
+        rc = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        assert rc != 0 and "Traceback" not in err
+        rcs.append([e for e in err.splitlines() if ": error: " in e])
+    assert rcs[0] == rcs[1] and len(rcs[0]) == 1
+    assert f"{src}:11:" in rcs[0][0] and REFUSED[line] in rcs[0][0] and "not supported yet" in rcs[0][0]
+
+
+def test_check_accepts_the_example_and_the_opaque_declarations(capsys):
+    from xcc.cli import main
+
+    for path in (ROOT / "examples/texture_surface.sm_80.ptx", ROOT / "tests/data/texture/forms.ptx"):
+        assert main(["check", str(path)]) == 0, capsys.readouterr().err
