@@ -241,7 +241,7 @@ _TENSOR_FAMILIES = {
     "cp": (f"async bulk tensor reduce ca cg commit_group wait_group wait_all read mbarrier arrive noinc "
            f"{_MATRIX_SPACES} shared::cluster.global shared::cta.global global.shared::cta "
            "mbarrier::complete_tx::bytes bulk_group L2::cache_hint L2::64B L2::128B L2::256B "
-           "multicast::cluster tile im2col im2col::w im2col::w::128 tile::gather4 tile::scatter4 "
+           "multicast::cluster tile im2col im2col_no_offs im2col::w im2col::w::128 tile::gather4 tile::scatter4 "
            "prefetch L2 cta_group::1 cta_group::2 add min max inc dec and or xor noftz cp_mask "
            "L1::evict_normal L1::evict_first L1::evict_last L1::no_allocate L2::evict_first L2::evict_last"),
     "mbarrier": ("init arrive arrive_drop expect_tx complete_tx try_wait test_wait pending_count inval "

@@ -13,7 +13,7 @@ from xcc.diagnostics import UnsupportedError, XccError
 from xcc.runtime import driver as cuda
 
 PTX = Path(__file__).parent / "data" / "runtime" / "lazy_two_kernels.ptx"
-REFUSED_LINE = next(i for i, line in enumerate(PTX.read_text().splitlines(), 1) if "cp.async.bulk.tensor.1d" in line)
+REFUSED_LINE = next(i for i, line in enumerate(PTX.read_text().splitlines(), 1) if "cp.async.bulk.tensor.3d" in line)
 
 
 def test_the_other_kernels_of_a_module_run():

@@ -55,7 +55,7 @@ def run(engine: str, opt: int, c0: int, c1: int, **kw) -> tuple[np.ndarray, np.n
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
-@pytest.mark.parametrize("c0, c1", [(0, 0), (30, -3), (-5, 30), (60, 0)])
+@pytest.mark.parametrize("c0, c1", [(0, 0), (28, -3), (-4, 30), (60, 0)])
 def test_a_tile_load_reads_the_box_and_fills_outside_with_zeros(engine, opt, c0, c1):
     x, got = run(engine, opt, c0, c1)
     assert np.array_equal(got, expected(x, c0, c1))
@@ -66,6 +66,7 @@ def test_the_nan_fill_fills_float_elements_outside_with_nan(engine, opt):
     x, got = run(engine, opt, 40, 0, fill=cuda.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
     want = expected(x, 40, 0, np.nan)
     assert np.array_equal(got, want, equal_nan=True) and np.isnan(got).sum() == 16 * 20
+    assert set(got[np.isnan(got)].view(np.uint32).tolist()) == {0x7FF77FF7}  # the H200's fill (tensormap_replace_probe)
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES[::3])
@@ -78,6 +79,15 @@ def test_a_128_byte_swizzle_permutes_the_16_byte_chunks_of_each_row(engine, opt)
         for k in range(8):
             want[r, k ^ (r % 8)] = plain[r, k]
     assert np.array_equal(got, want.reshape(16, 32))
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_an_innermost_coordinate_off_16_bytes_is_a_located_fault(engine):
+    """An H200 stops such a load with an illegal-instruction error (tests/data/gpu/tma_h200.jsonl: columns 30 and
+    2 of a u32 box fault; 28, -4 and 48 load)."""
+    with pytest.raises(KernelFault, match="the innermost coordinate 30 is 120 bytes into a row") as e:
+        run(engine, 0, 30, -3)
+    assert "cp.async.bulk.tensor" in PTX.splitlines()[e.value.line - 1]
 
 
 def test_cu_tensor_map_encode_tiled_checks_its_arguments():
@@ -118,11 +128,11 @@ def test_the_driver_api_launches_a_tma_kernel_with_the_tensor_map_by_value():
         err, mod = cuda.cuModuleLoadData(PTX.encode())
         err, fn = cuda.cuModuleGetFunction(mod, b"tma_copy")
         assert err == 0, cuda.last_error_message()
-        params = ((tm, dout, 7, 2), (None, None, ctypes.c_int, ctypes.c_int))
+        params = ((tm, dout, 8, 2), (None, None, ctypes.c_int, ctypes.c_int))
         assert cuda.cuLaunchKernel(fn, 1, 1, 1, 128, 1, 1, 0, 0, params, 0)[0] == 0, cuda.last_error_message()
         got = np.zeros(16 * 32, np.float32)
         assert cuda.cuMemcpyDtoH(got, dout, got.nbytes)[0] == 0
-        assert np.array_equal(got.reshape(16, 32), expected(x, 7, 2))
+        assert np.array_equal(got.reshape(16, 32), expected(x, 8, 2))
     finally:
         cuda.cuCtxDestroy(ctx)
 
@@ -210,7 +220,7 @@ def test_the_3d_kernel_is_the_2d_one_with_a_third_coordinate():
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
-@pytest.mark.parametrize("c0, c1, c2", [(0, 0, 1), (30, -3, 2), (-5, 30, 0), (0, 0, 3)])
+@pytest.mark.parametrize("c0, c1, c2", [(0, 0, 1), (28, -3, 2), (-4, 30, 0), (0, 0, 3)])
 def test_a_3d_tile_load_reads_one_slice(engine, opt, c0, c1, c2):
     """A [DEPTH, ROWS, COLS] tensor, box 32 x 16 x 1: the box at (c0, c1) of slice c2 (zeros past the last slice);
     xg1 runs it as TMALD.3D."""

@@ -4,10 +4,10 @@ tile stores (clipped at the tensor's far edges, a 128-byte swizzle; 2d and 3d), 
 (u32 add/min/max/inc/dec/and/or/xor, s32 add/min/max, f32 add), im2col loads of rank 3 - 5 (offsets of 0xFFFF
 read as 65535) and multicast loads.
 
-Not checked against hardware: the recording's harness ended with an illegal-instruction error (CUDA error 715)
-on the H200 for tile loads and stores at negative coordinates (2d, 3d) and for its 4d and 5d tile boxes even at
-coordinates >= 0, so those cases are missing from the recording (xcc follows the PTX ISA there: elements outside
-the tensor read as zero and are not written; tests/test_tma_store.py)."""
+What the H200 refused: the harness's cases that ended with CUDA error 715 (an illegal instruction at the TMA
+instruction) are missing from the recording: tile boxes whose innermost coordinate is not a multiple of 16 bytes
+(loads and stores), and tile stores at a negative coordinate (loads there read zeros, and are recorded).  xcc
+makes both located faults (:func:`test_what_the_h200_refused_is_a_located_fault`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import pytest
 from test_tma_store import DT, ENGINES, I2C, SW, coords_param, encode, module, run_im2col
 
 from xcc import runtime as rt
+from xcc.diagnostics import KernelFault
 
 H200 = {d["case"]: np.array(d["words"], np.uint32)
         for d in map(json.loads, (Path(__file__).parent / "data" / "gpu" / "tma_h200.jsonl").read_text().splitlines())}
@@ -123,3 +124,34 @@ def test_the_recording_covers_what_this_file_checks():
     names = set(STORES) | {"store2d_swizzle128", "store3d_pos", "load2d"} | {r[0] for r in REDUCE} | {"multicast_0101", "multicast_1111"}
     names |= {f"im2col{r}d_{k}" for r in (3, 4, 5) for k in range(len(I2C[r][5]))}
     assert names <= set(H200), names - set(H200)
+
+
+PROBES = {"probe2d_0_4": (0, 4), "probe2d_-1_0": (-1, 0), "probe2d_0_-4": (0, -4), "probe2d_38_8": (38, 8),
+          "probe2d_-16_0": (-16, 0), "probe2d_0_48": (0, 48)}
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_loads_at_aligned_and_negative_coordinates_match_the_h200(engine, opt):
+    for name, at in PROBES.items():
+        assert np.array_equal(_ranked(engine, opt, "tma_load_box", (40, 52), (16, 32), at), H200[name]), name
+    for name, at in (("probe4d_pos", (2, 3, 2, 8)), ("probe4d_neg", (2, 3, -1, 8))):
+        assert np.array_equal(_ranked(engine, opt, "tma_load_box", (3, 4, 5, 12), (2, 2, 4, 4), at), H200[name])
+    got = _ranked(engine, opt, "tma_store_box", (5, 6, 20), (2, 4, 8), (4, 3, 12))
+    assert np.array_equal(got, H200["probe3d_store_c12"])
+
+
+REFUSED = [("tma_load_box", (40, 52), (16, 32), (0, 2), "innermost coordinate 2 is 8 bytes"),
+           ("tma_load_box", (40, 52), (16, 32), (0, 30), "innermost coordinate 30 is 120 bytes"),
+           ("tma_load_box", (3, 4, 5, 12), (2, 2, 4, 4), (2, 3, -1, 10), "innermost coordinate 10 is 40 bytes"),
+           ("tma_store_box", (5, 6, 20), (2, 4, 8), (4, -2, 16), "a tile-mode store at negative coordinates"),
+           ("tma_store_box", (2, 3, 4, 5, 8), (2, 2, 2, 2, 4), (1, 2, 3, 4, 6), "innermost coordinate 6 is 24 bytes")]
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+@pytest.mark.parametrize("kernel, shape, box, at, why", REFUSED, ids=[f"{r[0]}{r[3]}" for r in REFUSED])
+def test_what_the_h200_refused_is_a_located_fault(engine, kernel, shape, box, at, why):
+    """Each case is one the recording lacks because the H200 faulted on it (store2d_-16_0 and probe2d_0_2 among
+    them)."""
+    assert "probe2d_0_2" not in H200 and "store2d_-16_0" not in H200 and "load4d" not in H200
+    with pytest.raises(KernelFault, match=why):
+        _ranked(engine, 0, kernel, shape, box, at)

@@ -54,8 +54,10 @@ MAGIC = b"XTM1"
 ELEMENT_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 10: 4, 11: 4, 12: 4}
 """CUtensorMapDataType -> bytes: UINT8, UINT16, UINT32, INT32, UINT64, INT64, FLOAT16, FLOAT32, FLOAT64,
 BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ."""
-_FLOAT_NAN = {6: 0x7FFF, 7: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF, 9: 0x7FFF, 10: 0x7FFFFFFF, 11: 0x7FFFFFFF,
+_FLOAT_NAN = {6: 0x7FFF, 7: 0x7FF77FF7, 8: 0x7FFFFFFFFFFFFFFF, 9: 0x7FFF, 10: 0x7FFFFFFF, 11: 0x7FFFFFFF,
               12: 0x7FFFFFFF}
+"""The NaN OOB fill's bits per element type: FLOAT32's is what an H200 writes (0x7FF77FF7,
+tests/data/gpu/tensormap_replace_probe.h200.txt); the others were not measured (canonical NaNs)."""
 SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 DTYPE_NAMES = {0: "u8", 1: "u16", 2: "u32", 3: "s32", 4: "u64", 5: "s64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16",
                10: "f32 (ftz)", 11: "tf32", 12: "tf32 (ftz)"}

@@ -54,6 +54,18 @@ def _maps(what: str, generic, tmap, coords, sel, idx, n, im2col: bool = False) -
     return maps, cs
 
 
+def _check_tile(what: str, tm: dict, cs: list[int], i: int, store: bool) -> None:
+    """What an H200 refuses with an illegal-instruction error (tests/data/gpu/tma_h200.jsonl), a located fault
+    here: a tile-mode box whose innermost coordinate is not a multiple of 16 bytes, and a tile-mode store or
+    reduction at a negative coordinate (loads there fill with zeros)."""
+    if cs[0] * tm["esize"] % 16:
+        raise ExecFault(f"{what}: the innermost coordinate {cs[0]} is {cs[0] * tm['esize']} bytes into a row: it must "
+                        "be a multiple of 16 bytes (an H200 faults with an illegal instruction)", i)
+    if store and min(cs) < 0:
+        raise ExecFault(f"{what}: a tile-mode store at negative coordinates {tuple(cs)} (an H200 faults with an "
+                        "illegal instruction; loads there read zeros)", i)
+
+
 def _box_shared(what: str, view, base: int, i: int, idx, tm, off):
     """The shared addresses of thread ``i``'s box at CTA-relative ``base`` (128-byte aligned, swizzled; a rank
     field in bits 24 .. names a CTA of the cluster, xcc.semantics.cluster)."""
@@ -108,6 +120,7 @@ def tma_load_executor(launch, view: mbar.SharedView, gmem, generic, dst, tmap, c
         smem, sizes = view.mem(), np.zeros(n, np.int64)
         for i, tm in enumerate(maps):
             if os is None:
+                _check_tile(what, tm, [int(c[i]) for c in cs], i, False)
                 addr, inside, off, fill = T.tile_box(tm, [c[i] for c in cs])
             else:
                 addr, inside, off, fill = T.im2col_box(tm, [c[i] for c in cs], [o[i] for o in os])
@@ -153,6 +166,7 @@ def tma_store_executor(view: mbar.SharedView, gmem, generic, src, tmap, coords, 
                     kind, _ = T.reduce_kind(redop, tm["dtype"])
                 except T.TensorMapError as e:
                     raise ExecFault(f"{what}: {e}", i) from None
+            _check_tile(what, tm, [int(c[i]) for c in cs], i, True)
             addr, inside, off, _ = T.tile_box(tm, [c[i] for c in cs])
             try:
                 vals = smem.load(_box_shared(what, view, int(s[i]), i, idx, tm, off), es)

@@ -3,9 +3,10 @@
 // deterministic formulas that test restates.  Build and run on an sm_90 machine, one case per process (a
 // faulting case ends its process's CUDA context; the recording keeps the cases that ran):
 //   nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -I examples tests/data/gpu/tma_gpu_check.cu -lcuda -o tma_check
-//   for i in $(seq 0 39); do ./tma_check $i; done > tests/data/gpu/tma_h200.jsonl
-// Recorded on an NVIDIA H200 (driver 580, CUDA 13.0): cases 1, 2, 5, 19 - 22 and 36 - 39 (tile boxes at negative
-// coordinates, and the 4d/5d tile boxes) ended with CUDA error 715, an illegal instruction, at the TMA instruction.
+//   for i in $(seq 0 50); do ./tma_check $i; done > tests/data/gpu/tma_h200.jsonl
+// Recorded on an NVIDIA H200 (driver 580, CUDA 13.0): cases 1, 2, 5, 19 - 22, 36 - 39, 41 and 47 ended with CUDA
+// error 715, an illegal instruction at the TMA instruction: each is a tile box whose innermost coordinate is not a
+// multiple of 16 bytes, or a tile store at a negative coordinate (the probes at the end tell those rules apart).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -276,6 +277,19 @@ int main(int argc, char** argv)
         load_rank("load4d_pos", 4, s4, b4, a4);
         load_rank("load5d_pos", 5, s5, b5, a5);
         load_rank("load2d_neg", 2, s2, b2, m2);
+    }
+    {  // which coordinates fault: (row, col) outermost first; u32 elements, so col * 4 bytes
+        const int s2[2] = {40, 52}, b2[2] = {16, 32};
+        const int at[8][2] = {{0, 4}, {0, 2}, {-1, 0}, {0, -4}, {38, 8}, {-16, 0}, {0, 48}, {0, 30}};
+        for (int k = 0; k < 8; k++) {
+            snprintf(name, sizeof name, "probe2d_%d_%d", at[k][0], at[k][1]);
+            load_rank(name, 2, s2, b2, at[k]);
+        }
+        const int s4[4] = {3, 4, 5, 12}, b4[4] = {2, 2, 4, 4}, p4[2][4] = {{2, 3, 2, 8}, {2, 3, -1, 8}};
+        load_rank("probe4d_pos", 4, s4, b4, p4[0]);
+        load_rank("probe4d_neg", 4, s4, b4, p4[1]);
+        const int s3[3] = {5, 6, 20}, bs3[3] = {2, 4, 8}, p3[3] = {4, 3, 12};
+        store_rank("probe3d_store_c12", 3, s3, bs3, p3);
     }
     return 0;
 }
