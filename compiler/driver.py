@@ -27,11 +27,7 @@ from xcc.ir.funcptr import resolve_function_pointers
 from xcc.ir.link import link_modules
 from xcc.ir.printer import print_module
 from xcc.passes import PassManager, pipeline_for_level
-from xcc.passes.block_layout import layout_blocks
 from xcc.passes.manager import build_pipeline, registered_passes
-from xcc.passes.specialize import fold_arguments, normalise_values
-from xcc.profile.format import load_profile, module_hash
-from xcc.profile.use import apply_profile
 from xcc.sources import Source, read_source  # noqa: F401 (read_source: re-exported, xcc.driver's API)
 
 ARCHS = ("xg1",)
@@ -71,10 +67,15 @@ class CompileOptions:
             raise XccError(f"--maxrregcount must be between 1 and 255, got {self.max_registers}")
         if self.passes is not None:
             build_pipeline(self.passes)  # an unknown pass or option is an error now, naming it
-        object.__setattr__(self, "specialize", normalise_values(self.specialize))
+        if self.specialize is not None:  # xcc.passes.specialize, xcc.profile: imported when used (cold start)
+            from xcc.passes.specialize import normalise_values
+
+            object.__setattr__(self, "specialize", normalise_values(self.specialize))
         if self.launch_shape is not None:
             object.__setattr__(self, "launch_shape", tuple(tuple(int(x) for x in d) for d in self.launch_shape))
         if self.profile_use is not None and not hasattr(self.profile_use, "digest"):
+            from xcc.profile.format import load_profile
+
             object.__setattr__(self, "profile_use", load_profile(self.profile_use))
         if self.max_registers < MIN_REGISTERS:  # raised to the floor, as ptxas does below its ABI minimum
             object.__setattr__(self, "max_registers", MIN_REGISTERS)
@@ -175,6 +176,8 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     check_print_after(print_after)
     t0 = time.perf_counter()
     if options.profile_use is not None:
+        from xcc.profile.format import module_hash
+
         options.profile_use.check_module(module_hash([s.text for s in sources]), ", ".join(s.name for s in sources))
     module = frontend(sources, kernels)
     if pass_times is not None:
@@ -201,9 +204,13 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
     module.functions = chosen + [f for f in module.functions if f.name in called]  # with the device functions
     specialise(chosen, options)
     if options.profile_use is not None:  # value-specialised clones, the profile indexed for the passes
+        from xcc.profile.use import apply_profile
+
         apply_profile(module, chosen, options.profile_use)
     optimise(module, options, print_after, out, pass_times, on_stage)
     if options.profile_use is not None:
+        from xcc.passes.block_layout import layout_blocks
+
         for fn in module.functions:
             layout_blocks(fn)
     observer = None
@@ -234,6 +241,8 @@ def specialise(kernels: list, options: CompileOptions) -> None:
     parameter named by ``specialize`` that none of them has is an error naming it."""
     if options.specialize is None and options.launch_shape is None:
         return
+    from xcc.passes.specialize import fold_arguments
+
     values = dict(options.specialize or ())
     for fn in kernels:
         mine = {n: v for n, v in values.items() if any(p.name == n for p in fn.params)}

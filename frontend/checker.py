@@ -24,7 +24,6 @@ plain-identifier registers (``.reg .pred p;``) from symbols.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from collections import ChainMap
@@ -125,6 +124,8 @@ def _range_prefix(name: str, ranges: dict[str, int]) -> str | None:
 
 def _suggest(opcode: str) -> str | None:
     """The closest real opcode, preferring ones that share the first letter."""
+    import difflib  # here, not at the top: only a misspelt opcode needs it
+
     close = difflib.get_close_matches(opcode, PTX_OPCODES, n=5, cutoff=0.6)
     score = {c: difflib.SequenceMatcher(None, opcode, c).ratio() for c in close}
     return min(close, key=lambda c: (-score[c], c[:1] != opcode[:1], c), default=None)
