@@ -6,6 +6,7 @@ integer reductions, never from xcc.semantics."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -586,3 +587,114 @@ def test_multimem_red_min_on_packed_halves_is_not_ptx():
     errors = check_sources([Source(ptx, "w.ptx")]).errors
     assert errors and errors[0].loc is not None and errors[0].loc.line == 27, errors
     assert re.search(r"\.min is not a multimem\.red operation on \.f16x2", str(errors[0])), errors[0]
+
+
+# ----------------------------------------------------------------------------- mma.sp (sparse A)
+# The H200's own results (tests/data/gpu/mma_sp_probe.cu, its output recorded in mma_sp_probe.h200.txt): per case
+# each lane's A, B, C registers (4 words each), its metadata word, and the D registers the GPU computed.
+SP_PROBE = Path(__file__).parent / "data" / "gpu" / "mma_sp_probe.h200.txt"
+SPARSE = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pe, .param .u64 pd)
+{
+    .reg .b32 %r<4>;
+    .reg .b32 %a<4>;
+    .reg .b32 %b<4>;
+    .reg .b32 %c<4>;
+    .reg .b32 %d<4>;
+    .reg .b32 %e;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pe];
+    ld.param.u64 %rd5, [pd];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd6, %r1, 16;
+    mul.wide.u32 %rd7, %r1, 4;
+    add.u64 %rd1, %rd1, %rd6;
+    add.u64 %rd2, %rd2, %rd6;
+    add.u64 %rd3, %rd3, %rd6;
+    add.u64 %rd4, %rd4, %rd7;
+    add.u64 %rd5, %rd5, %rd6;
+    ld.global.v4.u32 {%a0, %a1, %a2, %a3}, [%rd1];
+    ld.global.v4.u32 {%b0, %b1, %b2, %b3}, [%rd2];
+    ld.global.v4.u32 {%c0, %c1, %c2, %c3}, [%rd3];
+    ld.global.u32 %e, [%rd4];
+    mov.u32 %d0, 0;
+    mov.u32 %d1, 0;
+    mov.u32 %d2, 0;
+    mov.u32 %d3, 0;
+    MMA
+    st.global.v4.u32 [%rd5], {%d0, %d1, %d2, %d3};
+    ret;
+}
+"""
+SP_CASES = {  # probe case -> the instruction (as the probe's inline asm wrote it)
+    "f16k16s0": "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
+                "{%c0, %c1, %c2, %c3}, %e, SEL;",
+    "f16k16o0": "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3}, "
+                "{%a0, %a1}, {%b0, %b1}, {%c0, %c1, %c2, %c3}, %e, SEL;",
+    "s8k32s0": "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
+               "{%c0, %c1, %c2, %c3}, %e, SEL;",
+    "s8k64s0": "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
+               "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
+}
+
+
+def _sp_probe() -> dict:
+    cases, cur = {}, None
+    for line in SP_PROBE.read_text().splitlines():
+        head, *words = line.split()
+        if head == "CASE":
+            cur = cases[words[0]] = {}
+        else:
+            cur[head] = np.array([int(w, 16) for w in words], np.uint32)
+    return cases
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("case", ["f16k16s0", "f16k16s1", "f16k16s2", "f16k16s3", "f16k16o0", "s8k32s0", "s8k32s1",
+                                  "s8k64s0"])
+def test_mma_sp_equals_the_h200_bit_for_bit(engine, opt, case):
+    """Random 2:4 metadata (every valid nibble), every sparsity selector: D as the H200 computed it."""
+    data = _sp_probe()[case]
+    form = SP_CASES[case if case in SP_CASES else case[:-1] + "0"].replace("SEL", case[-1])
+    dev = rt.Device()
+    bufs = [rt.to_device(data[k].copy(), dev) for k in "ABCE"]
+    out = rt.zeros(128, np.uint32, dev)
+    rt.load_module(SPARSE.replace("MMA", form), device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [*bufs, out])
+    np.testing.assert_array_equal(out.copy_to_host(), data["D"])
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_mma_sp_satfinite_saturates_the_exact_sum(engine, opt):
+    """m16n8k64 s8 with .satfinite: C near the s32 bounds; the exact C + A B saturates (numpy in int64)."""
+    data = _sp_probe()["s8k64s0"]
+    c = data["C"].copy()
+    c[0::4], c[1::4] = 0x7FFFFFF0, 0x80000010
+    form = SP_CASES["s8k64s0"].replace("SEL", "0").replace("row.col.s32", "row.col.satfinite.s32")
+    dev = rt.Device()
+    bufs = [rt.to_device(x, dev) for x in (data["A"].copy(), data["B"].copy(), c, data["E"].copy())]
+    out = rt.zeros(128, np.uint32, dev)
+    rt.load_module(SPARSE.replace("MMA", form), device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [*bufs, out])
+    # the products alone: the wrapped probe result minus its C (no overflow there: |A B| < 2^21)
+    prod = data["D"].view(np.int32).astype(np.int64) - data["C"].view(np.int32).astype(np.int64)
+    want = np.clip(c.view(np.int32).astype(np.int64) + prod, -2**31, 2**31 - 1).astype(np.int32)
+    np.testing.assert_array_equal(out.copy_to_host().view(np.int32), want)
+
+
+@pytest.mark.parametrize("form, match", [
+    ("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
+     "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),
+    ("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
+     "{%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),
+    (SP_CASES["f16k16s0"].replace("SEL", "4"), r"selector must be a constant 0 \.\. 3"),
+])
+def test_mma_sp_forms_xcc_refuses_are_located_errors_of_check(form, match):
+    errors = check_sources([Source(SPARSE.replace("MMA", form), "w.ptx")]).errors
+    assert errors and errors[0].loc is not None and errors[0].loc.line > 0, errors
+    assert re.search(match, str(errors[0])), errors[0]

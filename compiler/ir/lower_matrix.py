@@ -18,7 +18,8 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
   ``wmma_load {frag, layout, space, offset, part}`` (args p, stride), ``mma {shape=m16n16k16}``,
   ``wmma_store`` (args p, stride, D registers).
 
-Anything else in these families is an :class:`UnsupportedError` at the instruction.
+``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s.  Anything else in these families is an
+:class:`UnsupportedError` at the instruction.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 from xcc.diagnostics import PtxSemanticError
 from xcc.frontend import ast
 from xcc.ir.core import Const
+from xcc.ir.lower_sparse_mma import SparseMmaLowering
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import is_type_name, ptx_type
 
@@ -52,7 +54,7 @@ def _space(mods) -> str:
     return "generic"
 
 
-class MatrixLowering:
+class MatrixLowering(SparseMmaLowering):
     # ----------------------------------------------------------------- helpers
     def _mx_check(self, inst, known: set[str]) -> None:
         """.sync and .aligned are required; every modifier must be in ``known`` or be a type."""
@@ -92,6 +94,8 @@ class MatrixLowering:
 
     # ----------------------------------------------------------------- mma.sync
     def op_mma(self, inst) -> None:
+        if {"sp", "sp::ordered_metadata"} & set(inst.modifiers):  # sparse A (xcc.ir.lower_sparse_mma)
+            return self.sparse_mma(inst)
         shapes = {"m16n8k8", "m16n8k16", "m16n8k32"}
         self._mx_check(inst, {"sync", "aligned", "row", "col", "satfinite"} | shapes)
         shape = next((m for m in inst.modifiers if m in shapes), None)

@@ -1,0 +1,176 @@
+"""Lowering of sparse warp MMA, ``mma.sp{::ordered_metadata}.sync.aligned`` (PTX ISA 9.7.14.6, sm_80+), into the
+dense ``mma`` IR operation: each lane rebuilds its fragment of the dense A from the compressed fragment and the
+metadata (``shfl.idx`` from the lanes that hold them, then a selection per element), so the result is the dense
+MMA's, with its accumulation rules (:mod:`xcc.semantics.matrix`: the exact sum rounded once).
+
+``mma.sp.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c, e, f``: A (m x k) is 2:4
+sparse: each chunk of 4 consecutive elements of a row holds 2 non-zeros, stored in order in the compressed A;
+metadata ``e`` gives, per chunk, a nibble ``i1 << 2 | i0`` of their positions (``i0`` the first stored value's).
+``f`` (a constant) selects which lanes of each quad hold the metadata.  The fragments and metadata lanes, as an
+NVIDIA H200 showed (tests/data/gpu/mma_sp_probe.cu; ``g`` = lane / 4, ``t`` = lane % 4, chunk ``j`` = columns
+4j .. 4j + 3):
+
+* ``.m16n8k16`` ``.f16``/``.bf16``: compressed register ``r`` (0, 1) of lane (g, t) holds the 2 values of row
+  ``g + 8r``, chunk ``t`` (low half first); the nibble of (row, chunk ``j``) is bits ``16 (row / 8) + 4j`` of lane
+  ``4g + f`` (f in 0 .. 3).  -> one dense ``m16n8k16`` MMA.
+* ``.m16n8k32`` ``.s8``/``.u8``: register ``r`` (0, 1) holds row ``g + 8r``, chunks ``2t`` (bytes 0, 1) and
+  ``2t + 1`` (bytes 2, 3); the nibble of (row, ``j``) is bits ``4j`` of lane ``4g + 2f + row / 8`` (f 0 or 1).
+  -> one dense ``m16n8k32`` MMA.
+* ``.m16n8k64`` ``.s8``/``.u8``: registers 2, 3 are registers 0, 1 for chunks 8 .. 15; the nibble of (row, ``j``)
+  is bits ``4 (j % 8)`` of lane ``4g + 2 (j / 8) + row / 8`` (f = 0).  -> two dense ``m16n8k32`` MMAs of the two
+  K halves with a zero accumulator (their integer sum is exact), then ``C +`` it, wrapping or, with
+  ``.satfinite``, saturating as the dense MMA does.
+
+Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.f16``/``.bf16``
+``.m16n8k32``, ``.tf32`` and FP8 sparse MMAs are not supported yet (refused at the instruction).
+"""
+
+from __future__ import annotations
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.core import Const
+from xcc.ir.types import ptx_type
+
+_FLOAT_IN = ("f16", "bf16")
+_INT_IN = ("s8", "u8")
+# (shape, input kind) -> (compressed A registers, selector values)
+_FORMS = {("m16n8k16", "f"): (2, 4), ("m16n8k32", "i"): (2, 2), ("m16n8k64", "i"): (4, 1)}
+
+
+def _text(inst: ast.Instruction) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
+
+class SparseMmaLowering:
+    def sparse_mma(self, inst) -> None:
+        ms = inst.modifiers
+        shape = next((m for m in ms if m.startswith("m16n8k")), None)
+        types = [m for m in ms if m in ("f16", "bf16", "f32", "s8", "u8", "s32", "tf32", "e4m3", "e5m2")]
+        lays = [m for m in ms if m in ("row", "col")]
+        known = {"sp", "sp::ordered_metadata", "sync", "aligned", "row", "col", "satfinite", shape, *types}
+        if "sync" not in ms or "aligned" not in ms or lays != ["row", "col"] or len(types) != 4 \
+                or any(m not in known for m in ms):
+            raise self.error(f"'{_text(inst)}': expected mma.sp.sync.aligned.shape.row.col{{.satfinite}}"
+                             ".dtype.atype.btype.ctype", PtxSemanticError)
+        dtype, atype, btype, ctype = types
+        kind = "f" if atype in _FLOAT_IN else "i" if atype in _INT_IN else None
+        form = _FORMS.get((shape, kind))
+        if form is None:
+            raise self.error(f"'{_text(inst)}' is not supported yet (sparse MMA: .m16n8k16 with .f16/.bf16, "
+                             ".m16n8k32 and .m16n8k64 with .s8/.u8)")
+        ok = (atype == btype and dtype in ("f32", "f16") and ctype in ("f32", "f16")
+              and (atype == "f16" or (dtype, ctype) == ("f32", "f32"))) if kind == "f" \
+            else (btype in _INT_IN and dtype == ctype == "s32")
+        if not ok:
+            raise self.error(f"'{_text(inst)}': .{dtype}.{atype}.{btype}.{ctype} is not a sparse MMA type "
+                             "combination", PtxSemanticError)
+        if "satfinite" in ms and kind != "i":
+            raise self.error(f"'{_text(inst)}': .satfinite is for integer MMA", PtxSemanticError)
+        na, nsel = form
+        self._check(inst, 6)
+        d, a, b, c, e, f = inst.operands
+        if not isinstance(f, ast.Imm) or f.kind != "int" or not 0 <= f.value < nsel:
+            raise self.error(f"'{_text(inst)}': the sparsity selector must be a constant 0 .. {nsel - 1}",
+                             PtxSemanticError)
+        u32 = ptx_type("u32")
+        nb = 2 if shape == "m16n8k16" or shape == "m16n8k32" else 4
+        nc = 4 if ctype in ("f32", "s32") else 2
+        nd = 4 if dtype in ("f32", "s32") else 2
+        ca = self._mx_regs(self._mx_vector(a, na, "A"))
+        regs_b = self._mx_regs(self._mx_vector(b, nb, "B"))
+        regs_c = self._mx_regs(self._mx_vector(c, nc, "C"))
+        dests = self._mx_dests(d, nd, "D")
+        meta = self.read(e, u32)
+        lane = self.emit("sreg", u32, [], u32, name="laneid").result
+        g4 = self._sp("and", lane, 0x1C)  # 4 g
+        t = self._sp("and", lane, 3)
+        if kind == "f":
+            dense = self._sp_dense_f16(ca, meta, g4, t, f.value)
+            t_res = ptx_type(dtype if dtype == "f32" else "b32")
+            self._mx_emit_parts("mma", dests, dense + regs_b + regs_c, t_res, shape="m16n8k16",
+                                types=".".join(types), na=4, nb=2)
+            return
+        halves = 1 if shape == "m16n8k32" else 2
+        attrs = dict(shape="m16n8k32", types=".".join(types), na=4, nb=2)
+        s32 = ptx_type("s32")
+        if halves == 1:
+            dense = self._sp_dense_s8(ca, meta, g4, t, 0, 2 * f.value)
+            extra = {"satfinite": True} if "satfinite" in ms else {}
+            self._mx_emit_parts("mma", dests, dense + regs_b + regs_c, s32, **attrs, **extra)
+            return
+        acc = [Const(u32, 0)] * 4
+        for h in range(2):
+            dense = self._sp_dense_s8(ca, meta, g4, t, h, 2 * h)
+            acc = [self.emit("mma", s32, dense + regs_b[2 * h:2 * h + 2] + acc, s32, part=k, **attrs).result
+                   for k in range(4)]
+        sat = {"sat": True} if "satfinite" in ms else {}
+        for k, dst in enumerate(dests):
+            if not isinstance(dst, ast.Sink):
+                self.write(dst, self.emit("add", s32, [regs_c[k], acc[k]], s32, **sat).result)
+
+    # ----------------------------------------------------------------- helpers
+    def _sp(self, op: str, x, y):
+        u32 = ptx_type("u32")
+        return self.emit(op, u32, [x, Const(u32, y) if isinstance(y, int) else y], u32).result
+
+    def _sp_fetch(self, v, src):
+        u32 = ptx_type("u32")
+        return self.emit("shfl", u32, [v, src, Const(u32, 0x1F), Const(u32, 0xFFFFFFFF)], u32, mode="idx").result
+
+    def _sp_pick(self, pos: int | object, i0, i1, v0, v1):
+        """``v0`` where ``pos == i0``, else ``v1`` where ``pos == i1``, else 0 (u32 values)."""
+        from xcc.ir.types import PRED
+
+        u32 = ptx_type("u32")
+        p = Const(u32, pos) if isinstance(pos, int) else pos
+        zero = Const(u32, 0)
+        is1 = self.emit("setp", u32, [p, i1], PRED, cmp="eq").result
+        r = self.emit("selp", u32, [v1, zero, is1], u32).result
+        is0 = self.emit("setp", u32, [p, i0], PRED, cmp="eq").result
+        return self.emit("selp", u32, [v0, r, is0], u32).result
+
+    def _sp_nibble(self, meta_lane_value, shift):
+        nib = self._sp("and", self._sp("shr", meta_lane_value, shift), 0xF)
+        return self._sp("and", nib, 3), self._sp("shr", nib, 2)
+
+    def _sp_dense_f16(self, ca, meta, g4, t, sel: int) -> list:
+        """The 4 registers of this lane's dense m16n8k16 A fragment: register ``i`` holds row ``g + 8 (i % 2)``,
+        columns ``2t + 8 (i / 2)`` and ``+ 1`` (chunk ``t / 2 + 2 (i / 2)``, positions ``2 (t % 2)``, ``+ 1``)."""
+        m = self._sp_fetch(meta, self._sp("add", g4, sel))
+        thalf = self._sp("shr", t, 1)
+        p0 = self._sp("shl", self._sp("and", t, 1), 1)
+        p1 = self._sp("add", p0, 1)
+        out = []
+        for i in range(4):
+            rh, kh = i % 2, i // 2
+            chunk = self._sp("add", thalf, 2 * kh)
+            v = self._sp_fetch(ca[rh], self._sp("add", g4, chunk))
+            i0, i1 = self._sp_nibble(m, self._sp("add", self._sp("shl", chunk, 2), 16 * rh))
+            lo, hi = self._sp("and", v, 0xFFFF), self._sp("shr", v, 16)
+            e0 = self._sp_pick(p0, i0, i1, lo, hi)
+            e1 = self._sp_pick(p1, i0, i1, lo, hi)
+            out.append(self._sp("or", e0, self._sp("shl", e1, 16)))
+        return out
+
+    def _sp_dense_s8(self, ca, meta, g4, t, half: int, meta_lane: int) -> list:
+        """The 4 registers of this lane's dense m16n8k32 A fragment for K half ``half`` (chunks 8 half ..):
+        register ``q`` holds row ``g + 8 (q % 2)``, chunk ``t + 4 (q / 2)`` (bytes at its positions 0 .. 3)."""
+        out = []
+        todd = self._sp("shl", self._sp("and", t, 1), 4)  # bit offset of the chunk's 2 bytes in the register
+        for q in range(4):
+            rh, kh = q % 2, q // 2
+            chunk = self._sp("add", t, 4 * kh)  # within the half
+            src = self._sp("add", g4, self._sp("shr", chunk, 1))
+            v = self._sp_fetch(ca[rh + 2 * half], src)
+            m = self._sp_fetch(meta, self._sp("add", g4, meta_lane + rh))
+            i0, i1 = self._sp_nibble(m, self._sp("shl", chunk, 2))
+            v = self._sp("shr", v, todd)
+            b0, b1 = self._sp("and", v, 0xFF), self._sp("and", self._sp("shr", v, 8), 0xFF)
+            word = None
+            for pos in range(4):
+                e = self._sp_pick(pos, i0, i1, b0, b1)
+                e = self._sp("shl", e, 8 * pos) if pos else e
+                word = e if word is None else self._sp("or", word, e)
+            out.append(word)
+        return out
