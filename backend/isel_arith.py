@@ -199,38 +199,37 @@ class ArithSelection(SelectorCore):
     def op_neg(self, inst):
         d = self.vreg(inst.result)
         if inst.type.is_float:
-            self._sign_op(inst, d, 0x80000000, LUT_XOR)
+            self._sign_op(inst, d, False)
         elif self._check_int(inst) == 2:
             self.emit("IADD.64", d=d, a=RZ, b=self.reg(inst.args[0]), mods={"NEG_B": "NEG_B"})
         else:
             self.emit("IADD3", d=d, a=RZ, b=self.src_b(inst.args[0]), c=RZ, mods={"NEG_B": "NEG_B"})
             self._narrow(inst, d)
 
-    def _sign_op(self, inst, d, mask: int, lut: int) -> None:
-        """neg/abs of a float.  f32: one LOP3 on the sign bit; ``.ftz`` flushes a subnormal input first, as
-        neg.ftz/abs.ftz define.  f64: a NaN must come out quieted with its sign unchanged (as an H200 gives
-        it, docs/semantics.md), so the sign is flipped by ``DMUL a, -1.0`` (exact; a NaN operand is quieted,
-        sign kept) and ``abs`` is ``DMNMX.MAX a, -a`` (+0 over -0; two NaNs give b's, quieted)."""
+    def _sign_op(self, inst, d, is_abs: bool) -> None:
+        """neg/abs of a float, so that a NaN comes out as an H200 gives it (docs/semantics.md): the sign is
+        flipped by a multiplication by -1.0 (exact; FMUL: a NaN gives the canonical 0x7FFFFFFF, .ftz flushes a
+        subnormal input to the zero of its sign first; DMUL: a NaN is quieted, its sign kept), and ``abs`` is
+        the max of ``a`` and ``-a`` (FMNMX/DMNMX: +0 over -0; two NaNs give the canonical f32 NaN, b's f64 NaN
+        quieted)."""
         a = inst.args[0]
         if self._fbits(inst.type) == 64:
             minus_one = self.reg(Const(ptx_type("f64"), 0xBFF0000000000000))
-            neg = d if mask == 0x80000000 else new_vreg(2)
+            neg = new_vreg(2) if is_abs else d
             self.emit("DMUL", d=neg, a=self.reg(a), b=minus_one)
-            if neg is not d:
+            if is_abs:
                 self.emit("DMNMX", d=d, a=self.reg(a), b=neg, mods={"minmax": "MAX"})
             return
-        src = self.reg(a)
-        if inst.attrs.get("ftz"):  # zero or subnormal (FSETP.FTZ sees 0) -> its sign alone; NaNs keep their bits
-            tiny, sign, src = new_vreg(0), new_vreg(1), new_vreg(1)
-            self.emit("FSETP", pd=tiny, a=self.reg(a), b=RZ, ps=(PT, False), mods={"cmp": "EQ", "FTZ": "FTZ"})
-            self.emit("LOP3", d=sign, a=self.reg(a), b=Imm(0x80000000), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
-            self.emit("SEL", d=src, a=sign, b=self.reg(a), ps=(tiny, False))
-        self.emit("LOP3", d=d, a=src, b=Imm(mask), c=RZ, mods={"lut": f"{lut:#04x}"})
+        ftz = {"FTZ": "FTZ"} if inst.attrs.get("ftz") else {}
+        neg = new_vreg(1) if is_abs else d
+        self.emit("FMUL", d=neg, a=self.reg(a), b=Imm(0xBF800000), mods=ftz)
+        if is_abs:
+            self.emit("FMNMX", d=d, a=self.reg(a), b=neg, mods={"minmax": "MAX", **ftz})
 
     def op_abs(self, inst):
         d = self.vreg(inst.result)
         if inst.type.is_float:
-            self._sign_op(inst, d, 0x7FFFFFFF, LUT_AND)
+            self._sign_op(inst, d, True)
         elif self._check_int(inst) == 1 and inst.type.bits == 32:
             self.emit("IABS", d=d, a=self.reg(inst.args[0]))
         else:

@@ -482,12 +482,12 @@ def test_float_arithmetic_edges(engine, opt, form):
 
 def sign_op_ref(op: str, fmt: str, ftz: bool, bits: int) -> int:
     """neg/abs (PTX ISA 9.0 9.7.3.5-6): the sign flipped or cleared (.ftz: a subnormal input is first the zero of
-    its sign). NaN (PTX: any NaN): f64 the input quieted with its sign unchanged, as the H200 gives it; f32 the
-    sign bit operation (docs/semantics.md, the neg/abs NaN row)."""
+    its sign). NaN (PTX: any NaN): f64 the input quieted with its sign unchanged, f32 the canonical NaN, as the
+    H200 gives them (docs/semantics.md, the neg/abs NaN row)."""
     p, _, _, _, w = fparams(fmt)
     kind, neg, mag = decode(bits, fmt, ftz)
-    if kind == "nan" and fmt == "f64":
-        return bits | QUIET[fmt]
+    if kind == "nan":
+        return bits | QUIET[fmt] if fmt == "f64" else CANON_F32_NAN
     if kind == "num" and mag == 0:
         bits &= 1 << (w - 1)
     sign = 1 << (w - 1)

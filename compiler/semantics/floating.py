@@ -13,9 +13,8 @@ only, as in PTX); ``.sat`` clamps to [0, 1] with NaN and -0 -> +0.
 NaN results of arithmetic (PTX: "any NaN") follow what an NVIDIA H200 returns
 (bench/gpu_semantics.py, docs/semantics.md): an f32 NaN result is the canonical NaN 0x7FFFFFFF; an f64
 NaN result is a NaN operand, quieted, with its sign (``sub`` does not flip it), picked in the order of
-:data:`NAN_ORDER_F64`, or 0xFFF8000000000000 when no operand is a NaN.  ``neg.f64``/``abs.f64`` of a NaN
-give the NaN quieted with its sign unchanged, as the H200 does; f32 ``neg``/``abs`` stay sign-bit
-operations (the GPU gives 0x7FFFFFFF there: not followed yet, see docs/semantics.md).
+:data:`NAN_ORDER_F64`, or 0xFFF8000000000000 when no operand is a NaN.  ``neg``/``abs`` of a NaN follow the
+H200 too: f32 the canonical NaN, f64 the NaN quieted with its sign unchanged.
 """
 
 from __future__ import annotations
@@ -151,7 +150,7 @@ _UNARY = {
 
 
 def funary(op, a, bits, rnd="rn", ftz=False, sat=False):
-    """neg, abs (exact; an f64 NaN is quieted with its sign kept); rcp, sqrt (correctly rounded in ``rnd``: .rn f32 is computed in f64 and
+    """neg, abs (exact; a NaN: f32 the canonical NaN, f64 quieted with its sign kept); rcp, sqrt (correctly rounded in ``rnd``: .rn f32 is computed in f64 and
     rounded once, which is exact for both (2p+2 <= 53); directed modes are the host's); rsqrt, ex2,
     lg2, sin, cos, tanh (.approx: f64 result rounded to nearest, well inside PTX's documented error
     bounds)."""
@@ -159,9 +158,10 @@ def funary(op, a, bits, rnd="rn", ftz=False, sat=False):
     with np.errstate(all="ignore"):
         if op in ("neg", "abs"):  # sign-bit operations: a NaN keeps its payload (.ftz: after the flush)
             r = from_float(_UNARY[op](x), bits)
-            if bits == 64:  # f64: a NaN is the input quieted, its sign unchanged (H200, nan_f64 probe)
-                r = np.where(np.isnan(x), as_unsigned(a, 64) | QUIET_F64, r).astype(np.uint64)
-            return r
+            # a NaN as an H200 gives it (probes nan_f32, nan_f64): f32 the canonical NaN, f64 the input quieted
+            # with its sign unchanged
+            nan_bits = CANONICAL_NAN[32] if bits == 32 else as_unsigned(a, 64) | QUIET_F64
+            return np.where(np.isnan(x), nan_bits, r).astype(UDTYPE[bits])
         if op in ("rcp", "sqrt") and rnd in native.ROUNDINGS and rnd != "rn":
             r = native.sqrt(x, rnd) if op == "sqrt" else native.div(np.ones_like(x), x, rnd)
             return _finish(r, bits, ftz, sat, [a])
