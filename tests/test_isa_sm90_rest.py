@@ -698,3 +698,55 @@ def test_mma_sp_forms_xcc_refuses_are_located_errors_of_check(form, match):
     errors = check_sources([Source(SPARSE.replace("MMA", form), "w.ptx")]).errors
     assert errors and errors[0].loc is not None and errors[0].loc.line > 0, errors
     assert re.search(match, str(errors[0])), errors[0]
+
+
+# ----------------------------------------------------------------------------- nvcc's PTX of the same instructions
+NVCC_PTX = Path(__file__).parent / "data" / "runtime" / "sm90_rest.sm_90a.ptx"  # from sm90_rest.cu (nvcc 13.0)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_nvcc_movmatrix_tiles(engine, opt):
+    a = np.random.default_rng(3).integers(0, 1 << 16, (5, 8, 8), dtype=np.uint16)
+    dev = rt.Device()
+    din, out = rt.to_device(a.reshape(-1).view(np.uint32).copy(), dev), rt.zeros(5 * 32, np.uint32, dev)
+    m = rt.load_module(NVCC_PTX, device=dev, engine=engine, opt_level=opt)
+    m.get_function("movmatrix_tiles").launch((2, 1, 1), (96, 1, 1), [din, out, np.int32(5)])
+    np.testing.assert_array_equal(out.copy_to_host().view(np.uint16).reshape(5, 8, 8), a.transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_nvcc_cluster_swap_through_st_async_and_red_async(engine, opt):
+    x = np.random.default_rng(4).integers(0, 1 << 24, 256, dtype=np.uint32)
+    dev = rt.Device()
+    din, out = rt.to_device(x, dev), rt.zeros(2 * 129, np.uint32, dev)
+    m = rt.load_module(NVCC_PTX, device=dev, engine=engine, opt_level=opt)
+    m.get_function("cluster_swap").launch((2, 1, 1), (128, 1, 1), [din, out])
+    got = out.copy_to_host().reshape(2, 129)
+    for c in range(2):
+        peer = x[(1 - c) * 128:(2 - c) * 128]
+        np.testing.assert_array_equal(got[c, :128], peer)
+        assert int(got[c, 128]) == int(peer.astype(np.uint64).sum()) & 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_nvcc_sparse_mma_16x8x16(engine, opt):
+    """A random 2:4 sparse A compressed on the host; D = A B in float64 (exact: small integer halves)."""
+    rng = np.random.default_rng(5)
+    pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    dense = np.zeros((16, 16), np.float16)
+    ac, meta = np.zeros((16, 8), np.float16), np.zeros(16, np.uint16)
+    for r in range(16):
+        for j in range(4):
+            i0, i1 = pairs[rng.integers(6)]
+            v = rng.integers(-8, 9, 2).astype(np.float16)
+            dense[r, 4 * j + i0], dense[r, 4 * j + i1] = v
+            ac[r, 2 * j:2 * j + 2] = v
+            meta[r] |= (i1 << 2 | i0) << (4 * j)
+    b = rng.integers(-8, 9, (16, 8)).astype(np.float16)
+    dev = rt.Device()
+    args = [rt.to_device(ac, dev), rt.to_device(meta, dev), rt.to_device(np.ascontiguousarray(b.T), dev),
+            rt.zeros(16 * 8, np.float32, dev)]
+    m = rt.load_module(NVCC_PTX, device=dev, engine=engine, opt_level=opt)
+    m.get_function("sparse_mma_16x8x16").launch((1, 1, 1), (32, 1, 1), args)
+    want = dense.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_equal(args[3].copy_to_host().reshape(16, 8), want.astype(np.float32))
