@@ -450,3 +450,33 @@ def test_check_accepts_the_example_and_the_opaque_declarations(capsys):
 
     for path in (ROOT / "examples/texture_surface.sm_80.ptx", ROOT / "tests/data/texture/forms.ptx"):
         assert main(["check", str(path)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode, linear, normalized", [(CLAMP, True, False), (WRAP, False, True), (MIRROR, True, True),
+                                                      (BORDER, True, True)])
+def test_both_engines_agree_on_nan_infinite_and_huge_coordinates(device, mode, linear, normalized):
+    """NaN reads as coordinate 0; infinities and huge values address the texel at +-2^31 (clamped, wrapped,
+    mirrored or the border colour), the same on both engines."""
+    D, Hh, Ww = 2, 3, 4
+    vol = (np.arange(D * Hh * Ww, dtype=np.float32).reshape(D, Hh, Ww) + 1).astype(np.float32)
+    arr = array(vol, F.CU_AD_FORMAT_FLOAT, depth=D, flags=0)
+    tex = texture(array_resource(arr), mode, linear, normalized, border=(-1.0,) * 4)
+    inf, nan = float("inf"), float("nan")
+    pts = [(nan, 0.5, 0.5), (inf, -inf, 0.5), (1e30, -1e30, 3e9), (-2.5e9, 7.0, nan), (0.7, 0.2, -0.3)]
+    got = [launch_forms(device, "fetch3d", e, 3, [tex], _coords(pts), 4 * len(pts), len(pts)) for e in ("ir", "isa")]
+    assert np.array_equal(got[0].view(np.uint32), got[1].view(np.uint32))
+    vals = set(vol.ravel().tolist()) | {-1.0}
+    assert all(np.isfinite(got[0])) and (linear or set(got[0].reshape(-1, 4)[:, 0].tolist()) <= vals)
+    first = got[0].reshape(-1, 4)[0, 0]  # NaN x reads as x = 0
+    again = launch_forms(device, "fetch3d", "ir", 3, [tex], _coords([(0.0, 0.5, 0.5)]), 4, 1)
+    assert first == again[0]
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_an_out_of_range_trap_surface_access_is_a_located_fault(device, engine):
+    arr = array((np.arange(W * H, dtype=np.float32).reshape(H, W)), F.CU_AD_FORMAT_FLOAT)
+    surf = ok(cuda.cuSurfObjectCreate(array_resource(arr)))
+    with pytest.raises(KernelFault, match=r"out of range \(\.trap\)") as e:
+        kernel(device, "surf_update", engine, 3).launch((1, 1, 1), (W, H + 1, 1), [np.uint64(int(surf)), np.int32(W),
+                                                                                   np.int32(H + 1)])
+    assert "suld.b.2d" in PTX.splitlines()[e.value.line - 1]
