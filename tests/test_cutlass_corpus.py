@@ -3,7 +3,8 @@
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
 its nvcc command): a 2.x SIMT SGEMM, 2.x tensor-op GEMMs (multistage, strided-batched, grouped), an
 implicit-GEMM conv2d fprop, two CuTe GEMMs (SIMT, and tensor-core with TiledCopy cp.async and ldmatrix) and
-two 3.x sm_90a TMA warp-specialised GEMMs (one persistent with a TMA epilogue).  ``PTXAS`` records what
+three 3.x sm_90a TMA warp-specialised GEMMs (plain; persistent cooperative with a TMA epilogue; persistent
+ping-pong on a 2x1 cluster with TMA multicast).  ``PTXAS`` records what
 ``ptxas -v -O3 -arch=...`` said of each file (registers, and SASS instructions counted as bench/ptxas_ref.py
 counts them); each file must compile with ``xcc compile -v``, whose report carries the same figures for xg1.
 
@@ -46,6 +47,7 @@ PTXAS = {
     "gemm_grouped.sm_80.ptx": (124, 947),
     "hgemm_tensorop.sm_80.ptx": (94, 772),
     "sgemm_simt.sm_80.ptx": (126, 2355),
+    "tma_cluster_gemm.sm_90a.ptx": (168, 2623),
     "tma_coop_gemm.sm_90a.ptx": (168, 2049),
     "tma_ws_gemm.sm_90a.ptx": (234, 2579),
 }
@@ -55,6 +57,10 @@ SLACK = {
     # assembled from the scalar ldmatrix/accumulator registers by MOVs that backend/coalesce.py leaves
     # (it merges same-width copies only, not a scalar into half of a pair); without them 243 (1.2x ptxas).
     "cute_hgemm_ldsm.sm_80.ptx": 3,
+    # 6051 instructions: xg1's WGMMA writes one part of the accumulator fragment per instruction, so the 16
+    # wgmma.mma_async m64n128k16 are 1024 WGMMA (ptxas: 16 HGMMA), and the 168-register cap of 384 threads
+    # spills (1560/4648 bytes stored/loaded); counting one per wgmma, 5043 (1.9x ptxas).
+    "tma_cluster_gemm.sm_90a.ptx": 3,
 }
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
 REFUSED: dict[str, tuple[str, str]] = {}
@@ -270,6 +276,25 @@ def test_tma_coop_gemm_runs(engine):
     bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
     c = rng.uniform(-1, 1, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
     _, got = _run_gemm("tma_coop_gemm", "tma_coop_gemm.sm_90a.ptx", engine, a, bt, c, out_dtype=np.float16,
+                       out_shape=(N, M))
+    want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
+    np.testing.assert_allclose(got.T.astype(np.float64), want, rtol=2.0 ** -10, atol=K * 2.0 ** -22)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_cluster_gemm_runs(engine):
+    """CUTLASS 3.x KernelTmaWarpSpecializedPingpong on a 2x1x1 cluster with the TmaWarpSpecialized epilogue:
+    D = A B + 0.5 C as in test_tma_coop_gemm_runs, 256 x 256 x 128 on one cluster of two persistent CTAs of 384
+    threads, each CTA's two consumer warp groups taking one tile each in turn; each CTA loads half of the B tile
+    the pair shares and multicasts it (cp.async.bulk.tensor ... .multicast::cluster), and releases the
+    pipeline's stages to both producers (mbarrier.arrive.shared::cluster through mapa)."""
+    rng = np.random.default_rng(28)
+    d = json.loads((CORPUS / "tma_cluster_gemm.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
+    c = rng.uniform(-1, 1, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
+    _, got = _run_gemm("tma_cluster_gemm", "tma_cluster_gemm.sm_90a.ptx", engine, a, bt, c, out_dtype=np.float16,
                        out_shape=(N, M))
     want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
     np.testing.assert_allclose(got.T.astype(np.float64), want, rtol=2.0 ** -10, atol=K * 2.0 ** -22)
