@@ -480,3 +480,27 @@ def test_an_out_of_range_trap_surface_access_is_a_located_fault(device, engine):
         kernel(device, "surf_update", engine, 3).launch((1, 1, 1), (W, H + 1, 1), [np.uint64(int(surf)), np.int32(W),
                                                                                    np.int32(H + 1)])
     assert "suld.b.2d" in PTX.splitlines()[e.value.line - 1]
+
+
+def test_the_driver_api_launches_with_the_texture_object_as_a_kernel_parameter(device):
+    """cuModuleLoadData + cuLaunchKernel, the CUtexObject passed as cuda-python passes a handle (type None)."""
+    import ctypes
+
+    n = 24
+    data = (np.arange(n, dtype=np.float32) - 4) * 0.75
+    buf, out = alloc(data.nbytes), alloc(n * 4)
+    ok(cuda.cuMemcpyHtoD(buf, data, data.nbytes))
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_LINEAR
+    r.res.linear.devPtr, r.res.linear.format, r.res.linear.numChannels = buf, F.CU_AD_FORMAT_FLOAT, 1
+    r.res.linear.sizeInBytes = data.nbytes
+    tex = texture(r)
+    mod = ok(cuda.cuModuleLoadData(PTX.encode()))
+    fn = ok(cuda.cuModuleGetFunction(mod, b"fetch1d"))
+    params = ((tex, cuda.CUdeviceptr(out), n, -3), (None, None, ctypes.c_int, ctypes.c_int))
+    assert cuda.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, params, 0)[0] == 0, cuda.last_error_message()
+    idx = np.arange(n) - 3
+    assert np.array_equal(fetch(out, n), np.where(idx >= 0, 2 * data[np.clip(idx, 0, n - 1)], 0).astype(np.float32))
+    ok(cuda.cuTexObjectDestroy(tex))
+    assert cuda.cuTexObjectDestroy(tex)[0] == cuda.CUresult.CUDA_ERROR_INVALID_HANDLE  # destroyed once
+    ok(cuda.cuModuleUnload(mod))
