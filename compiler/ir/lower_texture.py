@@ -32,6 +32,7 @@ _MIPMAP = ("base", "level", "grad")
 _SURF_MODES = ("trap", "clamp", "zero")
 _SURF_WIDTH = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
 _SURED_OPS = ("add", "min", "max", "and", "or")
+_CACHE_OPS = ("ca", "cg", "cs", "cv", "lu", "wb", "wt")  # cache operators: hints, no effect on the result
 TXQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
                "array_size", "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1",
                "addr_mode_2", "force_unnormalized_coords")
@@ -184,7 +185,8 @@ class TextureLowering:
         if "b" not in ms:
             raise self.error(f"'{_text(inst)}': expected {inst.opcode}.b", PtxSemanticError)
         width_names = [m for m in ms if m in _SURF_WIDTH or m in ("u32", "s32", "u64", "s64")]
-        self._tx_check_mods(inst, {"b", "v2", "v4", *_SURF_WIDTH, *_SURF_MODES, *_DIMS, *_REFUSED_DIMS, *extra})
+        self._tx_check_mods(inst, {"b", "v2", "v4", *_SURF_WIDTH, *_SURF_MODES, *_DIMS, *_REFUSED_DIMS, *_CACHE_OPS,
+                                   *extra})
         if len(width_names) != 1:
             raise self.error(f"'{_text(inst)}': expected one element type", PtxSemanticError)
         vec = 4 if "v4" in ms else 2 if "v2" in ms else 1
