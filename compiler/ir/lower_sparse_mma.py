@@ -13,6 +13,11 @@ NVIDIA H200 showed (tests/data/gpu/mma_sp_probe.cu; ``g`` = lane / 4, ``t`` = la
 * ``.m16n8k16`` ``.f16``/``.bf16``: compressed register ``r`` (0, 1) of lane (g, t) holds the 2 values of row
   ``g + 8r``, chunk ``t`` (low half first); the nibble of (row, chunk ``j``) is bits ``16 (row / 8) + 4j`` of lane
   ``4g + f`` (f in 0 .. 3).  -> one dense ``m16n8k16`` MMA.
+* ``.m16n8k32`` ``.f16``/``.bf16``: registers 2, 3 are registers 0, 1 for chunks 4 .. 7; the nibble of (row,
+  ``j``) is bits ``16 (row / 8) + 4 (j % 4)`` of lane ``4g + 2f + j / 4`` (f 0 or 1).  -> two dense ``m16n8k16``
+  MMAs, the second (K columns 16 .. 31) accumulating onto the first's result: xg1 has no 32-deep f16 MMA, so
+  this sum is rounded twice (after each half), where a dense MMA rounds once; exact for exactly representable
+  sums, at most an ulp or so apart otherwise.
 * ``.m16n8k32`` ``.s8``/``.u8``: register ``r`` (0, 1) holds row ``g + 8r``, chunks ``2t`` (bytes 0, 1) and
   ``2t + 1`` (bytes 2, 3); the nibble of (row, ``j``) is bits ``4j`` of lane ``4g + 2f + row / 8`` (f 0 or 1).
   -> one dense ``m16n8k32`` MMA.
@@ -21,8 +26,8 @@ NVIDIA H200 showed (tests/data/gpu/mma_sp_probe.cu; ``g`` = lane / 4, ``t`` = la
   K halves with a zero accumulator (their integer sum is exact), then ``C +`` it, wrapping or, with
   ``.satfinite``, saturating as the dense MMA does.
 
-Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.f16``/``.bf16``
-``.m16n8k32``, ``.tf32`` and FP8 sparse MMAs are not supported yet (refused at the instruction).
+Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.tf32`` (xcc has
+no dense tf32 MMA yet) and FP8 sparse MMAs are not supported yet (refused at the instruction).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from xcc.ir.types import ptx_type
 _FLOAT_IN = ("f16", "bf16")
 _INT_IN = ("s8", "u8")
 # (shape, input kind) -> (compressed A registers, selector values)
-_FORMS = {("m16n8k16", "f"): (2, 4), ("m16n8k32", "i"): (2, 2), ("m16n8k64", "i"): (4, 1)}
+_FORMS = {("m16n8k16", "f"): (2, 4), ("m16n8k32", "f"): (4, 2), ("m16n8k32", "i"): (2, 2), ("m16n8k64", "i"): (4, 1)}
 
 
 def _text(inst: ast.Instruction) -> str:
@@ -57,8 +62,8 @@ class SparseMmaLowering:
         kind = "f" if atype in _FLOAT_IN else "i" if atype in _INT_IN else None
         form = _FORMS.get((shape, kind))
         if form is None:
-            raise self.error(f"'{_text(inst)}' is not supported yet (sparse MMA: .m16n8k16 with .f16/.bf16, "
-                             ".m16n8k32 and .m16n8k64 with .s8/.u8)")
+            raise self.error(f"'{_text(inst)}' is not supported yet (sparse MMA: .m16n8k16 and .m16n8k32 with "
+                             ".f16/.bf16, .m16n8k32 and .m16n8k64 with .s8/.u8)")
         ok = (atype == btype and dtype in ("f32", "f16") and ctype in ("f32", "f16")
               and (atype == "f16" or (dtype, ctype) == ("f32", "f32"))) if kind == "f" \
             else (btype in _INT_IN and dtype == ctype == "s32")
@@ -74,7 +79,7 @@ class SparseMmaLowering:
             raise self.error(f"'{_text(inst)}': the sparsity selector must be a constant 0 .. {nsel - 1}",
                              PtxSemanticError)
         u32 = ptx_type("u32")
-        nb = 2 if shape == "m16n8k16" or shape == "m16n8k32" else 4
+        nb = 2 if shape == "m16n8k16" or (shape == "m16n8k32" and kind == "i") else 4
         nc = 4 if ctype in ("f32", "s32") else 2
         nd = 4 if dtype in ("f32", "s32") else 2
         ca = self._mx_regs(self._mx_vector(a, na, "A"))
@@ -86,10 +91,19 @@ class SparseMmaLowering:
         g4 = self._sp("and", lane, 0x1C)  # 4 g
         t = self._sp("and", lane, 3)
         if kind == "f":
-            dense = self._sp_dense_f16(ca, meta, g4, t, f.value)
             t_res = ptx_type(dtype if dtype == "f32" else "b32")
-            self._mx_emit_parts("mma", dests, dense + regs_b + regs_c, t_res, shape="m16n8k16",
-                                types=".".join(types), na=4, nb=2)
+            attrs = dict(shape="m16n8k16", types=".".join(types), na=4, nb=2)
+            if shape == "m16n8k16":
+                dense = self._sp_dense_f16(ca, meta, g4, t, f.value, 0)
+                self._mx_emit_parts("mma", dests, dense + regs_b + regs_c, t_res, **attrs)
+                return
+            # m16n8k32: the K halves as two dense m16n8k16 MMAs, the second accumulating onto the first's result
+            dense = self._sp_dense_f16(ca, meta, g4, t, 2 * f.value, 0)
+            acc = [self.emit("mma", t_res, dense + regs_b[:2] + regs_c, t_res, part=k, **attrs).result
+                   for k in range(nd)]
+            dense = self._sp_dense_f16(ca, meta, g4, t, 2 * f.value + 1, 1)
+            attrs["types"] = f"{dtype}.{atype}.{btype}.{dtype}"  # C of the second half: the first's D
+            self._mx_emit_parts("mma", dests, dense + regs_b[2:] + acc, t_res, **attrs)
             return
         halves = 1 if shape == "m16n8k32" else 2
         attrs = dict(shape="m16n8k32", types=".".join(types), na=4, nb=2)
@@ -134,10 +148,12 @@ class SparseMmaLowering:
         nib = self._sp("and", self._sp("shr", meta_lane_value, shift), 0xF)
         return self._sp("and", nib, 3), self._sp("shr", nib, 2)
 
-    def _sp_dense_f16(self, ca, meta, g4, t, sel: int) -> list:
-        """The 4 registers of this lane's dense m16n8k16 A fragment: register ``i`` holds row ``g + 8 (i % 2)``,
-        columns ``2t + 8 (i / 2)`` and ``+ 1`` (chunk ``t / 2 + 2 (i / 2)``, positions ``2 (t % 2)``, ``+ 1``)."""
-        m = self._sp_fetch(meta, self._sp("add", g4, sel))
+    def _sp_dense_f16(self, ca, meta, g4, t, meta_lane: int, half: int) -> list:
+        """The 4 registers of this lane's dense m16n8k16 A fragment (of K half ``half`` for m16n8k32): register ``i``
+        holds row ``g + 8 (i % 2)``, columns ``2t + 8 (i / 2)`` and ``+ 1`` (chunk ``t / 2 + 2 (i / 2)`` of the
+        half, positions ``2 (t % 2)``, ``+ 1``), from compressed register ``i % 2 + 2 half`` of lane ``4g + chunk``
+        and the metadata of lane ``4g + meta_lane``."""
+        m = self._sp_fetch(meta, self._sp("add", g4, meta_lane))
         thalf = self._sp("shr", t, 1)
         p0 = self._sp("shl", self._sp("and", t, 1), 1)
         p1 = self._sp("add", p0, 1)
@@ -145,7 +161,7 @@ class SparseMmaLowering:
         for i in range(4):
             rh, kh = i % 2, i // 2
             chunk = self._sp("add", thalf, 2 * kh)
-            v = self._sp_fetch(ca[rh], self._sp("add", g4, chunk))
+            v = self._sp_fetch(ca[rh + 2 * half], self._sp("add", g4, chunk))
             i0, i1 = self._sp_nibble(m, self._sp("add", self._sp("shl", chunk, 2), 16 * rh))
             lo, hi = self._sp("and", v, 0xFFFF), self._sp("shr", v, 16)
             e0 = self._sp_pick(p0, i0, i1, lo, hi)
