@@ -1,13 +1,14 @@
 """examples/tma_store.cu's TMA kernels on both xcc engines against what an NVIDIA H200 computed for the same inputs
 (tests/data/gpu/tma_h200.jsonl, recorded by tests/data/gpu/tma_gpu_check.cu: each case's output words):
 tile stores (clipped at the tensor's far edges, a 128-byte swizzle; 2d and 3d), a 2d tile load, tile reductions
-(u32 add/min/max/inc/dec/and/or/xor, s32 add/min/max, f32 add), im2col loads of rank 3 - 5 (offsets of 0xFFFF
-read as 65535) and multicast loads.
+(u32 add/min/max/inc/dec/and/or/xor, s32 add/min/max, f32 add, f16/bf16 add/min/max over NaNs, signed zeros,
+infinities and subnormals, u64 add/and/xor, s64 min/max), im2col loads of rank 3 - 5 (offsets of 0xFFFF read as
+65535) and multicast loads.
 
 What the H200 refused: the harness's cases that ended with CUDA error 715 (an illegal instruction at the TMA
 instruction) are missing from the recording: tile boxes whose innermost coordinate is not a multiple of 16 bytes
-(loads and stores), and tile stores at a negative coordinate (loads there read zeros, and are recorded).  xcc
-makes both located faults (:func:`test_what_the_h200_refused_is_a_located_fault`)."""
+(loads and stores), tile stores at a negative coordinate (loads there read zeros, and are recorded), and an
+``.or`` reduction into an s64 map.  xcc makes each a located fault."""
 
 from __future__ import annotations
 
@@ -155,3 +156,60 @@ def test_what_the_h200_refused_is_a_located_fault(engine, kernel, shape, box, at
     assert "probe2d_0_2" not in H200 and "store2d_-16_0" not in H200 and "load4d" not in H200
     with pytest.raises(KernelFault, match=why):
         _ranked(engine, 0, kernel, shape, box, at)
+
+
+F16_SPECIAL = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x7D00, 0x0001, 0x8001, 0x3555, 0x4900, 0xC500,
+               0x7BFF, 0x0400, 0xFE01]
+BF16_SPECIAL = [0x0000, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0, 0x7FA0, 0x0001, 0x8001, 0x3EAB, 0x4120, 0xC0A0,
+                0x7F7F, 0x0080, 0xFFC1]
+"""Zeros, ones, infinities, NaNs (quiet, signalling, negative with a payload), subnormals, the largest finite."""
+
+
+def _reduce_half(engine, opt, dtype, op):
+    tab = np.array(F16_SPECIAL if dtype == DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16 else BF16_SPECIAL, np.uint16)
+    x, b = tab[(7 * np.arange(480)) % 16], tab[(13 * np.arange(256)) % 16]
+    dev, m = module(engine, opt)
+    dx, din = rt.to_device(x, dev), rt.to_device(b.view(np.uint32), dev)
+    tm = encode(dtype, int(dx), (12, 40), (8, 32))
+    m.get_function("tma_reduce_box").launch((1, 1, 1), (128, 1, 1), [tm, din, np.int32(128), np.int32(op),
+                                                                     np.int32(24), np.int32(6)])
+    return dx.copy_to_host().view(np.uint32)
+
+
+def _reduce_64(engine, opt, dtype, op):
+    i, j = np.arange(120, dtype=np.uint64), np.arange(64, dtype=np.uint64)
+    if dtype == DT.CU_TENSOR_MAP_DATA_TYPE_INT64:
+        x = ((7 * i.astype(np.int64)) % 40 - 20).view(np.uint64)
+        b = ((13 * j.astype(np.int64)) % 40 - 20).view(np.uint64)
+    else:
+        x, b = i * np.uint64(0x9E3779B97F4A7C15), j * np.uint64(0xC2B2AE3D27D4EB4F)
+    dev, m = module(engine, opt)
+    dx, din = rt.to_device(x, dev), rt.to_device(b.view(np.uint32), dev)
+    tm = encode(dtype, int(dx), (12, 10), (8, 8))
+    m.get_function("tma_reduce_box").launch((1, 1, 1), (128, 1, 1), [tm, din, np.int32(128), np.int32(op),
+                                                                     np.int32(6), np.int32(6)])
+    return dx.copy_to_host().view(np.uint32)
+
+
+HALF = [(f"reduce_{t}_{op}", dt, k) for k, op in enumerate(OPS[:3])
+        for t, dt in (("f16", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16), ("bf16", DT.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16))]
+WIDE = [("reduce_u64_add", DT.CU_TENSOR_MAP_DATA_TYPE_UINT64, 0), ("reduce_u64_and", DT.CU_TENSOR_MAP_DATA_TYPE_UINT64, 5),
+        ("reduce_u64_xor", DT.CU_TENSOR_MAP_DATA_TYPE_UINT64, 7), ("reduce_s64_min", DT.CU_TENSOR_MAP_DATA_TYPE_INT64, 1),
+        ("reduce_s64_max", DT.CU_TENSOR_MAP_DATA_TYPE_INT64, 2)]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("name, dtype, op", HALF + WIDE, ids=[r[0] for r in HALF + WIDE])
+def test_half_and_64_bit_reductions_match_the_h200(engine, opt, name, dtype, op):
+    """f16/bf16 add, min and max over special values (NaN payloads, signed zeros, infinities, subnormals) and
+    u64/s64 reductions."""
+    run = _reduce_half if (name, dtype, op) in HALF else _reduce_64
+    assert np.array_equal(run(engine, opt, dtype, op), H200[name])
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_an_or_reduction_into_an_s64_map_is_a_located_fault(engine):
+    """The H200 stopped it with an illegal-instruction error (the recording lacks reduce_s64_or)."""
+    assert "reduce_s64_or" not in H200
+    with pytest.raises(KernelFault, match=r"\.or is not supported on a tensor of s64 elements"):
+        _reduce_64(engine, 0, DT.CU_TENSOR_MAP_DATA_TYPE_INT64, 6)

@@ -175,8 +175,9 @@ def _reduce_ref(op: str, old: np.ndarray, v: np.ndarray) -> np.ndarray:
 CASES = ([(op, DT.CU_TENSOR_MAP_DATA_TYPE_UINT32) for op in OPS]
          + [(op, DT.CU_TENSOR_MAP_DATA_TYPE_INT32) for op in ("add", "min", "max", "xor")]
          + [(op, DT.CU_TENSOR_MAP_DATA_TYPE_UINT64) for op in ("add", "and")]
-         + [(op, DT.CU_TENSOR_MAP_DATA_TYPE_INT64) for op in ("min", "max", "or")]
-         + [("add", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32), ("add", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16)])
+         + [(op, DT.CU_TENSOR_MAP_DATA_TYPE_INT64) for op in ("min", "max")]
+         + [("add", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32), ("add", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16),
+            ("min", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16), ("max", DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16)])
 
 
 def _values(dtype, shape, rng) -> np.ndarray:

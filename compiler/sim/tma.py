@@ -15,6 +15,7 @@ import numpy as np
 from xcc.semantics import tensormap as T
 from xcc.semantics.cluster import CLUSTER_RANK_SHIFT, OFFSET_MASK
 from xcc.semantics.faults import MemoryFault
+from xcc.semantics.halfp import fmt_of, hminmax
 from xcc.sim import mbarrier as mbar
 from xcc.sim.waves import ExecFault
 
@@ -176,6 +177,9 @@ def tma_store_executor(view: mbar.SharedView, gmem, generic, src, tmap, coords, 
                 vals = np.asarray(vals)[inside]
                 if redop is None:
                     gmem.store(where, vals, es)
+                elif redop in ("min", "max") and kind in ("f16", "bf16"):  # (the atomics have no half min/max)
+                    old = gmem.load(where, es)
+                    gmem.store(where, hminmax(old, vals, fmt_of(kind), redop == "min"), es)
                 else:
                     gmem.atomic(redop, where, vals, es, kind)
             except MemoryFault as f:

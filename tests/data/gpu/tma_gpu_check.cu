@@ -3,10 +3,11 @@
 // deterministic formulas that test restates.  Build and run on an sm_90 machine, one case per process (a
 // faulting case ends its process's CUDA context; the recording keeps the cases that ran):
 //   nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -I examples tests/data/gpu/tma_gpu_check.cu -lcuda -o tma_check
-//   for i in $(seq 0 50); do ./tma_check $i; done > tests/data/gpu/tma_h200.jsonl
-// Recorded on an NVIDIA H200 (driver 580, CUDA 13.0): cases 1, 2, 5, 19 - 22, 36 - 39, 41 and 47 ended with CUDA
+//   for i in $(seq 0 62); do ./tma_check $i; done > tests/data/gpu/tma_h200.jsonl
+// Recorded on an NVIDIA H200 (driver 580, CUDA 13.0): cases 1, 2, 5, 19 - 22, 36 - 39, 41, 47 and 62 ended with CUDA
 // error 715, an illegal instruction at the TMA instruction: each is a tile box whose innermost coordinate is not a
-// multiple of 16 bytes, or a tile store at a negative coordinate (the probes at the end tell those rules apart).
+// multiple of 16 bytes, or a tile store at a negative coordinate (the probes at the end tell those rules apart);
+// case 62 (an .or reduction into an s64 map) too.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +119,48 @@ static void reduce2d(const char* name, CUtensorMapDataType t, int op)
     cuuint32_t bx[2] = {16, 8};
     CUtensorMap m = tiled(t, 2, dx, dims, 4, bx);
     tma_reduce_box<<<1, 128>>>(m, din, 128, op, 12, 6);
+    emit(name, back(dx, x.size()));
+    cudaFree(din);
+}
+
+static const unsigned short F16_SPECIAL[16] = {0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x7D00,
+                                                0x0001, 0x8001, 0x3555, 0x4900, 0xC500, 0x7BFF, 0x0400, 0xFE01};
+static const unsigned short BF16_SPECIAL[16] = {0x0000, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0, 0x7FA0,
+                                                 0x0001, 0x8001, 0x3EAB, 0x4120, 0xC0A0, 0x7F7F, 0x0080, 0xFFC1};
+
+static void reduce_half(const char* name, CUtensorMapDataType t, int op)
+{
+    // (12, 40) halves, box (8, 32) at (6, 24): x[i] = table[(7 i) % 16], box[j] = table[(13 j) % 16]
+    const unsigned short* tab = t == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ? F16_SPECIAL : BF16_SPECIAL;
+    if (!wanted()) return;
+    std::vector<unsigned short> x(12 * 40), box(8 * 32);
+    for (int i = 0; i < 480; i++) x[i] = tab[(7 * i) % 16];
+    for (int j = 0; j < 256; j++) box[j] = tab[(13 * j) % 16];
+    unsigned short* dx = dev(x);
+    unsigned* din = dev(std::vector<unsigned>((unsigned*)box.data(), (unsigned*)box.data() + 128));
+    cuuint64_t dims[2] = {40, 12};
+    cuuint32_t bx[2] = {32, 8};
+    CUtensorMap m = tiled(t, 2, dx, dims, 2, bx);
+    tma_reduce_box<<<1, 128>>>(m, din, 128, op, 24, 6);
+    emit(name, back(dx, x.size()));
+    cudaFree(din);
+}
+
+static void reduce_64(const char* name, CUtensorMapDataType t, int op)
+{
+    // (12, 10) 64-bit elements, box (8, 8) at (6, 6): u64 x[i] = i * 0x9E3779B97F4A7C15, box[j] = j * 0xC2B2AE3D27D4EB4F;
+    // s64 x[i] = (7 i) % 40 - 20, box[j] = (13 j) % 40 - 20
+    if (!wanted()) return;
+    bool sgn = t == CU_TENSOR_MAP_DATA_TYPE_INT64;
+    std::vector<unsigned long long> x(120), box(64);
+    for (int i = 0; i < 120; i++) x[i] = sgn ? (unsigned long long)(long long)((7 * i) % 40 - 20) : i * 0x9E3779B97F4A7C15ull;
+    for (int j = 0; j < 64; j++) box[j] = sgn ? (unsigned long long)(long long)((13 * j) % 40 - 20) : j * 0xC2B2AE3D27D4EB4Full;
+    unsigned long long* dx = dev(x);
+    unsigned* din = dev(std::vector<unsigned>((unsigned*)box.data(), (unsigned*)box.data() + 128));
+    cuuint64_t dims[2] = {10, 12};
+    cuuint32_t bx[2] = {8, 8};
+    CUtensorMap m = tiled(t, 2, dx, dims, 8, bx);
+    tma_reduce_box<<<1, 128>>>(m, din, 128, op, 6, 6);
     emit(name, back(dx, x.size()));
     cudaFree(din);
 }
@@ -291,5 +334,17 @@ int main(int argc, char** argv)
         const int s3[3] = {5, 6, 20}, bs3[3] = {2, 4, 8}, p3[3] = {4, 3, 12};
         store_rank("probe3d_store_c12", 3, s3, bs3, p3);
     }
+    for (int op = 0; op < 3; op++) {  // cases 51 - 62: half and 64-bit reductions
+        snprintf(name, sizeof name, "reduce_f16_%s", ops[op]);
+        reduce_half(name, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, op);
+        snprintf(name, sizeof name, "reduce_bf16_%s", ops[op]);
+        reduce_half(name, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, op);
+    }
+    reduce_64("reduce_u64_add", CU_TENSOR_MAP_DATA_TYPE_UINT64, 0);
+    reduce_64("reduce_u64_and", CU_TENSOR_MAP_DATA_TYPE_UINT64, 5);
+    reduce_64("reduce_u64_xor", CU_TENSOR_MAP_DATA_TYPE_UINT64, 7);
+    reduce_64("reduce_s64_min", CU_TENSOR_MAP_DATA_TYPE_INT64, 1);
+    reduce_64("reduce_s64_max", CU_TENSOR_MAP_DATA_TYPE_INT64, 2);
+    reduce_64("reduce_s64_or", CU_TENSOR_MAP_DATA_TYPE_INT64, 6);
     return 0;
 }
