@@ -3,7 +3,8 @@
 
 ``tex`` -> TEX (``gather``: tld4), ``txq`` -> TXQ (.SURF for suq), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
 (SULD.64 for 64-bit elements), ``sust`` -> SUST / SUST.64, ``sured`` -> SURED / SURED.64.  The handle is the
-register pair a; the coordinates travel in two pairs: b = (x, y), e = (z, layer), unused ones zero.
+register pair a; the coordinates travel in two pairs: b = (x, y), e = (z, layer), unused ones zero, built once
+per block for the ops of one PTX instruction (which read the same values).
 """
 
 from __future__ import annotations
@@ -23,9 +24,15 @@ class TextureSelection(SelectorCore):
     def _tx_coords(self, inst, first: int, last: int | None = None):
         """(b, e) pairs of the coordinates args[first:last]: x, y | z, layer."""
         args = list(inst.args[first:last])
+        # the ops of one PTX instruction (one per element) share the pairs built for the first, in its block
+        key = (id(self.out), inst.attrs.get("layered"), *(id(a) for a in args))
+        cache = self.__dict__.setdefault("_tx_pairs", {})
+        if key in cache and all(a is b for a, b in zip(cache[key][0], args, strict=True)):
+            return cache[key][1]
         layer = args.pop(0) if inst.attrs.get("layered") else None
         vals = [*args, *[None] * (3 - len(args))][:3] + [layer]
         pairs = [new_vreg(2), new_vreg(2)]
+        cache[key] = (list(inst.args[first:last]), pairs)
         for n, v in enumerate(vals):
             half = Half(pairs[n // 2], n % 2)
             self.emit("MOV", d=half, b=RZ if v is None else self.src_b(v))
