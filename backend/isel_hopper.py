@@ -133,7 +133,8 @@ class HopperSelection(SelectorCore):
             rank = int(at["rank"])
             if rank > 4 or at.get("multicast"):
                 raise self.error(f"a {rank}d{' multicast' if at.get('multicast') else ''} .im2col cp.async.bulk.tensor "
-                                 "is not supported by the xg1 backend yet (3d and 4d)")
+                                 "is not supported by the xg1 backend yet (im2col: 3d and 4d, without "
+                                 ".multicast::cluster)")
             coords, offs = coords[:rank], coords[rank:]
             packed = offs[0] if rank == 3 else self._pair16(self.reg(offs[0]), self.reg(offs[1]))  # isel_half
             a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords, packed)

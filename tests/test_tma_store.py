@@ -405,3 +405,23 @@ def test_a_tile_load_through_an_im2col_map_is_a_located_fault(engine):
         m.get_function("tma_load_box").launch((1, 1, 1), (128, 1, 1),
                                               [tm, out, np.int32(160), np.int32(4), coords_param((0, 0, 0, 0))])
     assert "tensor.4d" in PTX.splitlines()[e.value.line - 1]
+
+
+# ------------------------------------------------------------------ the accepted forms
+FORMS = Path(__file__).parent / "data" / "runtime" / "tma_forms.ptx"
+
+
+def test_every_tma_form_compiles_for_the_ir_engine_and_xg1_refuses_only_the_multicast_im2col():
+    """Cache hints and policies on stores, reductions and prefetches, the bulk (non-tensor) prefetch, multicast
+    and im2col loads: xcc check and the lazy compile agree, message for message."""
+    from xcc.check import check_sources
+    from xcc.sources import Source
+
+    src = FORMS.read_text()
+    rt.load_module(src, device=rt.Device(), engine="ir").get_function("tma_forms")
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "im2col" in t and "multicast" in t)
+    with pytest.raises(Exception, match="a 4d multicast .im2col cp.async.bulk.tensor is not supported by the xg1") as e:
+        rt.load_module(src, device=rt.Device(), engine="isa").get_function("tma_forms")
+    assert e.value.loc.line == line
+    errors = check_sources([Source(src, "tma_forms.ptx")]).errors
+    assert len(errors) == 1 and errors[0].loc.line == line and "4d multicast .im2col" in str(errors[0])
