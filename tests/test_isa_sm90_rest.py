@@ -695,6 +695,8 @@ def test_mma_sp_satfinite_saturates_the_exact_sum(engine, opt):
     ("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
      "{%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),
     (SP_CASES["f16k16s0"].replace("SEL", "4"), r"selector must be a constant 0 \.\. 3"),
+    ("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, {%c0, %c1}, "
+     "%e, 0;", r"\.f32 results from \.f16 accumulators are not supported yet"),
 ])
 def test_mma_sp_forms_xcc_refuses_are_located_errors_of_check(form, match):
     errors = check_sources([Source(SPARSE.replace("MMA", form), "w.ptx")]).errors
@@ -752,3 +754,129 @@ def test_nvcc_sparse_mma_16x8x16(engine, opt):
     m.get_function("sparse_mma_16x8x16").launch((1, 1, 1), (32, 1, 1), args)
     want = dense.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_array_equal(args[3].copy_to_host().reshape(16, 8), want.astype(np.float32))
+
+
+def _sp_dense_a(a_regs: np.ndarray, e: np.ndarray, elem: str, k: int, sel: int) -> np.ndarray:
+    """The dense A (16 x k) of a sparse MMA, from each lane's compressed registers (``a_regs [32, 4]``) and metadata
+    words, by the layouts the H200 showed (tests/data/gpu/mma_sp_probe.cu): 16-bit elements: register r of lane
+    (g, t) holds chunk t + 4 (r // 2) of row g + 8 (r % 2); 8-bit: chunks 2t, 2t + 1 (+ 8 (r // 2))."""
+    dense = np.zeros((16, k), object)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for r in range(k // (8 if elem in ("f16", "bf16") else 16)):
+            row, word = g + 8 * (r % 2), int(a_regs[lane, r])
+            if elem in ("f16", "bf16"):
+                chunks, vals = [t + 4 * (r // 2)], [[word & 0xFFFF, word >> 16]]
+            else:
+                chunks = [2 * t + 8 * (r // 2), 2 * t + 1 + 8 * (r // 2)]
+                vals = [[(word >> 8 * (2 * h + i)) & 0xFF for i in range(2)] for h in range(2)]
+            for j, (v0, v1) in zip(chunks, vals):
+                if elem in ("f16", "bf16"):
+                    src, shift = (4 * g + sel, 16 * (row // 8) + 4 * j) if k == 16 else \
+                        (4 * g + 2 * sel + j // 4, 16 * (row // 8) + 4 * (j % 4))
+                else:
+                    src, shift = (4 * g + 2 * (j // 8 if k == 64 else sel) + row // 8, 4 * (j % 8))
+                nib = (int(e[src]) >> shift) & 0xF
+                dense[row, 4 * j + (nib & 3)] = v0
+                dense[row, 4 * j + (nib >> 2)] = v1
+    return dense
+
+
+def _bf16_bits(x: np.ndarray) -> np.ndarray:
+    return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # exact for these small values
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("types", ["f32.bf16.bf16.f32", "f16.f16.f16.f16"])
+def test_mma_sp_m16n8k16_other_types_vs_numpy(engine, opt, types):
+    """bf16 inputs and f16 accumulators (the H200 probe covered f16 inputs with f32): small integer values, so
+    every sum is exact in either accumulator; random valid metadata, selector 2."""
+    dtype, atype, _, ctype = types.split(".")
+    rng = np.random.default_rng(7)
+    vals = rng.integers(-6, 7, (32, 4, 2)).astype(np.float16)
+    bits = _bf16_bits(vals) if atype == "bf16" else vals.view(np.uint16)
+    a = (bits[..., 0].astype(np.uint32) | bits[..., 1].astype(np.uint32) << 16)
+    bvals = rng.integers(-6, 7, (32, 4, 2)).astype(np.float16)
+    bb = _bf16_bits(bvals) if atype == "bf16" else bvals.view(np.uint16)
+    b = (bb[..., 0].astype(np.uint32) | bb[..., 1].astype(np.uint32) << 16)
+    nib = np.array([0x4, 0x8, 0xC, 0x9, 0xD, 0xE])[rng.integers(0, 6, (32, 8))]
+    e = (nib << (4 * np.arange(8))).sum(axis=1).astype(np.uint32)
+    cvals = rng.integers(-40, 41, (32, 4)).astype(np.float32)
+    if ctype == "f32":
+        c = cvals.view(np.uint32)
+    else:
+        h = cvals.astype(np.float16).view(np.uint16).reshape(32, 2, 2)
+        c = np.zeros((32, 4), np.uint32)
+        c[:, :2] = h[..., 0].astype(np.uint32) | h[..., 1].astype(np.uint32) << 16
+    # the reference: dense A from the layout, B and C/D in the dense m16n8k16 fragments (PTX ISA 9.7.14.5.8)
+    dense = _sp_dense_a(a, e, atype, 16, 2)
+    val = (lambda x: float(np.array([x], np.uint16).view(np.float16)[0])) if atype == "f16" else \
+        (lambda x: float(np.array([x << 16], np.uint32).view(np.float32)[0]))
+    amat = np.vectorize(lambda x: val(int(x)) if x != 0 else 0.0)(dense).astype(np.float64)
+    bmat, cmat = np.zeros((16, 8)), np.zeros((16, 8))
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(4):
+            bmat[2 * t + (i & 1) + 8 * (i // 2), g] = val((int(b[lane, i // 2]) >> (16 * (i % 2))) & 0xFFFF)
+            cmat[g + 8 * (i // 2), 2 * t + (i % 2)] = cvals[lane, i] if ctype == "f32" else \
+                float(np.float16(cvals.reshape(32, 2, 2)[lane, i // 2, i % 2]))
+    want = amat @ bmat + cmat
+    nd = 4 if dtype == "f32" else 2
+    dregs = ", ".join(f"%d{i}" for i in range(nd))
+    cregs = ", ".join(f"%c{i}" for i in range(4 if ctype == "f32" else 2))
+    form = (f"mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.{types} {{{dregs}}}, {{%a0, %a1}}, {{%b0, %b1}}, "
+            f"{{{cregs}}}, %e, 2;")
+    ordered = nib.copy()  # ordered_metadata: the nibbles above are already i0 < i1
+    assert ordered.size
+    dev = rt.Device()
+    bufs = [rt.to_device(x, dev) for x in (a.copy(), b.copy(), c.copy(), e.copy())]
+    out = rt.zeros(128, np.uint32, dev)
+    rt.load_module(SPARSE.replace("MMA", form), device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [*bufs, out])
+    got = out.copy_to_host().reshape(32, 4)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(4):
+            w = want[g + 8 * (i // 2), 2 * t + (i % 2)]
+            if dtype == "f32":
+                assert got[lane, i].view(np.float32) == np.float32(w), (lane, i)
+            else:
+                h = (int(got[lane, i // 2]) >> (16 * (i % 2))) & 0xFFFF
+                assert np.array([h], np.uint16).view(np.float16)[0] == np.float16(w), (lane, i)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("sat", [False, True])
+def test_mma_sp_m16n8k32_u8_s8_vs_python_integers(engine, opt, sat):
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 1 << 32, (32, 4), dtype=np.uint32)
+    b = rng.integers(0, 1 << 32, (32, 4), dtype=np.uint32)
+    c = rng.integers(0, 1 << 32, (32, 4), dtype=np.uint32)
+    c[::3, 0] = 0x7FFFFF00
+    nib = np.array([0x4, 0x8, 0xC, 0x9, 0xD, 0xE])[rng.integers(0, 6, (32, 8))]
+    e = (nib << (4 * np.arange(8))).sum(axis=1).astype(np.uint32)
+    dense = _sp_dense_a(a, e, "u8", 32, 1)
+    amat = np.array([[int(x) for x in row] for row in dense], dtype=object)
+    bmat, cmat = np.zeros((32, 8), object), np.zeros((16, 8), object)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(8):  # dense m16n8k32 B: rows 4t + (i & 3) + 16 (i >> 2), column g (s8)
+            byte = (int(b[lane, i // 4]) >> (8 * (i % 4))) & 0xFF
+            bmat[4 * t + (i & 3) + 16 * (i >> 2), g] = byte - 256 if byte > 127 else byte
+        for i in range(4):
+            cmat[g + 8 * (i // 2), 2 * t + (i % 2)] = int(c[lane, i].view(np.int32))
+    want = amat.dot(bmat) + cmat
+    form = ("mma.sp.sync.aligned.m16n8k32.row.col" + (".satfinite" if sat else "") + ".s32.u8.s8.s32 "
+            "{%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, {%c0, %c1, %c2, %c3}, %e, 1;")
+    dev = rt.Device()
+    bufs = [rt.to_device(x, dev) for x in (a, b, c, e)]
+    out = rt.zeros(128, np.uint32, dev)
+    rt.load_module(SPARSE.replace("MMA", form), device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [*bufs, out])
+    got = out.copy_to_host().reshape(32, 4).view(np.int32)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(4):
+            w = int(want[g + 8 * (i // 2), 2 * t + (i % 2)])
+            w = max(-2**31, min(2**31 - 1, w)) if sat else (w + 2**31) % 2**32 - 2**31
+            assert int(got[lane, i]) == w, (lane, i)
