@@ -696,7 +696,7 @@ def test_mma_sp_satfinite_saturates_the_exact_sum(engine, opt):
      "{%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),
     (SP_CASES["f16k16s0"].replace("SEL", "4"), r"selector must be a constant 0 \.\. 3"),
     ("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, {%c0, %c1}, "
-     "%e, 0;", r"\.f32 results from \.f16 accumulators are not supported yet"),
+     "%e, 0;", r"\.dtype and \.ctype must be the same type"),
 ])
 def test_mma_sp_forms_xcc_refuses_are_located_errors_of_check(form, match):
     errors = check_sources([Source(SPARSE.replace("MMA", form), "w.ptx")]).errors

@@ -70,9 +70,9 @@ class SparseMmaLowering:
         if not ok:
             raise self.error(f"'{_text(inst)}': .{dtype}.{atype}.{btype}.{ctype} is not a sparse MMA type "
                              "combination", PtxSemanticError)
-        if dtype != ctype:  # as for dense mma, xg1's HMMA accumulates in the type it writes
-            raise self.error(f"'{_text(inst)}': .{dtype} results from .{ctype} accumulators are not supported yet "
-                             "(xg1's HMMA reads and writes one accumulator type)")
+        if dtype != ctype:  # ptxas 13.0: "Arguments mismatch for instruction 'mma'"
+            raise self.error(f"'{_text(inst)}': a sparse MMA's .dtype and .ctype must be the same type",
+                             PtxSemanticError)
         if "satfinite" in ms and kind != "i":
             raise self.error(f"'{_text(inst)}': .satfinite is for integer MMA", PtxSemanticError)
         na, nsel = form
