@@ -397,3 +397,7 @@ def cudaGraphExecDestroy(graphExec) -> None:
 @_rt()
 def cudaGraphDestroy(graph) -> None:
     value_of(drv.cuGraphDestroy(graph))
+
+
+# CUDA arrays, texture and surface objects (their own module; it builds on the helpers above)
+from xcc.runtime.cudart_texture import *  # noqa: E402, F403

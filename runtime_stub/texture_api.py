@@ -83,7 +83,7 @@ class CUsurfObject(_IntHandle):
     pass
 
 
-class _Fields:
+class Fields:
     """A plain struct: every field starts at ``_defaults``' value and is set by attribute assignment."""
 
     _defaults: dict = {}
@@ -98,45 +98,45 @@ class _Fields:
         object.__setattr__(self, name, value)
 
 
-class CUDA_ARRAY_DESCRIPTOR(_Fields):
+class CUDA_ARRAY_DESCRIPTOR(Fields):
     _defaults = {"Width": 0, "Height": 0, "Format": 0, "NumChannels": 0}
 
 
-class CUDA_ARRAY3D_DESCRIPTOR(_Fields):
+class CUDA_ARRAY3D_DESCRIPTOR(Fields):
     _defaults = {"Width": 0, "Height": 0, "Depth": 0, "Format": 0, "NumChannels": 0, "Flags": 0}
 
 
-class _ResArray(_Fields):
+class _ResArray(Fields):
     _defaults = {"hArray": None}
 
 
-class _ResMipmap(_Fields):
+class _ResMipmap(Fields):
     _defaults = {"hMipmappedArray": None}
 
 
-class _ResLinear(_Fields):
+class _ResLinear(Fields):
     _defaults = {"devPtr": 0, "format": 0, "numChannels": 0, "sizeInBytes": 0}
 
 
-class _ResPitch2D(_Fields):
+class _ResPitch2D(Fields):
     _defaults = {"devPtr": 0, "format": 0, "numChannels": 0, "width": 0, "height": 0, "pitchInBytes": 0}
 
 
-class _Res(_Fields):
+class _Res(Fields):
     _defaults = {"array": _ResArray, "mipmap": _ResMipmap, "linear": _ResLinear, "pitch2D": _ResPitch2D}
 
 
-class CUDA_RESOURCE_DESC(_Fields):
+class CUDA_RESOURCE_DESC(Fields):
     _defaults = {"resType": 0, "res": _Res, "flags": 0}
 
 
-class CUDA_TEXTURE_DESC(_Fields):
+class CUDA_TEXTURE_DESC(Fields):
     _defaults = {"addressMode": [0, 0, 0], "filterMode": 0, "flags": 0, "maxAnisotropy": 0, "mipmapFilterMode": 0,
                  "mipmapLevelBias": 0.0, "minMipmapLevelClamp": 0.0, "maxMipmapLevelClamp": 0.0,
                  "borderColor": [0.0, 0.0, 0.0, 0.0]}
 
 
-class CUDA_RESOURCE_VIEW_DESC(_Fields):
+class CUDA_RESOURCE_VIEW_DESC(Fields):
     _defaults = {"format": 0, "width": 0, "height": 0, "depth": 0, "firstMipmapLevel": 0, "lastMipmapLevel": 0,
                  "firstLayer": 0, "lastLayer": 0}
 
@@ -187,13 +187,14 @@ def cuArray3DCreate(pAllocateArray) -> CUarray:
     return _new_array("cuArray3DCreate", a.Width, a.Height, a.Depth, a.Format, a.NumChannels, a.Flags)
 
 
-def _array(h, what="hArray") -> _Array:
+def array_of(h, what="hArray") -> _Array:
+    """The live CUDA array behind handle ``h``."""
     return lookup(h, CUarray, _Array, what)
 
 
 @api()
 def cuArrayDestroy(hArray) -> None:
-    arr = _array(hArray)
+    arr = array_of(hArray)
     arr.ctx.memory.free(arr.address)
     unregister(arr)
 
@@ -207,7 +208,7 @@ def _span(arr: _Array, offset, count, fn) -> tuple[int, int]:
 
 @api()
 def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount) -> None:
-    arr = _array(dstArray, "dstArray")
+    arr = array_of(dstArray, "dstArray")
     off, n = _span(arr, dstOffset, ByteCount, "cuMemcpyHtoA")
     if n:
         arr.ctx.memory.write(arr.address + off, host_view(srcHost, n, "srcHost"))
@@ -215,7 +216,7 @@ def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount) -> None:
 
 @api()
 def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount) -> None:
-    arr = _array(srcArray, "srcArray")
+    arr = array_of(srcArray, "srcArray")
     off, n = _span(arr, srcOffset, ByteCount, "cuMemcpyAtoH")
     if n:
         host_view(dstHost, n, "dstHost", writable=True)[:] = arr.ctx.memory.read(arr.address + off, n)
@@ -231,7 +232,7 @@ def _resource(res, fn: str, surface: bool) -> dict:
     if surface and kind != CUresourcetype.CU_RESOURCE_TYPE_ARRAY:
         raise CudaError(_INVALID, f"{fn}: a surface object needs a CU_RESOURCE_TYPE_ARRAY resource")
     if kind == CUresourcetype.CU_RESOURCE_TYPE_ARRAY:
-        arr = _array(res.res.array.hArray, "pResDesc.res.array.hArray")
+        arr = array_of(res.res.array.hArray, "pResDesc.res.array.hArray")
         if surface and not arr.flags & CUDA_ARRAY3D_SURFACE_LDST:
             raise CudaError(_INVALID, f"{fn}: the array was not created with CUDA_ARRAY3D_SURFACE_LDST")
         layered = bool(arr.flags & CUDA_ARRAY3D_LAYERED)  # Depth layers of a 1D (Height 0) or 2D array

@@ -504,3 +504,48 @@ def test_the_driver_api_launches_with_the_texture_object_as_a_kernel_parameter(d
     ok(cuda.cuTexObjectDestroy(tex))
     assert cuda.cuTexObjectDestroy(tex)[0] == cuda.CUresult.CUDA_ERROR_INVALID_HANDLE  # destroyed once
     ok(cuda.cuModuleUnload(mod))
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_the_runtime_api_makes_the_same_objects(device, engine):
+    """cudaMallocArray + cudaMemcpy2DToArray (a padded host pitch), cudaCreateTextureObject (linear filtering,
+    normalized coordinates, wrap) and a surface read-modify-write read back with cudaMemcpy2DFromArray."""
+    from xcc.runtime import cudart
+
+    def rok(res):
+        err, *vals = res
+        assert err == cudart.cudaError_t.cudaSuccess, cuda.last_error_message()
+        return vals[0] if vals else None
+
+    desc = rok(cudart.cudaCreateChannelDesc(32, 0, 0, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat))
+    arr = rok(cudart.cudaMallocArray(desc, W, H, cudart.cudaArraySurfaceLoadStore))
+    padded = np.zeros((H, W + 3), np.float32)
+    padded[:, :W] = IMG
+    rok(cudart.cudaMemcpy2DToArray(arr, 0, 0, padded, (W + 3) * 4, W * 4, H, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice))
+    res = cudart.cudaResourceDesc()
+    res.resType = cudart.cudaResourceType.cudaResourceTypeArray
+    res.res.array.array = arr
+    td = cudart.cudaTextureDesc()
+    td.addressMode = [cudart.cudaAddressMode.cudaAddressModeWrap] * 3
+    td.filterMode = cudart.cudaFilterMode.cudaFilterModeLinear
+    td.readMode = cudart.cudaReadMode.cudaReadModeElementType
+    td.normalizedCoords = 1
+    tex = rok(cudart.cudaCreateTextureObject(res, td, None))
+    out = alloc(W * H * 4)
+    kernel(device, "sample2d", engine, 3).launch((1, 1, 1), (W, H, 1), [
+        np.uint64(tex), np.uint64(out), np.int32(W), np.int32(H), np.float32(1.375), np.float32(2.125), np.int32(1)])
+    x, y = np.meshgrid(np.arange(W, dtype=np.float32), np.arange(H, dtype=np.float32))
+    u = (((x + np.float32(0.5)) * np.float32(1.375) + np.float32(2.125)) / np.float32(W)).astype(np.float32)
+    v = (((y + np.float32(0.5)) * np.float32(1.375) - np.float32(2.125)) / np.float32(H)).astype(np.float32)
+    assert np.array_equal(fetch(out, W * H).reshape(H, W), reference_2d(IMG, u, v, WRAP, True, True))
+    surf = rok(cudart.cudaCreateSurfaceObject(res))
+    kernel(device, "surf_update", engine, 3).launch((1, 1, 1), (W, H, 1), [np.uint64(surf), np.int32(W), np.int32(H)])
+    back = np.full((H, W + 1), -1, np.float32)
+    rok(cudart.cudaMemcpy2DFromArray(back, (W + 1) * 4, arr, 0, 0, W * 4, H,
+                                     cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost))
+    assert np.array_equal(back[:, :W], IMG * 3 + x - y) and (back[:, W] == -1).all()
+    rok(cudart.cudaDestroyTextureObject(tex))
+    rok(cudart.cudaDestroySurfaceObject(surf))
+    rok(cudart.cudaFreeArray(arr))
+    bad = cudart.cudaCreateChannelDesc(32, 32, 32, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat)[1]
+    assert cudart.cudaMallocArray(bad, 4, 4, 0)[0] == cudart.cudaError_t.cudaErrorInvalidValue
