@@ -593,6 +593,7 @@ def test_multimem_red_min_on_packed_halves_is_not_ptx():
 # The H200's own results (tests/data/gpu/mma_sp_probe.cu, its output recorded in mma_sp_probe.h200.txt): per case
 # each lane's A, B, C registers (4 words each), its metadata word, and the D registers the GPU computed.
 SP_PROBE = Path(__file__).parent / "data" / "gpu" / "mma_sp_probe.h200.txt"
+SP_FP8_PROBE = Path(__file__).parent / "data" / "gpu" / "mma_sp_fp8_probe.h200.txt"  # mma_sp_fp8_probe.cu
 SPARSE = """.version 8.7
 .target sm_90a
 .address_size 64
@@ -640,6 +641,10 @@ SP_CASES = {  # probe case -> the instruction (as the probe's inline asm wrote i
                 "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
     "s8k32s0": "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
                "{%c0, %c1, %c2, %c3}, %e, SEL;",
+    "e4m3k64s0": "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%d0, %d1, %d2, %d3}, "
+                 "{%a0, %a1, %a2, %a3}, {%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
+    "e5m2k64s0": "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 {%d0, %d1, %d2, %d3}, "
+                 "{%a0, %a1, %a2, %a3}, {%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
     "s8k64s0": "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
                "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
 }
@@ -647,7 +652,7 @@ SP_CASES = {  # probe case -> the instruction (as the probe's inline asm wrote i
 
 def _sp_probe() -> dict:
     cases, cur = {}, None
-    for line in SP_PROBE.read_text().splitlines():
+    for line in SP_PROBE.read_text().splitlines() + SP_FP8_PROBE.read_text().splitlines():
         head, *words = line.split()
         if head == "CASE":
             cur = cases[words[0]] = {}
@@ -658,7 +663,7 @@ def _sp_probe() -> dict:
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
 @pytest.mark.parametrize("case", ["f16k16s0", "f16k16s1", "f16k16s2", "f16k16s3", "f16k16o0", "f16k32s0", "f16k32s1",
-                                  "s8k32s0", "s8k32s1", "s8k64s0"])
+                                  "s8k32s0", "s8k32s1", "s8k64s0", "e4m3k64s0", "e5m2k64s0"])
 def test_mma_sp_equals_the_h200_bit_for_bit(engine, opt, case):
     """Random 2:4 metadata (every valid nibble), every sparsity selector: D as the H200 computed it."""
     data = _sp_probe()[case]
@@ -690,7 +695,7 @@ def test_mma_sp_satfinite_saturates_the_exact_sum(engine, opt):
 
 
 @pytest.mark.parametrize("form, match", [
-    ("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
+    ("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
      "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),
     ("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
      "{%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),

@@ -21,13 +21,14 @@ NVIDIA H200 showed (tests/data/gpu/mma_sp_probe.cu; ``g`` = lane / 4, ``t`` = la
 * ``.m16n8k32`` ``.s8``/``.u8``: register ``r`` (0, 1) holds row ``g + 8r``, chunks ``2t`` (bytes 0, 1) and
   ``2t + 1`` (bytes 2, 3); the nibble of (row, ``j``) is bits ``4j`` of lane ``4g + 2f + row / 8`` (f 0 or 1).
   -> one dense ``m16n8k32`` MMA.
-* ``.m16n8k64`` ``.s8``/``.u8``: registers 2, 3 are registers 0, 1 for chunks 8 .. 15; the nibble of (row, ``j``)
+* ``.m16n8k64`` ``.s8``/``.u8`` and ``.e4m3``/``.e5m2`` (sm_89 FP8, the same layout): registers 2, 3 are registers 0, 1 for chunks 8 .. 15; the nibble of (row, ``j``)
   is bits ``4 (j % 8)`` of lane ``4g + 2 (j / 8) + row / 8`` (f = 0).  -> two dense ``m16n8k32`` MMAs of the two
   K halves with a zero accumulator (their integer sum is exact), then ``C +`` it, wrapping or, with
-  ``.satfinite``, saturating as the dense MMA does.
+  ``.satfinite``, saturating as the dense MMA does; FP8: the second dense MMA accumulates onto the first's
+  result (xg1 has no 64-deep FP8 MMA: such a sum is rounded twice, after each half).
 
 Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.tf32`` (xcc has
-no dense tf32 MMA yet) and FP8 sparse MMAs are not supported yet (refused at the instruction).
+no dense tf32 MMA yet) sparse MMAs are not supported yet (refused at the instruction).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ from xcc.ir.types import ptx_type
 _FLOAT_IN = ("f16", "bf16")
 _INT_IN = ("s8", "u8")
 # (shape, input kind) -> (compressed A registers, selector values)
-_FORMS = {("m16n8k16", "f"): (2, 4), ("m16n8k32", "f"): (4, 2), ("m16n8k32", "i"): (2, 2), ("m16n8k64", "i"): (4, 1)}
+_FP8 = ("e4m3", "e5m2")
+_FORMS = {("m16n8k16", "f"): (2, 4), ("m16n8k32", "f"): (4, 2), ("m16n8k32", "i"): (2, 2), ("m16n8k64", "i"): (4, 1),
+          ("m16n8k64", "q"): (4, 1)}
 
 
 def _text(inst: ast.Instruction) -> str:
@@ -59,14 +62,15 @@ class SparseMmaLowering:
             raise self.error(f"'{_text(inst)}': expected mma.sp.sync.aligned.shape.row.col{{.satfinite}}"
                              ".dtype.atype.btype.ctype", PtxSemanticError)
         dtype, atype, btype, ctype = types
-        kind = "f" if atype in _FLOAT_IN else "i" if atype in _INT_IN else None
+        kind = "f" if atype in _FLOAT_IN else "i" if atype in _INT_IN else "q" if atype in _FP8 else None
         form = _FORMS.get((shape, kind))
         if form is None:
             raise self.error(f"'{_text(inst)}' is not supported yet (sparse MMA: .m16n8k16 and .m16n8k32 with "
-                             ".f16/.bf16, .m16n8k32 and .m16n8k64 with .s8/.u8)")
+                             ".f16/.bf16, .m16n8k32 and .m16n8k64 with .s8/.u8, .m16n8k64 with .e4m3/.e5m2)")
         ok = (atype == btype and dtype in ("f32", "f16") and ctype in ("f32", "f16")
               and (atype == "f16" or (dtype, ctype) == ("f32", "f32"))) if kind == "f" \
-            else (btype in _INT_IN and dtype == ctype == "s32")
+            else (btype in _INT_IN and dtype == ctype == "s32") if kind == "i" \
+            else (btype in _FP8 and dtype in ("f32", "f16"))
         if not ok:
             raise self.error(f"'{_text(inst)}': .{dtype}.{atype}.{btype}.{ctype} is not a sparse MMA type "
                              "combination", PtxSemanticError)
@@ -106,6 +110,15 @@ class SparseMmaLowering:
                    for k in range(nd)]
             dense = self._sp_dense_f16(ca, meta, g4, t, 2 * f.value + 1, 1)
             attrs["types"] = f"{dtype}.{atype}.{btype}.{dtype}"  # C of the second half: the first's D
+            self._mx_emit_parts("mma", dests, dense + regs_b[2:] + acc, t_res, **attrs)
+            return
+        if kind == "q":  # FP8 m16n8k64: two dense m16n8k32 FP8 MMAs, the second accumulating onto the first
+            t_res = ptx_type(dtype if dtype == "f32" else "b32")
+            attrs = dict(shape="m16n8k32", types=".".join(types), na=4, nb=2)
+            dense = self._sp_dense_s8(ca, meta, g4, t, 0, 0)
+            acc = [self.emit("mma", t_res, dense + regs_b[:2] + regs_c, t_res, part=k, **attrs).result
+                   for k in range(nd)]
+            dense = self._sp_dense_s8(ca, meta, g4, t, 1, 2)
             self._mx_emit_parts("mma", dests, dense + regs_b[2:] + acc, t_res, **attrs)
             return
         halves = 1 if shape == "m16n8k32" else 2
