@@ -549,3 +549,34 @@ def test_the_runtime_api_makes_the_same_objects(device, engine):
     rok(cudart.cudaFreeArray(arr))
     bad = cudart.cudaCreateChannelDesc(32, 32, 32, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat)[1]
     assert cudart.cudaMallocArray(bad, 4, 4, 0)[0] == cudart.cudaError_t.cudaErrorInvalidValue
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("fmt, dtype, scale", [
+    (F.CU_AD_FORMAT_UNSIGNED_INT8, np.uint8, 255), (F.CU_AD_FORMAT_SIGNED_INT8, np.int8, 127),
+    (F.CU_AD_FORMAT_UNSIGNED_INT16, np.uint16, 65535), (F.CU_AD_FORMAT_SIGNED_INT16, np.int16, 32767),
+    (F.CU_AD_FORMAT_HALF, np.float16, None)])
+def test_normalized_float_reads_of_narrow_integers_and_half_texels(device, engine, opt, fmt, dtype, scale):
+    """tex1Dfetch<float> of 8/16-bit integers read as normalized float (the guide: v / (2^n - 1) unsigned,
+    max(v / (2^(n-1) - 1), -1) signed) and of half floats (widened exactly)."""
+    if scale is None:
+        data = np.array([0, 1, -2.5, 65504, -0.0, 6e-8, 1 / 3, np.inf, 0.1, 7, -7, 1000, 0.5, 2, -1, 3], dtype)
+    else:
+        info = np.iinfo(dtype)
+        data = np.array([info.min, info.min + 1, -1, 0, 1, 2, 3, 64, 100, info.max // 2, info.max - 1, info.max,
+                         info.max // 3, 17, 9, 5], np.int64).clip(info.min, info.max).astype(dtype)
+    buf = alloc(max(data.nbytes, 16))
+    ok(cuda.cuMemcpyHtoD(buf, data, data.nbytes))
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_LINEAR
+    r.res.linear.devPtr, r.res.linear.format, r.res.linear.numChannels = buf, fmt, 1
+    r.res.linear.sizeInBytes = data.nbytes
+    tex = texture(r)
+    out = alloc(data.size * 4)
+    kernel(device, "fetch1d", engine, opt).launch((1, 1, 1), (32, 1, 1), [np.uint64(int(tex)), np.uint64(out),
+                                                                         np.int32(data.size), np.int32(0)])
+    if scale is None:
+        want = data.astype(np.float32)
+    else:
+        want = np.maximum(data.astype(np.float64) / scale, -1.0).astype(np.float32)
+    assert np.array_equal(fetch(out, data.size), (want * np.float32(2)).astype(np.float32))
