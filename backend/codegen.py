@@ -24,7 +24,17 @@ from dataclasses import dataclass, replace
 from xcc.backend.control import assign_control_codes
 from xcc.backend.convergence import insert_convergence_barriers
 from xcc.backend.encoding import disassemble, encode_all
-from xcc.backend.isa import BRANCH_TARGETS, CALLS, CBANK_GLOBALS, LEAVES, MAX_GLOBALS, PT, RZ
+from xcc.backend.isa import (
+    BRANCH_TARGETS,
+    CALLS,
+    CBANK_GLOBALS,
+    CTA_BARRIERS,
+    LEAVES,
+    MAX_GLOBALS,
+    NUM_CTA_BARRIERS,
+    PT,
+    RZ,
+)
 from xcc.backend.isel import InstructionSelector, MBlock
 from xcc.backend.isel_calls import RESERVED
 from xcc.backend.machine import Machine
@@ -113,7 +123,7 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
         if m.mnemonic == "CALL":
             m.ops["b"] = starts[m.ops["b"]] - (i + 1)
     code = encode_all(insts)
-    bars = {m.ops["b"].value for m in insts if m.mnemonic == "BAR" and isinstance(m.ops.get("b"), Imm)}
+    barriers = barrier_count(insts)
     reqntid = fn.directives.get("reqntid")
     maxntid = fn.directives.get("maxntid")
     max_threads = 1
@@ -132,7 +142,7 @@ def compile_function(fn: Function, machine: Machine, options: BackendOptions | N
         local_bytes=local_bytes,
         spill_bytes=sum(b.spills.frame_bytes for b in bodies), spill_stores=sum(b.spills.store_bytes for b in bodies),
         spill_loads=sum(b.spills.load_bytes for b in bodies),
-        barriers=len(bars), max_threads=max_threads, machine_hash=machine.hash,
+        barriers=barriers, max_threads=max_threads, machine_hash=machine.hash,
         lines=[m.line for m in insts],
         debug_lines=[list(m.debug_loc) if m.debug_loc else None for m in insts],
         reqntid=list(reqntid) if reqntid else None,
@@ -170,6 +180,16 @@ class _Body:
         """The function's frame: its variables and spill slots, 16-byte aligned, then its outgoing-argument
         area."""
         return ((self.frame + self.spills.frame_bytes + 15) & ~15) + self.sel.out_bytes
+
+
+def barrier_count(insts: list[MInst]) -> int:
+    """The CTA barriers a kernel uses, as ``ptxas -v`` reports them ("used N barriers"): the highest barrier
+    id of its BAR / BAR.CNT / BAR.RED plus one, and all of them (NUM_CTA_BARRIERS) when an id is only known
+    at run time (ptxas 13.0 on ``bar.sync %r, n``: 16; on ``bar.sync 5``: 6)."""
+    ids = [m.ops.get("b") for m in insts if m.mnemonic in CTA_BARRIERS]
+    if any(not isinstance(b, Imm) for b in ids):
+        return NUM_CTA_BARRIERS
+    return max((b.value for b in ids), default=-1) + 1
 
 
 def call_stack_bytes(funcs: list[Function], frames: dict[str, int], out: dict[str, int]) -> int:

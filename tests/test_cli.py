@@ -113,6 +113,34 @@ def test_verbose_prints_ptxas_shaped_lines(capsys, tmp_path):
     assert "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in lines
 
 
+BARRIER_IDS = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, ID;
+  mov.u32 %r2, 128;
+  bar.sync %r1, %r2;
+  ld.param.u64 %rd1, [out];
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("bar_id, barriers", [("0", 1), ("5", 6), ("%tid.y", 16)])
+def test_verbose_counts_barriers_as_ptxas(capsys, tmp_path, bar_id, barriers):
+    """"used N barriers" is the highest named-barrier id + 1 (constant ids, also folded from a register), all 16
+    when the id is only known at run time - as ptxas 13.0 -v reports these three kernels."""
+    path = tmp_path / "bar.ptx"
+    path.write_text(BARRIER_IDS.replace("ID", bar_id))
+    rc, _, stderr = run(capsys, "compile", "-v", "-o", tmp_path / "o.xbin", path)
+    used = [VERBOSE_USED.match(line) for line in stderr.splitlines()]
+    assert rc == 0 and [int(m.group(2)) for m in used if m] == [barriers]
+
+
 def test_stats_json(capsys, tmp_path):
     path = ROOT / "examples" / "transpose_shared.sm_80.ptx"
     out, stats = tmp_path / "o.xbin", tmp_path / "stats.json"

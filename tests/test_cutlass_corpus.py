@@ -38,18 +38,19 @@ from xcc.runtime import driver as cuda
 CORPUS = Path(__file__).resolve().parent.parent / "examples" / "cutlass"
 SENTINEL, SENTINEL_STEP = 0xA0000000000, 1 << 32
 
-# ptxas 13.0 (V13.0.88) -v -O3 -arch=<the file's target>: registers, SASS instructions (bench/ptxas_ref.py)
+# ptxas 13.0 (V13.0.88) -v -O3 -arch=<the file's target>: registers, SASS instructions (bench/ptxas_ref.py),
+# barriers ("used N barriers")
 PTXAS = {
-    "conv2d_fprop.sm_80.ptx": (104, 1081),
-    "cute_hgemm_ldsm.sm_80.ptx": (70, 197),
-    "cute_sgemm.sm_80.ptx": (40, 371),
-    "gemm_batched.sm_80.ptx": (128, 811),
-    "gemm_grouped.sm_80.ptx": (124, 947),
-    "hgemm_tensorop.sm_80.ptx": (94, 772),
-    "sgemm_simt.sm_80.ptx": (126, 2355),
-    "tma_cluster_gemm.sm_90a.ptx": (168, 2623),
-    "tma_coop_gemm.sm_90a.ptx": (168, 2049),
-    "tma_ws_gemm.sm_90a.ptx": (234, 2579),
+    "conv2d_fprop.sm_80.ptx": (104, 1081, 1),
+    "cute_hgemm_ldsm.sm_80.ptx": (70, 197, 1),
+    "cute_sgemm.sm_80.ptx": (40, 371, 1),
+    "gemm_batched.sm_80.ptx": (128, 811, 1),
+    "gemm_grouped.sm_80.ptx": (124, 947, 1),
+    "hgemm_tensorop.sm_80.ptx": (94, 772, 1),
+    "sgemm_simt.sm_80.ptx": (126, 2355, 1),
+    "tma_cluster_gemm.sm_90a.ptx": (168, 2623, 2),
+    "tma_coop_gemm.sm_90a.ptx": (168, 2049, 2),
+    "tma_ws_gemm.sm_90a.ptx": (234, 2579, 1),
 }
 # Files whose xcc instruction count may exceed twice ptxas's, and why (the bound below is a regression guard).
 SLACK = {
@@ -65,7 +66,7 @@ SLACK = {
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
 REFUSED: dict[str, tuple[str, str]] = {}
 
-USED = re.compile(r"xcc info    : Used (\d+) registers, used \d+ barriers, \d+ bytes smem, (\d+) instructions")
+USED = re.compile(r"xcc info    : Used (\d+) registers, used (\d+) barriers, \d+ bytes smem, (\d+) instructions")
 
 
 def corpus_files() -> list[str]:
@@ -109,9 +110,12 @@ def test_xcc_compile_v_reports_like_ptxas(name, tmp_path, capsys):
     used = USED.findall(out + err)
     entries = re.findall(r"^(?:\.visible |\.weak )?\.entry (\S+?)\(", (CORPUS / name).read_text(), re.M)
     assert len(used) == len(entries) >= 1
-    ptxas_insts, slack = PTXAS[name][1], SLACK.get(name, 2)
-    for regs, insts in used:  # xg1 is not sm_80: the same report, figures of the same order (a regression guard)
+    _, ptxas_insts, ptxas_bars = PTXAS[name]
+    slack = SLACK.get(name, 2)
+    for regs, bars, insts in used:  # xg1 is not sm_80: the same report, figures of the same order (a regression
+        # guard), and the same barriers (the highest id + 1, as ptxas counts them)
         assert 0 < int(regs) <= 255 and ptxas_insts // 2 <= int(insts) <= slack * ptxas_insts, (regs, insts)
+        assert int(bars) == ptxas_bars
 
 
 # ------------------------------------------------------------------------------------------------ launches
