@@ -43,7 +43,7 @@ class TextureSelection(SelectorCore):
         at = inst.attrs
         g = at.get("gather")
         mods = {"dim": _DIM[at["dim"]], "ctype": str(at["ctype"]).upper(), "comp": _COMP[int(at["comp"])],
-                "gather": "NONE" if g is None else "RGBA"[int(g)]}
+                "gather": "NONE" if g is None else "RGBA"[int(g)], "out": str(at.get("half", "b32")).upper()}
         self.emit("TEX", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b, e=e, mods=mods)
 
     def op_txq(self, inst):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from xcc.runtime import texture_api as T
-from xcc.runtime.cudart import _kind, _ptr, _rt
+from xcc.runtime.cudart_base import _kind, _ptr, _rt
 from xcc.runtime.driver_core import CudaError, as_int, value_of
 from xcc.runtime.driver_types import CUresult
 from xcc.runtime.host_args import host_view

@@ -580,3 +580,28 @@ def test_normalized_float_reads_of_narrow_integers_and_half_texels(device, engin
     else:
         want = np.maximum(data.astype(np.float64) / scale, -1.0).astype(np.float32)
     assert np.array_equal(fetch(out, data.size), (want * np.float32(2)).astype(np.float32))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_f16_and_f16x2_results_round_the_filtered_values(device, engine, opt):
+    """tex.2d.v4.f16.f32 and tex.2d.v2.f16x2.f32 (tests/data/texture/f16.ptx): the float fetch rounded to the
+    nearest even half (x, y, z, w = value, 0, 0, 1; f16x2 packs x | y << 16 and z | w << 16)."""
+    ptx = (ROOT / "tests/data/texture/f16.ptx").read_text()
+    img = (IMG * np.float32(1500.7)).astype(np.float32)  # values beyond the halves' 11 bits, some past 65504
+    arr = array(img, F.CU_AD_FORMAT_FLOAT, flags=0)
+    tex = texture(array_resource(arr), CLAMP, linear=True)
+    pts = [(0, 0.3, 0.9), (0, 3.7, 2.2), (0, 7.9, 5.5), (0, 1.1, 4.4), (0, 5.5, 0.5), (0, 2.25, 3.125)]
+    cs = _coords(pts)
+    dcs, out = alloc(cs.nbytes), alloc(16 * len(pts))
+    ok(cuda.cuMemcpyHtoD(dcs, cs, cs.nbytes))
+    kernel(device, "fetch_f16", engine, opt, ptx).launch((1, 1, 1), (len(pts), 1, 1),
+                                                         [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out)])
+    got = fetch(out, 8 * len(pts), np.uint16).reshape(len(pts), 8)
+    u = np.array([p[1] for p in pts], np.float32)
+    v = np.array([p[2] for p in pts], np.float32)
+    want = np.zeros((len(pts), 4), np.float16)
+    with np.errstate(over="ignore"):  # past the largest half: infinity, as round-to-nearest gives
+        want[:, 0] = reference_2d(img, u, v, CLAMP, True, False).astype(np.float16)
+    want[:, 3] = 1
+    assert np.array_equal(got[:, :4], want.view(np.uint16)) and np.array_equal(got[:, 4:], want.view(np.uint16))
+    assert np.isinf(want[:, 0].astype(np.float32)).any()  # (one value rounds past the largest half)

@@ -5,7 +5,8 @@ variable of those types is an 8-byte ``.global`` holding one (zero, no object, u
 there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture references).  Meaning:
 :mod:`xcc.semantics.texture`.
 
-* ``tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32}.{f32,s32} d, [h, c]`` -> four ``tex`` ops (``comp`` 0 - 3); the
+* ``tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32,f16}.{f32,s32} d, [h, c]`` -> four ``tex`` ops (``comp`` 0 - 3;
+  ``.v2.f16x2``: two, ``half`` set); the
   coordinates of 3d and a2d are a four-element vector whose last element is ignored; a1d/a2d's first is the
   layer (.u32).
 * ``tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 d, [h, {x, y}]`` -> four ``tex {gather}``.
@@ -16,7 +17,7 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
 
 Refused with a located message: independent mode (a separate sampler), cube maps, multisample textures,
 mipmap levels and gradients (``.base``, ``.level``, ``.grad``), depth compare, texel offsets, the ``|p``
-residency predicate, ``.f16``/``.f16x2`` results, ``sust.p`` / ``sured.p`` (formatted stores) and ``.v8``.
+residency predicate, ``sust.p`` / ``sured.p`` (formatted stores) and ``.v8``.
 """
 
 from __future__ import annotations
@@ -117,12 +118,15 @@ class TextureLowering:
         ms = inst.modifiers
         types = [m for m in ms if m in ("f32", "s32", "u32", "f16", "f16x2")]
         dim = next((m for m in ms if m in _DIMS or m in _REFUSED_DIMS), None)
-        known = {"v4", "f32", "s32", "u32", *(_DIMS if dim not in _REFUSED_DIMS else ()), *(_REFUSED_DIMS)}
+        known = {"v4", "v2", "f32", "s32", "u32", "f16", "f16x2", *(_DIMS if dim not in _REFUSED_DIMS else ()),
+                 *(_REFUSED_DIMS)}
         if gather:
             known.add(gather)
         self._tx_check_mods(inst, known)
-        if "v4" not in ms or len(types) != 2 or types[1] not in ("f32", "s32"):
-            raise self._tx_refuse(inst, "this form (xcc runs .v4.{f32,s32,u32}.{f32,s32})")
+        vec = 4 if "v4" in ms else 2 if "v2" in ms else 0
+        if len(types) != 2 or types[1] not in ("f32", "s32") or vec != (2 if types[0] == "f16x2" else 4) or (
+                gather and types[0] in ("f16", "f16x2")):
+            raise self._tx_refuse(inst, "this form (xcc runs .v4.{f32,s32,u32,f16}.{f32,s32} and .v2.f16x2)")
         if gather and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': tld4 takes .f32 coordinates", PtxSemanticError)
         if len(inst.operands) != 2 or isinstance(inst.operands[0], ast.Address):
@@ -131,11 +135,14 @@ class TextureLowering:
         dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
         if gather and dim != "2d":
             raise self.error(f"'{_text(inst)}': tld4 takes .2d", PtxSemanticError)
-        dt, ct = ptx_type(types[0]), ptx_type(types[1])
+        # (.f16 results are typed by their bits: they are no half arithmetic for the selector's half rules)
+        dt, ct = ptx_type({"f16": "b16", "f16x2": "b32"}.get(types[0], types[0])), ptx_type(types[1])
         cvals = [self.read(c, ct) for c in xs]
         lvals = [self.read(layer, ptx_type("u32"))] if layer is not None else []
         extra = {"gather": "rgba".index(gather)} if gather else {}
-        for k, d in enumerate(self._tx_dests(inst, inst.operands[0], 4)):
+        if types[0] in ("f16", "f16x2"):
+            extra["half"] = types[0]
+        for k, d in enumerate(self._tx_dests(inst, inst.operands[0], vec)):
             if isinstance(d, ast.Sink):
                 continue
             rt = d.type if isinstance(d, RegVar) else dt

@@ -32,7 +32,8 @@ Coordinates: with float coordinates, each of width ``N`` is ``u = x * N`` (f32) 
 Nearest-point sampling reads texel ``floor(u)``; linear filtering reads ``i = floor(u - 0.5)`` and ``i + 1`` with
 weights ``1 - a`` and ``a``, ``a = frac(u - 0.5)`` held in 9-bit fixed point with 8 fraction bits (rounded to
 nearest), products summed in f64 and rounded once to f32 (2D and 3D: the tensor product of the axes' weights).
-Integer coordinates (``tex.*.s32``, ``tex1Dfetch``) read texel ``x`` unfiltered.  A NaN coordinate reads as 0.
+Integer coordinates (``tex.*.s32``, ``tex1Dfetch``) read texel ``x`` unfiltered.  ``.f16`` results
+(``.v4.f16``, ``.v2.f16x2``) are a float fetch's values rounded to nearest even half.  A NaN coordinate reads as 0.
 Each texel index is then addressed: clamp to ``[0, N - 1]``; border: outside, the border colour; wrap: ``i mod
 N``; mirror: ``i mod 2N`` reflected.  Wrap and mirror need normalized coordinates (the guide: "only supported for
 normalized texture coordinates"); with unnormalized ones they clamp.  A linear resource fetched out of range reads
@@ -254,6 +255,21 @@ def fetch(d: dict, read, coords, integer: bool, layer: int = 0) -> list[int]:
         for c in range(4):
             acc[c] += wgt * float(v[c])
     return _words([_f32(a / scale) for a in acc], d)
+
+
+def _half_bits(x: float) -> int:
+    """The f16 nearest ``x`` (ties to even; beyond the largest finite half, an infinity; NaN the quiet NaN)."""
+    try:
+        return struct.unpack("<H", struct.pack("<e", x))[0]
+    except OverflowError:
+        return 0xFC00 if x < 0 else 0x7C00
+
+
+def half_words(words: list[int], packed: bool) -> list[int]:
+    """The ``.f16`` results (four halves) or ``.f16x2`` ones (two words: x | y << 16, z | w << 16) of a float
+    fetch's four f32 words, each rounded to nearest even."""
+    hs = [_half_bits(_bits_f32(w)) for w in words]
+    return [hs[0] | hs[1] << 16, hs[2] | hs[3] << 16] if packed else hs
 
 
 def _product(taps):

@@ -57,8 +57,9 @@ def _descriptors(what: str, gmem, handle, sel, n, want: str | None) -> list[dict
 
 
 def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, what: str = "tex",
-                 gather: int | None = None):
-    """``run(sel, idx, n)``: word ``comp`` of each thread's fetch (``gather``: tld4's component) written."""
+                 gather: int | None = None, half: str | None = None):
+    """``run(sel, idx, n)``: word ``comp`` of each thread's fetch (``gather``: tld4's component) written;
+    ``half``: ``f16`` (four halves) or ``f16x2`` (two packed words) results of a float texture."""
     def run(sel, idx, n):
         ds = _descriptors(what, gmem, handle, sel, n, "texref")
         cs = [_vals(c, sel, n, np.uint32) for c in coords]
@@ -81,6 +82,10 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
                     words = TX.fetch(d, _reader(gmem, i), xs[:d["dims"]], integer, 0 if lay is None else int(lay[i]))
             except TX.TextureError as e:
                 raise ExecFault(f"{what}: {e}", i) from None
+            if half is not None:
+                if not TX.float_output(d):
+                    raise ExecFault(f"{what}: .{half} results of a texture whose texels are not floats", i)
+                words = TX.half_words(words, half == "f16x2")
             out[i] = words[comp]
         write(sel, out)
     return run

@@ -29,7 +29,7 @@ def _tex(x: OpBinder):
     g = x.attrs.get("gather")
     what = f"tld4.{'rgba'[int(g)]}" if g is not None else f"tex.{x.attrs['dim']}"
     return tex_executor(x.launch.gmem, x.arg(0), coords, layer, x.attrs["ctype"] == "s32", int(x.attrs["comp"]),
-                        x.set(), what, None if g is None else int(g))
+                        x.set(), what, None if g is None else int(g), x.attrs.get("half"))
 
 
 @impl("txq")
