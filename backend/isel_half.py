@@ -3,7 +3,7 @@
 
 * f16/bf16 arithmetic (scalar and packed x2): ``add``/``sub`` -> HADD2, ``mul`` -> HMUL2,
   ``fma``/``mad`` -> HFMA2, ``min``/``max`` -> HMNMX2, ``setp`` -> HSETP2 (one element each),
-  ``ex2``/``tanh`` -> HMUFU, ``neg``/``abs`` -> LOP3 on the sign bit(s).  A scalar uses shape H0
+  ``ex2``/``tanh`` -> HMUFU, ``neg`` -> HMUL2 by -1, ``abs`` -> HMUL2 + HMNMX2.  A scalar uses shape H0
   (element 0, the result zero-extended: the register invariant of sub-word values).
 * ``cvt`` with an f16/bf16 side: F2F.16 (among f16, bf16, f32), F2F.16.F64 / F2F.F64.16, I2F.16
   (I2F.16.64), F2I.16 (F2I.16.64).
@@ -23,8 +23,6 @@ from xcc.backend.isel_core import SelectorCore
 from xcc.backend.isel_tables import (
     COMPLEMENT,
     FLOAT_CMP,
-    LUT_AND,
-    LUT_XOR,
     MIRROR,
     PRMT_PACK_BYTES,
     PRMT_PACK_LO16,
@@ -138,15 +136,16 @@ class HalfSelection(SelectorCore):
                   mods={"fn": inst.op.upper(), **self._hmods(inst)})
 
     def half_neg(self, inst):
-        """neg/abs: the sign bit of each element flipped or cleared (a NaN keeps its payload)."""
-        self._half_check(inst, (), rnd=False)  # .ftz would flush a subnormal first: no rule yet
-        x2 = inst.type.bits == 32
-        if inst.op == "neg":
-            mask, lut = (0x80008000 if x2 else 0x8000), LUT_XOR
-        else:
-            mask, lut = (0x7FFF7FFF if x2 else 0x7FFF), LUT_AND
-        self.emit("LOP3", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=Imm(mask), c=RZ,
-                  mods={"lut": f"{lut:#04x}"})
+        """neg/abs per element, a NaN giving the canonical 0x7FFF as an H200 does (docs/semantics.md): HMUL2 by
+        -1.0 (exact) flips the sign; abs is HMNMX2.MAX of a and -a (+0 over -0; two NaNs the canonical NaN)."""
+        self._half_check(inst, ("ftz",), rnd=False)
+        mods = self._hmods(inst)
+        minus_one = 0xBF80 if mods.get("type") == "BF16" else 0xBC00
+        d, a = self.vreg(inst.result), self.reg(inst.args[0])
+        neg = new_vreg(1) if inst.op == "abs" else d
+        self.emit("HMUL2", d=neg, a=a, b=Imm(minus_one | minus_one << 16), mods=mods)
+        if inst.op == "abs":
+            self.emit("HMNMX2", d=d, a=a, b=neg, mods={**mods, "minmax": "MAX"})
 
     def half_setp(self, inst):
         """setp on f16/bf16 (x2: element attrs.half, as the IR splits p|q) -> HSETP2."""

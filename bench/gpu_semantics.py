@@ -425,6 +425,11 @@ def probes() -> dict[str, dict]:
               for t in ("s32", "u32")]
     ops24.append(("mad24.hi.sat.s32", "u32", "mad24.hi.sat.s32 {d}, {a}, {b}, {c}"))
     add_elementwise("int24", "u32", 3, ops24, _triples(i24, 3), "int")  # defined by PTX: checks the tests' reference
+    for t, head in (("f16", _HEAD), ("bf16", _HEAD_SM90)):  # neg/abs of packed pairs holding NaNs
+        pairs = [(x.astype(np.uint32) | (y.astype(np.uint32) << 16)) for x, y in [_triples(NAN_VALUES[t], 2)]][0]
+        ops = [(f"{o}{f}.{t}x2", "u32", f"{o}{f}.{t}x2 {{d}}, {{a}}") for o in ("neg", "abs")
+               for f in (("", ".ftz") if t == "f16" else ("",))]
+        add_elementwise(f"nan_{t}x2", "u32", 1, ops, [pairs.astype(np.uint32)], "nan", head)
     f16 = np.arange(256, dtype=np.float16)
     out["wmma_fragments"] = {"ptx": _wmma_ptx(), "entry": "wmma_fragments",
                              "labels": [f"{f[0]} r{r}" for f in WMMA_LOADS for r in range(8)],

@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import gpu_semantics as gs  # noqa: E402
 
 PROBES = ["intdiv_s32", "intdiv_u64", "carry_first", "carry_chain", "shfl_inactive", "shfl_live", "nan_f64", "nan_f32",
+          "nan_f16", "nan_bf16", "nan_f16x2", "nan_bf16x2",
           "nan_cvt_f64", "nan_cvt_int_f64", "nan_cvt_int_f32", "nan_cvt_narrow_f64", "nan_cvt_narrow_f32",
           "nan_cvt_narrow_f16"]
 
@@ -89,7 +90,11 @@ CVT_INT = [f"cvt.{m}.{d}" for d in ("s32", "u32", "s64", "u64") for m in ("rni",
 
 
 @pytest.mark.parametrize("probe, label", [("nan_f64", "neg"), ("nan_f64", "abs"), ("nan_f64", "cvt.rzi.s64"),
-                                          ("nan_f32", "neg"), ("nan_f32", "abs"),
+                                          ("nan_f32", "neg"), ("nan_f32", "abs"), ("nan_f16", "neg"),
+                                          ("nan_f16", "abs"), ("nan_bf16", "neg"), ("nan_bf16", "abs"),
+                                          ("nan_f16x2", "neg.f16x2"), ("nan_f16x2", "neg.ftz.f16x2"),
+                                          ("nan_f16x2", "abs.f16x2"), ("nan_f16x2", "abs.ftz.f16x2"),
+                                          ("nan_bf16x2", "neg.bf16x2"), ("nan_bf16x2", "abs.bf16x2"),
                                           ("nan_cvt_f64", "neg+add")]
                          + [(f"nan_cvt_int_{src}", c) for src in ("f64", "f32") for c in CVT_INT]
                          + [(f"nan_cvt_narrow_{src}", f"cvt.{m}.{d}") for src in ("f64", "f32", "f16")
@@ -98,7 +103,7 @@ CVT_INT = [f"cvt.{m}.{d}" for d in ("s32", "u32", "s64", "u64") for m in ("rni",
                             for m in ("rni", "rzi")])
 def test_nan_results_the_h200_recorded(recorded, probe, label):
     """Both engines give, for every input, the bits the H200 returned (bench/data/gpu_semantics_outputs.npz):
-    neg.f64/abs.f64 of a NaN is the NaN quieted with its sign unchanged, neg.f32/abs.f32 0x7FFFFFFF; a NaN converted from f64 to any
+    neg.f64/abs.f64 of a NaN is the NaN quieted with its sign unchanged, neg/abs.f32 0x7FFFFFFF, f16/bf16 (x2 too) 0x7FFF; a NaN converted from f64 to any
     integer, or from f32/f16 to a 64-bit one, gives the destination's top bit, otherwise 0 (every rounding
     mode)."""
     with np.load(ROOT / "bench" / "data" / "gpu_semantics_outputs.npz") as z:

@@ -19,9 +19,8 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
   ``min.relu.s32``: the result clamped below at 0; ``{min,max}.NaN.f32``: a NaN operand gives the canonical NaN
   ``0x7fffffff``; ``.xorsign.abs`` (f32, f16, f16x2, bf16, bf16x2): ``|d| = min/max(|a|, |b|)`` (NaN rules of
   the plain form, or of ``.NaN``) and, unless ``d`` is NaN, its sign the XOR of a's and b's.
-* ``abs.s16``/``neg.s16``/``abs.s64`` (``0 - a`` and a select; the most negative value wraps to itself) and
-  ``{abs,neg}.ftz.{f16,f16x2}`` (subnormal elements flushed, then the sign bit cleared or flipped), which xg1's
-  selector lacks; ``sqrt``/``rcp`` with both ``.approx`` and a rounding modifier are refused (ptxas does too).
+* ``abs.s16``/``neg.s16``/``abs.s64`` (``0 - a`` and a select; the most negative value wraps to itself),
+  which xg1's selector lacks; ``sqrt``/``rcp`` with both ``.approx`` and a rounding modifier are refused (ptxas does too).
 * ``cvt`` to ``.tf32`` (9.7.9.21): rounding of the f32 bit pattern (:meth:`BitsLowering.cvt_tf32`).
 * ``vavrg2``/``vavrg4`` (with :mod:`xcc.ir.lower_video`'s SIMD frame) and ``vset2``/``vset4`` (9.7.10.3) with the
   default selectors and mask: per element, extended by its type; the average rounds halves away from zero.
@@ -209,8 +208,8 @@ class BitsLowering:
 
     def _sign_op(self, inst) -> None:
         """``abs``/``neg`` ``.s16``/``.s64`` (9.7.1.x; the most negative value wraps to itself): ``selp`` of ``0 - a``
-        and ``a`` (abs) or ``0 - a`` (neg) in the type; ``{abs,neg}.ftz.{f16,f16x2}`` (9.7.4.x): each subnormal
-        element flushed to the zero of its sign, then its sign bit cleared (abs) or flipped (neg)."""
+        and ``a`` (abs) or ``0 - a`` (neg) in the type; the float forms (``.ftz`` included) are the IR's own
+        ``neg``/``abs``."""
         mods = inst.modifiers
         if "s16" in mods or ("s64" in mods and inst.opcode == "abs"):
             self._check(inst, 2)
@@ -221,23 +220,6 @@ class BitsLowering:
                 neg = self._op("setp", a, Const(t, 0), t=t, cmp="lt")
                 n = self.emit("selp", t, [n, a, neg], t).result
             self.write(inst.operands[0], n)
-            return
-        if "ftz" in mods and ("f16" in mods or "f16x2" in mods):
-            self._check(inst, 2)
-            lanes = 2 if "f16x2" in mods else 1
-            ut = ptx_type("u32" if lanes == 2 else "u16")
-            v = self.read(inst.operands[1], ut)
-            for k in range(lanes):  # flush lane k: exponent 0 -> keep only its sign
-                exp = Const(ut, 0x7C00 << (16 * k))
-                keep = Const(ut, ~(0x7FFF << (16 * k)) & ((1 << ut.bits) - 1))
-                sub = self._op("setp", self._op("and", v, exp, t=ut), Const(ut, 0), t=ut, cmp="eq")
-                v = self.emit("selp", ut, [self._op("and", v, keep, t=ut), v, sub], ut).result
-            sign = Const(ut, 0x80008000 if lanes == 2 else 0x8000)
-            if inst.opcode == "abs":
-                r = self._op("and", v, Const(ut, ~sign.bits & ((1 << ut.bits) - 1)), t=ut)
-            else:
-                r = self._op("xor", v, sign, t=ut)
-            self.write(inst.operands[0], r)
             return
         self.unary(inst)
 

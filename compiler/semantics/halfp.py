@@ -128,15 +128,17 @@ def hfma(a, b, c, fmt: Format, rnd="rn", ftz=False, sat=False, relu=False):
 
 
 def hneg(a, fmt: Format, ftz=False):
-    """``neg``: the sign bit flipped (after flushing a subnormal with .ftz)."""
+    """``neg``: the sign bit flipped (after flushing a subnormal with .ftz); a NaN gives the canonical NaN
+    0x7FFF, as an NVIDIA H200 does for f16 and bf16, scalar and x2 (bench/gpu_semantics.py, probes nan_f16,
+    nan_bf16, nan_f16x2, nan_bf16x2)."""
     a = _flush(a, fmt) if ftz else np.asarray(a).astype(U16)
-    return a ^ U16(0x8000)
+    return np.where(is_nan(a, fmt), U16(0x7FFF), a ^ U16(0x8000)).astype(U16)
 
 
 def habs(a, fmt: Format, ftz=False):
-    """``abs``: the sign bit cleared."""
+    """``abs``: the sign bit cleared; a NaN gives the canonical NaN 0x7FFF (as :func:`hneg`)."""
     a = _flush(a, fmt) if ftz else np.asarray(a).astype(U16)
-    return a & U16(0x7FFF)
+    return np.where(is_nan(a, fmt), U16(0x7FFF), a & U16(0x7FFF)).astype(U16)
 
 
 def hminmax(a, b, fmt: Format, pick_min: bool, ftz=False, nan=False, relu=False):
