@@ -27,8 +27,12 @@ NVIDIA H200 showed (tests/data/gpu/mma_sp_probe.cu; ``g`` = lane / 4, ``t`` = la
   ``.satfinite``, saturating as the dense MMA does; FP8: the second dense MMA accumulates onto the first's
   result (xg1 has no 64-deep FP8 MMA: such a sum is rounded twice, after each half).
 
-Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.tf32`` (xcc has
-no dense tf32 MMA yet) sparse MMAs are not supported yet (refused at the instruction).
+Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.tf32`` sparse MMAs
+are not supported yet (refused at the instruction): xcc has no dense tf32 MMA yet.  For whoever adds it, the
+probe's tf32 cases show tf32 as the 16-bit layouts in 16-bit units: a chunk is 2 elements of which one is stored,
+nibble 0x4 naming the first and 0xE the second; ``.m16n8k8`` as f16 ``.m16n8k16`` (register ``r`` of lane (g, t):
+row ``g + 8r``, chunk ``t``; metadata lane ``4g + f``, bits ``16 (row / 8) + 4 chunk``), ``.m16n8k16`` as f16
+``.m16n8k32`` (registers 2, 3: chunks 4 .. 7; metadata lane ``4g + 2f + chunk / 4``).
 """
 
 from __future__ import annotations
