@@ -423,7 +423,7 @@ _ROWS = [
      "sfu", "sfu", "F2I.F16 / F2I.U32.F16 / F2I.S16.F16 ...",
      "d = int(round(a)) of dtype (zero-extended), saturating, NaN -> 0"),
     ("F2I.16.64", (D_W, A_R), (Mod("stype", ("F16", "BF16")), INT64_TYPE, F2I_RND), "sfu", "sfu",
-     "F2I.S64.F16 / F2I.U64.F16", "d = int64(round(a)), saturating, NaN -> 0"),
+     "F2I.S64.F16 / F2I.U64.F16", "d = int64(round(a)), saturating, NaN -> the top bit alone (F16), 0 (BF16)"),
     ("IADD3.CC", (D_R, D_P, A_R, B_RIC, PS), (Mod("op", ("ADD", "SUB")),), "alu", "alu",
      "IADD3 R, P, a, b, RZ / IADD3.X R, P, a, b, RZ, P (SUB: -b / ~b)",
      "ADD: d = a + b + ps, pd = carry-out; SUB: d = a + ~b + ps = a - b - !ps, pd = carry-out (the "
