@@ -885,3 +885,71 @@ def test_mma_sp_m16n8k32_u8_s8_vs_python_integers(engine, opt, sat):
             w = int(want[g + 8 * (i // 2), 2 * t + (i % 2)])
             w = max(-2**31, min(2**31 - 1, w)) if sat else (w + 2**31) % 2**32 - 2**31
             assert int(got[lane, i]) == w, (lane, i)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_guarded_multimem_and_tensormap_replace_do_nothing_under_a_false_guard(engine, opt):
+    """``@p multimem.st`` / ``@p multimem.red`` / ``@p tensormap.replace`` (Triton predicates its tensor-map edits) store
+    only where p holds: odd threads here."""
+    body = ("setp.ne.u32 %p1, %r14, 0;\n    @%p1 multimem.st.global.u32 [%rd1+8], %r10;\n"
+            "    @!%p1 multimem.red.global.add.u32 [%rd1+12], %r10;\n"
+            "    @%p1 tensormap.replace.tile.global_address.global.b1024.b64 [%rd1+-8], %rd5;")
+    ptx = MULTIMEM.replace("    .reg .f64 %fd<2>;", "    .reg .f64 %fd<2>;\n    .reg .pred %p<2>;")
+    ptx = ptx.replace("FORM", "and.b32 %r14, %r1, 1;\n    " + body).replace("RESULT", "")
+    rng = np.random.default_rng(9)
+    buf0 = rng.integers(0, 1 << 30, (32, 4), dtype=np.uint32)
+    data = rng.integers(0, 1 << 30, (32, 4), dtype=np.uint32)
+    dev = rt.Device()
+    dbuf, din, dout = rt.to_device(buf0, dev), rt.to_device(data, dev), rt.zeros((32, 4), np.uint32, dev)
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [dbuf, din, dout])
+    got, want = dbuf.copy_to_host(), buf0.copy()
+    odd = np.arange(32) % 2 == 1
+    want[odd, 2] = data[odd, 0]
+    want[~odd, 3] = buf0[~odd, 3] + data[~odd, 0]
+    want[odd, 0], want[odd, 1] = data[odd, 2], data[odd, 3]  # the map's address field: bytes 8 - 15 of it
+    np.testing.assert_array_equal(got, want)
+
+
+STMATRIX_GUARD = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 flag)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    .shared .align 16 .b8 s[128];
+    mov.u32 %r1, %laneid;
+    mov.u32 %r2, s;
+    shl.b32 %r3, %r1, 2;
+    add.u32 %r4, %r2, %r3;
+    st.shared.u32 [%r4], 7;
+    bar.warp.sync -1;
+    ld.param.u32 %r5, [flag];
+    setp.ne.u32 %p1, %r5, 0;
+    and.b32 %r6, %r1, 7;
+    shl.b32 %r6, %r6, 4;
+    add.u32 %r6, %r2, %r6;
+    @%p1 stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r6], {%r1};
+    bar.warp.sync -1;
+    ld.shared.u32 %r7, [%r4];
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r7;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("flag", [0, 1])
+def test_a_guarded_stmatrix_stores_only_when_its_guard_holds(engine, opt, flag):
+    """``@p stmatrix`` (p the same in the whole warp, as .aligned requires): rows of 16 bytes at s + 16 r; lane l's
+    word is row l / 4, bytes 4 (l % 4) .. (PTX ISA 9.7.14.5.16); under a false guard s keeps its 7s."""
+    dev = rt.Device()
+    out = rt.zeros(32, np.uint32, dev)
+    rt.load_module(STMATRIX_GUARD, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [out, np.uint32(flag)])
+    assert out.copy_to_host().tolist() == (list(range(32)) if flag else [7] * 32)

@@ -27,7 +27,8 @@ from xcc.ir.types import PRED, ptx_type
 # Instructions that may be executed under a false guard only by branching around them.
 EFFECTFUL = frozenset({"ld", "ldu", "st", "atom", "red", "bar", "barrier", "membar", "fence", "shfl",
                        "vote", "call", "trap", "exit", "ret", "prefetch", "cp", "mbarrier", "activemask",
-                       "match", "redux", "div", "rem", "ldmatrix", "wmma"})
+                       "match", "redux", "div", "rem", "ldmatrix", "wmma", "multimem", "tensormap",
+                       "stmatrix"})
 
 # brkpt (PTX ISA, miscellaneous instructions) suspends the thread for a debugger; the engines have none, so it
 # stops the kernel as trap does, with this reason (CUTLASS puts __brkpt() on its invalid control paths).
