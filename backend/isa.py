@@ -633,13 +633,15 @@ _ROWS = [
     # texture and surface objects, unified mode (appended: opcodes stay stable; executors in exec_texture.py,
     # selection in isel_texture.py; the descriptor and the fetch are xcc.semantics.texture's).  a: the object's
     # 64-bit handle; b: coordinates x (a surface's in bytes), y; e: z, layer (signed; unused ones zero).
-    ("TEX", (D_R, A_W, Operand("b", "W"), E_W), (_TEX_DIM, Mod("ctype", ("F32", "S32")), _TEX_COMP,
-                                                  Mod("gather", ("NONE", "R", "G", "B", "A")),
-                                                  Mod("out", ("B32", "F16", "F16X2"))), "lsu", "lsu",
+    ("TEX", (D_R, A_W, Operand("b", "W"), C_R, E_W), (_TEX_DIM, Mod("ctype", ("F32", "S32")), _TEX_COMP,
+                                                       Mod("gather", ("NONE", "R", "G", "B", "A")),
+                                                       Mod("out", ("B32", "F16", "F16X2")),
+                                                       Mod("mip", ("NONE", "BASE", "LEVEL"))), "lsu", "lsu",
      "TEX / TLD / TLD4", "d = word comp of the fetch of the texture object a at coordinates b.lo, b.hi, e.lo (ctype "
      "F32: floats, filtered as its sampler says; S32: integer texels), layer e.hi (A1/A2); gather: tld4's component "
-     "of the four bilinear texels; out F16: half comp of the values rounded to f16, F16X2: packed pair comp "
-     "(xcc.semantics.texture)", "sync load"),
+     "of the four bilinear texels; out F16: half comp of the values rounded to f16, F16X2: packed pair comp; mip: "
+     "a mipmapped texture's level 0 (NONE, BASE) or level of detail c (LEVEL, f32) (xcc.semantics.texture)",
+     "sync load"),
     ("TXQ", (D_R, A_W), (Mod("query", ("WIDTH", "HEIGHT", "DEPTH", "CHANNEL_DATA_TYPE", "CHANNEL_ORDER",
                                        "NORMALIZED_COORDS", "ARRAY_SIZE", "NUM_MIPMAP_LEVELS", "NUM_SAMPLES",
                                        "FILTER_MODE", "ADDR_MODE_0", "ADDR_MODE_1", "ADDR_MODE_2",

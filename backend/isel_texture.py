@@ -39,12 +39,15 @@ class TextureSelection(SelectorCore):
         return pairs
 
     def op_tex(self, inst):
-        b, e = self._tx_coords(inst, 1)
         at = inst.attrs
+        level = at.get("mip") == "level"  # the level of detail is the last argument
+        b, e = self._tx_coords(inst, 1, -1 if level else None)
         g = at.get("gather")
         mods = {"dim": _DIM[at["dim"]], "ctype": str(at["ctype"]).upper(), "comp": _COMP[int(at["comp"])],
-                "gather": "NONE" if g is None else "RGBA"[int(g)], "out": str(at.get("half", "b32")).upper()}
-        self.emit("TEX", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b, e=e, mods=mods)
+                "gather": "NONE" if g is None else "RGBA"[int(g)], "out": str(at.get("half", "b32")).upper(),
+                "mip": str(at.get("mip") or "none").upper()}
+        c = self.reg(inst.args[-1]) if level else RZ
+        self.emit("TEX", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b, c=c, e=e, mods=mods)
 
     def op_txq(self, inst):
         mods = {"query": str(inst.attrs["query"]).upper(), **({"SURF": "SURF"} if inst.attrs.get("surface") else {})}

@@ -9,13 +9,17 @@ the destroy call frees.  A CUDA array is a global allocation whose rows are pack
 element bytes``, no padding), layer after layer; ``cuMemcpyHtoA`` / ``cuMemcpyAtoH`` copy bytes at an offset
 in that layout.
 
-Supported: resources of type ``ARRAY`` (1D/2D/3D and layered 1D/2D arrays), ``LINEAR`` and ``PITCH2D`` (the
+Mipmapped arrays (``cuMipmappedArrayCreate``, ``cuMipmappedArrayGetLevel``, ``cuMipmappedArrayDestroy``): each
+level a CUDA array, extents halved per level; the texture reads them through ``tex.level``/``tex.base`` with the
+descriptor's mipmap filter (point or linear), level bias and level clamps.
+
+Supported: resources of type ``ARRAY`` (1D/2D/3D and layered 1D/2D arrays), ``MIPMAPPED_ARRAY``, ``LINEAR`` and ``PITCH2D`` (the
 pitch a multiple of 32 bytes, the address 16-byte aligned); formats UNSIGNED_INT8/16/32, SIGNED_INT8/16/32,
 HALF and FLOAT with 1, 2 or 4 channels; address modes wrap, clamp, mirror, border (with its colour); point and
 linear filtering (linear only with float results: a float format, or 8/16-bit integers read as normalized
 float); ``CU_TRSF_NORMALIZED_COORDINATES`` and ``CU_TRSF_READ_AS_INTEGER``.  Surfaces need an ``ARRAY``
-resource made with ``CUDA_ARRAY3D_SURFACE_LDST``.  Refused with ``CUDA_ERROR_NOT_SUPPORTED``: mipmapped arrays,
-resource views, sRGB, cubemaps, anisotropy and mipmap settings; anything malformed is
+resource made with ``CUDA_ARRAY3D_SURFACE_LDST``.  Refused with ``CUDA_ERROR_NOT_SUPPORTED``: layered mipmaps,
+resource views, sRGB, cubemaps and anisotropy; anything malformed is
 ``CUDA_ERROR_INVALID_VALUE`` naming the field.
 """
 
@@ -33,7 +37,8 @@ __all__ = ["CUDA_ARRAY3D_DESCRIPTOR", "CUDA_ARRAY3D_LAYERED", "CUDA_ARRAY3D_SURF
            "CU_TRSF_READ_AS_INTEGER", "CU_TRSF_SRGB", "CUaddress_mode", "CUarray", "CUarray_format", "CUfilter_mode",
            "CUresourcetype", "CUsurfObject", "CUtexObject", "cuArray3DCreate", "cuArrayCreate", "cuArrayDestroy",
            "cuMemcpyAtoH", "cuMemcpyHtoA", "cuSurfObjectCreate", "cuSurfObjectDestroy", "cuTexObjectCreate",
-           "cuTexObjectDestroy"]
+           "cuTexObjectDestroy", "CUmipmappedArray", "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy",
+           "cuMipmappedArrayGetLevel"]
 
 _LIVE: dict[int, tuple] = {}  # descriptor address -> (magic, context)
 _INVALID, _NOT_SUPPORTED = CUresult.CUDA_ERROR_INVALID_VALUE, CUresult.CUDA_ERROR_NOT_SUPPORTED
@@ -199,6 +204,60 @@ def cuArrayDestroy(hArray) -> None:
     unregister(arr)
 
 
+class CUmipmappedArray(_Handle):
+    pass
+
+
+class _Mipmapped:
+    """A mipmapped array: its levels (CUDA arrays, each extent halved per level, at least 1) and the global
+    table of their addresses that a texture descriptor names."""
+
+    def __init__(self, ctx, levels: list, table: int):
+        self.ctx, self.levels, self.table = ctx, levels, table
+
+
+@api(1)
+def cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels) -> CUmipmappedArray:
+    a, fn = pMipmappedArrayDesc, "cuMipmappedArrayCreate"
+    n = as_int(numMipmapLevels, "numMipmapLevels")
+    w, h, d, fl = (as_int(v, k) for v, k in ((a.Width, "Width"), (a.Height, "Height"), (a.Depth, "Depth"),
+                                             (a.Flags, "Flags")))
+    if fl:
+        raise CudaError(_NOT_SUPPORTED, f"{fn}: Flags {fl:#x} (layered and surface mipmaps are not supported)")
+    most = max(w, h, d, 1).bit_length()
+    if not 1 <= n <= min(most, 255):
+        raise CudaError(_INVALID, f"{fn}: numMipmapLevels {n} must be 1 .. {most} for {w} x {h} x {d}")
+    levels = [_new_array(fn, max(w >> k, 1), max(h >> k, 1) if h else 0, max(d >> k, 1) if d else 0, a.Format,
+                         a.NumChannels, 0) for k in range(n)]
+    ctx = current()
+    table = ctx.memory.alloc(8 * n)
+    ctx.memory.write(table, b"".join(array_of(h).address.to_bytes(8, "little") for h in levels))
+    return register(CUmipmappedArray, _Mipmapped(ctx, levels, table))
+
+
+def _mipmapped(h, what="hMipmappedArray") -> _Mipmapped:
+    return lookup(h, CUmipmappedArray, _Mipmapped, what)
+
+
+@api(1)
+def cuMipmappedArrayGetLevel(hMipmappedArray, level) -> CUarray:
+    m, k = _mipmapped(hMipmappedArray), as_int(level, "level")
+    if not 0 <= k < len(m.levels):
+        raise CudaError(_INVALID, f"cuMipmappedArrayGetLevel: level {k} of {len(m.levels)}")
+    return m.levels[k]
+
+
+@api()
+def cuMipmappedArrayDestroy(hMipmappedArray) -> None:
+    m = _mipmapped(hMipmappedArray)
+    for h in m.levels:
+        arr = array_of(h)
+        arr.ctx.memory.free(arr.address)
+        unregister(arr)
+    m.ctx.memory.free(m.table)
+    unregister(m)
+
+
 def _span(arr: _Array, offset, count, fn) -> tuple[int, int]:
     off, n = as_int(offset, "offset"), as_int(count, "ByteCount")
     if off < 0 or n < 0 or off + n > arr.nbytes:
@@ -227,10 +286,13 @@ def _resource(res, fn: str, surface: bool) -> dict:
     kind = as_int(res.resType, "resType")
     if as_int(res.flags, "flags"):
         raise CudaError(_INVALID, f"{fn}: pResDesc.flags must be 0")
-    if kind == CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
-        raise CudaError(_NOT_SUPPORTED, f"{fn}: mipmapped arrays are not supported")
     if surface and kind != CUresourcetype.CU_RESOURCE_TYPE_ARRAY:
         raise CudaError(_INVALID, f"{fn}: a surface object needs a CU_RESOURCE_TYPE_ARRAY resource")
+    if kind == CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+        m = _mipmapped(res.res.mipmap.hMipmappedArray, "pResDesc.res.mipmap.hMipmappedArray")
+        r = CUDA_RESOURCE_DESC()
+        r.resType, r.res.array.hArray = CUresourcetype.CU_RESOURCE_TYPE_ARRAY, m.levels[0]
+        return dict(_resource(r, fn, False), levels=len(m.levels), level_table=m.table)
     if kind == CUresourcetype.CU_RESOURCE_TYPE_ARRAY:
         arr = array_of(res.res.array.hArray, "pResDesc.res.array.hArray")
         if surface and not arr.flags & CUDA_ARRAY3D_SURFACE_LDST:
@@ -265,9 +327,10 @@ def _resource(res, fn: str, surface: bool) -> dict:
 
 def _publish(fields: dict, magic: int, sampler: dict, cls):
     ctx = current()
+    mip = {k: fields[k] for k in ("levels", "level_table") if k in fields}
     raw = TX.encode(magic, fields["address"], fields["restype"], fields["fmt"], fields["channels"], fields["dims"],
                     fields["layered"], fields["width"], fields["height"], fields["depth"], fields["layers"],
-                    fields["pitch"], **sampler)
+                    fields["pitch"], **sampler, **mip)
     addr = ctx.memory.alloc(TX.DESC_BYTES)
     ctx.memory.write(addr, raw)
     _LIVE[addr] = (magic, ctx)
@@ -290,8 +353,11 @@ def cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc) -> CUtexObject:
     if flags & ~(CU_TRSF_READ_AS_INTEGER | CU_TRSF_NORMALIZED_COORDINATES):
         raise CudaError(_NOT_SUPPORTED, f"{fn}: flags {flags:#x} (xcc supports READ_AS_INTEGER and "
                         "NORMALIZED_COORDINATES)")
-    if as_int(t.maxAnisotropy, "maxAnisotropy") > 1 or as_int(t.mipmapFilterMode, "mipmapFilterMode"):
-        raise CudaError(_NOT_SUPPORTED, f"{fn}: anisotropic and mipmap filtering are not supported")
+    if as_int(t.maxAnisotropy, "maxAnisotropy") > 1:
+        raise CudaError(_NOT_SUPPORTED, f"{fn}: anisotropic filtering is not supported")
+    mflt = as_int(t.mipmapFilterMode, "mipmapFilterMode")
+    if mflt not in (0, 1):
+        raise CudaError(_INVALID, f"{fn}: mipmapFilterMode {mflt} (POINT or LINEAR)")
     kind, cbytes = TX.FORMATS[fields["fmt"]]
     read_float = kind in "us" and cbytes < 4 and not flags & CU_TRSF_READ_AS_INTEGER
     if flt and not (kind == "f" or read_float):
@@ -299,7 +365,9 @@ def cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc) -> CUtexObject:
                         "integers read as normalized float)")
     border = [float(v) for v in list(t.borderColor)[:4]] + [0.0] * 4
     sampler = dict(modes=tuple(modes[:3]), linear=bool(flt), normalized=bool(flags & CU_TRSF_NORMALIZED_COORDINATES),
-                   read_float=read_float, border=tuple(border[:4]))
+                   read_float=read_float, border=tuple(border[:4]), mip_linear=bool(mflt),
+                   bias=float(t.mipmapLevelBias), min_clamp=float(t.minMipmapLevelClamp),
+                   max_clamp=float(t.maxMipmapLevelClamp))
     return _publish(fields, TX.MAGIC_TEX, sampler, CUtexObject)
 
 

@@ -257,11 +257,12 @@ def test_a_handle_that_is_not_a_live_object_is_a_located_fault(device, engine):
 
 
 def test_the_driver_api_checks_its_descriptors(device):
-    r = cuda.CUDA_RESOURCE_DESC()
-    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
-    err, tex = cuda.cuTexObjectCreate(r, cuda.CUDA_TEXTURE_DESC(), None)
-    assert err == cuda.CUresult.CUDA_ERROR_NOT_SUPPORTED and tex is None
     arr = array(np.zeros((4, 4), np.int32), F.CU_AD_FORMAT_SIGNED_INT32, flags=0)
+    err, tex = cuda.cuTexObjectCreate(array_resource(arr), cuda.CUDA_TEXTURE_DESC(), cuda.CUDA_RESOURCE_VIEW_DESC())
+    assert err == cuda.CUresult.CUDA_ERROR_NOT_SUPPORTED and tex is None and "resource views" in cuda.last_error_message()
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Format, d.NumChannels = 16, 4, F.CU_AD_FORMAT_FLOAT, 1
+    assert cuda.cuMipmappedArrayCreate(d, 6)[0] == cuda.CUresult.CUDA_ERROR_INVALID_VALUE  # 16 x 4 has 5 levels
     t = cuda.CUDA_TEXTURE_DESC()
     t.filterMode = 1
     err, _ = cuda.cuTexObjectCreate(array_resource(arr), t, None)
@@ -421,7 +422,7 @@ def test_texref_module_variable_and_parameter_hold_handles(device, engine, opt):
 
 REFUSED = {
     "tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}];": "the .cube geometry",
-    "tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}], %f5;": "mipmap level",
+    "tex.grad.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}], {%f5, %f5}, {%f5, %f5};": "mipmap gradient",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
     "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};": "formatted surface access",
 }
@@ -605,3 +606,57 @@ def test_f16_and_f16x2_results_round_the_filtered_values(device, engine, opt):
     want[:, 3] = 1
     assert np.array_equal(got[:, :4], want.view(np.uint16)) and np.array_equal(got[:, 4:], want.view(np.uint16))
     assert np.isinf(want[:, 0].astype(np.float32)).any()  # (one value rounds past the largest half)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("linear, mip_linear, bias, lo, hi", [(False, False, 0.0, 0.0, 3.0), (True, True, 0.0, 0.0, 3.0),
+                                                           (True, True, 0.75, 0.5, 2.25), (False, True, -0.5, 0.0, 9.0)])
+def test_mipmapped_textures_tex_level_and_tex_base(device, engine, opt, linear, mip_linear, bias, lo, hi):
+    """tex.level / tex.base (tests/data/texture/mip.ptx) on a 4-level 16 x 8 mipmapped array: the level of detail
+    plus the bias, clamped to [minMipmapLevelClamp, maxMipmapLevelClamp] and the levels; the nearest level (ties
+    up) or, with linear mipmap filtering, the two around it weighted in 9-bit fixed point; tex.base reads level 0."""
+    ptx = (ROOT / "tests/data/texture/mip.ptx").read_text()
+    Wm, Hm, L = 16, 8, 4
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Depth, d.Format, d.NumChannels = Wm, Hm, 0, F.CU_AD_FORMAT_FLOAT, 1
+    mm = ok(cuda.cuMipmappedArrayCreate(d, L))
+    imgs = []
+    for lv in range(L):
+        w, h = max(Wm >> lv, 1), max(Hm >> lv, 1)
+        img = (1000.0 * lv + 10 * np.arange(h)[:, None] + np.arange(w)[None, :]).astype(np.float32)
+        ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, img, img.nbytes))
+        imgs.append(img)
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    r.res.mipmap.hMipmappedArray = mm
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode, t.filterMode, t.flags = [CLAMP] * 3, int(linear), cuda.CU_TRSF_NORMALIZED_COORDINATES
+    t.mipmapFilterMode, t.mipmapLevelBias, t.minMipmapLevelClamp, t.maxMipmapLevelClamp = int(mip_linear), bias, lo, hi
+    tex = ok(cuda.cuTexObjectCreate(r, t, None))
+    pts = [(0.3, 0.6, 0.0), (0.51, 0.27, 1.0), (0.9, 0.1, 1.3), (0.12, 0.88, 2.5), (0.77, 0.41, 2.75), (0.5, 0.5, 9.0),
+           (0.05, 0.95, -3.0), (0.33, 0.66, float("nan")), (0.62, 0.2, 1.5)]
+    cs = np.array(pts, np.float32)
+    dcs, out = alloc(cs.nbytes), alloc(8 * len(pts))
+    ok(cuda.cuMemcpyHtoD(dcs, cs, cs.nbytes))
+    kernel(device, "fetch_mip", engine, opt, ptx).launch((1, 1, 1), (len(pts), 1, 1),
+                                                         [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out)])
+    got = fetch(out, 2 * len(pts)).reshape(-1, 2)
+
+    def sample(lv, x, y):
+        u, v = np.array([x], np.float32), np.array([y], np.float32)
+        return float(reference_2d(imgs[lv], u, v, CLAMP, linear, True)[0])
+
+    for (x, y, lod), g in zip(cs, got, strict=True):
+        lam = min(max((0.0 if np.isnan(lod) else float(lod)) + bias, lo), hi)
+        lam = min(max(lam, 0.0), L - 1.0)
+        if not mip_linear:
+            want = sample(int(np.floor(lam + 0.5)), x, y)
+        else:
+            l0 = int(np.floor(lam))
+            a = int(np.floor((lam - l0) * 256 + 0.5))
+            s0 = sample(l0, x, y)
+            want = s0 if a == 0 or l0 + 1 >= L else float(np.float32(((256 - a) * s0 + a * sample(l0 + 1, x, y)) / 256))
+        assert g[0] == np.float32(want), (x, y, lod, g, want)
+        assert g[1] == np.float32(sample(0, x, y))
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuMipmappedArrayDestroy(mm))

@@ -9,6 +9,8 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   ``.v2.f16x2``: two, ``half`` set); the
   coordinates of 3d and a2d are a four-element vector whose last element is ignored; a1d/a2d's first is the
   layer (.u32).
+* ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
+  argument of ``.level``.
 * ``tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 d, [h, {x, y}]`` -> four ``tex {gather}``.
 * ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``istypep.kind p, h`` -> ``istypep``.
 * ``suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}`` -> one ``suld`` per element,
@@ -16,7 +18,7 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   ``sured``.
 
 Refused with a located message: independent mode (a separate sampler), cube maps, multisample textures,
-mipmap levels and gradients (``.base``, ``.level``, ``.grad``), depth compare, texel offsets, the ``|p``
+mipmap gradients (``.grad``), depth compare, texel offsets, the ``|p``
 residency predicate, ``sust.p`` / ``sured.p`` (formatted stores) and ``.v8``.
 """
 
@@ -29,7 +31,7 @@ from xcc.ir.types import PRED, ptx_type
 
 _DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
 _REFUSED_DIMS = ("cube", "acube", "2dms", "a2dms")
-_MIPMAP = ("base", "level", "grad")
+_MIPMAP = ("grad",)
 _SURF_MODES = ("trap", "clamp", "zero")
 _SURF_WIDTH = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
 _SURED_OPS = ("add", "min", "max", "and", "or")
@@ -110,7 +112,7 @@ class TextureLowering:
     def _tx_check_mods(self, inst, known: set):
         extra = [m for m in inst.modifiers if m not in known]
         if any(m in _MIPMAP for m in extra):
-            raise self._tx_refuse(inst, "a mipmap level or gradient (.base/.level/.grad)")
+            raise self._tx_refuse(inst, "a mipmap gradient (.grad)")
         if extra:
             raise self._tx_refuse(inst, "modifier(s) " + ", ".join(f".{m}" for m in extra))
 
@@ -119,7 +121,8 @@ class TextureLowering:
         types = [m for m in ms if m in ("f32", "s32", "u32", "f16", "f16x2")]
         dim = next((m for m in ms if m in _DIMS or m in _REFUSED_DIMS), None)
         known = {"v4", "v2", "f32", "s32", "u32", "f16", "f16x2", *(_DIMS if dim not in _REFUSED_DIMS else ()),
-                 *(_REFUSED_DIMS)}
+                 *(_REFUSED_DIMS), *(() if gather else ("base", "level"))}
+        mip = next((m for m in ms if m in ("base", "level")), None)
         if gather:
             known.add(gather)
         self._tx_check_mods(inst, known)
@@ -129,7 +132,7 @@ class TextureLowering:
             raise self._tx_refuse(inst, "this form (xcc runs .v4.{f32,s32,u32,f16}.{f32,s32} and .v2.f16x2)")
         if gather and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': tld4 takes .f32 coordinates", PtxSemanticError)
-        if len(inst.operands) != 2 or isinstance(inst.operands[0], ast.Address):
+        if len(inst.operands) != 2 + (mip == "level") or isinstance(inst.operands[0], ast.Address):
             raise self._tx_refuse(inst, "a texel offset, depth compare or residency predicate operand")
         h, coords = self._tx_operand(inst, inst.operands[1], True)
         dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
@@ -142,11 +145,16 @@ class TextureLowering:
         extra = {"gather": "rgba".index(gather)} if gather else {}
         if types[0] in ("f16", "f16x2"):
             extra["half"] = types[0]
+        lod = []
+        if mip is not None:
+            extra["mip"] = mip
+            if mip == "level":
+                lod = [self.read(inst.operands[2], ptx_type("f32"))]
         for k, d in enumerate(self._tx_dests(inst, inst.operands[0], vec)):
             if isinstance(d, ast.Sink):
                 continue
             rt = d.type if isinstance(d, RegVar) else dt
-            v = self.emit("tex", dt, [h, *lvals, *cvals], rt, dim=dim, ctype=types[1], comp=k,
+            v = self.emit("tex", dt, [h, *lvals, *cvals, *lod], rt, dim=dim, ctype=types[1], comp=k,
                           layered=layered, **extra)
             self.write(d, v.result)
 

@@ -19,6 +19,9 @@ word   field
 6      sampler: address modes of dims 0, 1, 2 (3 bits each: 0 wrap, 1 clamp, 2 mirror, 3 border), filter (bit 9:
        linear), normalized coordinates (bit 10), normalized-float read (bit 11)
 7, 8   border colour: four f32 bit patterns
+9      mipmapped: the address of the level table (one 64-bit address per level)
+10     mipmapped: levels (bits 0-7), linear mipmap filtering (bit 8)
+11, 12 mipmap level bias, minimum and maximum level clamp (f32 bit patterns)
 =====  ======================================================================================================
 
 Texels (CUDA Programming Guide, appendix "Texture Fetching"): element ``(x, y, z)`` of layer ``l`` is at
@@ -73,7 +76,8 @@ class TextureError(Exception):
 def encode(magic: int, address: int, restype: int, fmt: int, channels: int, dims: int, layered: bool,
            width: int, height: int, depth: int, layers: int, pitch: int, modes=(CLAMP, CLAMP, CLAMP),
            linear: bool = False, normalized: bool = False, read_float: bool = False,
-           border=(0.0, 0.0, 0.0, 0.0)) -> bytes:
+           border=(0.0, 0.0, 0.0, 0.0), levels: int = 0, level_table: int = 0, mip_linear: bool = False,
+           bias: float = 0.0, min_clamp: float = 0.0, max_clamp: float = 0.0) -> bytes:
     """The 128-byte descriptor (layout: module docstring)."""
     w = [0] * 16
     w[0] = magic
@@ -85,6 +89,9 @@ def encode(magic: int, address: int, restype: int, fmt: int, channels: int, dims
     w[6] = modes[0] | modes[1] << 3 | modes[2] << 6 | int(linear) << 9 | int(normalized) << 10 | int(read_float) << 11
     bc = [struct.unpack("<I", struct.pack("<f", float(c)))[0] for c in border]
     w[7], w[8] = bc[0] | bc[1] << 32, bc[2] | bc[3] << 32
+    w[9], w[10] = level_table, levels | int(mip_linear) << 8
+    w[11] = _f32_bits(bias) | _f32_bits(min_clamp) << 32
+    w[12] = _f32_bits(max_clamp)
     return struct.pack("<16Q", *w)
 
 
@@ -102,7 +109,9 @@ def decode(words) -> dict:
             "width": w[3] & 0xFFFFFFFF, "height": w[3] >> 32, "depth": w[4] & 0xFFFFFFFF, "layers": w[4] >> 32,
             "pitch": w[5], "modes": (s & 7, s >> 3 & 7, s >> 6 & 7), "linear": bool(s >> 9 & 1),
             "normalized": bool(s >> 10 & 1), "read_float": bool(s >> 11 & 1),
-            "border": (w[7] & 0xFFFFFFFF, w[7] >> 32, w[8] & 0xFFFFFFFF, w[8] >> 32)}
+            "border": (w[7] & 0xFFFFFFFF, w[7] >> 32, w[8] & 0xFFFFFFFF, w[8] >> 32),
+            "level_table": w[9], "levels": w[10] & 0xFF, "mip_linear": bool(w[10] >> 8 & 1),
+            "bias": _bits_f32(w[11]), "min_clamp": _bits_f32(w[11] >> 32), "max_clamp": _bits_f32(w[12])}
 
 
 def kind_of(words) -> str | None:
@@ -225,11 +234,46 @@ def _taps(d: dict, coords, integer: bool, gather: bool = False):
     return out
 
 
-def fetch(d: dict, read, coords, integer: bool, layer: int = 0) -> list[int]:
+def level_of(d: dict, read, level: int) -> dict:
+    """The descriptor of mipmap level ``level`` of a mipmapped texture: its address from the level table, each
+    extent halved per level (at least 1), rows packed."""
+    lv = dict(d, levels=0)
+    lv["address"] = int.from_bytes(read(d["level_table"] + 8 * level, 8), "little")
+    lv["width"] = max(d["width"] >> level, 1)
+    lv["height"] = max(d["height"] >> level, 1) if d["height"] else 0
+    lv["depth"] = max(d["depth"] >> level, 1) if d["depth"] else 0
+    lv["pitch"] = lv["width"] * element_bytes(d)
+    return lv
+
+
+def _lod(d: dict, lod: float | None) -> float:
+    """The level of detail: ``lod`` (None: 0, the implicit level of a compute fetch) plus the bias, clamped to
+    the sampler's [min, max] level clamp and to the levels there are; NaN reads as 0."""
+    x = 0.0 if lod is None or math.isnan(lod) else lod
+    x = min(max(x + d["bias"], d["min_clamp"]), d["max_clamp"])
+    return min(max(x, 0.0), d["levels"] - 1.0)
+
+
+def fetch(d: dict, read, coords, integer: bool, layer: int = 0, lod: float | None = None,
+          base: bool = False) -> list[int]:
     """The four result words of a ``tex`` at ``coords`` (floats, or ints with ``integer``); ``read(address,
-    nbytes)`` reads global memory (bytes)."""
+    nbytes)`` reads global memory (bytes).  A mipmapped texture is read at level 0 (``base``: ``tex.base``) or
+    at the level of detail ``lod`` (``tex.level``; None: 0) plus the bias, clamped: the nearest level (ties up)
+    or, with linear mipmap filtering, the two levels around it weighted as linear filtering weighs texels
+    (9-bit fixed point)."""
     if d["surface"]:
         raise TextureError("a tex through a surface object")
+    if d["levels"]:
+        lam = 0.0 if base else _lod(d, lod)
+        if not (d["mip_linear"] and float_output(d)) or base:
+            return fetch(level_of(d, read, int(math.floor(lam + 0.5))), read, coords, integer, layer)
+        l0 = int(math.floor(lam))
+        a = int(math.floor((lam - l0) * 256 + 0.5))
+        w0 = fetch(level_of(d, read, l0), read, coords, integer, layer)
+        if a == 0 or l0 + 1 >= d["levels"]:
+            return w0
+        w1 = fetch(level_of(d, read, l0 + 1), read, coords, integer, layer)
+        return [_f32_bits(_f32(((256 - a) * _bits_f32(x) + a * _bits_f32(y)) / 256)) for x, y in zip(w0, w1)]
     if d["layered"]:
         layer = min(max(int(layer), 0), max(d["layers"], 1) - 1)
     taps = _taps(d, coords, integer)
@@ -284,6 +328,8 @@ def gather(d: dict, read, x: float, y: float, comp: int) -> list[int]:
     (i0, j1), (i1, j1), (i1, j0), (i0, j0) (``i1 = i0 + 1``; CUDA's ``tex2Dgather``)."""
     if d["surface"] or d["dims"] != 2:
         raise TextureError("tld4 needs a 2D texture object")
+    if d["levels"]:
+        d = level_of(d, read, 0)
     tx, ty = _taps(d, [x, y], False, gather=True)
     eb, border = element_bytes(d), _border(d)
 
@@ -320,7 +366,7 @@ def query(d: dict, what: str) -> int:
     if what == "array_size":
         return d["layers"] if d["layered"] else 0
     if what in ("num_mipmap_levels", "num_samples"):
-        return 1 if what == "num_mipmap_levels" else 0
+        return max(d["levels"], 1) if what == "num_mipmap_levels" else 0
     if what == "filter_mode":
         return int(d["linear"])
     if what.startswith("addr_mode_"):

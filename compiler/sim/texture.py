@@ -57,13 +57,15 @@ def _descriptors(what: str, gmem, handle, sel, n, want: str | None) -> list[dict
 
 
 def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, what: str = "tex",
-                 gather: int | None = None, half: str | None = None):
+                 gather: int | None = None, half: str | None = None, lod=None, base: bool = False):
     """``run(sel, idx, n)``: word ``comp`` of each thread's fetch (``gather``: tld4's component) written;
-    ``half``: ``f16`` (four halves) or ``f16x2`` (two packed words) results of a float texture."""
+    ``half``: ``f16`` (four halves) or ``f16x2`` (two packed words) results of a float texture; ``lod``: the
+    reader of tex.level's level of detail (f32), ``base``: tex.base."""
     def run(sel, idx, n):
         ds = _descriptors(what, gmem, handle, sel, n, "texref")
         cs = [_vals(c, sel, n, np.uint32) for c in coords]
         lay = None if layer is None else _vals(layer, sel, n, np.uint32).view(np.int32)
+        lods = None if lod is None else _vals(lod, sel, n, np.uint32).view(np.float32)
         out = np.zeros(n, np.uint32)
         for i, d in enumerate(ds):
             if integer:
@@ -79,7 +81,8 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
                 if gather is not None:
                     words = TX.gather(d, _reader(gmem, i), xs[0], xs[1], gather)
                 else:
-                    words = TX.fetch(d, _reader(gmem, i), xs[:d["dims"]], integer, 0 if lay is None else int(lay[i]))
+                    words = TX.fetch(d, _reader(gmem, i), xs[:d["dims"]], integer, 0 if lay is None else int(lay[i]),
+                                     None if lods is None else float(lods[i]), base)
             except TX.TextureError as e:
                 raise ExecFault(f"{what}: {e}", i) from None
             if half is not None:

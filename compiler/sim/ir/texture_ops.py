@@ -25,11 +25,13 @@ def _geometry(x: OpBinder, last: int | None = None):
 
 @impl("tex")
 def _tex(x: OpBinder):
-    layer, coords = _geometry(x)
+    mip = x.attrs.get("mip")
+    layer, coords = _geometry(x, len(x.inst.args) - 1 if mip == "level" else None)
     g = x.attrs.get("gather")
     what = f"tld4.{'rgba'[int(g)]}" if g is not None else f"tex.{x.attrs['dim']}"
     return tex_executor(x.launch.gmem, x.arg(0), coords, layer, x.attrs["ctype"] == "s32", int(x.attrs["comp"]),
-                        x.set(), what, None if g is None else int(g), x.attrs.get("half"))
+                        x.set(), what, None if g is None else int(g), x.attrs.get("half"),
+                        x.arg(len(x.inst.args) - 1) if mip == "level" else None, mip == "base")
 
 
 @impl("txq")

@@ -45,9 +45,10 @@ def _tex(x: Binder):
     g = x.mod("gather")
     gather = None if g == "NONE" else "RGBA".index(g)
     what = f"tld4.{g.lower()}" if gather is not None else f"tex.{x.mod('dim').lower()}"
-    out = x.mod("out")
+    out, mip = x.mod("out"), x.mod("mip")
     return tex_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("ctype") == "S32", _COMP[x.mod("comp")],
-                        x.set_r("d"), what, gather, None if out == "B32" else out.lower())
+                        x.set_r("d"), what, gather, None if out == "B32" else out.lower(),
+                        x.r("c") if mip == "LEVEL" else None, mip == "BASE")
 
 
 @impl("TXQ")
