@@ -294,6 +294,14 @@ def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> li
             need("mma with fp8 operands", 89, (8, 4))
         else:
             need(f"{text}", 80, (7, 0))
+    if opcode == "mma" and "sp::ordered_metadata" in ms:
+        need("mma.sp::ordered_metadata", 80, (8, 5))
+    elif opcode == "mma" and "sp" in ms:
+        need("mma.sp", 80, (7, 1))
+    if opcode in ("st", "red") and "async" in ms:
+        need(f"{opcode}.async", 90, (8, 1))
+    if opcode == "tensormap" and "replace" in ms:
+        need("tensormap.replace", 90, (8, 3), True)
     if opcode == "ldmatrix":
         need("ldmatrix", 75, (6, 5))
     if opcode == "cp" and "async" in ms:

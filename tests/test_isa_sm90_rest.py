@@ -13,6 +13,7 @@ import pytest
 
 from xcc import runtime as rt
 from xcc.check import check_sources
+from xcc.diagnostics import PtxSemanticError
 from xcc.sources import Source
 
 ENGINES = [("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)]
@@ -953,3 +954,48 @@ def test_a_guarded_stmatrix_stores_only_when_its_guard_holds(engine, opt, flag):
     rt.load_module(STMATRIX_GUARD, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
         (1, 1, 1), (32, 1, 1), [out, np.uint32(flag)])
     assert out.copy_to_host().tolist() == (list(range(32)) if flag else [7] * 32)
+
+
+REQ_KERNEL = """.version VERSION
+.target TARGET
+.address_size 64
+.visible .entry k()
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .reg .f32 %f<4>;
+    mov.u32 %r1, %tid.x;
+    cvt.u64.u32 %rd1, %r1;
+    mov.b32 %f1, %r1;
+    INST
+    ret;
+}
+"""
+_MMA_SP = ("sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f1, %f1, %f1}, {%r1, %r1}, {%r1, %r1}, "
+           "{%f1, %f1, %f1, %f1}, %r1, 0;")
+
+
+@pytest.mark.parametrize("target, version, inst, message", [
+    ("sm_90", "8.3", "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd1;", "sm_90a"),
+    ("sm_90", "8.0", "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r1, [%r1];", "8.1"),
+    ("sm_90", "8.0", "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r1, "
+                     "[%r1];", "8.1"),
+    ("sm_80", "8.4", "mma.sp::ordered_metadata." + _MMA_SP, "8.5"),
+    ("sm_80", "7.0", "mma.sp." + _MMA_SP, "7.1"),
+    ("sm_90", "8.3", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd1], "
+                     "[%r1], 128;", None),
+    ("sm_90a", "8.3", "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd1;", None),
+    ("sm_80", "7.1", "mma.sp." + _MMA_SP, None),
+])
+def test_target_and_version_requirements_are_ptxas_s(target, version, inst, message):
+    """As ptxas 13.0 decides: tensormap.replace needs sm_90a, st.async/red.async PTX 8.1, mma.sp 7.1 and
+    mma.sp::ordered_metadata 8.5 (tensormap.cp_fenceproxy is plain sm_90)."""
+    ptx = REQ_KERNEL.replace("VERSION", version).replace("TARGET", target).replace("INST", inst)
+    try:  # the frontend's checker raises its (located) error; later stages' come back in the result
+        errors = check_sources([Source(ptx, "w.ptx")]).errors
+    except PtxSemanticError as e:
+        errors = [e]
+    if message is None:
+        assert not errors, errors
+    else:
+        assert errors and message in str(errors[0]) and errors[0].loc.line == 12, errors
