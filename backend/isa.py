@@ -206,7 +206,8 @@ FIXED_LATENCY_CLASSES = frozenset({"alu", "fma", "imad_wide", "branch", "fp64"})
 
 _FP8_A, _FP8_B = Mod("atype", ("E4M3", "E5M2")), Mod("btype", ("E4M3", "E5M2"))
 # texture and surface rows: geometry, result word, vector length, out-of-range mode, reduction
-_TEX_DIM = Mod("dim", ("D1", "D2", "D3", "A1", "A2"))
+_TEX_DIM = Mod("dim", ("D1", "D2", "D3", "A1", "A2", "CUBE", "ACUBE"))
+_SU_DIM = Mod("dim", ("D1", "D2", "D3", "A1", "A2"))
 _TEX_COMP = Mod("comp", ("X", "Y", "Z", "W"))
 _SU_VEC = Mod("vec", ("V1", "V2", "V4"))
 _SU_MODE = Mod("mode", ("TRAP", "CLAMP", "ZERO"))
@@ -638,7 +639,8 @@ _ROWS = [
                                                        Mod("out", ("B32", "F16", "F16X2")),
                                                        Mod("mip", ("NONE", "BASE", "LEVEL"))), "lsu", "lsu",
      "TEX / TLD / TLD4", "d = word comp of the fetch of the texture object a at coordinates b.lo, b.hi, e.lo (ctype "
-     "F32: floats, filtered as its sampler says; S32: integer texels), layer e.hi (A1/A2); gather: tld4's component "
+     "F32: floats, filtered as its sampler says; S32: integer texels), layer e.hi (A1/A2/ACUBE; CUBE/ACUBE: the "
+     "direction's cubemap face); gather: tld4's component "
      "of the four bilinear texels; out F16: half comp of the values rounded to f16, F16X2: packed pair comp; mip: "
      "a mipmapped texture's level 0 (NONE, BASE) or level of detail c (LEVEL, f32) (xcc.semantics.texture)",
      "sync load"),
@@ -649,21 +651,21 @@ _ROWS = [
      "TXQ / SUQUERY", "d = the query of the texture object a (SURF: suq, of the surface object a)", "sync load"),
     ("ISTYPEP", (D_P, A_W), (Mod("kind", ("TEXREF", "SAMPLERREF", "SURFREF")),), "lsu", "lsu", "(descriptor check)",
      "pd = whether a is a live object of the kind (a texture object is also a sampler)", "sync load"),
-    ("SULD", (D_R, A_W, Operand("b", "W"), E_W), (_TEX_DIM, Mod("size", ("B8", "B16", "B32")), _SU_VEC, _TEX_COMP,
+    ("SULD", (D_R, A_W, Operand("b", "W"), E_W), (_SU_DIM, Mod("size", ("B8", "B16", "B32")), _SU_VEC, _TEX_COMP,
                                                    _SU_MODE), "lsu", "lsu", "SULD.P / SULD.D",
      "d = element comp (size, zero-extended) of the vec-element surface load of object a at byte x b.lo, y b.hi, "
      "z e.lo, layer e.hi (mode: out of range traps, clamps or reads zero)", "sync load"),
-    ("SULD.64", (D_W, A_W, Operand("b", "W"), E_W), (_TEX_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
+    ("SULD.64", (D_W, A_W, Operand("b", "W"), E_W), (_SU_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
      "SULD.D.64", "as SULD with 64-bit elements", "sync load"),
-    ("SUST", (A_W, Operand("b", "W"), C_R, E_W), (_TEX_DIM, Mod("size", ("B8", "B16", "B32")), _SU_VEC, _TEX_COMP,
+    ("SUST", (A_W, Operand("b", "W"), C_R, E_W), (_SU_DIM, Mod("size", ("B8", "B16", "B32")), _SU_VEC, _TEX_COMP,
                                                    _SU_MODE), "lsu", "lsu", "SUST.D",
      "element comp of the vec-element surface store at SULD's coordinates = c (its low size bits); ZERO drops it "
      "out of range", "sync store"),
-    ("SUST.64", (A_W, Operand("b", "W"), C_W, E_W), (_TEX_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
+    ("SUST.64", (A_W, Operand("b", "W"), C_W, E_W), (_SU_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
      "SUST.D.64", "as SUST with 64-bit elements", "sync store"),
-    ("SURED", (A_W, Operand("b", "W"), C_R, E_W), (_TEX_DIM, _SU_RED, Mod("type", ("U32", "S32")), _SU_MODE),
+    ("SURED", (A_W, Operand("b", "W"), C_R, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U32", "S32")), _SU_MODE),
      "lsu", "lsu", "SURED.D", "the surface element at SULD's coordinates op= c, an atomic of the type", "sync store"),
-    ("SURED.64", (A_W, Operand("b", "W"), C_W, E_W), (_TEX_DIM, _SU_RED, Mod("type", ("U64", "S64")), _SU_MODE),
+    ("SURED.64", (A_W, Operand("b", "W"), C_W, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U64", "S64")), _SU_MODE),
      "lsu", "lsu", "SURED.D.64", "as SURED on 64-bit elements", "sync store"),
 ]
 

@@ -14,7 +14,7 @@ from xcc.backend.isel_core import SelectorCore
 from xcc.backend.minst import Half, new_vreg
 from xcc.ir.core import Value
 
-_DIM = {"1d": "D1", "2d": "D2", "3d": "D3", "a1d": "A1", "a2d": "A2"}
+_DIM = {"1d": "D1", "2d": "D2", "3d": "D3", "a1d": "A1", "a2d": "A2", "cube": "CUBE", "acube": "ACUBE"}
 _COMP = ("X", "Y", "Z", "W")
 _VEC = {1: "V1", 2: "V2", 4: "V4"}
 _SIZE = {1: "B8", 2: "B16", 4: "B32"}

@@ -13,13 +13,14 @@ Mipmapped arrays (``cuMipmappedArrayCreate``, ``cuMipmappedArrayGetLevel``, ``cu
 level a CUDA array, extents halved per level; the texture reads them through ``tex.level``/``tex.base`` with the
 descriptor's mipmap filter (point or linear), level bias and level clamps.
 
-Supported: resources of type ``ARRAY`` (1D/2D/3D and layered 1D/2D arrays), ``MIPMAPPED_ARRAY``, ``LINEAR`` and ``PITCH2D`` (the
+Supported: resources of type ``ARRAY`` (1D/2D/3D and layered 1D/2D arrays, cubemaps and cubemap arrays:
+``CUDA_ARRAY3D_CUBEMAP``, six square layers per cube), ``MIPMAPPED_ARRAY``, ``LINEAR`` and ``PITCH2D`` (the
 pitch a multiple of 32 bytes, the address 16-byte aligned); formats UNSIGNED_INT8/16/32, SIGNED_INT8/16/32,
 HALF and FLOAT with 1, 2 or 4 channels; address modes wrap, clamp, mirror, border (with its colour); point and
 linear filtering (linear only with float results: a float format, or 8/16-bit integers read as normalized
 float); ``CU_TRSF_NORMALIZED_COORDINATES`` and ``CU_TRSF_READ_AS_INTEGER``.  Surfaces need an ``ARRAY``
-resource made with ``CUDA_ARRAY3D_SURFACE_LDST``.  Refused with ``CUDA_ERROR_NOT_SUPPORTED``: layered mipmaps,
-resource views, sRGB, cubemaps and anisotropy; anything malformed is
+resource made with ``CUDA_ARRAY3D_SURFACE_LDST``.  Refused with ``CUDA_ERROR_NOT_SUPPORTED``:
+resource views, sRGB, anisotropy, cubemap surfaces and layered mipmaps; anything malformed is
 ``CUDA_ERROR_INVALID_VALUE`` naming the field.
 """
 
@@ -32,7 +33,7 @@ from xcc.runtime.driver_types import CUresult, _Handle, _IntHandle
 from xcc.runtime.host_args import host_view
 from xcc.semantics import texture as TX
 
-__all__ = ["CUDA_ARRAY3D_DESCRIPTOR", "CUDA_ARRAY3D_LAYERED", "CUDA_ARRAY3D_SURFACE_LDST", "CUDA_ARRAY_DESCRIPTOR",
+__all__ = ["CUDA_ARRAY3D_CUBEMAP", "CUDA_ARRAY3D_DESCRIPTOR", "CUDA_ARRAY3D_LAYERED", "CUDA_ARRAY3D_SURFACE_LDST", "CUDA_ARRAY_DESCRIPTOR",
            "CUDA_RESOURCE_DESC", "CUDA_RESOURCE_VIEW_DESC", "CUDA_TEXTURE_DESC", "CU_TRSF_NORMALIZED_COORDINATES",
            "CU_TRSF_READ_AS_INTEGER", "CU_TRSF_SRGB", "CUaddress_mode", "CUarray", "CUarray_format", "CUfilter_mode",
            "CUresourcetype", "CUsurfObject", "CUtexObject", "cuArray3DCreate", "cuArrayCreate", "cuArrayDestroy",
@@ -43,7 +44,7 @@ __all__ = ["CUDA_ARRAY3D_DESCRIPTOR", "CUDA_ARRAY3D_LAYERED", "CUDA_ARRAY3D_SURF
 _LIVE: dict[int, tuple] = {}  # descriptor address -> (magic, context)
 _INVALID, _NOT_SUPPORTED = CUresult.CUDA_ERROR_INVALID_VALUE, CUresult.CUDA_ERROR_NOT_SUPPORTED
 CU_TRSF_READ_AS_INTEGER, CU_TRSF_NORMALIZED_COORDINATES, CU_TRSF_SRGB = 0x01, 0x02, 0x10
-CUDA_ARRAY3D_LAYERED, CUDA_ARRAY3D_SURFACE_LDST = 0x01, 0x02
+CUDA_ARRAY3D_LAYERED, CUDA_ARRAY3D_SURFACE_LDST, CUDA_ARRAY3D_CUBEMAP = 0x01, 0x02, 0x04
 
 
 class CUarray_format(IntEnum):
@@ -171,8 +172,11 @@ def _new_array(fn, width, height, depth, fmt, channels, flags) -> CUarray:
     f, c = _format(fmt, channels, fn)
     if w <= 0 or h < 0 or d < 0 or (d and not h and not fl & CUDA_ARRAY3D_LAYERED):
         raise CudaError(_INVALID, f"{fn}: extents {w} x {h} x {d} (Width > 0; Depth needs Height)")
-    if fl & ~(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST):
-        raise CudaError(_NOT_SUPPORTED, f"{fn}: Flags {fl:#x} (xcc supports LAYERED and SURFACE_LDST)")
+    if fl & ~(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_CUBEMAP):
+        raise CudaError(_NOT_SUPPORTED, f"{fn}: Flags {fl:#x} (xcc supports LAYERED, SURFACE_LDST and CUBEMAP)")
+    if fl & CUDA_ARRAY3D_CUBEMAP and (w != h or d < 6 or d % 6 or (d != 6 and not fl & CUDA_ARRAY3D_LAYERED)):
+        raise CudaError(_INVALID, f"{fn}: a cubemap is Width == Height with Depth 6 (LAYERED: a multiple of 6), "
+                        f"not {w} x {h} x {d}")
     ctx = current()
     arr = _Array(ctx, 0, f, c, w, h, d, fl)
     arr.address = ctx.memory.alloc(max(arr.nbytes, 1))
@@ -297,6 +301,12 @@ def _resource(res, fn: str, surface: bool) -> dict:
         arr = array_of(res.res.array.hArray, "pResDesc.res.array.hArray")
         if surface and not arr.flags & CUDA_ARRAY3D_SURFACE_LDST:
             raise CudaError(_INVALID, f"{fn}: the array was not created with CUDA_ARRAY3D_SURFACE_LDST")
+        if arr.flags & CUDA_ARRAY3D_CUBEMAP:  # six square 2D layers per cube
+            if surface:
+                raise CudaError(_NOT_SUPPORTED, f"{fn}: cubemap surfaces are not supported")
+            return dict(address=arr.address, restype=TX.RES_ARRAY, fmt=arr.fmt, channels=arr.channels, dims=2,
+                        layered=True, width=arr.width, height=arr.height, depth=0, layers=arr.depth, pitch=arr.pitch,
+                        cube=True)
         layered = bool(arr.flags & CUDA_ARRAY3D_LAYERED)  # Depth layers of a 1D (Height 0) or 2D array
         dims = 1 + bool(arr.height) + (bool(arr.depth) and not layered)
         layers, height, depth = (max(arr.depth, 1) if layered else 0), arr.height, 0 if layered else arr.depth
@@ -327,7 +337,7 @@ def _resource(res, fn: str, surface: bool) -> dict:
 
 def _publish(fields: dict, magic: int, sampler: dict, cls):
     ctx = current()
-    mip = {k: fields[k] for k in ("levels", "level_table") if k in fields}
+    mip = {k: fields[k] for k in ("levels", "level_table", "cube") if k in fields}
     raw = TX.encode(magic, fields["address"], fields["restype"], fields["fmt"], fields["channels"], fields["dims"],
                     fields["layered"], fields["width"], fields["height"], fields["depth"], fields["layers"],
                     fields["pitch"], **sampler, **mip)

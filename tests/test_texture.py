@@ -421,7 +421,7 @@ def test_texref_module_variable_and_parameter_hold_handles(device, engine, opt):
 
 
 REFUSED = {
-    "tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}];": "the .cube geometry",
+    "tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1, %r1, %r1}];": "the .2dms geometry",
     "tex.grad.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}], {%f5, %f5}, {%f5, %f5};": "mipmap gradient",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
     "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};": "formatted surface access",
@@ -660,3 +660,50 @@ def test_mipmapped_textures_tex_level_and_tex_base(device, engine, opt, linear, 
         assert g[1] == np.float32(sample(0, x, y))
     ok(cuda.cuTexObjectDestroy(tex))
     ok(cuda.cuMipmappedArrayDestroy(mm))
+
+
+def _cube_reference(faces: np.ndarray, dirs: np.ndarray, linear: bool) -> np.ndarray:
+    """texCubemap of one-channel faces (6, n, n) per the CUDA Programming Guide's cubemap table: the major axis
+    picks the face (ties to x, then y), (s / m + 1) / 2 and (t / m + 1) / 2 are the normalized face coordinates."""
+    out = []
+    for x, y, z in dirs.astype(np.float32):
+        if abs(x) >= abs(y) and abs(x) >= abs(z):
+            face, m, s, t = (0, x, -z, -y) if x >= 0 else (1, -x, z, -y)
+        elif abs(y) >= abs(z):
+            face, m, s, t = (2, y, x, z) if y >= 0 else (3, -y, x, -z)
+        else:
+            face, m, s, t = (4, z, x, -y) if z >= 0 else (5, -z, -x, -y)
+        u = np.float32((np.float32(s / m) + np.float32(1)) * np.float32(0.5))
+        v = np.float32((np.float32(t / m) + np.float32(1)) * np.float32(0.5))
+        out.append(reference_2d(faces[face], np.array([u]), np.array([v]), CLAMP, linear, True)[0])
+    return np.array(out, np.float32)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("linear", [False, True])
+def test_cubemap_and_cubemap_array_fetches(device, engine, opt, linear):
+    """tex.cube / tex.acube (tests/data/texture/cube.ptx) on cubemaps of 4 x 4 faces (CUDA_ARRAY3D_CUBEMAP; a
+    two-cube LAYERED array), against the guide's face table restated here; the cube index is clamped."""
+    ptx = (ROOT / "tests/data/texture/cube.ptx").read_text()
+    n = 4
+    faces = (100 * np.arange(12)[:, None, None] + 10 * np.arange(n)[None, :, None] + np.arange(n)[None, None, :]
+             ).astype(np.float32)  # two cubes of six faces
+    dirs = np.array([(1, 0.2, -0.3), (-2, 0.5, 0.5), (0.1, 3, -0.7), (0.4, -1, 0.9), (0.3, -0.2, 5), (-0.6, 0.6, -1),
+                     (1, 1, 0.5), (0.5, 0.5, 0.5), (-1, -1, -1), (0.99, 0.01, -0.98)], np.float32)
+    flags = cuda.CUDA_ARRAY3D_CUBEMAP
+    one = array(faces[:6], F.CU_AD_FORMAT_FLOAT, depth=6, flags=flags)
+    two = array(faces, F.CU_AD_FORMAT_FLOAT, depth=12, flags=flags | cuda.CUDA_ARRAY3D_LAYERED)
+    for arr, name, cube, want in ((one, "fetch_cube", 0, _cube_reference(faces[:6], dirs, linear)),
+                                  (two, "fetch_acube", 1, _cube_reference(faces[6:], dirs, linear)),
+                                  (two, "fetch_acube", 5, _cube_reference(faces[6:], dirs, linear))):
+        tex = texture(array_resource(arr), WRAP, linear, normalized=True)
+        cs, out = alloc(dirs.nbytes), alloc(16 * len(dirs))
+        ok(cuda.cuMemcpyHtoD(cs, dirs, dirs.nbytes))
+        kernel(device, name, engine, opt, ptx).launch((1, 1, 1), (len(dirs), 1, 1), [
+            np.uint64(int(tex)), np.uint64(cs), np.uint64(out), np.uint32(cube)])
+        got = fetch(out, 4 * len(dirs)).reshape(-1, 4)
+        assert np.array_equal(got[:, 0], want), (name, cube, got[:, 0], want)
+        assert (got[:, 1:3] == 0).all() and (got[:, 3] == 1).all()
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Depth, d.Format, d.NumChannels, d.Flags = 4, 5, 6, F.CU_AD_FORMAT_FLOAT, 1, flags
+    assert cuda.cuArray3DCreate(d)[0] == cuda.CUresult.CUDA_ERROR_INVALID_VALUE  # faces must be square

@@ -5,10 +5,10 @@ variable of those types is an 8-byte ``.global`` holding one (zero, no object, u
 there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture references).  Meaning:
 :mod:`xcc.semantics.texture`.
 
-* ``tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32,f16}.{f32,s32} d, [h, c]`` -> four ``tex`` ops (``comp`` 0 - 3;
+* ``tex.{1d,2d,3d,a1d,a2d,cube,acube}.v4.{f32,s32,u32,f16}.{f32,s32} d, [h, c]`` -> four ``tex`` ops (``comp`` 0 - 3;
   ``.v2.f16x2``: two, ``half`` set); the
-  coordinates of 3d and a2d are a four-element vector whose last element is ignored; a1d/a2d's first is the
-  layer (.u32).
+  coordinates of 3d, a2d and cube are a four-element vector whose last element is ignored; a1d/a2d/acube's first is
+  the layer (.u32; acube: the cube).
 * ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
   argument of ``.level``.
 * ``tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 d, [h, {x, y}]`` -> four ``tex {gather}``.
@@ -17,7 +17,7 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   ``sust.b...`` -> one ``sust`` per element, ``sured.b.{add,min,max,and,or}.dim.{u32,s32,b32,u64,s64,b64}`` ->
   ``sured``.
 
-Refused with a located message: independent mode (a separate sampler), cube maps, multisample textures,
+Refused with a located message: independent mode (a separate sampler), multisample textures,
 mipmap gradients (``.grad``), depth compare, texel offsets, the ``|p``
 residency predicate, ``sust.p`` / ``sured.p`` (formatted stores) and ``.v8``.
 """
@@ -29,8 +29,10 @@ from xcc.frontend import ast
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
 
-_DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
-_REFUSED_DIMS = ("cube", "acube", "2dms", "a2dms")
+_DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True), "cube": (3, False),
+         "acube": (3, True)}
+_SURFACE_DIMS = ("1d", "2d", "3d", "a1d", "a2d")
+_REFUSED_DIMS = ("2dms", "a2dms")
 _MIPMAP = ("grad",)
 _SURF_MODES = ("trap", "clamp", "zero")
 _SURF_WIDTH = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
@@ -100,6 +102,8 @@ class TextureLowering:
             raise self._tx_refuse(inst, f"the .{dim} geometry")
         if dim is None:
             raise self.error(f"'{_text(inst)}': missing geometry (.1d, .2d, .3d, .a1d, .a2d)", PtxSemanticError)
+        if surface and dim not in _SURFACE_DIMS:
+            raise self.error(f"'{_text(inst)}': surfaces take .1d, .2d, .3d, .a1d or .a2d", PtxSemanticError)
         dims, layered = _DIMS[dim]
         need = dims + layered
         if len(coords) < need:
@@ -137,7 +141,9 @@ class TextureLowering:
         h, coords = self._tx_operand(inst, inst.operands[1], True)
         dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
         if gather and dim != "2d":
-            raise self.error(f"'{_text(inst)}': tld4 takes .2d", PtxSemanticError)
+            raise self._tx_refuse(inst, f"tld4 on .{dim}")
+        if dim in ("cube", "acube") and types[1] != "f32":
+            raise self.error(f"'{_text(inst)}': .{dim} takes .f32 coordinates", PtxSemanticError)
         # (.f16 results are typed by their bits: they are no half arithmetic for the selector's half rules)
         dt, ct = ptx_type({"f16": "b16", "f16x2": "b32"}.get(types[0], types[0])), ptx_type(types[1])
         cvals = [self.read(c, ct) for c in xs]

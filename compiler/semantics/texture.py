@@ -12,7 +12,7 @@ word   field
 0      magic: ``XTEX`` (a texture object) or ``XSRF`` (a surface object) in bits 0-31
 1      the texels' global address
 2      resource type (bits 0-7: 0 array, 2 linear, 3 pitch2D), ``CUarray_format`` (8-15), channels (16-23),
-       dimensions 1-3 (24-27), layered (28)
+       dimensions 1-3 (24-27), layered (28), cubemap (29: six square 2D layers per cube)
 3      width (bits 0-31), height (32-63)
 4      depth (bits 0-31), layers (32-63)
 5      row pitch in bytes
@@ -77,12 +77,12 @@ def encode(magic: int, address: int, restype: int, fmt: int, channels: int, dims
            width: int, height: int, depth: int, layers: int, pitch: int, modes=(CLAMP, CLAMP, CLAMP),
            linear: bool = False, normalized: bool = False, read_float: bool = False,
            border=(0.0, 0.0, 0.0, 0.0), levels: int = 0, level_table: int = 0, mip_linear: bool = False,
-           bias: float = 0.0, min_clamp: float = 0.0, max_clamp: float = 0.0) -> bytes:
+           bias: float = 0.0, min_clamp: float = 0.0, max_clamp: float = 0.0, cube: bool = False) -> bytes:
     """The 128-byte descriptor (layout: module docstring)."""
     w = [0] * 16
     w[0] = magic
     w[1] = address
-    w[2] = restype | fmt << 8 | channels << 16 | dims << 24 | int(layered) << 28
+    w[2] = restype | fmt << 8 | channels << 16 | dims << 24 | int(layered) << 28 | int(cube) << 29
     w[3] = width | height << 32
     w[4] = depth | layers << 32
     w[5] = pitch
@@ -106,6 +106,7 @@ def decode(words) -> dict:
     s = w[6]
     return {"surface": magic == MAGIC_SURF, "address": w[1], "restype": w[2] & 0xFF, "format": fmt, "kind": kind,
             "cbytes": cbytes, "channels": w[2] >> 16 & 0xFF, "dims": w[2] >> 24 & 0xF, "layered": bool(w[2] >> 28 & 1),
+            "cube": bool(w[2] >> 29 & 1),
             "width": w[3] & 0xFFFFFFFF, "height": w[3] >> 32, "depth": w[4] & 0xFFFFFFFF, "layers": w[4] >> 32,
             "pitch": w[5], "modes": (s & 7, s >> 3 & 7, s >> 6 & 7), "linear": bool(s >> 9 & 1),
             "normalized": bool(s >> 10 & 1), "read_float": bool(s >> 11 & 1),
@@ -234,6 +235,22 @@ def _taps(d: dict, coords, integer: bool, gather: bool = False):
     return out
 
 
+def cube_face(x: float, y: float, z: float) -> tuple[int, float, float]:
+    """(face, u, v) of direction (x, y, z): the CUDA Programming Guide's cubemap table (the major axis picks the
+    face: +x 0, -x 1, +y 2, -y 3, +z 4, -z 5; ties go to x, then y), ``u = (s / m + 1) / 2``, ``v = (t / m + 1)
+    / 2`` in f32 with (m, s, t) = (x, -z, -y), (-x, z, -y), (y, x, z), (-y, x, -z), (z, x, -y), (-z, -x, -y)."""
+    ax, ay, az = abs(x), abs(y), abs(z)
+    if ax >= ay and ax >= az:
+        face, m, sc, tc = (0, x, -z, -y) if x >= 0 else (1, -x, z, -y)
+    elif ay >= az:
+        face, m, sc, tc = (2, y, x, z) if y >= 0 else (3, -y, x, -z)
+    else:
+        face, m, sc, tc = (4, z, x, -y) if z >= 0 else (5, -z, -x, -y)
+    if m == 0 or math.isnan(m):
+        return face, 0.5, 0.5
+    return face, _f32(_f32(_f32(sc / m) + 1.0) * 0.5), _f32(_f32(_f32(tc / m) + 1.0) * 0.5)
+
+
 def level_of(d: dict, read, level: int) -> dict:
     """The descriptor of mipmap level ``level`` of a mipmapped texture: its address from the level table, each
     extent halved per level (at least 1), rows packed."""
@@ -263,6 +280,13 @@ def fetch(d: dict, read, coords, integer: bool, layer: int = 0, lod: float | Non
     (9-bit fixed point)."""
     if d["surface"]:
         raise TextureError("a tex through a surface object")
+    if d["cube"]:  # a face of six (per cube of the array) square 2D layers, read with normalized coordinates
+        if integer or len(coords) != 3:
+            raise TextureError("a cubemap texture takes .cube/.acube fetches with .f32 coordinates")
+        face, u, v = cube_face(*(float(c) for c in coords))
+        flat = dict(d, cube=False, normalized=True, modes=(CLAMP, CLAMP, CLAMP))
+        cubes = max(d["layers"] // 6, 1)
+        return fetch(flat, read, [u, v], False, 6 * min(max(int(layer), 0), cubes - 1) + face, lod, base)
     if d["levels"]:
         lam = 0.0 if base else _lod(d, lod)
         if not (d["mip_linear"] and float_output(d)) or base:

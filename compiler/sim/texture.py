@@ -57,7 +57,8 @@ def _descriptors(what: str, gmem, handle, sel, n, want: str | None) -> list[dict
 
 
 def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, what: str = "tex",
-                 gather: int | None = None, half: str | None = None, lod=None, base: bool = False):
+                 gather: int | None = None, half: str | None = None, lod=None, base: bool = False,
+                 cube: bool = False):
     """``run(sel, idx, n)``: word ``comp`` of each thread's fetch (``gather``: tld4's component) written;
     ``half``: ``f16`` (four halves) or ``f16x2`` (two packed words) results of a float texture; ``lod``: the
     reader of tex.level's level of detail (f32), ``base``: tex.base."""
@@ -72,16 +73,20 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
                 xs = [int(np.int32(np.uint32(c[i]).view(np.int32))) for c in cs]
             else:
                 xs = [float(np.uint32(c[i]).view(np.float32)) for c in cs]
+            if cube != d["cube"]:
+                raise ExecFault(f"{what}: {'a cube' if cube else 'a non-cube'} fetch through a "
+                                f"{'cubemap' if d['cube'] else 'non-cubemap'} texture", i)
             if len(xs) < d["dims"]:
                 raise ExecFault(f"{what}: a {len(xs)}d fetch through a {d['dims']}d texture", i)
-            if (layer is not None) != d["layered"]:
+            if (layer is not None) != d["layered"] and not cube:
                 raise ExecFault(f"{what}: {'an array' if layer is not None else 'a non-array'} fetch through a "
                                 f"{'layered' if d['layered'] else 'non-layered'} texture", i)
             try:
                 if gather is not None:
                     words = TX.gather(d, _reader(gmem, i), xs[0], xs[1], gather)
                 else:
-                    words = TX.fetch(d, _reader(gmem, i), xs[:d["dims"]], integer, 0 if lay is None else int(lay[i]),
+                    words = TX.fetch(d, _reader(gmem, i), xs if cube else xs[:d["dims"]], integer,
+                                     0 if lay is None else int(lay[i]),
                                      None if lods is None else float(lods[i]), base)
             except TX.TextureError as e:
                 raise ExecFault(f"{what}: {e}", i) from None

@@ -31,7 +31,8 @@ def _tex(x: OpBinder):
     what = f"tld4.{'rgba'[int(g)]}" if g is not None else f"tex.{x.attrs['dim']}"
     return tex_executor(x.launch.gmem, x.arg(0), coords, layer, x.attrs["ctype"] == "s32", int(x.attrs["comp"]),
                         x.set(), what, None if g is None else int(g), x.attrs.get("half"),
-                        x.arg(len(x.inst.args) - 1) if mip == "level" else None, mip == "base")
+                        x.arg(len(x.inst.args) - 1) if mip == "level" else None, mip == "base",
+                        x.attrs["dim"] in ("cube", "acube"))
 
 
 @impl("txq")

@@ -20,7 +20,8 @@ from xcc.sim.texture import (
     tex_executor,
 )
 
-_DIMS = {"D1": (1, False), "D2": (2, False), "D3": (3, False), "A1": (1, True), "A2": (2, True)}
+_DIMS = {"D1": (1, False), "D2": (2, False), "D3": (3, False), "A1": (1, True), "A2": (2, True), "CUBE": (3, False),
+         "ACUBE": (3, True)}
 _COMP = {"X": 0, "Y": 1, "Z": 2, "W": 3}
 _VEC = {"V1": 1, "V2": 2, "V4": 4}
 _SIZE = {"B8": 1, "B16": 2, "B32": 4}
@@ -48,7 +49,7 @@ def _tex(x: Binder):
     out, mip = x.mod("out"), x.mod("mip")
     return tex_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("ctype") == "S32", _COMP[x.mod("comp")],
                         x.set_r("d"), what, gather, None if out == "B32" else out.lower(),
-                        x.r("c") if mip == "LEVEL" else None, mip == "BASE")
+                        x.r("c") if mip == "LEVEL" else None, mip == "BASE", x.mod("dim") in ("CUBE", "ACUBE"))
 
 
 @impl("TXQ")
