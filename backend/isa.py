@@ -644,6 +644,10 @@ _ROWS = [
      "of the four bilinear texels; out F16: half comp of the values rounded to f16, F16X2: packed pair comp; mip: "
      "a mipmapped texture's level 0 (NONE, BASE) or level of detail c (LEVEL, f32) (xcc.semantics.texture)",
      "sync load"),
+    ("TEXLOD", (D_R, A_W, Operand("b", "W"), E_W), (Mod("dim", ("D1", "D2")),), "lsu", "lsu", "(TEX.GRAD's LOD)",
+     "d = tex.grad's level of detail (f32) of the texture object a for the gradients dPdx = b.lo (D2: and b.hi), "
+     "dPdy = e.lo (D2: and e.hi): log2 of the longer gradient in level-0 texels (xcc.semantics.texture)",
+     "sync load"),
     ("TXQ", (D_R, A_W), (Mod("query", ("WIDTH", "HEIGHT", "DEPTH", "CHANNEL_DATA_TYPE", "CHANNEL_ORDER",
                                        "NORMALIZED_COORDS", "ARRAY_SIZE", "NUM_MIPMAP_LEVELS", "NUM_SAMPLES",
                                        "FILTER_MODE", "ADDR_MODE_0", "ADDR_MODE_1", "ADDR_MODE_2",

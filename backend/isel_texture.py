@@ -1,7 +1,7 @@
 """Instruction selection for the texture and surface ops (a rule group of
 :class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`).
 
-``tex`` -> TEX (``gather``: tld4), ``txq`` -> TXQ (.SURF for suq), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
+``tex`` -> TEX (``gather``: tld4), ``tex_lod`` -> TEXLOD (the gradients in b and e), ``txq`` -> TXQ (.SURF for suq), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
 (SULD.64 for 64-bit elements), ``sust`` -> SUST / SUST.64, ``sured`` -> SURED / SURED.64.  The handle is the
 register pair a; the coordinates travel in two pairs: b = (x, y), e = (z, layer), unused ones zero, built once
 per block for the ops of one PTX instruction (which read the same values).
@@ -48,6 +48,16 @@ class TextureSelection(SelectorCore):
                 "mip": str(at.get("mip") or "none").upper()}
         c = self.reg(inst.args[-1]) if level else RZ
         self.emit("TEX", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b, c=c, e=e, mods=mods)
+
+    def op_tex_lod(self, inst):
+        k = (len(inst.args) - 1) // 2
+        pairs = [new_vreg(2), new_vreg(2)]
+        for n, grads in enumerate((inst.args[1:1 + k], inst.args[1 + k:])):
+            for half in (0, 1):
+                v = grads[half] if half < k else None
+                self.emit("MOV", d=Half(pairs[n], half), b=RZ if v is None else self.src_b(v))
+        self.emit("TEXLOD", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=pairs[0], e=pairs[1],
+                  mods={"dim": f"D{k}"})
 
     def op_txq(self, inst):
         mods = {"query": str(inst.attrs["query"]).upper(), **({"SURF": "SURF"} if inst.attrs.get("surface") else {})}

@@ -422,7 +422,8 @@ def test_texref_module_variable_and_parameter_hold_handles(device, engine, opt):
 
 REFUSED = {
     "tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1, %r1, %r1}];": "the .2dms geometry",
-    "tex.grad.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}], {%f5, %f5}, {%f5, %f5};": "mipmap gradient",
+    "tex.grad.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}], {%f5, %f5, %f5, %f5}, "
+    "{%f5, %f5, %f5, %f5};": "tex.grad on a 3d",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
     "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};": "formatted surface access",
 }
@@ -707,3 +708,47 @@ def test_cubemap_and_cubemap_array_fetches(device, engine, opt, linear):
     d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
     d.Width, d.Height, d.Depth, d.Format, d.NumChannels, d.Flags = 4, 5, 6, F.CU_AD_FORMAT_FLOAT, 1, flags
     assert cuda.cuArray3DCreate(d)[0] == cuda.CUresult.CUDA_ERROR_INVALID_VALUE  # faces must be square
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_tex_grad_picks_the_level_of_the_longer_gradient(device, engine, opt):
+    """tex.grad.2d (tests/data/texture/grad.ptx): level of detail log2 of the longer of dPdx, dPdy scaled to
+    level-0 texels (normalized coordinates: by the 16 x 8 extent), then as tex.level with linear mipmap filtering."""
+    ptx = (ROOT / "tests/data/texture/grad.ptx").read_text()
+    Wm, Hm, L = 16, 8, 4
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Depth, d.Format, d.NumChannels = Wm, Hm, 0, F.CU_AD_FORMAT_FLOAT, 1
+    mm = ok(cuda.cuMipmappedArrayCreate(d, L))
+    imgs = []
+    for lv in range(L):
+        w, h = max(Wm >> lv, 1), max(Hm >> lv, 1)
+        img = (1000.0 * lv + 10 * np.arange(h)[:, None] + np.arange(w)[None, :]).astype(np.float32)
+        ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, img, img.nbytes))
+        imgs.append(img)
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    r.res.mipmap.hMipmappedArray = mm
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode, t.filterMode, t.flags = [CLAMP] * 3, 1, cuda.CU_TRSF_NORMALIZED_COORDINATES
+    t.mipmapFilterMode, t.maxMipmapLevelClamp = 1, 3.0
+    tex = ok(cuda.cuTexObjectCreate(r, t, None))
+    pts = np.array([(0.3, 0.6, 1 / 16, 0, 0, 1 / 8), (0.5, 0.5, 0.1, 0.05, -0.02, 0.2), (0.7, 0.2, 0, 0, 0, 0),
+                    (0.2, 0.8, 0.5, 0.5, 0.25, 0.1), (0.45, 0.35, -0.3, 0.01, 0.02, 0.01)], np.float32)
+    dcs, out = alloc(pts.nbytes), alloc(4 * len(pts))
+    ok(cuda.cuMemcpyHtoD(dcs, pts, pts.nbytes))
+    kernel(device, "fetch_grad", engine, opt, ptx).launch((1, 1, 1), (len(pts), 1, 1),
+                                                          [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out)])
+    got = fetch(out, len(pts))
+    for (x, y, dux, dvx, duy, dvy), g in zip(pts.astype(np.float64), got, strict=True):
+        rho = max(np.hypot(dux * Wm, dvx * Hm), np.hypot(duy * Wm, dvy * Hm))
+        lam = -np.inf if rho == 0 else float(np.float32(np.log2(rho)))
+        lam = min(max(min(max(lam, 0.0), 3.0), 0.0), L - 1.0)
+        l0 = int(np.floor(lam))
+        a = int(np.floor((lam - l0) * 256 + 0.5))
+
+        def sample(lv, x=x, y=y):
+            return float(reference_2d(imgs[lv], np.array([x], np.float32), np.array([y], np.float32), CLAMP, True,
+                                      True)[0])
+        want = sample(l0) if a == 0 or l0 + 1 >= L else float(np.float32(((256 - a) * sample(l0) + a * sample(l0 + 1))
+                                                                         / 256))
+        assert g == np.float32(want), (x, y, lam, g, want)

@@ -10,7 +10,8 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   coordinates of 3d, a2d and cube are a four-element vector whose last element is ignored; a1d/a2d/acube's first is
   the layer (.u32; acube: the cube).
 * ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
-  argument of ``.level``.
+  argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` (1d/2d geometries) -> ``tex_lod`` of the gradients, then
+  as ``tex.level``.
 * ``tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 d, [h, {x, y}]`` -> four ``tex {gather}``.
 * ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``istypep.kind p, h`` -> ``istypep``.
 * ``suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}`` -> one ``suld`` per element,
@@ -18,7 +19,7 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   ``sured``.
 
 Refused with a located message: independent mode (a separate sampler), multisample textures,
-mipmap gradients (``.grad``), depth compare, texel offsets, the ``|p``
+``tex.grad`` on 3d and cube geometries, depth compare, texel offsets, the ``|p``
 residency predicate, ``sust.p`` / ``sured.p`` (formatted stores) and ``.v8``.
 """
 
@@ -33,7 +34,7 @@ _DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True),
          "acube": (3, True)}
 _SURFACE_DIMS = ("1d", "2d", "3d", "a1d", "a2d")
 _REFUSED_DIMS = ("2dms", "a2dms")
-_MIPMAP = ("grad",)
+_MIPMAP = ()
 _SURF_MODES = ("trap", "clamp", "zero")
 _SURF_WIDTH = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
 _SURED_OPS = ("add", "min", "max", "and", "or")
@@ -125,8 +126,8 @@ class TextureLowering:
         types = [m for m in ms if m in ("f32", "s32", "u32", "f16", "f16x2")]
         dim = next((m for m in ms if m in _DIMS or m in _REFUSED_DIMS), None)
         known = {"v4", "v2", "f32", "s32", "u32", "f16", "f16x2", *(_DIMS if dim not in _REFUSED_DIMS else ()),
-                 *(_REFUSED_DIMS), *(() if gather else ("base", "level"))}
-        mip = next((m for m in ms if m in ("base", "level")), None)
+                 *(_REFUSED_DIMS), *(() if gather else ("base", "level", "grad"))}
+        mip = next((m for m in ms if m in ("base", "level", "grad")), None)
         if gather:
             known.add(gather)
         self._tx_check_mods(inst, known)
@@ -136,7 +137,8 @@ class TextureLowering:
             raise self._tx_refuse(inst, "this form (xcc runs .v4.{f32,s32,u32,f16}.{f32,s32} and .v2.f16x2)")
         if gather and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': tld4 takes .f32 coordinates", PtxSemanticError)
-        if len(inst.operands) != 2 + (mip == "level") or isinstance(inst.operands[0], ast.Address):
+        if len(inst.operands) != 2 + (mip == "level") + 2 * (mip == "grad") or isinstance(inst.operands[0],
+                                                                                           ast.Address):
             raise self._tx_refuse(inst, "a texel offset, depth compare or residency predicate operand")
         h, coords = self._tx_operand(inst, inst.operands[1], True)
         dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
@@ -153,9 +155,11 @@ class TextureLowering:
             extra["half"] = types[0]
         lod = []
         if mip is not None:
-            extra["mip"] = mip
+            extra["mip"] = "level" if mip == "grad" else mip
             if mip == "level":
                 lod = [self.read(inst.operands[2], ptx_type("f32"))]
+            if mip == "grad":  # the level of detail of the gradients, then as tex.level
+                lod = [self._tx_grad(inst, h, dims)]
         for k, d in enumerate(self._tx_dests(inst, inst.operands[0], vec)):
             if isinstance(d, ast.Sink):
                 continue
@@ -163,6 +167,18 @@ class TextureLowering:
             v = self.emit("tex", dt, [h, *lvals, *cvals, *lod], rt, dim=dim, ctype=types[1], comp=k,
                           layered=layered, **extra)
             self.write(d, v.result)
+
+    def _tx_grad(self, inst, h, dims: int):
+        """``tex_lod`` of ``tex.grad``'s gradient vectors (operands 2 and 3: .v2.f32 for 1d/2d geometries)."""
+        if dims > 2:
+            raise self._tx_refuse(inst, "tex.grad on a 3d or cube geometry")
+        f32, grads = ptx_type("f32"), []
+        for op in inst.operands[2:4]:
+            es = list(op.elements) if isinstance(op, ast.Vector) else [op]
+            if len(es) < dims:
+                raise self.error(f"'{_text(inst)}': expected gradient vectors of {dims} element(s)", PtxSemanticError)
+            grads.append([self.read(e, f32) for e in es[:dims]])
+        return self.emit("tex_lod", f32, [h, *grads[0], *grads[1]], f32).result
 
     def op_tld4(self, inst) -> None:
         comp = next((m for m in inst.modifiers if m in ("r", "g", "b", "a")), None)

@@ -207,6 +207,9 @@ OPS.update({
     "tex": OpDef("tex", None, "word attrs.comp of tex.attrs.dim (attrs.gather: tld4's component r|g|b|a) of the "
                  "texture object a at coordinates args 1.. (attrs.ctype f32|s32; attrs.layered: the layer first)",
                  reads_memory=True),
+    "tex_lod": OpDef("tex_lod", None, "d = tex.grad's level of detail (f32) of the texture object a for the "
+                     "gradients dPdx = args 1 .. k, dPdy = args k+1 .. 2k (k = the geometry's dimensions)",
+                     reads_memory=True),
     "txq": OpDef("txq", 1, "d = txq.attrs.query (attrs.surface: suq) of the texture (surface) object a",
                  reads_memory=True),
     "istypep": OpDef("istypep", 1, "d = whether a is a live object of attrs.kind (texref|samplerref|surfref)",

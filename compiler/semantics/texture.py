@@ -267,8 +267,19 @@ def _lod(d: dict, lod: float | None) -> float:
     """The level of detail: ``lod`` (None: 0, the implicit level of a compute fetch) plus the bias, clamped to
     the sampler's [min, max] level clamp and to the levels there are; NaN reads as 0."""
     x = 0.0 if lod is None or math.isnan(lod) else lod
-    x = min(max(x + d["bias"], d["min_clamp"]), d["max_clamp"])
+    x = min(max(x + d["bias"], d["min_clamp"]), d["max_clamp"])  # (an infinite lod clamps too)
     return min(max(x, 0.0), d["levels"] - 1.0)
+
+
+def grad_lod(d: dict, dx: list[float], dy: list[float]) -> float:
+    """``tex.grad``'s level of detail (f32): ``log2`` of the longer of the two gradients, each scaled to texels of
+    level 0 (by the extent, with normalized coordinates), computed in f64 and rounded once; a zero gradient gives
+    -inf (the level clamps then pick the base level), NaN stays NaN (read as 0)."""
+    scale = [n if d["normalized"] else 1 for n in _sizes(d)]
+    rho = max(math.sqrt(sum((g * s) ** 2 for g, s in zip(v, scale))) for v in (dx, dy))
+    if math.isnan(rho):
+        return math.nan
+    return -math.inf if rho == 0 else _f32(math.log2(rho)) if math.isfinite(rho) else math.inf
 
 
 def fetch(d: dict, read, coords, integer: bool, layer: int = 0, lod: float | None = None,

@@ -13,7 +13,7 @@ from xcc.semantics import texture as TX
 from xcc.semantics.faults import MemoryFault
 from xcc.sim.waves import ExecFault
 
-__all__ = ["istypep_executor", "query_executor", "suld_executor", "sured_executor", "sust_executor",
+__all__ = ["istypep_executor", "lod_executor", "query_executor", "suld_executor", "sured_executor", "sust_executor",
            "tex_executor"]
 
 _WORDS = np.arange(16, dtype=np.uint64) * np.uint64(8)
@@ -96,6 +96,19 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
                 words = TX.half_words(words, half == "f16x2")
             out[i] = words[comp]
         write(sel, out)
+    return run
+
+
+def lod_executor(gmem, handle, dx, dy, write, what: str = "tex.grad"):
+    """``tex.grad``'s level of detail (f32 bits) from the gradient readers ``dx`` and ``dy`` (f32 each)."""
+    def run(sel, idx, n):
+        ds = _descriptors(what, gmem, handle, sel, n, "texref")
+        gx = [_vals(g, sel, n, np.uint32).view(np.float32) for g in dx]
+        gy = [_vals(g, sel, n, np.uint32).view(np.float32) for g in dy]
+        out = np.zeros(n, np.float32)
+        for i, d in enumerate(ds):
+            out[i] = TX.grad_lod(d, [float(g[i]) for g in gx], [float(g[i]) for g in gy])
+        write(sel, out.view(np.uint32))
     return run
 
 

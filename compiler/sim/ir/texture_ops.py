@@ -1,5 +1,5 @@
 """What the texture and surface ops do when interpreted (registered with :func:`xcc.sim.ir.ops.impl`):
-``tex``, ``txq``, ``istypep``, ``suld``, ``sust``, ``sured`` (meaning: :mod:`xcc.semantics.texture`, applied by
+``tex``, ``tex_lod``, ``txq``, ``istypep``, ``suld``, ``sust``, ``sured`` (meaning: :mod:`xcc.semantics.texture`, applied by
 :mod:`xcc.sim.texture`, the executors the xg1 interpreter's TEX/SULD/SUST/SURED/TXQ/ISTYPEP rows call too)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.texture import (
     istypep_executor,
+    lod_executor,
     query_executor,
     suld_executor,
     sured_executor,
@@ -33,6 +34,13 @@ def _tex(x: OpBinder):
                         x.set(), what, None if g is None else int(g), x.attrs.get("half"),
                         x.arg(len(x.inst.args) - 1) if mip == "level" else None, mip == "base",
                         x.attrs["dim"] in ("cube", "acube"))
+
+
+@impl("tex_lod")
+def _tex_lod(x: OpBinder):
+    k = (len(x.inst.args) - 1) // 2
+    return lod_executor(x.launch.gmem, x.arg(0), [x.arg(1 + i) for i in range(k)],
+                        [x.arg(1 + k + i) for i in range(k)], x.set())
 
 
 @impl("txq")

@@ -1,4 +1,4 @@
-"""Executors of the texture and surface instructions (``TEX``, ``TXQ``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
+"""Executors of the texture and surface instructions (``TEX``, ``TEXLOD``, ``TXQ``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
 ``SUST``, ``SUST.64``, ``SURED``, ``SURED.64``; PTX ISA 9.7.10 - 9.7.11).
 
 Each binds its operands (the handle in the pair a, coordinates x, y in the pair b and z, layer in the pair e)
@@ -13,6 +13,7 @@ import numpy as np
 from xcc.sim.isa.exec_base import Binder, impl
 from xcc.sim.texture import (
     istypep_executor,
+    lod_executor,
     query_executor,
     suld_executor,
     sured_executor,
@@ -50,6 +51,14 @@ def _tex(x: Binder):
     return tex_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("ctype") == "S32", _COMP[x.mod("comp")],
                         x.set_r("d"), what, gather, None if out == "B32" else out.lower(),
                         x.r("c") if mip == "LEVEL" else None, mip == "BASE", x.mod("dim") in ("CUBE", "ACUBE"))
+
+
+@impl("TEXLOD")
+def _texlod(x: Binder):
+    k = int(x.mod("dim")[1])
+    b, e = x.w("b"), x.w("e")
+    return lod_executor(x.ctx.gmem, x.w("a"), [_half(b, i) for i in range(k)], [_half(e, i) for i in range(k)],
+                        x.set_r("d"))
 
 
 @impl("TXQ")
