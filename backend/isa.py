@@ -644,10 +644,6 @@ _ROWS = [
      "of the four bilinear texels; out F16: half comp of the values rounded to f16, F16X2: packed pair comp; mip: "
      "a mipmapped texture's level 0 (NONE, BASE) or level of detail c (LEVEL, f32) (xcc.semantics.texture)",
      "sync load"),
-    ("TEXLOD", (D_R, A_W, Operand("b", "W"), E_W), (Mod("dim", ("D1", "D2")),), "lsu", "lsu", "(TEX.GRAD's LOD)",
-     "d = tex.grad's level of detail (f32) of the texture object a for the gradients dPdx = b.lo (D2: and b.hi), "
-     "dPdy = e.lo (D2: and e.hi): log2 of the longer gradient in level-0 texels (xcc.semantics.texture)",
-     "sync load"),
     ("TXQ", (D_R, A_W), (Mod("query", ("WIDTH", "HEIGHT", "DEPTH", "CHANNEL_DATA_TYPE", "CHANNEL_ORDER",
                                        "NORMALIZED_COORDS", "ARRAY_SIZE", "NUM_MIPMAP_LEVELS", "NUM_SAMPLES",
                                        "FILTER_MODE", "ADDR_MODE_0", "ADDR_MODE_1", "ADDR_MODE_2",
@@ -671,6 +667,11 @@ _ROWS = [
      "lsu", "lsu", "SURED.D", "the surface element at SULD's coordinates op= c, an atomic of the type", "sync store"),
     ("SURED.64", (A_W, Operand("b", "W"), C_W, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U64", "S64")), _SU_MODE),
      "lsu", "lsu", "SURED.D.64", "as SURED on 64-bit elements", "sync store"),
+    # tex.grad's level of detail (appended: opcodes stay stable)
+    ("TEXLOD", (D_R, A_W, Operand("b", "W"), E_W), (Mod("dim", ("D1", "D2")),), "lsu", "lsu", "(TEX.GRAD's LOD)",
+     "d = tex.grad's level of detail (f32) of the texture object a for the gradients dPdx = b.lo (D2: and b.hi), "
+     "dPdy = e.lo (D2: and e.hi): log2 of the longer gradient in level-0 texels (xcc.semantics.texture)",
+     "sync load"),
 ]
 
 
