@@ -658,9 +658,9 @@ _ROWS = [
     ("SULD.64", (D_W, A_W, Operand("b", "W"), E_W), (_SU_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
      "SULD.D.64", "as SULD with 64-bit elements", "sync load"),
     ("SUST", (A_W, Operand("b", "W"), C_R, E_W), (_SU_DIM, Mod("size", ("B8", "B16", "B32")), _SU_VEC, _TEX_COMP,
-                                                   _SU_MODE), "lsu", "lsu", "SUST.D",
+                                                   _SU_MODE, _flag("P")), "lsu", "lsu", "SUST.D / SUST.P",
      "element comp of the vec-element surface store at SULD's coordinates = c (its low size bits); ZERO drops it "
-     "out of range", "sync store"),
+     "out of range; P (sust.p): x counts elements, c becomes channel comp of the surface's format", "sync store"),
     ("SUST.64", (A_W, Operand("b", "W"), C_W, E_W), (_SU_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
      "SUST.D.64", "as SUST with 64-bit elements", "sync store"),
     ("SURED", (A_W, Operand("b", "W"), C_R, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U32", "S32")), _SU_MODE),

@@ -90,8 +90,9 @@ class TextureSelection(SelectorCore):
     def op_sust(self, inst):
         b, e = self._tx_coords(inst, 1, -1)
         wide = int(inst.attrs["width"]) == 8
+        mods = {**self._su_mods(inst), **({"P": "P"} if inst.attrs.get("formatted") else {})}
         self.emit("SUST.64" if wide else "SUST", a=self.reg(inst.args[0]), b=b, c=self._value(inst.args[-1], wide),
-                  e=e, mods=self._su_mods(inst))
+                  e=e, mods=mods)
 
     def op_sured(self, inst):
         b, e = self._tx_coords(inst, 1, -1)

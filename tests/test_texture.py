@@ -425,7 +425,7 @@ REFUSED = {
     "tex.grad.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}], {%f5, %f5, %f5, %f5}, "
     "{%f5, %f5, %f5, %f5};": "tex.grad on a 3d",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
-    "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};": "formatted surface access",
+    "sured.p.add.2d.b32.trap [%rd1, {%r1, %r1}], %r1;": "formatted surface access",
 }
 
 
@@ -752,3 +752,37 @@ def test_tex_grad_picks_the_level_of_the_longer_gradient(device, engine, opt):
         want = sample(l0) if a == 0 or l0 + 1 >= L else float(np.float32(((256 - a) * sample(l0) + a * sample(l0 + 1))
                                                                          / 256))
         assert g == np.float32(want), (x, y, lam, g, want)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("fmt, channels, dtype", [(F.CU_AD_FORMAT_UNSIGNED_INT8, 2, np.uint8),
+                                                   (F.CU_AD_FORMAT_SIGNED_INT16, 4, np.int16),
+                                                   (F.CU_AD_FORMAT_HALF, 1, np.float16),
+                                                   (F.CU_AD_FORMAT_FLOAT, 4, np.float32)])
+def test_sust_p_converts_each_word_to_a_channel(device, engine, opt, fmt, channels, dtype):
+    """sust.p.2d.v4.b32 (tests/data/texture/sustp.ptx): x counts elements; word k becomes channel k (words past the
+    element's channels are ignored): f32 kept or rounded to the nearest even half, integers saturated."""
+    ptx = (ROOT / "tests/data/texture/sustp.ptx").read_text()
+    rng = np.random.default_rng(7)
+    if dtype in (np.float16, np.float32):
+        words = (rng.standard_normal((16, 4)) * 40000).astype(np.float32).view(np.uint32)
+    else:
+        words = rng.integers(-200000, 200000, (16, 4)).astype(np.int32).view(np.uint32)
+    arr = array(np.zeros((4, 4 * channels), dtype), fmt, channels=channels)
+    surf = ok(cuda.cuSurfObjectCreate(array_resource(arr)))
+    dws = alloc(words.nbytes)
+    ok(cuda.cuMemcpyHtoD(dws, words, words.nbytes))
+    kernel(device, "store_p", engine, opt, ptx).launch((1, 1, 1), (16, 1, 1), [np.uint64(int(surf)), np.uint64(dws)])
+    got = np.zeros((4, 4 * channels), dtype)
+    ok(cuda.cuMemcpyAtoH(got, arr, 0, got.nbytes))
+    src = words[:, :channels]
+    if dtype == np.float32:
+        want = src.view(np.float32)
+    elif dtype == np.float16:
+        with np.errstate(over="ignore"):
+            want = src.view(np.float32).astype(np.float16)
+    else:
+        info = np.iinfo(dtype)
+        signed = src.view(np.int32).astype(np.int64) if info.min < 0 else src.astype(np.int64)
+        want = np.clip(signed, info.min, info.max).astype(dtype)
+    assert np.array_equal(got.reshape(16, channels).view(np.uint8), np.ascontiguousarray(want).view(np.uint8))

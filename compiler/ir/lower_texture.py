@@ -16,11 +16,12 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
 * ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``istypep.kind p, h`` -> ``istypep``.
 * ``suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}`` -> one ``suld`` per element,
   ``sust.b...`` -> one ``sust`` per element, ``sured.b.{add,min,max,and,or}.dim.{u32,s32,b32,u64,s64,b64}`` ->
-  ``sured``.
+  ``sured``; ``sust.p.dim{.v2,.v4}.b32`` (formatted: x in elements, words converted to the format) -> ``sust
+  {formatted}``.
 
 Refused with a located message: independent mode (a separate sampler), multisample textures,
 ``tex.grad`` on 3d and cube geometries, depth compare, texel offsets, the ``|p``
-residency predicate, ``sust.p`` / ``sured.p`` (formatted stores) and ``.v8``.
+residency predicate, ``sured.p`` (formatted reductions) and ``.v8``.
 """
 
 from __future__ import annotations
@@ -217,13 +218,15 @@ class TextureLowering:
     def _surface(self, inst, what: str, extra=()) -> tuple:
         """(handle, width, vector length, mode, coordinate values, layer values, attrs) of a surface access."""
         ms = inst.modifiers
-        if "p" in ms:
+        if "p" in ms and inst.opcode != "sust":
             raise self._tx_refuse(inst, f"formatted surface access ({inst.opcode}.p)")
-        if "b" not in ms:
+        if "p" in ms and "b32" not in ms:
+            raise self.error(f"'{_text(inst)}': sust.p stores .b32 words", PtxSemanticError)
+        if "b" not in ms and "p" not in ms:
             raise self.error(f"'{_text(inst)}': expected {inst.opcode}.b", PtxSemanticError)
         width_names = [m for m in ms if m in _SURF_WIDTH or m in ("u32", "s32", "u64", "s64")]
-        self._tx_check_mods(inst, {"b", "v2", "v4", *_SURF_WIDTH, *_SURF_MODES, *_DIMS, *_REFUSED_DIMS, *_CACHE_OPS,
-                                   *extra})
+        self._tx_check_mods(inst, {"b", "p", "v2", "v4", *_SURF_WIDTH, *_SURF_MODES, *_DIMS, *_REFUSED_DIMS,
+                                   *_CACHE_OPS, *extra})
         if len(width_names) != 1:
             raise self.error(f"'{_text(inst)}': expected one element type", PtxSemanticError)
         vec = 4 if "v4" in ms else 2 if "v2" in ms else 1
@@ -236,7 +239,8 @@ class TextureLowering:
         lvals = [self.read(layer, s32)] if layer is not None else []
         wname = width_names[0]
         width = _SURF_WIDTH.get(wname) or int(wname[1:]) // 8
-        return h, wname, width, vec, [*lvals, *cvals], dict(dim=dim, mode=mode, layered=layered, width=width, vec=vec)
+        at = dict(dim=dim, mode=mode, layered=layered, width=width, vec=vec, **({"formatted": True} if "p" in ms else {}))
+        return h, wname, width, vec, [*lvals, *cvals], at
 
     def op_suld(self, inst) -> None:
         if len(inst.operands) != 2:

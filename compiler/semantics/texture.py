@@ -43,7 +43,7 @@ normalized texture coordinates"); with unnormalized ones they clamp.  A linear r
 zeros (``tex1Dfetch``).  The layer of an array texture is clamped to ``[0, layers - 1]``.
 
 Surfaces (``suld.b`` / ``sust.b`` / ``sured.b``): the x coordinate is in bytes and must be a multiple of the
-access size; out of range, ``.trap`` faults, ``.clamp`` accesses the nearest in-range element and ``.zero`` loads
+access size (``sust.p``: in elements, each source word converted to a channel, :func:`formatted_channel`); out of range, ``.trap`` faults, ``.clamp`` accesses the nearest in-range element and ``.zero`` loads
 zeros (stores and reductions are dropped).
 """
 
@@ -411,6 +411,22 @@ def query(d: dict, what: str) -> int:
     if what == "memory_layout":
         return int(d["restype"] == RES_LINEAR)
     raise TextureError(f"unknown query .{what}")
+
+
+def formatted_channel(d: dict, word: int) -> int:
+    """``sust.p``: a 32-bit source word as one channel of the surface's format (PTX ISA: read as .f32 for float
+    formats, .u32 / .s32 for unsigned / signed ones, then converted): f32 kept, f16 rounded to nearest even;
+    integers *saturated* to the channel's range (xcc's choice: the manual does not say)."""
+    kind, nb = d["kind"], d["cbytes"]
+    if kind == "f":
+        return word & 0xFFFFFFFF if nb == 4 else _half_bits(_bits_f32(word))
+    bits = 8 * nb
+    if kind == "s":
+        v = word - (1 << 32) if word >> 31 & 1 else word
+        v = min(max(v, -(1 << (bits - 1))), (1 << (bits - 1)) - 1)
+    else:
+        v = min(word & 0xFFFFFFFF, (1 << bits) - 1)
+    return v & ((1 << bits) - 1)
 
 
 def surface_address(d: dict, xbytes: int, y: int, z: int, layer: int, size: int, mode: str) -> int | None:

@@ -150,7 +150,8 @@ def _surface_addresses(what, gmem, handle, coords, layer, size, mode, sel, n):
         if len(cs) < d["dims"]:
             raise ExecFault(f"{what}: a {len(cs)}d access to a {d['dims']}d surface", i)
         try:
-            out.append(TX.surface_address(d, xyz[0], xyz[1], xyz[2], 0 if lay is None else int(lay[i]), size, mode))
+            out.append(TX.surface_address(d, xyz[0], xyz[1], xyz[2], 0 if lay is None else int(lay[i]),
+                                          TX.element_bytes(d) if size is None else size, mode))
         except TX.TextureError as e:
             raise ExecFault(f"{what}: {e}", i) from None
     return ds, out
@@ -175,13 +176,35 @@ def suld_executor(gmem, handle, coords, layer, width: int, vec: int, comp: int, 
 
 
 def sust_executor(gmem, handle, coords, layer, width: int, vec: int, comp: int, mode: str, value,
-                  what: str = "sust.b"):
-    """Element ``comp`` of each thread's ``vec * width``-byte surface store (dropped out of range under .zero)."""
+                  what: str = "sust.b", formatted: bool = False):
+    """Element ``comp`` of each thread's ``vec * width``-byte surface store (dropped out of range under .zero);
+    ``formatted`` (``sust.p``): the x coordinate counts elements and word ``comp`` becomes channel ``comp`` of
+    the surface's format (a word past the element's channels is ignored)."""
     def run(sel, idx, n):
-        _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width * vec, mode, sel, n)
+        if formatted:
+            ds = _descriptors(what, gmem, handle, sel, n, "surfref")
+            eb = np.array([TX.element_bytes(d) for d in ds], np.int64)
+
+            def xbytes(s_, n_):  # the element coordinate as the byte coordinate of its element
+                return (_vals(coords[0], s_, n_, np.uint32).view(np.int32).astype(np.int64) * eb).astype(np.uint32)
+
+            _, addrs = _surface_addresses(what, gmem, handle, [xbytes, *coords[1:]], layer, None, mode, sel, n)
+        else:
+            _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width * vec, mode, sel, n)
         v = _vals(value, sel, n)
         for i, a in enumerate(addrs):
             if a is None:
+                continue
+            if formatted:
+                d = ds[i]
+                if comp >= d["channels"]:
+                    continue
+                try:
+                    gmem.store(np.array([a + comp * d["cbytes"]], np.uint64),
+                               np.array([TX.formatted_channel(d, int(v[i]))], np.uint64), d["cbytes"])
+                except MemoryFault as f:
+                    f.thread = i
+                    raise
                 continue
             try:
                 gmem.store(np.array([a + comp * width], np.uint64), v[i:i + 1] & np.uint64((1 << 8 * width) - 1),

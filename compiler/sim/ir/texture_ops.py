@@ -67,7 +67,8 @@ def _sust(x: OpBinder):
     layer, coords = _geometry(x, last)
     at = x.attrs
     return sust_executor(x.launch.gmem, x.arg(0), coords, layer, int(at["width"]), int(at["vec"]), int(at["comp"]),
-                         str(at["mode"]), x.arg(last))
+                         str(at["mode"]), x.arg(last), "sust.p" if at.get("formatted") else "sust.b",
+                         bool(at.get("formatted")))
 
 
 @impl("sured")

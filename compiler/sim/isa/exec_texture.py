@@ -85,8 +85,9 @@ def _sust(x: Binder):
     coords, layer = _coords(x)
     wide = x.inst.mnemonic == "SUST.64"
     width = 8 if wide else _SIZE[x.mod("size")]
+    fmt = not wide and x.flag("P")
     return sust_executor(x.ctx.gmem, x.w("a"), coords, layer, width, _VEC[x.mod("vec")], _COMP[x.mod("comp")],
-                         x.mod("mode").lower(), x.w("c") if wide else x.r("c"))
+                         x.mod("mode").lower(), x.w("c") if wide else x.r("c"), "sust.p" if fmt else "sust.b", fmt)
 
 
 @impl("SURED", "SURED.64")
