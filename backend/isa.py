@@ -663,9 +663,12 @@ _ROWS = [
      "out of range; P (sust.p): x counts elements, c becomes channel comp of the surface's format", "sync store"),
     ("SUST.64", (A_W, Operand("b", "W"), C_W, E_W), (_SU_DIM, _SU_VEC, _TEX_COMP, _SU_MODE), "lsu", "lsu",
      "SUST.D.64", "as SUST with 64-bit elements", "sync store"),
-    ("SURED", (A_W, Operand("b", "W"), C_R, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U32", "S32")), _SU_MODE),
-     "lsu", "lsu", "SURED.D", "the surface element at SULD's coordinates op= c, an atomic of the type", "sync store"),
-    ("SURED.64", (A_W, Operand("b", "W"), C_W, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U64", "S64")), _SU_MODE),
+    ("SURED", (A_W, Operand("b", "W"), C_R, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U32", "S32")), _SU_MODE,
+                                                    _flag("P")),
+     "lsu", "lsu", "SURED.D / SURED.P", "the surface element at SULD's coordinates op= c, an atomic of the type "
+     "(P: sured.p, x counts elements and the type's signedness is the surface format's)", "sync store"),
+    ("SURED.64", (A_W, Operand("b", "W"), C_W, E_W), (_SU_DIM, _SU_RED, Mod("type", ("U64", "S64")), _SU_MODE,
+                                                       _flag("P")),
      "lsu", "lsu", "SURED.D.64", "as SURED on 64-bit elements", "sync store"),
     # tex.grad's level of detail (appended: opcodes stay stable)
     ("TEXLOD", (D_R, A_W, Operand("b", "W"), E_W), (Mod("dim", ("D1", "D2")),), "lsu", "lsu", "(TEX.GRAD's LOD)",

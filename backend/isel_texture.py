@@ -98,6 +98,6 @@ class TextureSelection(SelectorCore):
         b, e = self._tx_coords(inst, 1, -1)
         wide = int(inst.attrs["width"]) == 8
         mods = {**self._su_mods(inst, sized=False), "op": str(inst.attrs["redop"]).upper(),
-                "type": str(inst.attrs["etype"]).upper()}
+                "type": str(inst.attrs["etype"]).upper(), **({"P": "P"} if inst.attrs.get("formatted") else {})}
         self.emit("SURED.64" if wide else "SURED", a=self.reg(inst.args[0]), b=b, c=self._value(inst.args[-1], wide),
                   e=e, mods=mods)

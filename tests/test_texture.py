@@ -425,7 +425,7 @@ REFUSED = {
     "tex.grad.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}], {%f5, %f5, %f5, %f5}, "
     "{%f5, %f5, %f5, %f5};": "tex.grad on a 3d",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
-    "sured.p.add.2d.b32.trap [%rd1, {%r1, %r1}], %r1;": "formatted surface access",
+    "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}], {%r1, %r1};": "a texel offset",
 }
 
 
@@ -786,3 +786,27 @@ def test_sust_p_converts_each_word_to_a_channel(device, engine, opt, fmt, channe
         signed = src.view(np.int32).astype(np.int64) if info.min < 0 else src.astype(np.int64)
         want = np.clip(signed, info.min, info.max).astype(dtype)
     assert np.array_equal(got.reshape(16, channels).view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("fmt, dtype", [(F.CU_AD_FORMAT_SIGNED_INT32, np.int32),
+                                        (F.CU_AD_FORMAT_UNSIGNED_INT32, np.uint32)])
+def test_sured_p_reduces_with_the_formats_signedness(device, engine, opt, fmt, dtype):
+    """sured.p.min / .add.2d.b32 (tests/data/texture/suredp.ptx): x counts elements; min compares as the
+    surface's format says (signed for SIGNED_INT32, unsigned for UNSIGNED_INT32)."""
+    ptx = (ROOT / "tests/data/texture/suredp.ptx").read_text()
+    start = np.array([5, -7, 1 << 20, 0], np.int64).astype(dtype)
+    arr = array(start.reshape(1, 4), fmt)
+    surf = ok(cuda.cuSurfObjectCreate(array_resource(arr)))
+    ws = np.array([3, -2, 9, 7, -8, 4, 1 << 21, 2, 6, -1, -5, 1], np.int64).astype(np.int32)
+    dws = alloc(ws.nbytes)
+    ok(cuda.cuMemcpyHtoD(dws, ws, ws.nbytes))
+    kernel(device, "reduce_p", engine, opt, ptx).launch((1, 1, 1), (ws.size, 1, 1), [np.uint64(int(surf)),
+                                                                                    np.uint64(dws)])
+    got = np.zeros(4, dtype)
+    ok(cuda.cuMemcpyAtoH(got, arr, 0, got.nbytes))
+    want = start.copy()
+    for i, w in enumerate(ws.view(dtype)):
+        want[i % 4] = min(want[i % 4], w)
+    want = (want.astype(np.int64) + 3).astype(dtype)  # three threads add 1 to each element
+    assert np.array_equal(got, want), (got, want)

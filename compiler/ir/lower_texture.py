@@ -17,11 +17,11 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
 * ``suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}`` -> one ``suld`` per element,
   ``sust.b...`` -> one ``sust`` per element, ``sured.b.{add,min,max,and,or}.dim.{u32,s32,b32,u64,s64,b64}`` ->
   ``sured``; ``sust.p.dim{.v2,.v4}.b32`` (formatted: x in elements, words converted to the format) -> ``sust
-  {formatted}``.
+  {formatted}``, ``sured.p.op.dim.{b32,b64}`` (x in elements, signedness the format's) -> ``sured {formatted}``.
 
 Refused with a located message: independent mode (a separate sampler), multisample textures,
 ``tex.grad`` on 3d and cube geometries, depth compare, texel offsets, the ``|p``
-residency predicate, ``sured.p`` (formatted reductions) and ``.v8``.
+residency predicate and ``.v8``.
 """
 
 from __future__ import annotations
@@ -218,9 +218,9 @@ class TextureLowering:
     def _surface(self, inst, what: str, extra=()) -> tuple:
         """(handle, width, vector length, mode, coordinate values, layer values, attrs) of a surface access."""
         ms = inst.modifiers
-        if "p" in ms and inst.opcode != "sust":
-            raise self._tx_refuse(inst, f"formatted surface access ({inst.opcode}.p)")
-        if "p" in ms and "b32" not in ms:
+        if "p" in ms and inst.opcode == "suld":
+            raise self.error(f"'{_text(inst)}': suld has no formatted (.p) form: suld.b", PtxSemanticError)
+        if "p" in ms and inst.opcode == "sust" and "b32" not in ms:
             raise self.error(f"'{_text(inst)}': sust.p stores .b32 words", PtxSemanticError)
         if "b" not in ms and "p" not in ms:
             raise self.error(f"'{_text(inst)}': expected {inst.opcode}.b", PtxSemanticError)
@@ -271,6 +271,12 @@ class TextureLowering:
         if vec != 1:
             raise self.error(f"'{_text(inst)}': sured takes no vector", PtxSemanticError)
         kind = "s" if wname.startswith("s") else "u"
+        if "p" in inst.modifiers:  # sured.p: the operation's signedness is the surface format's
+            if wname not in ("b32", "b64"):
+                raise self.error(f"'{_text(inst)}': sured.p takes .b32 or .b64", PtxSemanticError)
+            t = ptx_type(f"u{8 * width}")
+            self.emit("sured", t, [h, *cs, self.read(inst.operands[1], t)], None, redop=op, etype=t.name, **at)
+            return
         if wname.startswith("b") and op not in ("and", "or"):
             raise self.error(f"'{_text(inst)}': .{op} needs .u32/.s32/.u64/.s64", PtxSemanticError)
         if wname in ("b8", "b16") or width not in (4, 8):

@@ -182,13 +182,8 @@ def sust_executor(gmem, handle, coords, layer, width: int, vec: int, comp: int, 
     the surface's format (a word past the element's channels is ignored)."""
     def run(sel, idx, n):
         if formatted:
-            ds = _descriptors(what, gmem, handle, sel, n, "surfref")
-            eb = np.array([TX.element_bytes(d) for d in ds], np.int64)
-
-            def xbytes(s_, n_):  # the element coordinate as the byte coordinate of its element
-                return (_vals(coords[0], s_, n_, np.uint32).view(np.int32).astype(np.int64) * eb).astype(np.uint32)
-
-            _, addrs = _surface_addresses(what, gmem, handle, [xbytes, *coords[1:]], layer, None, mode, sel, n)
+            ds, xcoords = _element_x(gmem, handle, coords, what, sel, n)
+            _, addrs = _surface_addresses(what, gmem, handle, xcoords, layer, None, mode, sel, n)
         else:
             _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width * vec, mode, sel, n)
         v = _vals(value, sel, n)
@@ -215,20 +210,43 @@ def sust_executor(gmem, handle, coords, layer, width: int, vec: int, comp: int, 
     return run
 
 
+def _element_x(gmem, handle, coords, what, sel, n):
+    """(descriptors, coordinate readers with x scaled from elements to bytes) of a sample-addressed access."""
+    ds = _descriptors(what, gmem, handle, sel, n, "surfref")
+    eb = np.array([TX.element_bytes(d) for d in ds], np.int64)
+
+    def xbytes(s_, n_):
+        return (_vals(coords[0], s_, n_, np.uint32).view(np.int32).astype(np.int64) * eb).astype(np.uint32)
+
+    return ds, [xbytes, *coords[1:]]
+
+
 def sured_executor(gmem, handle, coords, layer, op: str, width: int, kind: str, mode: str, value,
-                   what: str = "sured.b"):
-    """``sured.b.op``: each thread's value reduced into its surface element as an atomic (thread order)."""
+                   what: str = "sured.b", formatted: bool = False):
+    """``sured.b.op``: each thread's value reduced into its surface element as an atomic (thread order);
+    ``formatted`` (``sured.p``): x counts elements, the element (``width`` bytes, one integer channel) is signed
+    or unsigned as the surface's format says."""
     def run(sel, idx, n):
-        _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width, mode, sel, n)
+        kinds = [kind] * n
+        if formatted:
+            ds, xcoords = _element_x(gmem, handle, coords, what, sel, n)
+            for i, d in enumerate(ds):
+                if d["kind"] == "f" or TX.element_bytes(d) != width:
+                    raise ExecFault(f"{what}: a {8 * width}-bit reduction on a surface of "
+                                    f"{TX.element_bytes(d)}-byte {'float' if d['kind'] == 'f' else 'integer'} "
+                                    "elements", i)
+                kinds[i] = d["kind"]
+            _, addrs = _surface_addresses(what, gmem, handle, xcoords, layer, None, mode, sel, n)
+        else:
+            _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width, mode, sel, n)
         udt = np.uint64 if width == 8 else np.uint32
-        v = (_vals(value, sel, n) & np.uint64((1 << 8 * width) - 1)).astype(udt)
-        if kind == "s":
-            v = v.view(np.int64 if width == 8 else np.int32)
+        raw = (_vals(value, sel, n) & np.uint64((1 << 8 * width) - 1)).astype(udt)
         for i, a in enumerate(addrs):
             if a is None:
                 continue
+            v = raw[i:i + 1].view(np.int64 if width == 8 else np.int32) if kinds[i] == "s" else raw[i:i + 1]
             try:
-                gmem.atomic(op, np.array([a], np.uint64), v[i:i + 1], width, kind)
+                gmem.atomic(op, np.array([a], np.uint64), v, width, kinds[i])
             except MemoryFault as f:
                 f.thread = i
                 raise

@@ -76,5 +76,6 @@ def _sured(x: OpBinder):
     last = len(x.inst.args) - 1
     layer, coords = _geometry(x, last)
     at = x.attrs
+    fmt = bool(at.get("formatted"))
     return sured_executor(x.launch.gmem, x.arg(0), coords, layer, str(at["redop"]), int(at["width"]),
-                          str(at["etype"])[0], str(at["mode"]), x.arg(last))
+                          str(at["etype"])[0], str(at["mode"]), x.arg(last), "sured.p" if fmt else "sured.b", fmt)

@@ -95,5 +95,7 @@ def _sured(x: Binder):
     coords, layer = _coords(x)
     wide = x.inst.mnemonic == "SURED.64"
     t = x.mod("type")
+    fmt = x.flag("P")
     return sured_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("op").lower(), 8 if wide else 4,
-                          "s" if t.startswith("S") else "u", x.mod("mode").lower(), x.w("c") if wide else x.r("c"))
+                          "s" if t.startswith("S") else "u", x.mod("mode").lower(), x.w("c") if wide else x.r("c"),
+                          "sured.p" if fmt else "sured.b", fmt)
