@@ -450,7 +450,7 @@ def test_refused_forms_fail_check_with_compiles_located_message(capsys, tmp_path
 def test_check_accepts_the_example_and_the_opaque_declarations(capsys):
     from xcc.cli import main
 
-    for path in (ROOT / "examples/texture_surface.sm_80.ptx", ROOT / "tests/data/texture/forms.ptx"):
+    for path in (ROOT / "examples/texture_surface.sm_80.ptx", *sorted((ROOT / "tests/data/texture").glob("*.ptx"))):
         assert main(["check", str(path)]) == 0, capsys.readouterr().err
 
 
