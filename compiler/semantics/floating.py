@@ -1,11 +1,11 @@
 """Floating-point arithmetic (PTX ISA 9.0 section 9.7.3) with exact rounding.
 
 Every result is correctly rounded in the requested mode.  numpy has IEEE
-round-to-nearest f64 add/sub/mul/div/sqrt, which are used as they are; the
-rest (every fma, f32 add/sub/mul, and the directed modes .rz .rm .rp of
-add/sub/mul/div/sqrt/rcp) are the host CPU's own instructions, run in the
-requested rounding mode by the small JIT-compiled loops of
-:mod:`xcc.semantics.native` (checked exact on first use).  f32 rcp/sqrt in
+round-to-nearest f32 and f64 add/sub/mul/div/sqrt, which are used as they are
+(f32 add/sub/mul through :mod:`xcc.semantics.native`, which hands .rn to numpy);
+the rest (every fma, and the directed modes .rz .rm .rp of add/sub/mul/div/sqrt/rcp)
+are the host CPU's own instructions, run in the requested rounding mode by the
+small JIT-compiled loops of :mod:`xcc.semantics.native` (checked exact on first use).  f32 rcp/sqrt in
 .rn are computed in f64 and rounded once, which is exact (2p + 2 <= 53).
 ``.ftz`` flushes subnormal inputs and results to sign-preserving zero (f32
 only, as in PTX); ``.sat`` clamps to [0, 1] with NaN and -0 -> +0.
