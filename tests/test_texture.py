@@ -810,3 +810,54 @@ def test_sured_p_reduces_with_the_formats_signedness(device, engine, opt, fmt, d
         want[i % 4] = min(want[i % 4], w)
     want = (want.astype(np.int64) + 3).astype(dtype)  # three threads add 1 to each element
     assert np.array_equal(got, want), (got, want)
+
+
+def _gather_reference(img: np.ndarray, x: float, y: float, channel: int, channels: int) -> list:
+    """tex2Dgather of one 2D image (h, w * channels) at unnormalized (x, y), clamp: (i0, j1), (i1, j1), (i1, j0),
+    (i0, j0) with i0 = floor(x - 0.5)."""
+    h, w = img.shape[0], img.shape[1] // channels
+    i0 = int(np.floor(np.float32(np.float32(x) - np.float32(0.5))))
+    j0 = int(np.floor(np.float32(np.float32(y) - np.float32(0.5))))
+
+    def t(i, j):
+        return img[min(max(j, 0), h - 1), channels * min(max(i, 0), w - 1) + channel]
+    return [t(i0, j0 + 1), t(i0 + 1, j0 + 1), t(i0 + 1, j0), t(i0, j0)]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_tld4_on_layered_and_cubemap_textures(device, engine, opt):
+    """tld4.g.a2d (the clamped layer) and tld4.r.cube (the direction's face at normalized face coordinates, as
+    tex.cube reads it) (tests/data/texture/gather.ptx)."""
+    ptx = (ROOT / "tests/data/texture/gather.ptx").read_text()
+    L, n = 3, 4
+    data = (np.arange(L * n * n * 2, dtype=np.float32) * 0.5).reshape(L, n, 2 * n)
+    arr = array(data, F.CU_AD_FORMAT_FLOAT, channels=2, depth=L, flags=cuda.CUDA_ARRAY3D_LAYERED)
+    tex = texture(array_resource(arr))
+    pts = [(0, 1.5, 1.5), (2, 0.2, 3.9), (9, 2.75, 0.5)]
+    cs = _coords(pts)
+    dcs, out = alloc(cs.nbytes), alloc(16 * len(pts))
+    ok(cuda.cuMemcpyHtoD(dcs, cs, cs.nbytes))
+    kernel(device, "gather_a2d", engine, opt, ptx).launch((1, 1, 1), (3, 1, 1), [np.uint64(int(tex)), np.uint64(dcs),
+                                                                                 np.uint64(out)])
+    got = fetch(out, 12).reshape(-1, 4)
+    for (layer, x, y), g in zip(pts, got, strict=True):
+        assert list(g) == _gather_reference(data[min(layer, L - 1)], x, y, 1, 2), (layer, x, y, g)
+    faces = (100 * np.arange(6)[:, None, None] + 10 * np.arange(n)[None, :, None] + np.arange(n)[None, None, :]
+             ).astype(np.float32)
+    cube = texture(array_resource(array(faces, F.CU_AD_FORMAT_FLOAT, depth=6, flags=cuda.CUDA_ARRAY3D_CUBEMAP)))
+    dirs = np.array([(1, 0.2, -0.3), (0.1, -3, -0.7), (0.3, -0.2, 5), (-0.6, 0.6, -1)], np.float32)
+    dcs, out = alloc(dirs.nbytes), alloc(16 * len(dirs))
+    ok(cuda.cuMemcpyHtoD(dcs, dirs, dirs.nbytes))
+    kernel(device, "gather_cube", engine, opt, ptx).launch((1, 1, 1), (len(dirs), 1, 1), [
+        np.uint64(int(cube)), np.uint64(dcs), np.uint64(out)])
+    got = fetch(out, 4 * len(dirs)).reshape(-1, 4)
+    for (x, y, z), g in zip(dirs, got, strict=True):
+        if abs(x) >= abs(y) and abs(x) >= abs(z):
+            face, m, s, t = (0, x, -z, -y) if x >= 0 else (1, -x, z, -y)
+        elif abs(y) >= abs(z):
+            face, m, s, t = (2, y, x, z) if y >= 0 else (3, -y, x, -z)
+        else:
+            face, m, s, t = (4, z, x, -y) if z >= 0 else (5, -z, -x, -y)
+        u = np.float32((np.float32(s / m) + np.float32(1)) * np.float32(0.5)) * np.float32(n)
+        v = np.float32((np.float32(t / m) + np.float32(1)) * np.float32(0.5)) * np.float32(n)
+        assert list(g) == _gather_reference(faces[face], u, v, 0, 1), ((x, y, z), g)

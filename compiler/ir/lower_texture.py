@@ -12,7 +12,7 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
 * ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
   argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` (1d/2d geometries) -> ``tex_lod`` of the gradients, then
   as ``tex.level``.
-* ``tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 d, [h, {x, y}]`` -> four ``tex {gather}``.
+* ``tld4.{r,g,b,a}.{2d,a2d,cube,acube}.v4.{f32,s32,u32}.f32 d, [h, c]`` -> four ``tex {gather}``.
 * ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``istypep.kind p, h`` -> ``istypep``.
 * ``suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}`` -> one ``suld`` per element,
   ``sust.b...`` -> one ``sust`` per element, ``sured.b.{add,min,max,and,or}.dim.{u32,s32,b32,u64,s64,b64}`` ->
@@ -143,8 +143,8 @@ class TextureLowering:
             raise self._tx_refuse(inst, "a texel offset, depth compare or residency predicate operand")
         h, coords = self._tx_operand(inst, inst.operands[1], True)
         dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
-        if gather and dim != "2d":
-            raise self._tx_refuse(inst, f"tld4 on .{dim}")
+        if gather and dim not in ("2d", "a2d", "cube", "acube"):
+            raise self.error(f"'{_text(inst)}': tld4 takes .2d, .a2d, .cube or .acube", PtxSemanticError)
         if dim in ("cube", "acube") and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': .{dim} takes .f32 coordinates", PtxSemanticError)
         # (.f16 results are typed by their bits: they are no half arithmetic for the selector's half rules)

@@ -358,20 +358,30 @@ def _product(taps):
     return combos
 
 
-def gather(d: dict, read, x: float, y: float, comp: int) -> list[int]:
-    """``tld4.comp.2d``: component ``comp`` of the four texels a bilinear fetch at (x, y) reads, in the order
-    (i0, j1), (i1, j1), (i1, j0), (i0, j0) (``i1 = i0 + 1``; CUDA's ``tex2Dgather``)."""
+def gather(d: dict, read, coords, comp: int, layer: int = 0) -> list[int]:
+    """``tld4.comp``: component ``comp`` of the four texels a bilinear fetch at ``coords`` reads, in the order
+    (i0, j1), (i1, j1), (i1, j0), (i0, j0) (``i1 = i0 + 1``; CUDA's ``tex2Dgather``), of level 0; ``.a2d``: of
+    the (clamped) layer; ``.cube``/``.acube``: coords is a direction, gathered on its face as ``tex.cube`` reads."""
     if d["surface"] or d["dims"] != 2:
-        raise TextureError("tld4 needs a 2D texture object")
+        raise TextureError("tld4 needs a 2D, layered 2D or cubemap texture object")
     if d["levels"]:
         d = level_of(d, read, 0)
-    tx, ty = _taps(d, [x, y], False, gather=True)
+    if d["cube"]:
+        if len(coords) != 3:
+            raise TextureError("a cubemap texture takes .cube/.acube gathers")
+        face, u, v = cube_face(*(float(c) for c in coords))
+        cubes = max(d["layers"] // 6, 1)
+        layer, coords = 6 * min(max(int(layer), 0), cubes - 1) + face, [u, v]
+        d = dict(d, cube=False, normalized=True, modes=(CLAMP, CLAMP, CLAMP))
+    elif d["layered"]:
+        layer = min(max(int(layer), 0), max(d["layers"], 1) - 1)
+    tx, ty = _taps(d, list(coords[:2]), False, gather=True)
     eb, border = element_bytes(d), _border(d)
 
     def value(i, j):
         if i is None or j is None:
             return border[comp]
-        return texel(d, read(texel_address(d, i, j), eb))[comp]
+        return texel(d, read(texel_address(d, i, j, layer=layer), eb))[comp]
 
     (i0, _), (i1, _) = tx
     (j0, _), (j1, _) = ty

@@ -83,7 +83,7 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
                                 f"{'layered' if d['layered'] else 'non-layered'} texture", i)
             try:
                 if gather is not None:
-                    words = TX.gather(d, _reader(gmem, i), xs[0], xs[1], gather)
+                    words = TX.gather(d, _reader(gmem, i), xs, gather, 0 if lay is None else int(lay[i]))
                 else:
                     words = TX.fetch(d, _reader(gmem, i), xs if cube else xs[:d["dims"]], integer,
                                      0 if lay is None else int(lay[i]),
