@@ -675,6 +675,13 @@ _ROWS = [
      "d = tex.grad's level of detail (f32) of the texture object a for the gradients dPdx = b.lo (D2: and b.hi), "
      "dPdy = e.lo (D2: and e.hi): log2 of the longer gradient in level-0 texels (xcc.semantics.texture)",
      "sync load"),
+    # tex.grad on 3d textures: six gradient values take two rows (appended: opcodes stay stable)
+    ("TEXGRAD.SQ", (D_W, A_W, Operand("b", "W"), C_R), (), "lsu", "lsu", "(TEX.GRAD's LOD)",
+     "d = the squared length (f64) of the gradient (b.lo, b.hi, c) in level-0 texels of the texture object a "
+     "(xcc.semantics.texture.grad_sq)", "sync load"),
+    ("TEXLOD.SQ", (D_R, Operand("b", "W"), E_W), (), "sfu", "sfu", "(TEX.GRAD's LOD)",
+     "d = tex.grad's level of detail (f32): log2 of the square root of the larger of the f64 b and e "
+     "(xcc.semantics.texture.lod_of_sq)"),
 ]
 
 

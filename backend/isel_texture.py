@@ -1,7 +1,7 @@
 """Instruction selection for the texture and surface ops (a rule group of
 :class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`).
 
-``tex`` -> TEX (``gather``: tld4), ``tex_lod`` -> TEXLOD (the gradients in b and e), ``txq`` -> TXQ (.SURF for suq), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
+``tex`` -> TEX (``gather``: tld4), ``tex_lod`` -> TEXLOD (the gradients in b and e; 3d: TEXGRAD.SQ per gradient, then TEXLOD.SQ), ``txq`` -> TXQ (.SURF for suq), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
 (SULD.64 for 64-bit elements), ``sust`` -> SUST / SUST.64, ``sured`` -> SURED / SURED.64.  The handle is the
 register pair a; the coordinates travel in two pairs: b = (x, y), e = (z, layer), unused ones zero, built once
 per block for the ops of one PTX instruction (which read the same values).
@@ -51,6 +51,16 @@ class TextureSelection(SelectorCore):
 
     def op_tex_lod(self, inst):
         k = (len(inst.args) - 1) // 2
+        if k == 3:  # six gradients: each one's squared length (TEXGRAD.SQ), then the level (TEXLOD.SQ)
+            sq = []
+            for grads in (inst.args[1:4], inst.args[4:7]):
+                pair, out = new_vreg(2), new_vreg(2)
+                for half in (0, 1):
+                    self.emit("MOV", d=Half(pair, half), b=self.src_b(grads[half]))
+                self.emit("TEXGRAD.SQ", d=out, a=self.reg(inst.args[0]), b=pair, c=self.reg(grads[2]))
+                sq.append(out)
+            self.emit("TEXLOD.SQ", d=self.vreg(inst.result), b=sq[0], e=sq[1])
+            return
         pairs = [new_vreg(2), new_vreg(2)]
         for n, grads in enumerate((inst.args[1:1 + k], inst.args[1 + k:])):
             for half in (0, 1):

@@ -422,8 +422,8 @@ def test_texref_module_variable_and_parameter_hold_handles(device, engine, opt):
 
 REFUSED = {
     "tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1, %r1, %r1}];": "the .2dms geometry",
-    "tex.grad.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}], {%f5, %f5, %f5, %f5}, "
-    "{%f5, %f5, %f5, %f5};": "tex.grad on a 3d",
+    "tex.grad.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}], {%f5, %f5, %f5, %f5}, "
+    "{%f5, %f5, %f5, %f5};": "tex.grad on a cube",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}], {%r1, %r1};": "a texel offset",
 }
@@ -861,3 +861,39 @@ def test_tld4_on_layered_and_cubemap_textures(device, engine, opt):
         u = np.float32((np.float32(s / m) + np.float32(1)) * np.float32(0.5)) * np.float32(n)
         v = np.float32((np.float32(t / m) + np.float32(1)) * np.float32(0.5)) * np.float32(n)
         assert list(g) == _gather_reference(faces[face], u, v, 0, 1), ((x, y, z), g)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_tex_grad_3d(device, engine, opt):
+    """tex.grad.3d (tests/data/texture/grad.ptx; xg1: TEXGRAD.SQ twice, then TEXLOD.SQ) on an 8 x 4 x 4 mipmapped
+    volume: the level of detail of the longer gradient, point mipmap filtering (nearest level, ties up)."""
+    ptx = (ROOT / "tests/data/texture/grad.ptx").read_text()
+    Wm, Hm, Dm, L = 8, 4, 4, 3
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Depth, d.Format, d.NumChannels = Wm, Hm, Dm, F.CU_AD_FORMAT_FLOAT, 1
+    mm = ok(cuda.cuMipmappedArrayCreate(d, L))
+    for lv in range(L):
+        w, h, dd = max(Wm >> lv, 1), max(Hm >> lv, 1), max(Dm >> lv, 1)
+        vol = np.full((dd, h, w), 100.0 * lv, np.float32)
+        ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, vol, vol.nbytes))
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    r.res.mipmap.hMipmappedArray = mm
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode, t.flags, t.maxMipmapLevelClamp = [CLAMP] * 3, cuda.CU_TRSF_NORMALIZED_COORDINATES, 8.0
+    tex = ok(cuda.cuTexObjectCreate(r, t, None))
+    rows = np.array([(0.5, 0.5, 0.5, 1 / 8, 0, 0, 0, 1 / 4, 0), (0.2, 0.3, 0.4, 0.3, 0.1, 0.2, 0, 0, 0.05),
+                     (0.6, 0.1, 0.9, 0, 0, 0, 0, 0, 0), (0.3, 0.7, 0.2, 0.05, 0.05, 0.05, 0.2, -0.2, 0.3),
+                     (0.5, 0.5, 0.5, 1e30, 0, 0, 0, 0, 0)], np.float32)
+    dcs, out = alloc(rows.nbytes), alloc(4 * len(rows))
+    ok(cuda.cuMemcpyHtoD(dcs, rows, rows.nbytes))
+    kernel(device, "fetch_grad3d", engine, opt, ptx).launch((1, 1, 1), (len(rows), 1, 1),
+                                                            [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out)])
+    got = fetch(out, len(rows))
+    for row, g in zip(rows.astype(np.float64), got, strict=True):
+        sx = sum((row[3 + k] * n) ** 2 for k, n in enumerate((Wm, Hm, Dm)))
+        sy = sum((row[6 + k] * n) ** 2 for k, n in enumerate((Wm, Hm, Dm)))
+        rho = np.sqrt(max(sx, sy))
+        lam = -np.inf if rho == 0 else float(np.float32(np.log2(rho)))
+        lam = min(max(lam, 0.0), L - 1.0)
+        assert g == np.float32(100.0 * int(np.floor(lam + 0.5))), (row, g, lam)

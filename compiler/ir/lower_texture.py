@@ -10,7 +10,7 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   coordinates of 3d, a2d and cube are a four-element vector whose last element is ignored; a1d/a2d/acube's first is
   the layer (.u32; acube: the cube).
 * ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
-  argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` (1d/2d geometries) -> ``tex_lod`` of the gradients, then
+  argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` (1d, 2d, 3d geometries) -> ``tex_lod`` of the gradients, then
   as ``tex.level``.
 * ``tld4.{r,g,b,a}.{2d,a2d,cube,acube}.v4.{f32,s32,u32}.f32 d, [h, c]`` -> four ``tex {gather}``.
 * ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``istypep.kind p, h`` -> ``istypep``.
@@ -20,7 +20,7 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   {formatted}``, ``sured.p.op.dim.{b32,b64}`` (x in elements, signedness the format's) -> ``sured {formatted}``.
 
 Refused with a located message: independent mode (a separate sampler), multisample textures,
-``tex.grad`` on 3d and cube geometries, depth compare, texel offsets, the ``|p``
+``tex.grad`` on cube geometries, depth compare, texel offsets, the ``|p``
 residency predicate and ``.v8``.
 """
 
@@ -44,6 +44,10 @@ TXQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order",
                "array_size", "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1",
                "addr_mode_2", "force_unnormalized_coords")
 SUQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout")
+
+
+def inst_dim(inst) -> str | None:
+    return next((m for m in inst.modifiers if m in _DIMS or m in _REFUSED_DIMS), None)
 
 
 def _text(inst) -> str:
@@ -170,9 +174,9 @@ class TextureLowering:
             self.write(d, v.result)
 
     def _tx_grad(self, inst, h, dims: int):
-        """``tex_lod`` of ``tex.grad``'s gradient vectors (operands 2 and 3: .v2.f32 for 1d/2d geometries)."""
-        if dims > 2:
-            raise self._tx_refuse(inst, "tex.grad on a 3d or cube geometry")
+        """``tex_lod`` of ``tex.grad``'s gradient vectors (operands 2 and 3: .v2.f32 for 1d/2d, .v4.f32 for 3d)."""
+        if inst_dim(inst) in ("cube", "acube"):
+            raise self._tx_refuse(inst, "tex.grad on a cube geometry")
         f32, grads = ptx_type("f32"), []
         for op in inst.operands[2:4]:
             es = list(op.elements) if isinstance(op, ast.Vector) else [op]

@@ -271,15 +271,26 @@ def _lod(d: dict, lod: float | None) -> float:
     return min(max(x, 0.0), d["levels"] - 1.0)
 
 
-def grad_lod(d: dict, dx: list[float], dy: list[float]) -> float:
-    """``tex.grad``'s level of detail (f32): ``log2`` of the longer of the two gradients, each scaled to texels of
-    level 0 (by the extent, with normalized coordinates), computed in f64 and rounded once; a zero gradient gives
-    -inf (the level clamps then pick the base level), NaN stays NaN (read as 0)."""
+def grad_sq(d: dict, g: list[float]) -> float:
+    """The squared length (f64) of one ``tex.grad`` gradient in level-0 texels (scaled by the extents with
+    normalized coordinates)."""
     scale = [n if d["normalized"] else 1 for n in _sizes(d)]
-    rho = max(math.sqrt(sum((g * s) ** 2 for g, s in zip(v, scale))) for v in (dx, dy))
-    if math.isnan(rho):
+    return sum((x * k) * (x * k) for x, k in zip(g, scale))
+
+
+def lod_of_sq(sx: float, sy: float) -> float:
+    """``tex.grad``'s level of detail (f32) from the two squared gradient lengths: ``log2`` of the longer,
+    computed in f64 and rounded once; a zero gradient gives -inf (the level clamps then pick the base level),
+    NaN stays NaN (read as 0)."""
+    if math.isnan(sx) or math.isnan(sy):
         return math.nan
+    rho = math.sqrt(max(sx, sy))
     return -math.inf if rho == 0 else _f32(math.log2(rho)) if math.isfinite(rho) else math.inf
+
+
+def grad_lod(d: dict, dx: list[float], dy: list[float]) -> float:
+    """``tex.grad``'s level of detail of gradients ``dx``, ``dy`` (:func:`grad_sq`, :func:`lod_of_sq`)."""
+    return lod_of_sq(grad_sq(d, dx), grad_sq(d, dy))
 
 
 def fetch(d: dict, read, coords, integer: bool, layer: int = 0, lod: float | None = None,

@@ -13,7 +13,7 @@ from xcc.semantics import texture as TX
 from xcc.semantics.faults import MemoryFault
 from xcc.sim.waves import ExecFault
 
-__all__ = ["istypep_executor", "lod_executor", "query_executor", "suld_executor", "sured_executor", "sust_executor",
+__all__ = ["grad_sq_executor", "istypep_executor", "lod_executor", "lod_sq_executor", "query_executor", "suld_executor", "sured_executor", "sust_executor",
            "tex_executor"]
 
 _WORDS = np.arange(16, dtype=np.uint64) * np.uint64(8)
@@ -108,6 +108,26 @@ def lod_executor(gmem, handle, dx, dy, write, what: str = "tex.grad"):
         out = np.zeros(n, np.float32)
         for i, d in enumerate(ds):
             out[i] = TX.grad_lod(d, [float(g[i]) for g in gx], [float(g[i]) for g in gy])
+        write(sel, out.view(np.uint32))
+    return run
+
+
+def grad_sq_executor(gmem, handle, g, write, what: str = "tex.grad"):
+    """The squared length (f64 bits) of one tex.grad gradient (readers ``g``, f32) in level-0 texels."""
+    def run(sel, idx, n):
+        ds = _descriptors(what, gmem, handle, sel, n, "texref")
+        gs = [_vals(r, sel, n, np.uint32).view(np.float32) for r in g]
+        out = np.array([TX.grad_sq(d, [float(x[i]) for x in gs]) for i, d in enumerate(ds)], np.float64)
+        write(sel, out.view(np.uint64))
+    return run
+
+
+def lod_sq_executor(sx, sy, write):
+    """tex.grad's level of detail (f32 bits) from the squared gradient lengths ``sx``, ``sy`` (f64 bits)."""
+    def run(sel, idx, n):
+        a = _vals(sx, sel, n).view(np.float64)
+        b = _vals(sy, sel, n).view(np.float64)
+        out = np.array([TX.lod_of_sq(float(a[i]), float(b[i])) for i in range(n)], np.float32)
         write(sel, out.view(np.uint32))
     return run
 

@@ -1,4 +1,4 @@
-"""Executors of the texture and surface instructions (``TEX``, ``TEXLOD``, ``TXQ``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
+"""Executors of the texture and surface instructions (``TEX``, ``TEXLOD``, ``TEXGRAD.SQ``, ``TEXLOD.SQ``, ``TXQ``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
 ``SUST``, ``SUST.64``, ``SURED``, ``SURED.64``; PTX ISA 9.7.10 - 9.7.11).
 
 Each binds its operands (the handle in the pair a, coordinates x, y in the pair b and z, layer in the pair e)
@@ -12,8 +12,10 @@ import numpy as np
 
 from xcc.sim.isa.exec_base import Binder, impl
 from xcc.sim.texture import (
+    grad_sq_executor,
     istypep_executor,
     lod_executor,
+    lod_sq_executor,
     query_executor,
     suld_executor,
     sured_executor,
@@ -59,6 +61,17 @@ def _texlod(x: Binder):
     b, e = x.w("b"), x.w("e")
     return lod_executor(x.ctx.gmem, x.w("a"), [_half(b, i) for i in range(k)], [_half(e, i) for i in range(k)],
                         x.set_r("d"))
+
+
+@impl("TEXGRAD.SQ")
+def _texgrad_sq(x: Binder):
+    b = x.w("b")
+    return grad_sq_executor(x.ctx.gmem, x.w("a"), [_half(b, 0), _half(b, 1), x.r("c")], x.set_w("d"))
+
+
+@impl("TEXLOD.SQ")
+def _texlod_sq(x: Binder):
+    return lod_sq_executor(x.w("b"), x.w("e"), x.set_r("d"))
 
 
 @impl("TXQ")
