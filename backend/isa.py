@@ -682,6 +682,14 @@ _ROWS = [
     ("TEXLOD.SQ", (D_R, Operand("b", "W"), E_W), (), "sfu", "sfu", "(TEX.GRAD's LOD)",
      "d = tex.grad's level of detail (f32): log2 of the square root of the larger of the f64 b and e "
      "(xcc.semantics.texture.lod_of_sq)"),
+    # TF32 tensor-core instructions, sm_80 mma.sync m16n8k8 / m16n8k4 .f32.tf32.tf32.f32 (appended: opcodes stay
+    # stable; executors in exec_matrix.py, selection in isel_matrix.py): one 8-row half of the m16n8 D fragment.
+    ("HMMA.1688.F32.TF32", (D_W, A_W, Operand("b", "W"), C_W), (), "tensor", "tensor", "half of HMMA.1688.F32.TF32",
+     "d = rows of a (8 x 8 tf32: a.lo k 0-3, a.hi k 4-7) times b (8 x 8 tf32: b.lo k 0-3, b.hi k 4-7) + c (8 x 8 "
+     "f32), each element the exact sum rounded once to f32; a tf32 is an f32 with its low 13 bits ignored "
+     "(xcc.semantics.matrix.mma, m16n8k8)", "collective tensor=hmma"),
+    ("HMMA.1684.F32.TF32", (D_W, A_R, Operand("b", "R"), C_W), (), "tensor", "tensor", "half of HMMA.1684.F32.TF32",
+     "as HMMA.1688.F32.TF32 on 8 x 4 rows of a and 4 x 8 b (m16n8k4)", "collective tensor=hmma"),
 ]
 
 
@@ -753,7 +761,8 @@ LDGSTS_BYTES = {v: int(v) // 8 for v in TABLE["LDGSTS"].mod("size").values}
 # instructions: 32 elements of k = 16 each, as 8 x 4 x 16).
 MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA.1688.F32": (16, 8, 8),
              "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16),
-             "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32), "QGMMA.F32": (16, 4, 32)}
+             "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32), "QGMMA.F32": (16, 4, 32),
+             "HMMA.1688.F32.TF32": (16, 8, 8), "HMMA.1684.F32.TF32": (16, 8, 4)}
 
 
 def tensor_ops(mnemonic: str) -> int:

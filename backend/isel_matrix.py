@@ -2,7 +2,8 @@
 (one ``op_<irop>`` method per IR op, as in :mod:`xcc.backend.isel_core`).
 
 * ``mma`` (mma.sync and wmma.mma; one IR instruction per D register, ``attrs.part``) -> HMMA.16816.F32/.F16,
-  HMMA.1688.F32/.F16, IMMA.16832 or (.e4m3/.e5m2 inputs) HMMA.16832.F32/.F16, each computing one 8-row half of a m16n8 D fragment: rows groupID take
+  HMMA.1688.F32/.F16, IMMA.16832, (.e4m3/.e5m2 inputs) HMMA.16832.F32/.F16 or (.tf32 inputs, m16n8k8 /
+  m16n8k4) HMMA.1688.F32.TF32 / HMMA.1684.F32.TF32 (A pair (a0, a2) / (a1, a3), or a0 / a1 at k = 4), each computing one 8-row half of a m16n8 D fragment: rows groupID take
   A registers (a0, a2), rows groupID + 8 take (a1, a3) (k = 8: a0 / a1), with the B pair (b0, b1) and the
   half's C/D registers (c0, c1) / (c2, c3) (an f16 accumulator: c0 / c1).  The parts of one PTX
   instruction share its halves: the first part selected emits its half, the others read the same D.
@@ -57,6 +58,11 @@ def mma_half_plan(shape: str, types: tuple[str, str, str, str], part: int, na: i
         h = part >> 1
         return ("IMMA.16832", {"atype": atype.upper(), "btype": btype.upper()}, h, (h, h + 2), (0, 1),
                 (2 * h, 2 * h + 1), part & 1)
+    if atype == btype == "tf32" and dtype == "f32" and shape in ("m16n8k8", "m16n8k4"):
+        h = part >> 1  # rows groupID: A a0 (k8: and a2), rows groupID + 8: a1 (and a3)
+        if shape == "m16n8k8":
+            return ("HMMA.1688.F32.TF32", {}, h, (h, h + 2), (0, 1), (2 * h, 2 * h + 1), part & 1)
+        return ("HMMA.1684.F32.TF32", {}, h, (h,), (0,), (2 * h, 2 * h + 1), part & 1)
     if shape == "m16n8k32" and atype in FP8 and btype in FP8 and dtype in ("f32", "f16"):
         f32 = dtype == "f32"
         h = part >> 1 if f32 else part
@@ -172,7 +178,7 @@ class MatrixSelection(SelectorCore):
         if plan is None:
             raise self.error(f"mma.{shape}.{inst.attrs['types']} is not supported by the xg1 backend (HMMA: "
                              ".f16/.bf16 inputs with matching .f32/.f16 accumulators; IMMA: .s8/.u8 -> .s32; "
-                             "m16n8k32 .e4m3/.e5m2 -> .f32/.f16)")
+                             "m16n8k32 .e4m3/.e5m2 -> .f32/.f16; m16n8k4/k8 .tf32 -> .f32)")
         mn, mods, half, ai, bi, ci, index = plan
         sat = bool(inst.attrs.get("satfinite"))
         if sat:

@@ -6,7 +6,8 @@ have one result, so an instruction with ``r`` destination registers becomes ``r`
 it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.semantics.matrix`.
 
 * ``mma.sync.aligned.{m16n8k8,m16n8k16}.row.col.dtype.{f16,bf16}.{f16,bf16}.ctype d, a, b, c``
-  (.dtype/.ctype .f32 or .f16; .bf16 with .f32 only) and
+  (.dtype/.ctype .f32 or .f16; .bf16 with .f32 only),
+  ``mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32`` (sm_80 tf32) and
   ``mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32`` (PTX ISA 9.7.14.5.14)
   and ``mma.sync.aligned.m16n8k32.row.col.dtype.{e4m3,e5m2}.{e4m3,e5m2}.ctype`` (sm_89 FP8; .dtype = .ctype,
   .f32 or .f16) -> ``mma {shape, types=d.a.b.c, na, nb, part}`` with args A, B, C registers.
@@ -35,8 +36,8 @@ _B32 = "b32"
 
 
 def _elem_type(m: str) -> bool:
-    """Whether modifier ``m`` is a matrix element type: an IR type name or an FP8 format (.e4m3, .e5m2)."""
-    return is_type_name(m) or m in ("e4m3", "e5m2")
+    """Whether modifier ``m`` is a matrix element type: an IR type name, an FP8 format (.e4m3, .e5m2) or .tf32."""
+    return is_type_name(m) or m in ("e4m3", "e5m2", "tf32")
 
 
 def _full(inst) -> str:
@@ -96,11 +97,12 @@ class MatrixLowering(SparseMmaLowering):
     def op_mma(self, inst) -> None:
         if {"sp", "sp::ordered_metadata"} & set(inst.modifiers):  # sparse A (xcc.ir.lower_sparse_mma)
             return self.sparse_mma(inst)
-        shapes = {"m16n8k8", "m16n8k16", "m16n8k32"}
+        shapes = {"m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32"}
         self._mx_check(inst, {"sync", "aligned", "row", "col", "satfinite"} | shapes)
         shape = next((m for m in inst.modifiers if m in shapes), None)
         if shape is None:
-            raise self.error(f"'{_full(inst)}': only the shapes .m16n8k8, .m16n8k16 and .m16n8k32 are supported")
+            raise self.error(f"'{_full(inst)}': only the shapes .m16n8k4, .m16n8k8, .m16n8k16 and .m16n8k32 "
+                             "are supported")
         lays = [m for m in inst.modifiers if m in ("row", "col")]
         if lays != ["row", "col"]:
             raise self.error(f"'{_full(inst)}': .{shape} takes the layouts .row.col", PtxSemanticError)
@@ -120,7 +122,7 @@ class MatrixLowering(SparseMmaLowering):
         if atype not in spec.inputs or btype not in spec.inputs or dtype not in accums \
                 or ctype not in accums or (atype != btype and kinds.get(atype, atype) != kinds.get(btype, btype)) \
                 or (kinds.get(atype) == "fp8" and dtype != ctype) \
-                or (atype == "bf16" and (dtype, ctype) != ("f32", "f32")):
+                or (atype in ("bf16", "tf32") and (dtype, ctype) != ("f32", "f32")):
             raise self.error(f"{name}.{shape} with .{dtype}.{atype}.{btype}.{ctype} is not supported "
                              f"(inputs {'/'.join(spec.inputs)}, accumulators {'/'.join(spec.accums)})")
         if satfinite and atype not in ("s8", "u8"):

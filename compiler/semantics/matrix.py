@@ -15,6 +15,9 @@ is packed low to high, ``32 / bits`` elements per register):
 * ``mma.m16n8k32`` .s8/.u8 and .e4m3/.e5m2 (9.7.14.5.10, the same layout for every 8-bit type): A ``a0..a15`` at row ``groupID + 8*((i >> 2) & 1)``, column
   ``4*tig + (i & 3) + 16*(i >> 3)``; B ``b0..b7`` at row ``4*tig + (i & 3) + 16*(i >> 2)``, column
   ``groupID``; C/D (.s32, .f32, .f16) as m16n8k16.
+* ``mma.m16n8k8`` / ``mma.m16n8k4`` .tf32 (9.7.14.5.7, 9.7.14.5.6; layout key ``shape.tf32``, see
+  :func:`layout_key`): A ``a0..a3`` (k4: ``a0, a1``) at row ``groupID + 8*(i & 1)``, column ``tig + 4*(i >> 1)``;
+  B ``b0, b1`` (k4: ``b0``) at row ``tig + 4*i``, column ``groupID``; C/D as m16n8k16.
 * ``wmma.m16n16k16`` .f16: PTX leaves the layout unspecified (9.7.14.4.1).  xcc uses the one of
   NVIDIA's sm_80 code generation, where ``wmma.mma`` becomes two ``m16n8k16`` operations (as mapped
   by the WMMA extension library's ``detail/sm_80.hpp``): A elements ``0..7`` are the m16n8k16 A
@@ -41,6 +44,8 @@ is packed low to high, ``32 / bits`` elements per register):
   exactly (OCP 8-bit floating point v1.0: e4m3 bias 7, no infinities, ``S.1111.111`` NaN, largest 448;
   e5m2 bias 15, IEEE-like with infinities and NaNs, largest 57344), then the .f16 rule above: every
   product of two FP8 values is exact in binary64 and the exact sum with C is rounded once.
+* .tf32 inputs (m16n8k8, m16n8k4, .f32 accumulators): the upper 19 bits of each f32 register (the low 13
+  mantissa bits ignored; a NaN stays a NaN), then the .f16 rule: products exact, the sum rounded once.
 * .s8/.u8 inputs: exact integer products and sum; without ``.satfinite`` the result wraps modulo
   2^32, with ``.satfinite`` it is clamped to ``[-2^31, 2^31 - 1]``.
 """
@@ -54,7 +59,7 @@ from functools import cache
 import numpy as np
 
 _U32 = np.uint32
-ELEM_BITS = {"f16": 16, "bf16": 16, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32}
+ELEM_BITS = {"f16": 16, "bf16": 16, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32, "tf32": 32}
 FP8 = ("e4m3", "e5m2")
 
 
@@ -72,15 +77,22 @@ class MmaShape:
 
     def regs(self, operand: str, etype: str) -> int:
         """Registers of ``operand`` ('a', 'b', 'c'/'d') for elements of ``etype``."""
-        return len(layout(self.name, operand)[0][0]) * ELEM_BITS[etype] // 32
+        return len(layout(layout_key(self.name, etype), operand)[0][0]) * ELEM_BITS[etype] // 32
 
 
 MMA_SHAPES = {
     "m16n8k16": MmaShape("m16n8k16", 16, 8, 16, ("f16", "bf16"), ("f32", "f16")),
-    "m16n8k8": MmaShape("m16n8k8", 16, 8, 8, ("f16", "bf16"), ("f32", "f16")),
+    "m16n8k8": MmaShape("m16n8k8", 16, 8, 8, ("f16", "bf16", "tf32"), ("f32", "f16")),
+    "m16n8k4": MmaShape("m16n8k4", 16, 8, 4, ("tf32",), ("f32",)),
     "m16n8k32": MmaShape("m16n8k32", 16, 8, 32, ("s8", "u8", "e4m3", "e5m2"), ("s32", "f32", "f16")),
     "m16n16k16": MmaShape("m16n16k16", 16, 16, 16, ("f16",), ("f32", "f16"), wmma=True),
 }
+
+
+def layout_key(shape: str, etype: str) -> str:
+    """The :func:`layout` key of ``shape``'s fragments of element type ``etype``: 32-bit (.tf32) A and B
+    fragments have their own layouts (``shape.tf32``)."""
+    return f"{shape}.tf32" if etype == "tf32" else shape
 
 
 @cache
@@ -101,6 +113,14 @@ def layout(shape: str, operand: str) -> tuple[np.ndarray, np.ndarray, int]:
             return 2 * t + (i & 1) + 8 * ((i >> 1) & 1), g + 8 * (i >> 2), 8 if wide else 4
         i = np.arange(8 if wide else 4)[None, :]
         return g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2), i.size
+    if shape in ("m16n8k8.tf32", "m16n8k4.tf32", "m16n8k4"):  # CUTLASS SM80_16x8x{8,4}_F32TF32TF32F32_TN
+        if op == "a":
+            i = np.arange(4 if shape == "m16n8k8.tf32" else 2)[None, :]
+            return g + 8 * (i & 1), t + 4 * (i >> 1), i.size
+        if op == "b":
+            i = np.arange(2 if shape == "m16n8k8.tf32" else 1)[None, :]
+            return t + 4 * i, g + 0 * i, i.size
+        return layout("m16n8k16", "c")
     if shape == "m16n8k8":
         if op == "a":
             i = np.arange(4)[None, :]
@@ -184,6 +204,10 @@ def to_float64(bits: np.ndarray, etype: str) -> np.ndarray:
         return (b.astype(_U32) << _U32(16)).view(np.float32).astype(np.float64)
     if etype == "f32":
         return b.astype(_U32).view(np.float32).astype(np.float64)
+    if etype == "tf32":  # the upper 19 bits of an f32; a NaN stays a NaN whatever bits carry its payload
+        b = b.astype(_U32)
+        nan = (b & _U32(0x7FFFFFFF)) > _U32(0x7F800000)
+        return np.where(nan, np.nan, (b & _U32(0xFFFFE000)).view(np.float32).astype(np.float64))
     raise ValueError(f"{etype} is not a floating-point matrix element type")
 
 
@@ -271,8 +295,8 @@ def mma(shape: str, types: tuple[str, str, str, str], a_regs, b_regs, c_regs, sa
     fragments ``[W, 32, R]`` of A, B and C -> the D fragments ``[W, 32, Rd]``.  ``types`` is
     (dtype, atype, btype, ctype).  ``wmma.mma`` is the shape ``m16n16k16``."""
     dtype, atype, btype, ctype = types
-    am = gather(shape, "a", a_regs, atype)
-    bm = gather(shape, "b", b_regs, btype)
+    am = gather(layout_key(shape, atype), "a", a_regs, atype)
+    bm = gather(layout_key(shape, btype), "b", b_regs, btype)
     cm = gather(shape, "c", c_regs, ctype)
     if atype in ("s8", "u8"):
         d = int_mma(_int_values(am, atype), _int_values(bm, btype), _int_values(cm, ctype), satfinite)

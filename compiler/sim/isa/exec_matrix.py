@@ -2,7 +2,8 @@
 :func:`xcc.sim.isa.exec_base.impl`; imported by :mod:`xcc.sim.isa.executors` before its completeness
 check).
 
-* ``HMMA.16816.F32/.F16``, ``HMMA.1688.F32/.F16``, ``IMMA.16832``, ``HMMA.16832.F32/.F16`` (FP8): one 8-row
+* ``HMMA.16816.F32/.F16``, ``HMMA.1688.F32/.F16``, ``IMMA.16832``, ``HMMA.16832.F32/.F16`` (FP8),
+  ``HMMA.1688.F32.TF32``, ``HMMA.1684.F32.TF32``: one 8-row
   half of a PTX ``mma.sync`` D fragment.  The half's operands are placed in the registers of a whole
   ``m16n8k16`` / ``m16n8k8`` / ``m16n8k32`` fragment (the other half's registers zero) and
   :func:`xcc.semantics.matrix.mma` - the function the IR interpreter calls - computes it; every element
@@ -69,6 +70,8 @@ def _fragments(mnemonic: str) -> tuple[str, int, int, int, bool, bool]:
     registers (0, 2) of A (rows groupID and groupID+8) and (0, 1) of C; a single R operand fills register 0."""
     m, n, k = MMA_SHAPE[mnemonic]
     ab = 8 if TENSOR_FAMILY[mnemonic] == "imma" or k == 32 else 16  # m16n8k32: s8/u8 or e4m3/e5m2
+    if mnemonic.endswith(".TF32"):
+        ab = 32
     cb = 16 if mnemonic.endswith(".F16") else 32
     na, nb, nc = m * k * ab // 1024, k * n * ab // 1024, m * n * cb // 1024
     return f"m{m}n{n}k{k}", na, nb, nc, na == 4, nc == 4
@@ -95,6 +98,8 @@ def _mma_types(x: Binder) -> tuple[str, str, str, str]:
     mn = x.inst.mnemonic
     if mn == "IMMA.16832":
         return ("s32", x.mod("atype").lower(), x.mod("btype").lower(), "s32")
+    if mn.endswith(".TF32"):
+        return ("f32", "tf32", "tf32", "f32")
     if mn.startswith("HMMA.16832."):  # FP8
         dt = mn.rsplit(".", 1)[1].lower()
         return (dt, x.mod("atype").lower(), x.mod("btype").lower(), dt)

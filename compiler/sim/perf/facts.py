@@ -38,9 +38,12 @@ def mem_space(mnemonic: str) -> str | None:
 
 def tensor_op(inst) -> tuple[str, str, int]:
     """(Nsight op kind, input type, ops) of the tensor-core instruction ``inst``: the input type is IMMA's i8
-    or the ``atype`` modifier (f16, bf16, e4m3, e5m2; a row without one, HMMA.*.F16, takes f16)."""
+    or the ``atype`` modifier (f16, bf16, e4m3, e5m2; a row without one, HMMA.*.F16, takes f16; the .TF32 rows
+    tf32)."""
     kind = isa.TENSOR_FAMILY[inst.mnemonic]
     dtype = "i8" if kind == "imma" else str(inst.mods.get("atype", "F16")).lower()
+    if inst.mnemonic.endswith(".TF32"):
+        dtype = "tf32"
     return kind, dtype, tensor_ops(inst.mnemonic)
 
 
