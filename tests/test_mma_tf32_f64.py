@@ -90,3 +90,134 @@ def test_mma_tf32_matches_the_exact_reference(name, k, engine, opt):
     exact = tf32(a).astype(np.float64) @ tf32(b).astype(np.float64) + c
     bound = (k + 1) * 2.0 ** -24 * (np.abs(tf32(a)).astype(np.float64) @ np.abs(tf32(b)) + np.abs(c))
     assert (np.abs(got - exact) <= bound).all()
+
+
+def fma_chain(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``D = A B + C`` in f64 as xcc defines it (docs/semantics.md): per element, fma.rn over k ascending from
+    C, each fma computed exactly with Fractions and rounded once to binary64 (Python's float(Fraction) rounds
+    to nearest even)."""
+    m, k = a.shape
+    d = np.array(c, np.float64)
+    for i in range(m):
+        for j in range(b.shape[1]):
+            acc = float(c[i, j])
+            for x in range(k):
+                acc = fma_rn(float(a[i, x]), float(b[x, j]), acc)
+            d[i, j] = acc
+    return d
+
+
+def fma_rn(x: float, y: float, z: float) -> float:
+    """IEEE 754 fusedMultiplyAdd in binary64, round to nearest even (finite inputs through Fractions; a finite
+    product plus an infinite z is z; overflow past the largest finite value's rounding boundary is infinite)."""
+    if not (np.isfinite(x) and np.isfinite(y)):
+        with np.errstate(all="ignore"):
+            return float(np.float64(x) * np.float64(y) + np.float64(z))
+    if not np.isfinite(z):
+        return z
+    exact = Fraction(x) * Fraction(y) + Fraction(z)
+    if abs(exact) >= 2 ** 1024 - 2 ** 970:
+        return float("inf") if exact > 0 else float("-inf")
+    r = float(exact)
+    return r if r != 0 or exact != 0 else (-0.0 if np.signbit(x * y) and np.signbit(z) else 0.0)
+
+
+F64_BODY = """
+.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<16>;
+    .reg .f64 %fd<32>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd5, %r0, 128;
+    add.s64 %rd1, %rd1, %rd5;
+    add.s64 %rd2, %rd2, %rd5;
+    add.s64 %rd3, %rd3, %rd5;
+    add.s64 %rd4, %rd4, %rd5;
+    ld.global.v2.f64 {%fd0, %fd1}, [%rd1];
+    ld.global.v2.f64 {%fd2, %fd3}, [%rd1+16];
+    ld.global.v2.f64 {%fd4, %fd5}, [%rd1+32];
+    ld.global.v2.f64 {%fd6, %fd7}, [%rd1+48];
+    ld.global.v2.f64 {%fd8, %fd9}, [%rd2];
+    ld.global.v2.f64 {%fd10, %fd11}, [%rd2+16];
+    ld.global.v2.f64 {%fd12, %fd13}, [%rd3];
+    ld.global.v2.f64 {%fd14, %fd15}, [%rd3+16];
+    MMA
+    st.global.v2.f64 [%rd4], {%fd16, %fd17};
+    st.global.v2.f64 [%rd4+16], {%fd18, %fd19};
+    ret;
+}
+"""
+"""Thread t reads its A fragment registers (up to 8 f64) at pa + 128 t, B (up to 4) at pb + 128 t, C (up to 4)
+at pc + 128 t, and stores D (up to 4) at pd + 128 t: the fragments are placed by the test from the PTX ISA's
+tables (restated in :func:`frag_coords`)."""
+
+F64_MMA = {
+    "m16n8k4": "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%fd16,%fd17,%fd18,%fd19}, {%fd0,%fd1}, {%fd8}, "
+               "{%fd12,%fd13,%fd14,%fd15};",
+    "m16n8k8": "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%fd16,%fd17,%fd18,%fd19}, {%fd0,%fd1,%fd2,%fd3}, "
+               "{%fd8,%fd9}, {%fd12,%fd13,%fd14,%fd15};",
+    "m16n8k16": "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%fd16,%fd17,%fd18,%fd19}, "
+                "{%fd0,%fd1,%fd2,%fd3,%fd4,%fd5,%fd6,%fd7}, {%fd8,%fd9,%fd10,%fd11}, {%fd12,%fd13,%fd14,%fd15};",
+}
+
+
+def frag_coords(shape: str, operand: str, lane: int) -> list[tuple[int, int]]:
+    """(row, column) of each element of ``lane``'s f64 fragment (PTX ISA, "Matrix Fragments for mma.m16n8k*"
+    with .f64): A ``(g + 8 (i % 2), t + 4 (i / 2))``, B ``(t + 4 i, g)``, C/D ``(g + 8 (i / 2), 2 t + i % 2)``."""
+    g, t = lane // 4, lane % 4
+    k = int(shape.split("k")[1])
+    if operand == "a":
+        return [(g + 8 * (i % 2), t + 4 * (i // 2)) for i in range(k // 2)]
+    if operand == "b":
+        return [(t + 4 * i, g) for i in range(k // 4)]
+    return [(g + 8 * (i // 2), 2 * t + i % 2) for i in range(4)]
+
+
+def _f64_data(rng, shape):
+    return rng.standard_normal(shape) * 2.0 ** rng.integers(-20, 21, shape)
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+def test_mma_m8n8k4_f64_from_nvcc(engine, opt):
+    rng = np.random.default_rng(40 + opt)
+    a, b, c = _f64_data(rng, (8, 4)), _f64_data(rng, (4, 8)), _f64_data(rng, (8, 8))
+    a[0] = [1e308, -1e308, 3.0, 2.0 ** -1074]  # overflow then cancellation, and a subnormal product
+    b[:, 0] = [4.0, 4.0, 5e-324, 1.0]
+    got = run("mma_f64", engine, opt, a, b, c, out_shape=(8, 8), dtype=np.float64)
+    np.testing.assert_array_equal(got.view(np.uint64), fma_chain(a, b, c).view(np.uint64))
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+@pytest.mark.parametrize("shape", sorted(F64_MMA))
+def test_mma_sm90_f64_shapes(shape, engine, opt):
+    k = int(shape.split("k")[1])
+    rng = np.random.default_rng(k + opt)
+    a, b, c = _f64_data(rng, (16, k)), _f64_data(rng, (k, 8)), _f64_data(rng, (16, 8))
+    fa, fb, fc = (np.zeros((32, 16)) for _ in range(3))
+    for lane in range(32):
+        for i, (r, col) in enumerate(frag_coords(shape, "a", lane)):
+            fa[lane, i] = a[r, col]
+        for i, (r, col) in enumerate(frag_coords(shape, "b", lane)):
+            fb[lane, i] = b[r, col]
+        for i, (r, col) in enumerate(frag_coords(shape, "c", lane)):
+            fc[lane, i] = c[r, col]
+    dev = rt.Device()
+    ins = [rt.to_device(x, dev) for x in (fa, fb, fc)]
+    dout = rt.to_device(np.zeros((32, 16)), dev)
+    module = rt.load_module(F64_BODY.replace("MMA", F64_MMA[shape]), device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (32, 1, 1), [*ins, dout])
+    fd = dout.copy_to_host().reshape(32, 16)
+    want = fma_chain(a, b, c)
+    got = np.zeros((16, 8))
+    for lane in range(32):
+        for i, (r, col) in enumerate(frag_coords(shape, "c", lane)):
+            got[r, col] = fd[lane, i]
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))

@@ -19,7 +19,7 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
   ``wmma_load {frag, layout, space, offset, part}`` (args p, stride), ``mma {shape=m16n16k16}``,
   ``wmma_store`` (args p, stride, D registers).
 
-``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s.  Anything else in these families is an
+``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s, ``.f64`` mma :mod:`xcc.ir.lower_dmma`'s.  Anything else in these families is an
 :class:`UnsupportedError` at the instruction.
 """
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 from xcc.diagnostics import PtxSemanticError
 from xcc.frontend import ast
 from xcc.ir.core import Const
+from xcc.ir.lower_dmma import F64_SHAPES, Float64MmaLowering
 from xcc.ir.lower_sparse_mma import SparseMmaLowering
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import is_type_name, ptx_type
@@ -55,7 +56,7 @@ def _space(mods) -> str:
     return "generic"
 
 
-class MatrixLowering(SparseMmaLowering):
+class MatrixLowering(SparseMmaLowering, Float64MmaLowering):
     # ----------------------------------------------------------------- helpers
     def _mx_check(self, inst, known: set[str]) -> None:
         """.sync and .aligned are required; every modifier must be in ``known`` or be a type."""
@@ -97,6 +98,14 @@ class MatrixLowering(SparseMmaLowering):
     def op_mma(self, inst) -> None:
         if {"sp", "sp::ordered_metadata"} & set(inst.modifiers):  # sparse A (xcc.ir.lower_sparse_mma)
             return self.sparse_mma(inst)
+        types = [m for m in inst.modifiers if _elem_type(m)]
+        if types == ["f64"] * 4:  # double precision: xcc.ir.lower_dmma
+            self._mx_check(inst, {"sync", "aligned", "row", "col", "rn", *F64_SHAPES})
+            shape = next((m for m in inst.modifiers if m in F64_SHAPES), None)
+            if shape is None or [m for m in inst.modifiers if m in ("row", "col")] != ["row", "col"]:
+                raise self.error(f"'{_full(inst)}': .f64 mma takes .m8n8k4, .m16n8k4, .m16n8k8 or .m16n8k16 "
+                                 "and the layouts .row.col", PtxSemanticError)
+            return self.f64_mma(inst, shape)
         shapes = {"m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32"}
         self._mx_check(inst, {"sync", "aligned", "row", "col", "satfinite"} | shapes)
         shape = next((m for m in inst.modifiers if m in shapes), None)
