@@ -589,8 +589,9 @@ _ROWS = [
     # 16-bit and packed-half atomics, sm_70/sm_90 atom.cas.b16 and atom.add.noftz.{f16,bf16}{,x2} (appended:
     # opcodes stay stable; executors in exec_memory.py, the half adds in xcc.sim.memory._half_atomic)
     ("ATOMG.H", (D_R, A_W, B_I, C_R, E_R), (ATOM_OP, HALF_ATOM_TYPE), "lsu", "lsu", "ATOMG.E.16 / ATOMG.E.ADD.F16x2",
-     "as ATOMG on a 16-bit element (U16 CAS, F16/BF16 ADD: the low halves of c and e, d zero-extended) or a "
-     "packed pair (F16X2/BF16X2 ADD, each half alone); ADD rounds to nearest, subnormals kept (.noftz)",
+     "as ATOMG on a 16-bit element (U16 CAS, F16/BF16 ADD/MIN/MAX: the low halves of c and e, d zero-extended) or "
+     "a packed pair (F16X2/BF16X2 ADD/MIN/MAX, each half alone); ADD rounds to nearest, subnormals kept (.noftz); "
+     "MIN/MAX as PTX min/max of the type (-0 < +0, a NaN gives the other value)",
      "atomic global"),
     ("ATOMS.H", (D_R, A_R, B_I, C_R, E_R), (ATOM_OP, HALF_ATOM_TYPE), "lsu", "lsu", "ATOMS.16 / ATOMS.ADD.F16x2",
      "as ATOMG.H on shared[a + b]", "atomic shared"),
@@ -690,6 +691,13 @@ _ROWS = [
      "(xcc.semantics.matrix.mma, m16n8k8)", "collective tensor=hmma"),
     ("HMMA.1684.F32.TF32", (D_W, A_R, Operand("b", "R"), C_W), (), "tensor", "tensor", "half of HMMA.1684.F32.TF32",
      "as HMMA.1688.F32.TF32 on 8 x 4 rows of a and 4 x 8 b (m16n8k4)", "collective tensor=hmma"),
+    # cp.async.mbarrier.arrive, sm_80 (appended: opcodes stay stable; executor in exec_sync.py, selection in
+    # isel_hopper.py)
+    ("LDGSTS.ARRIVE", (A_R, B_I), (_flag("NOINC"),), "lsu", "lsu", "ARRIVES.LDGSTSBAR.64 [.TRANSCNT]",
+     "perform, in issue order, every pending LDGSTS copy of the thread (its open group included; the group "
+     "counters unchanged), then an arrive-on of the mbarrier at shared[a + b]: NOINC counts it against the "
+     "expected count, otherwise the pending count is incremented first (net zero) (PTX "
+     "cp.async.mbarrier.arrive{.noinc}; xcc.semantics.mbarrier.copy_arrive)", "async_wait sync"),
 ]
 
 

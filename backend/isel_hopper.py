@@ -2,7 +2,7 @@
 :class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`).
 
 * ``mbar_init`` -> SYNCS.INIT (``inval``: .INVAL), ``mbar_arrive`` -> SYNCS.ARRIVE (.DROP, .NOCOMPLETE),
-  ``mbar_tx`` -> SYNCS.TX (.COMPLETE), ``mbar_test`` / ``mbar_wait`` -> SYNCS.PHASECHK (.PARITY; .TRYWAIT for
+  ``mbar_tx`` -> SYNCS.TX (.COMPLETE), ``cp_async_arrive`` -> LDGSTS.ARRIVE (.NOINC), ``mbar_test`` / ``mbar_wait`` -> SYNCS.PHASECHK (.PARITY; .TRYWAIT for
   try_wait, which may suspend the thread), each on ``[a + offset]`` in shared memory (a 64-bit address: its
   low word, the shared window's offset).
 * ``bulk_copy`` -> BLKCP.BYPASS (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on
@@ -50,6 +50,10 @@ class HopperSelection(SelectorCore):
         mods = {f: f for f, k in (("DROP", "drop"), ("NOCOMPLETE", "nocomplete")) if inst.attrs.get(k)}
         self.emit("SYNCS.ARRIVE", d=self.vreg(inst.result), a=a, b=off, c=self._hp_u32(inst.args[1]),
                   e=self._hp_u32(inst.args[2]), mods=mods)
+
+    def op_cp_async_arrive(self, inst):
+        a, off = self._hp_shared(inst.args[0], int(inst.attrs.get("offset", 0)))
+        self.emit("LDGSTS.ARRIVE", a=a, b=off, mods={"NOINC": "NOINC"} if inst.attrs.get("noinc") else {})
 
     def op_mbar_tx(self, inst):
         a, off = self._hp_shared(inst.args[0], int(inst.attrs.get("offset", 0)))

@@ -246,8 +246,9 @@ class MemorySelection(SelectorCore):
             raise self.error("atomics on the .local space are not defined by PTX")
         t = inst.type
         op = inst.attrs["atom_op"].upper()
-        half = {"f16": "F16", "bf16": "BF16", "f16x2": "F16X2", "bf16x2": "BF16X2"}.get(t.name) if op == "ADD" else None
-        if half or (t.bits == 16 and op == "CAS"):  # ATOM*.H: 16-bit CAS, f16/bf16 (x2) ADD
+        half = ({"f16": "F16", "bf16": "BF16", "f16x2": "F16X2", "bf16x2": "BF16X2"}.get(t.name)
+                if op in ("ADD", "MIN", "MAX") else None)
+        if half or (t.bits == 16 and op == "CAS"):  # ATOM*.H: 16-bit CAS, f16/bf16 (x2) ADD/MIN/MAX
             c = self.reg(inst.args[1])
             e = self.reg(inst.args[2]) if op == "CAS" else RZ
             d = self.vreg(inst.result) if inst.result is not None else RZ

@@ -604,6 +604,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             self.emit("st", t, [base, self.read(s, t)], None, space=space, offset=off + k * t.bytes, **vec)
 
     def op_atom(self, inst, has_result: bool = True) -> None:
+        if self._vec(inst) > 1:  # vector atomics, sm_90 (xcc.ir.lower_sm90)
+            return self.atom_vector(inst, has_result)
         inst = self.without_cache_hint(inst)
         t = self._type(inst)
         ops = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")

@@ -6,7 +6,9 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   ``cp_async(d, s, src-size)`` (``ignore-src`` becomes ``src-size = ignore-src ? 0 : cp-size``);
   ``cp.async.commit_group`` -> ``cp_async_commit``; ``cp.async.wait_group N`` / ``wait_all`` ->
   ``cp_async_wait {n, all}`` (PTX ISA 9.7.9.25).  A guarded ``cp.async`` is branched around (it is
-  effectful, :data:`xcc.ir.build.EFFECTFUL`).
+  effectful, :data:`xcc.ir.build.EFFECTFUL`).  ``cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [mbar]``
+  (9.7.9.25.3.3) -> ``cp_async_arrive {noinc}``: the thread's pending copies are performed, then the arrive-on
+  (:func:`xcc.semantics.mbarrier.copy_arrive`).
 * ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} {d...}, a-desc, b-desc, scale-d,
   imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b`` and (FP8) ``...m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} {d...},
   a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b`` (trans 0) -> one ``wgmma`` per accumulator register (``part``),
@@ -55,6 +57,8 @@ class AsyncLowering:
             return self._cp_reduce_tensor(inst)  # xcc.ir.lower_hopper
         if ms[:3] == ("async", "bulk", "prefetch"):
             return self._cp_prefetch(inst)  # xcc.ir.lower_hopper
+        if ms[:3] == ("async", "mbarrier", "arrive"):
+            return self._cp_mbarrier_arrive(inst)
         if "async" not in ms or any(m in ms for m in ("bulk", "tensor", "mbarrier", "reduce", "arrive")):
             raise self.error(f"instruction '{_text(inst)}' is not supported yet")
         if "commit_group" in ms or "wait_all" in ms:
@@ -69,6 +73,16 @@ class AsyncLowering:
             self.emit("cp_async_wait", None, [], n=self._imm(inst.operands[0], "N", 0))
             return
         self._cp_copy(inst)
+
+    def _cp_mbarrier_arrive(self, inst) -> None:
+        """``cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [mbar]`` -> ``cp_async_arrive``."""
+        extra = [m for m in inst.modifiers[3:] if m not in ("noinc", "shared", "shared::cta", "b64")]
+        if extra or "b64" not in inst.modifiers:
+            raise self.error(f"'{_text(inst)}': expected cp.async.mbarrier.arrive{{.noinc}}{{.shared{{::cta}}}}.b64",
+                             PtxSemanticError)
+        self._cp_operands(inst, 1)
+        base, off = self._hp_shared(inst, inst.operands[0])
+        self.emit("cp_async_arrive", None, [base], offset=off, noinc="noinc" in inst.modifiers)
 
     def _cp_operands(self, inst, n: int) -> None:
         if len(inst.operands) != n:

@@ -11,6 +11,12 @@ engines (the IR interpreter and xg1) run them with no new IR or machine operatio
   .mbarrier::complete_tx::bytes.op.type [a], b, [mbar]`` (9.7.13.6): the reduction (an atomic without a
   result), then a complete-tx of the operand's bytes.  xcc performs both when the instruction executes, so
   they are complete when the mbarrier is waited on, as the asynchronous proxy guarantees.
+* ``atom{.sem}{.scope}{.global}.op{.noftz}.vN.type d, [a], b`` and ``red...vN.type [a], b`` (9.7.13.5/6, sm_90,
+  PTX 8.1): ``.add`` on ``.v2``/``.v4`` ``.f32``; ``.add``/``.min``/``.max`` ``.noftz`` on ``.v2``/``.v4``/``.v8``
+  ``.f16``/``.bf16`` and ``.v2``/``.v4`` ``.f16x2``/``.bf16x2``; global memory only (generic addressing must
+  point to it).  The manual guarantees atomicity "separately for each of the individual scalar elements", so
+  each element ``k`` is one scalar atomic at ``a + k * size``, element ``k`` of ``d`` its old value; all of
+  ``b`` is read before any of ``d`` is written (they may name the same registers).
 * ``pmevent a`` / ``pmevent.mask m`` (9.7.18.2): raises performance-monitor events, which have no architectural
   effect; xcc has no performance-monitor counters (``%pm0..7`` read 0), so it lowers to nothing.
 """
@@ -32,6 +38,10 @@ _RED_ASYNC = frozenset({("inc", "u32"), ("dec", "u32"), ("min", "u32"), ("min", 
 
 
 _MM_VECTOR_TYPES = ("f32", "f16x2", "bf16x2")
+# PTX ISA 9.7.13.5 (atom) / 9.7.13.6 (red), vector types: element type -> (vector widths, operations)
+_ATOM_VECTOR = {"f32": ((2, 4), ("add",)), "f16": ((2, 4, 8), ("add", "min", "max")),
+                "bf16": ((2, 4, 8), ("add", "min", "max")), "f16x2": ((2, 4), ("add", "min", "max")),
+                "bf16x2": ((2, 4), ("add", "min", "max"))}
 
 
 def _multimem_op_ok(kind: str, op: str, t: str) -> bool:
@@ -120,6 +130,39 @@ class Sm90Lowering:
         base, off = self._hp_shared(inst, inst.operands[0])
         self.emit("atom", t, [base, self.read(inst.operands[1], t)], t, space="shared", offset=off, atom_op=aop)
         self._async_mbar(inst, inst.operands[2], t.bytes)
+
+    def atom_vector(self, inst, has_result: bool) -> None:
+        """``atom``/``red`` with a ``.v2``/``.v4``/``.v8`` type: one scalar atomic per element (module docstring)."""
+        t, vec = self._type(inst), self._vec(inst)
+        aop = next((m for m in inst.modifiers if m in ("and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min",
+                                                         "max")), None)
+        widths, ops = _ATOM_VECTOR.get(t.name, ((), ()))
+        if vec not in widths or aop not in ops:
+            raise self.error(f"'{_text(inst)}': vector {inst.opcode} takes .add on .v2/.v4 .f32, and .add/.min/.max "
+                             "on .v2/.v4/.v8 .f16/.bf16 and .v2/.v4 .f16x2/.bf16x2", PtxSemanticError)
+        if t.name != "f32" and "noftz" not in inst.modifiers:
+            raise self.error(f"'{_text(inst)}': vector {inst.opcode} on .{t.name} requires .noftz", PtxSemanticError)
+        space = self._space(inst)
+        if space not in ("global", "generic"):
+            raise self.error(f"'{_text(inst)}': vector {inst.opcode} is defined on .global memory only",
+                             PtxSemanticError)
+        inst = self.without_cache_hint(inst)
+        self._check(inst, 3 if has_result else 2)
+        operands = inst.operands if has_result else [ast.Sink(), *inst.operands]
+        d, src = operands[0], operands[2]
+        if not isinstance(src, ast.Vector) or len(src.elements) != vec or has_result and (
+                not isinstance(d, ast.Vector) or len(d.elements) != vec):
+            raise self.error(f"'{_text(inst)}' takes {{}} vectors of {vec} elements", PtxSemanticError)
+        base, off, param = self._address(operands[1])
+        if param is not None:
+            raise self.error("atomics on kernel parameters are not supported (they are read-only)")
+        values = [self.read(e, t) for e in src.elements]  # every source before any destination is written
+        olds = [self.emit("atom", t, [base, v], t, space=space, offset=off + k * t.bytes, atom_op=aop).result
+                for k, v in enumerate(values)]
+        if has_result:
+            for e, v in zip(d.elements, olds):
+                if not isinstance(e, ast.Sink):
+                    self.write(e, v)
 
     # ----------------------------------------------------------------- pmevent
     def op_pmevent(self, inst) -> None:

@@ -173,6 +173,10 @@ OPS.update({
                        has_result=False, effects=True),
     "mbar_arrive": OpDef("mbar_arrive", 3, "d = the mbarrier at a before an expect-tx of c and an arrive-on of b "
                          "(attrs.drop: arrive_drop, attrs.nocomplete: .noComplete)", effects=True, reads_memory=True),
+    "cp_async_arrive": OpDef("cp_async_arrive", 1, "cp.async.mbarrier.arrive: perform the thread's pending cp.async "
+                             "copies, then an arrive-on of the mbarrier at a + attrs.offset (attrs.noinc: counted "
+                             "against the expected count; else the pending count is incremented first, net zero)",
+                             has_result=False, effects=True, reads_memory=True),
     "mbar_tx": OpDef("mbar_tx", 2, "expect-tx (attrs.complete: complete-tx) of b bytes on the mbarrier at a",
                      has_result=False, effects=True),
     "mbar_test": OpDef("mbar_test", 2, "d = whether the phase of state b (attrs.parity: of parity b) of the "

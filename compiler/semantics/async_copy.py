@@ -109,6 +109,12 @@ class CopyGroups:
         self.pending = [c for c in self.pending if not c.done.all()]
         return performed
 
+    def perform_all(self, slots: np.ndarray) -> int:
+        """Perform, in issue order, every pending copy of threads ``slots``, their open group's included, and
+        leave the group counters as they are (``cp.async.mbarrier.arrive``: its arrive-on waits for all prior
+        copies of the thread, xcc performs them when it executes); returns how many were performed."""
+        return self.wait(slots, -1)  # limit = committed + 1: every group up to the open one
+
 
 def read_zero_filled(mem, src: np.ndarray, cp_size: int, src_size: np.ndarray) -> np.ndarray:
     """(n, cp_size) bytes: ``src_size`` bytes of each copy read from ``mem`` (a GlobalMemory) at ``src``, then

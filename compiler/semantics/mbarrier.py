@@ -108,6 +108,20 @@ def arrive(state: int, count: int = 1, tx: int = 0, drop: bool = False, no_compl
     return new, state, done
 
 
+def copy_arrive(state: int, noinc: bool, what: str) -> tuple[int, int, bool]:
+    """(new object, the state, phase completed) of ``cp.async.mbarrier.arrive{.noinc}`` (PTX ISA 9.7.9.25.3.3)
+    once the thread's prior ``cp.async`` copies have completed (the caller performs them first): an arrive-on
+    of 1; without ``.noinc`` the pending count is first incremented by 1, so the arrive-on changes it by
+    nothing (the manual's "zero-net change") and the phase cannot complete; ``.noinc``: the arrive-on counts
+    against the expected count like ``mbarrier.arrive``."""
+    if noinc:
+        return arrive(state, 1, what=what)
+    p = _valid(state, what)[1]
+    if p + 1 > MAX_COUNT:
+        raise MbarrierError(f"{what}: the pending count {p} + 1 leaves its range 0 .. {MAX_COUNT}")
+    return state, state, False
+
+
 def transaction(state: int, n: int, complete: bool, what: str) -> tuple[int, bool]:
     """(new object, phase completed) of an expect-tx (``complete`` False) or complete-tx of ``n`` bytes."""
     e, p, t, ph = _valid(state, what)

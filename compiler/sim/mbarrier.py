@@ -37,8 +37,8 @@ from xcc.semantics.faults import MemoryFault
 from xcc.sim.memory import check_window
 from xcc.sim.waves import WAIT_MBAR, ExecFault
 
-__all__ = ["SharedView", "apply", "init_executor", "arrive_executor", "tx_executor", "test_executor", "suspend",
-           "bulk_executor"]
+__all__ = ["SharedView", "apply", "init_executor", "arrive_executor", "copy_arrive_executor", "tx_executor",
+           "test_executor", "suspend", "bulk_executor"]
 
 _U64 = np.uint64
 
@@ -128,6 +128,19 @@ def arrive_executor(launch, mem, where, count, tx, write, *, drop=False, no_comp
                     lambda i, s: M.arrive(s, c[i], t[i], drop, no_complete, what))
         if write is not None:
             write(sel, res)
+    return run
+
+
+def copy_arrive_executor(launch, mem, where, groups: Callable, noinc: bool):
+    """``cp.async.mbarrier.arrive{.noinc}``: each executing thread's pending ``cp.async`` copies are performed
+    (``groups()``: the wave's :class:`~xcc.semantics.async_copy.CopyGroups`), then the arrive-on of
+    :func:`xcc.semantics.mbarrier.copy_arrive`.  The manual lets the arrive-on happen at any time after the
+    copies complete; doing both now is one of the executions it allows."""
+    what = "cp.async.mbarrier.arrive" + (".noinc" if noinc else "")
+
+    def run(sel, idx, n):
+        groups().perform_all(idx)
+        apply(launch, mem(), where(sel, idx, n), lambda i, s: M.copy_arrive(s, noinc, what))
     return run
 
 

@@ -193,10 +193,14 @@ HALF_ATOMIC_KINDS = ("f16", "bf16", "f16x2", "bf16x2")
 def _half_atomic(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, kind: str) -> np.ndarray:
     """``atom.add.noftz`` on f16/bf16 (2 bytes) or packed f16x2/bf16x2 (4 bytes, each half on its own): one
     thread at a time in thread order, each add rounded to nearest with subnormals kept
-    (:func:`xcc.semantics.halfp.hadd`); returns the old raw bits."""
-    from xcc.semantics.halfp import fmt_of, hadd
+    (:func:`xcc.semantics.halfp.hadd`); returns the old raw bits.  ``min``/``max`` (the vector atomics of sm_90,
+    ``atom.global.vN.{f16,bf16,...}.min.noftz``): the manual gives no rule of their own, so they are PTX's
+    ``min``/``max`` of the type (:func:`xcc.semantics.halfp.hminmax`: -0 < +0, a NaN gives the other value)."""
+    from xcc.semantics.halfp import fmt_of, hadd, hminmax
 
-    if op != "add" or width != (4 if kind.endswith("x2") else 2):
+    fns = {"add": lambda a, b, f: hadd(a, b, f), "min": lambda a, b, f: hminmax(a, b, f, True),
+           "max": lambda a, b, f: hminmax(a, b, f, False)}
+    if op not in fns or width != (4 if kind.endswith("x2") else 2):
         raise ValueError(f"atomic {op} on {width}-byte .{kind} is not defined")
     udt, fmt, lanes = _UINT[width], fmt_of(kind), width // 2
     mem, idx = buf.view(udt), off >> _SHIFT[width]
@@ -207,7 +211,7 @@ def _half_atomic(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, 
         old[i] = o
         new = 0
         for k in range(lanes):
-            h = hadd(np.array([o >> 16 * k & 0xFFFF], np.uint16), np.array([b >> 16 * k & 0xFFFF], np.uint16), fmt)
+            h = fns[op](np.array([o >> 16 * k & 0xFFFF], np.uint16), np.array([b >> 16 * k & 0xFFFF], np.uint16), fmt)
             new |= int(h[0]) << 16 * k
         mem[idx[i]] = new
     return old

@@ -204,6 +204,13 @@ def _mbar_arrive(x: OpBinder):
                                 what="mbarrier.arrive_drop" if x.attrs.get("drop") else "mbarrier.arrive")
 
 
+@impl("cp_async_arrive")
+def _cp_async_arrive(x: OpBinder):
+    launch = x.launch
+    return mbar.copy_arrive_executor(launch, lambda: launch.smem, _where(x), lambda: _groups(launch),
+                                     bool(x.attrs.get("noinc")))
+
+
 @impl("mbar_tx")
 def _mbar_tx(x: OpBinder):
     complete = bool(x.attrs.get("complete"))

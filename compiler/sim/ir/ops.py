@@ -227,7 +227,7 @@ def _atom(x: OpBinder):
     t, rt, wr = x.inst.type, x.inst.result.type, x.set()
     op = x.attrs["atom_op"]
     kind = "f" if t.is_float else "s" if t.kind == "s" else "u"
-    if t.name in HALF_ATOMIC_KINDS and op == "add":  # f16/bf16 (x2): their own rounding (xcc.sim.memory)
+    if t.name in HALF_ATOMIC_KINDS and op in ("add", "min", "max"):  # f16/bf16 (x2): their own rules (xcc.sim.memory)
         kind = t.name
     b = x.arg(1)
     if op == "cas":
@@ -235,7 +235,7 @@ def _atom(x: OpBinder):
         return lambda sel, idx, n: wr(sel, _extend(mem().atomic(
             "cas", where(sel, idx, n), _truncate(c(sel, n), t.bits), width, kind,
             compare=_truncate(b(sel, n), t.bits)), t, rt))
-    if kind != "u" and kind != "s" and op not in ("add", "exch"):
+    if kind in ("f",) and op not in ("add", "exch"):
         raise x.error(f"atom.{op}.{t} is not supported by the memory model")
     return lambda sel, idx, n: wr(sel, _extend(mem().atomic(op, where(sel, idx, n), _truncate(b(sel, n), t.bits),
                                                             width, kind), t, rt))

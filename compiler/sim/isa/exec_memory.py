@@ -163,7 +163,7 @@ def _atomic(x: Binder, space: str):
     width = 8 if x.inst.mnemonic.endswith(".64") else 4
     if x.inst.mnemonic.endswith(".H"):  # 16-bit elements; packed pairs are 32 bits
         width = 4 if kind.endswith("x2") else 2
-        if (op == "cas") != (kind == "u") or op not in ("cas", "add"):
+        if (op == "cas") != (kind == "u") or op not in ("cas", "add", "min", "max"):
             return _raise(f"invalid atomic: {x.inst.mnemonic}.{x.mod('op')}.{x.mod('type')}")
     if width == 8:
         d, c, e = x.set_w(), x.w("c"), x.w("e")

@@ -1,6 +1,6 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
 ``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``, ``TMALD``, ``TMALD.3D``, ``TMALD.ND``, ``TMAST``,
-``TMAPF``; PTX ISA 9.7.13.15 ``mbarrier``, 9.7.9.25.4 ``cp.async.bulk`` and 9.7.9.25.5 ``cp.async.bulk.tensor``).
+``TMAPF``, ``LDGSTS.ARRIVE``; PTX ISA 9.7.13.15 ``mbarrier``, 9.7.9.25.4 ``cp.async.bulk`` and 9.7.9.25.5 ``cp.async.bulk.tensor``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -15,6 +15,7 @@ import numpy as np
 from xcc.semantics import tensormap as T
 from xcc.semantics.faults import MemoryFault
 from xcc.sim import mbarrier as mbar
+from xcc.sim.copies import copy_groups
 from xcc.sim.isa.exec_base import Binder, Control, impl
 from xcc.sim.tma import multicast_tx_executor, tma_load_executor, tma_prefetch_executor, tma_store_executor
 
@@ -40,6 +41,13 @@ def _syncs_arrive(x: Binder):
     return mbar.arrive_executor(ctx.launch, lambda: ctx.smem, _where(x), x.r("c"), x.r("e"), x.set_w("d"),
                                 drop=drop, no_complete=x.flag("NOCOMPLETE"),
                                 what="mbarrier.arrive_drop" if drop else "mbarrier.arrive")
+
+
+@impl("LDGSTS.ARRIVE")
+def _ldgsts_arrive(x: Binder):
+    ctx = x.ctx
+    return mbar.copy_arrive_executor(ctx.launch, lambda: ctx.smem, _where(x),
+                                     lambda: copy_groups(ctx.launch, ctx.regs.shape[1]), x.flag("NOINC"))
 
 
 @impl("SYNCS.TX")
