@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from xcc import runtime as rt
+from xcc.diagnostics import XccError
 
 PTX = (Path(__file__).parent / "data" / "runtime" / "mma_tf32_f64.sm_80.ptx").read_text()
 
@@ -221,3 +222,89 @@ def test_mma_sm90_f64_shapes(shape, engine, opt):
         for i, (r, col) in enumerate(frag_coords(shape, "c", lane)):
             got[r, col] = fd[lane, i]
     np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+def test_wmma_tf32_from_nvcc(engine, opt):
+    """nvcuda::wmma m16n16k8 precision::tf32: the kernel rounds its A and B fragments with __float_to_tf32
+    (cvt.rna.tf32.f32: to nearest, ties away from zero, in 10 mantissa bits), so the reference does too."""
+    rng = np.random.default_rng(7 + opt)
+    a, bt, c = _data(rng, (16, 8)), _data(rng, (16, 8)), _data(rng, (16, 16))
+    got = run("wmma_tf32", engine, opt, a, bt, c, out_shape=(16, 16), dtype=np.float32)
+    want = exact_mma(rna_tf32(a), rna_tf32(bt).T, c)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def rna_tf32(x: np.ndarray) -> np.ndarray:
+    """f32 -> tf32 rounding to nearest, ties away from zero (PTX cvt.rna.tf32.f32; finite inputs): add half an
+    ulp of the 10-bit mantissa to the magnitude's bits, then clear the low 13."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    sign, mag = u & 0x80000000, u & 0x7FFFFFFF
+    mag = ((mag + 0x1000) & 0x7FFFE000)
+    return (sign | mag).astype(np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+def test_wmma_f64_from_nvcc(engine, opt):
+    rng = np.random.default_rng(9 + opt)
+    a, b, c = _f64_data(rng, (8, 4)), _f64_data(rng, (4, 8)), _f64_data(rng, (8, 8))
+    got = run("wmma_f64", engine, opt, a, b, c, out_shape=(8, 8), dtype=np.float64)
+    np.testing.assert_array_equal(got.view(np.uint64), fma_chain(a, b, c).view(np.uint64))
+
+
+WMMA_F64_COL = """
+.version 8.7
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<8>;
+    .reg .f64 %fd<8>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    mov.u32 %r1, 12;
+    wmma.load.a.sync.aligned.col.m8n8k4.global.f64 {%fd1}, [%rd1], %r1;
+    wmma.load.b.sync.aligned.col.m8n8k4.f64 {%fd2}, [%rd2];
+    wmma.load.c.sync.aligned.col.m8n8k4.f64 {%fd3, %fd4}, [%rd3+64], %r1;
+    wmma.mma.sync.aligned.col.col.m8n8k4.f64.f64.f64.f64.rn {%fd5, %fd6}, {%fd1}, {%fd2}, {%fd3, %fd4};
+    wmma.store.d.sync.aligned.col.m8n8k4.global.f64 [%rd4], {%fd5, %fd6}, %r1;
+    ret;
+}
+"""
+"""Column-major A (8 x 4, stride 12), B (4 x 8, dense: stride 4), C (8 x 8 at +64 bytes, stride 12), D (stride 12)."""
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+def test_wmma_f64_column_major_with_strides(engine, opt):
+    rng = np.random.default_rng(11 + opt)
+    a, b, c = _f64_data(rng, (8, 4)), _f64_data(rng, (4, 8)), _f64_data(rng, (8, 8))
+    ma = np.zeros((4, 12))
+    ma[:, :8] = a.T                            # column j of A at element 12 j
+    mc = np.zeros(8 + 8 * 12)
+    mc[8:].reshape(8, 12)[:, :8] = c.T         # C at +64 bytes, column j at 12 j
+    dev = rt.Device()
+    ins = [rt.to_device(np.ascontiguousarray(x), dev) for x in (ma, b.T.copy(), mc)]
+    dout = rt.to_device(np.zeros((8, 12)), dev)
+    module = rt.load_module(WMMA_F64_COL, device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (32, 1, 1), [*ins, dout])
+    got = dout.copy_to_host().reshape(8, 12)[:, :8].T
+    np.testing.assert_array_equal(got.view(np.uint64), fma_chain(a, b, c).view(np.uint64))
+
+
+@pytest.mark.parametrize("line,msg", [
+    ("wmma.load.a.sync.aligned.row.m8n8k4.f32 {%fd1}, [%rd1];", r"\.m8n8k4 A fragments take \.f64, not \.f32"),
+    ("wmma.mma.sync.aligned.row.row.m8n8k4.f64.f64.f64.f32 {%fd5, %fd6}, {%fd1}, {%fd2}, {%fd3, %fd4};",
+     r"only wmma\.mma\.alayout\.blayout\.m8n8k4\.f64\.f64\.f64\.f64"),
+    ("mma.sync.aligned.m8n8k4.row.row.f64.f64.f64.f64 {%fd5, %fd6}, {%fd1}, {%fd2}, {%fd3, %fd4};",
+     r"layouts \.row\.col"),
+    ("mma.sync.aligned.m16n8k8.row.col.f16.tf32.tf32.f32 {%r1, %r2}, {%r1, %r2, %r1, %r2}, {%r1, %r2}, "
+     "{%r1, %r2, %r1, %r2};", r"is not supported"),
+])
+def test_bad_forms_are_located_errors(line, msg):
+    ptx = WMMA_F64_COL.replace("    wmma.load.a.sync.aligned.col.m8n8k4.global.f64 {%fd1}, [%rd1], %r1;", "    " + line)
+    with pytest.raises(XccError, match=msg) as e:
+        rt.load_module(ptx, device=rt.Device(), engine="isa", opt_level=0).get_function("k")
+    assert ":15:" in str(e.value)

@@ -40,11 +40,18 @@ class Float64MmaLowering:
             raise self.error(f"'{'.'.join((inst.opcode, *inst.modifiers))}' takes 4 operands (d, a, b, c)",
                              PtxSemanticError)
         d, a, b, c = inst.operands
-        f64, u32 = ptx_type("f64"), ptx_type("u32")
+        f64 = ptx_type("f64")
         regs_a = [self.read(o, f64) for o in self._mx_vector(a, na, "A")]
         regs_b = [self.read(o, f64) for o in self._mx_vector(b, nb, "B")]
         regs_c = [self.read(o, f64) for o in self._mx_vector(c, ncd, "C")]
-        dests = list(self._mx_vector(d, ncd, "D"))
+        self.f64_mma_regs(shape, regs_a, regs_b, regs_c, list(self._mx_vector(d, ncd, "D")), "rn")
+
+    def f64_mma_regs(self, shape: str, regs_a, regs_b, regs_c, dests, rnd: str) -> None:
+        """D (``dests``, f64 registers or sinks) of the f64 MMA ``shape`` on the fragment values ``regs_a``,
+        ``regs_b``, ``regs_c``, each step an ``fma`` rounded in ``rnd`` (``wmma.mma`` m8n8k4 takes .rn, .rz, .rm
+        or .rp; mma.sync .rn)."""
+        m, k = F64_SHAPES[shape]
+        f64, u32 = ptx_type("f64"), ptx_type("u32")
         lane = self.emit("sreg", u32, [], u32, name="laneid").result
         g4 = self._dm("and", lane, 0x1C)              # 4 g: the lanes of this lane's row group
         t8 = self._dm("shl", self._dm("and", lane, 3), 3)  # 4 (2t): the lanes of column 2t
@@ -71,7 +78,7 @@ class Float64MmaLowering:
                 key_b = ("b", p, kk)
                 if key_b not in halves:
                     halves[key_b] = fetch(regs_b[kk >> 2], self._dm("or", t8, 4 * p + (kk & 3)))
-                acc = self.emit("fma", f64, [halves[key_a], halves[key_b], acc], f64, rnd="rn").result
+                acc = self.emit("fma", f64, [halves[key_a], halves[key_b], acc], f64, rnd=rnd).result
             self.write(dst, acc)
 
     def _dm(self, op: str, x, y: int):

@@ -19,7 +19,8 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
   ``wmma_load {frag, layout, space, offset, part}`` (args p, stride), ``mma {shape=m16n16k16}``,
   ``wmma_store`` (args p, stride, D registers).
 
-``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s, ``.f64`` mma :mod:`xcc.ir.lower_dmma`'s.  Anything else in these families is an
+``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s, ``.f64`` mma :mod:`xcc.ir.lower_dmma`'s, the wmma
+shapes ``.m16n16k8`` (tf32) and ``.m8n8k4`` (f64) :mod:`xcc.ir.lower_wmma_simt`'s.  Anything else in these families is an
 :class:`UnsupportedError` at the instruction.
 """
 
@@ -30,6 +31,7 @@ from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.lower_dmma import F64_SHAPES, Float64MmaLowering
 from xcc.ir.lower_sparse_mma import SparseMmaLowering
+from xcc.ir.lower_wmma_simt import WMMA_SIMT, WmmaSimtLowering
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import is_type_name, ptx_type
 
@@ -56,7 +58,7 @@ def _space(mods) -> str:
     return "generic"
 
 
-class MatrixLowering(SparseMmaLowering, Float64MmaLowering):
+class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering):
     # ----------------------------------------------------------------- helpers
     def _mx_check(self, inst, known: set[str]) -> None:
         """.sync and .aligned are required; every modifier must be in ``known`` or be a type."""
@@ -169,6 +171,9 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering):
     # ----------------------------------------------------------------- wmma
     def op_wmma(self, inst) -> None:
         verb = inst.modifiers[0] if inst.modifiers else ""
+        simt = next((m for m in inst.modifiers if m in WMMA_SIMT), None)
+        if simt is not None and verb in ("load", "store", "mma"):  # tf32 and f64 shapes: xcc.ir.lower_wmma_simt
+            return self.wmma_simt(inst, verb, simt)
         if verb == "mma":
             self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", "m16n16k16"})
             lays = [m for m in inst.modifiers if m in ("row", "col")]

@@ -1,0 +1,160 @@
+"""Lowering of the ``wmma`` shapes whose fragments xg1 has no load/store rule for, as ordinary loads and stores
+and the ``mma`` they are made of (PTX ISA 9.7.14.4, sm_80):
+
+* ``.m16n16k8`` with ``.tf32`` A/B and ``.f32`` C/D: ``wmma.load.{a,b}...m16n16k8{.space}.tf32``,
+  ``wmma.load.c / wmma.store.d ...m16n16k8{.space}.f32``, ``wmma.mma.sync.aligned.alayout.blayout.m16n16k8.f32.tf32.tf32.f32``;
+* ``.m8n8k4`` ``.f64``: ``wmma.load.{a,b,c}...m8n8k4{.space}.f64``, ``wmma.store.d...m8n8k4{.space}.f64``,
+  ``wmma.mma.sync.aligned.alayout.blayout.m8n8k4.f64.f64.f64.f64{.rn,.rz,.rm,.rp}``.
+
+**Fragments.**  PTX leaves wmma fragment layouts unspecified; xcc takes those of the ``mma`` the product is made
+of, as it does for m16n16k16 (:mod:`xcc.semantics.matrix`), with ``g`` = lane >> 2, ``t`` = lane & 3:
+
+* m16n16k8 A (16 x 8, 4 registers): the ``mma.m16n8k8 .tf32`` A fragment, element ``i`` at (g + 8 (i % 2),
+  t + 4 (i / 2)); B (8 x 16, 4 registers): registers 0, 1 the m16n8k8 B fragment of columns 0-7, 2, 3 that of
+  columns 8-15, element ``i`` at (t + 4 (i % 2), g + 8 (i / 2)); C/D (16 x 16 f32, 8 registers): the m16n16k16
+  accumulator layout, element ``i`` at (g + 8 ((i / 2) % 2), 2t + i % 2 + 8 (i / 4)).  ``wmma.mma`` is two
+  ``mma.m16n8k8.f32.tf32.tf32.f32`` (columns 0-7 and 8-15), with their rule (the exact sum rounded once).
+* m8n8k4 A (8 x 4): element 0 at (g, t); B (4 x 8): (t, g); C/D (8 x 8): element ``i`` at (g, 2t + i): the
+  ``mma.m8n8k4 .f64`` fragments.  ``wmma.mma`` is :mod:`xcc.ir.lower_dmma`'s fma chain, in the rounding mode
+  given (default .rn).
+
+Fragments are register-for-register what nvcc's ``nvcuda::wmma`` code passes between these instructions, so any
+kernel that only loads, stores, multiplies and applies element-wise operations (as ``__float_to_tf32`` over
+``x[]``) gets the same matrices on any layout.
+
+**Memory.**  Element (r, c) of a ``.row`` matrix is at ``p + (r * stride + c) * size``, of a ``.col`` matrix at
+``p + (c * stride + r) * size`` (9.7.14.4.2); each lane computes its addresses from its own ``p`` and stride
+(PTX requires them warp-uniform); without a stride operand the matrix is dense (stride = its columns for
+``.row``, rows for ``.col``).  The accesses are ordinary ``ld``/``st`` of 4 or 8 bytes: their natural alignment is
+checked, not the fragment-size alignment of rows that 9.7.14.4.2 requires (a misaligned row that is still
+element-aligned is not reported).
+"""
+
+from __future__ import annotations
+
+from xcc.diagnostics import PtxSemanticError
+from xcc.frontend import ast
+from xcc.ir.core import Const
+from xcc.ir.types import is_type_name, ptx_type
+
+# shape -> operand -> (rows, columns, [(row lane part, row const, col lane part, col const) per element])
+_G, _T, _T2 = "g", "t", "t2"
+WMMA_SIMT = {
+    "m16n16k8": {
+        "a": (16, 8, [(_G, 8 * (i % 2), _T, 4 * (i // 2)) for i in range(4)]),
+        "b": (8, 16, [(_T, 4 * (i % 2), _G, 8 * (i // 2)) for i in range(4)]),
+        "c": (16, 16, [(_G, 8 * ((i // 2) % 2), _T2, i % 2 + 8 * (i // 4)) for i in range(8)]),
+    },
+    "m8n8k4": {
+        "a": (8, 4, [(_G, 0, _T, 0)]),
+        "b": (4, 8, [(_T, 0, _G, 0)]),
+        "c": (8, 8, [(_G, 0, _T2, i) for i in range(2)]),
+    },
+}
+"""Each wmma shape lowered here: its fragments (module doc)."""
+_TYPES = {"m16n16k8": {"a": ("tf32",), "b": ("tf32",), "c": ("f32",)}, "m8n8k4": {"a": ("f64",), "b": ("f64",),
+                                                                                 "c": ("f64",)}}
+_ROUNDING = ("rn", "rz", "rm", "rp")
+
+
+def _full(inst) -> str:
+    return ".".join((inst.opcode, *inst.modifiers))
+
+
+class WmmaSimtLowering:
+    def wmma_simt(self, inst, verb: str, shape: str) -> None:
+        """``wmma.{load,store,mma}`` on ``shape`` (a key of :data:`WMMA_SIMT`): module doc."""
+        if verb == "mma":
+            return self._wmma_simt_mma(inst, shape)
+        frags = ("a", "b", "c") if verb == "load" else ("d",)
+        self._mx_check(inst, {verb, *frags, "sync", "aligned", "row", "col", shape, "global", "shared",
+                              "shared::cta"})
+        frag = inst.modifiers[1] if len(inst.modifiers) > 1 else ""
+        lay = next((m for m in inst.modifiers if m in ("row", "col")), None)
+        types = [m for m in inst.modifiers if is_type_name(m) or m == "tf32"]
+        op = "c" if frag == "d" else frag
+        if frag not in frags or lay is None or len(types) != 1:
+            raise self.error(f"'{_full(inst)}': only wmma.{verb}.{'/'.join(frags)}.layout.{shape}.type is supported")
+        if types[0] not in _TYPES[shape][op]:
+            raise self.error(f"'{_full(inst)}': .{shape} {op.upper()} fragments take "
+                             f"{'/'.join('.' + x for x in _TYPES[shape][op])}, not .{types[0]}")
+        ops = inst.operands
+        if len(ops) not in (2, 3):
+            raise self.error(f"'{_full(inst)}' takes 2 or 3 operands", PtxSemanticError)
+        rows, cols, elems = WMMA_SIMT[shape][op]
+        etype = ptx_type("f64" if types[0] == "f64" else "b32")
+        base, off, param = self._address(ops[1] if verb == "load" else ops[0])
+        if param is not None:
+            raise self.error(f"'{_full(inst)}' on a kernel parameter is not supported", PtxSemanticError)
+        space = next((s for s in ("global", "shared") if s in inst.modifiers or f"{s}::cta" in inst.modifiers),
+                     "generic")
+        u32 = ptx_type("u32")
+        stride = self.read(ops[2], u32) if len(ops) == 3 else Const(u32, cols if lay == "row" else rows)
+        addrs = self._wmma_simt_addresses(base, stride, lay, elems, etype.bytes)
+        if verb == "load":
+            dests = list(self._mx_vector(ops[0], len(elems), f"the {frag.upper()} fragment"))
+            for (addr, imm), d in zip(addrs, dests, strict=True):
+                if isinstance(d, ast.Sink):
+                    continue
+                rt = getattr(d, "type", etype)
+                self.write(d, self.emit("ld", etype, [addr], rt, space=space, offset=off + imm).result)
+            return
+        srcs = self._mx_vector(ops[1], len(elems), "the D fragment")
+        for (addr, imm), s in zip(addrs, srcs, strict=True):
+            self.emit("st", etype, [addr, self.read(s, etype)], None, space=space, offset=off + imm)
+
+    def _wmma_simt_addresses(self, base, stride, lay: str, elems, size: int) -> list:
+        """(address value, immediate byte offset) of each fragment element of this lane."""
+        at = ptx_type("u64" if base.type.bits == 64 else "u32")
+        u32 = ptx_type("u32")
+
+        def op(name, x, y, t=at, **kw):
+            return self.emit(name, t, [x, y], t, **kw).result
+
+        lane = self.emit("sreg", u32, [], u32, name="laneid").result
+        parts = {_G: op("shr", lane, Const(u32, 2), u32), _T: op("and", lane, Const(u32, 3), u32)}
+        parts[_T2] = op("shl", parts[_T], Const(u32, 1), u32)
+        if at.bits == 64:
+            parts = {k: self.emit("cvt", at, [v], at, src="u32").result for k, v in parts.items()}
+            stride = self.emit("cvt", at, [stride], at, src="u32").result if not isinstance(stride, Const) \
+                else Const(at, stride.bits)
+        bstride = op("mul", stride, Const(at, size), mode="lo")       # bytes per leading step
+        lead_part = {e[0] if lay == "row" else e[2] for e in elems}
+        minor_part = {e[2] if lay == "row" else e[0] for e in elems}
+        assert len(lead_part) == 1 and len(minor_part) == 1
+        lead, minor = parts[lead_part.pop()], parts[minor_part.pop()]
+        lane_base = op("add", op("add", base, op("mul", lead, bstride, mode="lo")),
+                       op("mul", minor, Const(at, size), mode="lo"))
+        rows, out = {}, []
+        for _rp, rc, _cp, cc in elems:
+            lc, mc = (rc, cc) if lay == "row" else (cc, rc)
+            if lc not in rows:
+                rows[lc] = lane_base if lc == 0 else op("add", lane_base, op("mul", bstride, Const(at, lc), mode="lo"))
+            out.append((rows[lc], mc * size))
+        return out
+
+    def _wmma_simt_mma(self, inst, shape: str) -> None:
+        rnd = [m for m in inst.modifiers if m in _ROUNDING]
+        self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape, *_ROUNDING})
+        lays = [m for m in inst.modifiers if m in ("row", "col")]
+        types = [m for m in inst.modifiers if m in ("tf32", "f32", "f64", "f16", "bf16")]
+        want = ["f32", "tf32", "tf32", "f32"] if shape == "m16n16k8" else ["f64"] * 4
+        if len(lays) != 2 or types != want or (rnd and shape != "m8n8k4") or len(rnd) > 1:
+            raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.{shape}.{'.'.join(want)}"
+                             f"{'{.rnd}' if shape == 'm8n8k4' else ''} is supported")
+        if len(inst.operands) != 4:
+            raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
+        d, a, b, c = inst.operands
+        if shape == "m8n8k4":
+            f64 = ptx_type("f64")
+            regs = [[self.read(o, f64) for o in self._mx_vector(v, n, w)]
+                    for v, n, w in ((a, 1, "A"), (b, 1, "B"), (c, 2, "C"))]
+            return self.f64_mma_regs("m8n8k4", *regs, list(self._mx_vector(d, 2, "D")), rnd[0] if rnd else "rn")
+        ra = self._mx_regs(self._mx_vector(a, 4, "A"))
+        rb = self._mx_regs(self._mx_vector(b, 4, "B"))
+        rc = self._mx_regs(self._mx_vector(c, 8, "C"))
+        dests = self._mx_dests(d, 8, "D")
+        f32 = ptx_type("f32")
+        for j in range(2):  # columns 8j .. 8j + 7: one mma.m16n8k8 tf32
+            self._mx_emit_parts("mma", dests[4 * j:4 * j + 4], ra + rb[2 * j:2 * j + 2] + rc[4 * j:4 * j + 4], f32,
+                                shape="m16n8k8", types="f32.tf32.tf32.f32", na=4, nb=2)
