@@ -20,7 +20,8 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
   ``wmma_store`` (args p, stride, D registers).
 
 ``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s, ``.f64`` mma :mod:`xcc.ir.lower_dmma`'s, the wmma
-shapes ``.m16n16k8`` (tf32) and ``.m8n8k4`` (f64) :mod:`xcc.ir.lower_wmma_simt`'s.  Anything else in these families is an
+shapes ``.m16n16k8`` (tf32) and ``.m8n8k4`` (f64) :mod:`xcc.ir.lower_wmma_simt`'s, ``.s4``/``.u4``/``.b1`` mma
+:mod:`xcc.ir.lower_subbyte_mma`'s.  Anything else in these families is an
 :class:`UnsupportedError` at the instruction.
 """
 
@@ -31,6 +32,7 @@ from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.lower_dmma import F64_SHAPES, Float64MmaLowering
 from xcc.ir.lower_sparse_mma import SparseMmaLowering
+from xcc.ir.lower_subbyte_mma import SUBBYTE_SHAPES, SubByteMmaLowering
 from xcc.ir.lower_wmma_simt import WMMA_SIMT, WmmaSimtLowering
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import is_type_name, ptx_type
@@ -58,7 +60,7 @@ def _space(mods) -> str:
     return "generic"
 
 
-class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering):
+class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering, SubByteMmaLowering):
     # ----------------------------------------------------------------- helpers
     def _mx_check(self, inst, known: set[str]) -> None:
         """.sync and .aligned are required; every modifier must be in ``known`` or be a type."""
@@ -100,7 +102,14 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering):
     def op_mma(self, inst) -> None:
         if {"sp", "sp::ordered_metadata"} & set(inst.modifiers):  # sparse A (xcc.ir.lower_sparse_mma)
             return self.sparse_mma(inst)
-        types = [m for m in inst.modifiers if _elem_type(m)]
+        types = [m for m in inst.modifiers if _elem_type(m) or m in ("s4", "u4", "b1")]
+        if {"s4", "u4", "b1"} & set(types):  # sub-byte integers: xcc.ir.lower_subbyte_mma
+            shape = next((m for m in inst.modifiers if m in SUBBYTE_SHAPES), None)
+            if shape is None or len(types) != 4:
+                raise self.error(f"'{_full(inst)}': sub-byte mma takes .m8n8k32, .m16n8k32, .m16n8k64 (.s4/.u4) or "
+                                 ".m8n8k128, .m16n8k128, .m16n8k256 (.b1) and .dtype.atype.btype.ctype",
+                                 PtxSemanticError)
+            return self.subbyte_mma(inst, shape, types)
         if types == ["f64"] * 4:  # double precision: xcc.ir.lower_dmma
             self._mx_check(inst, {"sync", "aligned", "row", "col", "rn", *F64_SHAPES})
             shape = next((m for m in inst.modifiers if m in F64_SHAPES), None)
