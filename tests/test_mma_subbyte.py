@@ -6,6 +6,8 @@ xcc.semantics."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,51 @@ def test_bad_subbyte_forms_are_located_errors(line, msg):
     with pytest.raises(XccError, match=msg) as e:
         rt.load_module(KERNEL.replace("MMA", line), device=rt.Device(), engine="isa", opt_level=0).get_function("k")
     assert ":22:" in str(e.value)
+
+
+PTX = (Path(__file__).parent / "data" / "runtime" / "mma_subbyte.sm_80.ptx").read_text()
+
+
+def kernel_ptx(name: str) -> str:
+    """The module's header and the one entry ``name``."""
+    head, *entries = PTX.split("\n\t// .globl\t")
+    return head + "".join("\n\t// .globl\t" + e for e in entries if e.startswith(name + "\n"))
+
+
+def pack_rows(mat: np.ndarray, bits: int) -> np.ndarray:
+    """Rows of ``mat`` (element codes) packed into 32-bit words, element 0 in the low bits."""
+    per = 32 // bits
+    m, k = mat.shape
+    codes = (mat.astype(np.int64) & ((1 << bits) - 1)).reshape(m, k // per, per)
+    return (codes << (bits * np.arange(per))).sum(axis=2).astype(np.uint32)
+
+
+def run_wmma(name, a, b, c, engine, opt, bits, outs=1):
+    dev = rt.Device()
+    ins = [rt.to_device(pack_rows(a, bits), dev), rt.to_device(pack_rows(b.T, bits), dev),
+           rt.to_device(c.astype(np.int32), dev)]
+    douts = [rt.to_device(np.zeros((8, 8), np.int32), dev) for _ in range(outs)]
+    module = rt.load_module(kernel_ptx(name), device=dev, engine=engine, opt_level=opt)
+    module.get_function(name).launch((1, 1, 1), (32, 1, 1), [*ins, *douts])
+    return [d.copy_to_host().reshape(8, 8).astype(np.int64) for d in douts]
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+@pytest.mark.parametrize("name,lo,sat", [("wmma_s4", -8, True), ("wmma_u4", 0, False)])
+def test_wmma_s4_u4_from_nvcc(name, lo, sat, engine, opt):
+    rng = np.random.default_rng(3 + opt - lo)
+    a, b = rng.integers(lo, lo + 16, (8, 32)), rng.integers(lo, lo + 16, (32, 8))
+    c = rng.integers(-(2**31), 2**31, (8, 8))
+    c[0, :2] = [2**31 - 1, -(2**31)]
+    [got] = run_wmma(name, a, b, c, engine, opt, 4)
+    np.testing.assert_array_equal(got, wrap_or_sat(a @ b + c, sat))
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+def test_bmma_b1_from_nvcc(engine, opt):
+    rng = np.random.default_rng(5 + opt)
+    a, b = rng.integers(0, 2, (8, 128)), rng.integers(0, 2, (128, 8))
+    c = rng.integers(-1000, 1000, (8, 8))
+    got_xor, got_and = run_wmma("bmma_b1", a, b, c, engine, opt, 1, outs=2)
+    np.testing.assert_array_equal(got_xor, (a[:, :, None] ^ b[None]).sum(axis=1) + c)
+    np.testing.assert_array_equal(got_and, (a[:, :, None] & b[None]).sum(axis=1) + c)

@@ -1,7 +1,10 @@
 """Lowering of the sub-byte integer warp MMAs into the 8-bit one (PTX ISA 9.7.14.5, sm_75/sm_80):
 
 * ``mma.sync.aligned.{m8n8k32,m16n8k32,m16n8k64}.row.col{.satfinite}.s32.{s4,u4}.{s4,u4}.s32``;
-* ``mma.sync.aligned.{m8n8k128,m16n8k128,m16n8k256}.row.col.s32.b1.b1.s32.{and,xor}.popc``.
+* ``mma.sync.aligned.{m8n8k128,m16n8k128,m16n8k256}.row.col.s32.b1.b1.s32.{and,xor}.popc``;
+* their wmma forms ``wmma.mma.sync.aligned.row.col.m8n8k32.s32.{s4,u4}.{s4,u4}.s32{.satfinite}`` and
+  ``wmma.mma.{and,xor}.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32`` (whose fragments
+  :mod:`xcc.ir.lower_wmma_simt` makes the m8n8 mma fragments below).
 
 xg1's only integer MMA is IMMA.16832 (``mma.m16n8k32`` on bytes), so each lane widens its own A and B elements to
 bytes and the product is one or more dense ``m16n8k32`` ``.s8``/``.u8`` MMAs (IR ``mma``).  No data moves
@@ -57,7 +60,7 @@ class SubByteMmaLowering:
         k = int(shape.split("k")[1])
         mods = set(inst.modifiers)
         known = {"sync", "aligned", "row", "col", shape, "s32", "s4", "u4", "b1", "satfinite", "and", "xor",
-                 "popc"}
+                 "popc", *(("mma",) if inst.opcode == "wmma" else ())}
         extra = [x for x in inst.modifiers if x not in known]
         if extra or "sync" not in mods or "aligned" not in mods:
             raise self.error(f"'{_full(inst)}': {', '.join('.' + x for x in extra) or 'needs .sync.aligned'} "

@@ -4,7 +4,9 @@ and the ``mma`` they are made of (PTX ISA 9.7.14.4, sm_80):
 * ``.m16n16k8`` with ``.tf32`` A/B and ``.f32`` C/D: ``wmma.load.{a,b}...m16n16k8{.space}.tf32``,
   ``wmma.load.c / wmma.store.d ...m16n16k8{.space}.f32``, ``wmma.mma.sync.aligned.alayout.blayout.m16n16k8.f32.tf32.tf32.f32``;
 * ``.m8n8k4`` ``.f64``: ``wmma.load.{a,b,c}...m8n8k4{.space}.f64``, ``wmma.store.d...m8n8k4{.space}.f64``,
-  ``wmma.mma.sync.aligned.alayout.blayout.m8n8k4.f64.f64.f64.f64{.rn,.rz,.rm,.rp}``.
+  ``wmma.mma.sync.aligned.alayout.blayout.m8n8k4.f64.f64.f64.f64{.rn,.rz,.rm,.rp}``;
+* ``.m8n8k32`` ``.s4``/``.u4`` and ``.m8n8k128`` ``.b1`` (A ``.row``, B ``.col`` only, as PTX requires), ``.s32``
+  C/D: loads, stores, and ``wmma.mma`` by :mod:`xcc.ir.lower_subbyte_mma`.
 
 **Fragments.**  PTX leaves wmma fragment layouts unspecified; xcc takes those of the ``mma`` the product is made
 of, as it does for m16n16k16 (:mod:`xcc.semantics.matrix`), with ``g`` = lane >> 2, ``t`` = lane & 3:
@@ -17,6 +19,10 @@ of, as it does for m16n16k16 (:mod:`xcc.semantics.matrix`), with ``g`` = lane >>
 * m8n8k4 A (8 x 4): element 0 at (g, t); B (4 x 8): (t, g); C/D (8 x 8): element ``i`` at (g, 2t + i): the
   ``mma.m8n8k4 .f64`` fragments.  ``wmma.mma`` is :mod:`xcc.ir.lower_dmma`'s fma chain, in the rounding mode
   given (default .rn).
+* m8n8k32 / m8n8k128: the ``mma.m8n8k32`` / ``mma.m8n8k128`` fragments: A register 0 holds row g, columns
+  ``E t .. E t + E - 1`` (E = 8 nibbles or 32 bits, low first); B register 0 rows ``E t ..`` of column g; C/D as
+  m8n8k4.  In memory each is one 32-bit word (the ``.row`` A row or ``.col`` B column is packed, element x at
+  bit ``x * bits`` from the start).
 
 Fragments are register-for-register what nvcc's ``nvcuda::wmma`` code passes between these instructions, so any
 kernel that only loads, stores, multiplies and applies element-wise operations (as ``__float_to_tf32`` over
@@ -38,12 +44,22 @@ from xcc.ir.core import Const
 from xcc.ir.types import is_type_name, ptx_type
 
 # shape -> operand -> (rows, columns, [(row lane part, row const, col lane part, col const) per element])
-_G, _T, _T2 = "g", "t", "t2"
+_G, _T, _T2, _T8, _T32 = "g", "t", "t2", "t8", "t32"
 WMMA_SIMT = {
     "m16n16k8": {
         "a": (16, 8, [(_G, 8 * (i % 2), _T, 4 * (i // 2)) for i in range(4)]),
         "b": (8, 16, [(_T, 4 * (i % 2), _G, 8 * (i // 2)) for i in range(4)]),
         "c": (16, 16, [(_G, 8 * ((i // 2) % 2), _T2, i % 2 + 8 * (i // 4)) for i in range(8)]),
+    },
+    "m8n8k32": {  # one register: 8 nibbles of a row of A (a column of B)
+        "a": (8, 32, [(_G, 0, _T8, 0)]),
+        "b": (32, 8, [(_T8, 0, _G, 0)]),
+        "c": (8, 8, [(_G, 0, _T2, i) for i in range(2)]),
+    },
+    "m8n8k128": {  # one register: 32 bits of a row of A (a column of B)
+        "a": (8, 128, [(_G, 0, _T32, 0)]),
+        "b": (128, 8, [(_T32, 0, _G, 0)]),
+        "c": (8, 8, [(_G, 0, _T2, i) for i in range(2)]),
     },
     "m8n8k4": {
         "a": (8, 4, [(_G, 0, _T, 0)]),
@@ -52,8 +68,12 @@ WMMA_SIMT = {
     },
 }
 """Each wmma shape lowered here: its fragments (module doc)."""
-_TYPES = {"m16n16k8": {"a": ("tf32",), "b": ("tf32",), "c": ("f32",)}, "m8n8k4": {"a": ("f64",), "b": ("f64",),
-                                                                                 "c": ("f64",)}}
+_TYPES = {"m16n16k8": {"a": ("tf32",), "b": ("tf32",), "c": ("f32",)},
+          "m8n8k4": {"a": ("f64",), "b": ("f64",), "c": ("f64",)},
+          "m8n8k32": {"a": ("s4", "u4"), "b": ("s4", "u4"), "c": ("s32",)},
+          "m8n8k128": {"a": ("b1",), "b": ("b1",), "c": ("s32",)}}
+_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1}
+_SUBBYTE = ("m8n8k32", "m8n8k128")
 _ROUNDING = ("rn", "rz", "rm", "rp")
 
 
@@ -68,10 +88,10 @@ class WmmaSimtLowering:
             return self._wmma_simt_mma(inst, shape)
         frags = ("a", "b", "c") if verb == "load" else ("d",)
         self._mx_check(inst, {verb, *frags, "sync", "aligned", "row", "col", shape, "global", "shared",
-                              "shared::cta"})
+                              "shared::cta", *_BITS})
         frag = inst.modifiers[1] if len(inst.modifiers) > 1 else ""
         lay = next((m for m in inst.modifiers if m in ("row", "col")), None)
-        types = [m for m in inst.modifiers if is_type_name(m) or m == "tf32"]
+        types = [m for m in inst.modifiers if is_type_name(m) or m in _BITS]
         op = "c" if frag == "d" else frag
         if frag not in frags or lay is None or len(types) != 1:
             raise self.error(f"'{_full(inst)}': only wmma.{verb}.{'/'.join(frags)}.layout.{shape}.type is supported")
@@ -81,6 +101,8 @@ class WmmaSimtLowering:
         ops = inst.operands
         if len(ops) not in (2, 3):
             raise self.error(f"'{_full(inst)}' takes 2 or 3 operands", PtxSemanticError)
+        if shape in _SUBBYTE and op in "ab" and lay != ("row" if op == "a" else "col"):
+            raise self.error(f"'{_full(inst)}': sub-byte wmma takes a .row A and a .col B", PtxSemanticError)
         rows, cols, elems = WMMA_SIMT[shape][op]
         etype = ptx_type("f64" if types[0] == "f64" else "b32")
         base, off, param = self._address(ops[1] if verb == "load" else ops[0])
@@ -90,7 +112,7 @@ class WmmaSimtLowering:
                      "generic")
         u32 = ptx_type("u32")
         stride = self.read(ops[2], u32) if len(ops) == 3 else Const(u32, cols if lay == "row" else rows)
-        addrs = self._wmma_simt_addresses(base, stride, lay, elems, etype.bytes)
+        addrs = self._wmma_simt_addresses(base, stride, lay, elems, _BITS[types[0]])
         if verb == "load":
             dests = list(self._mx_vector(ops[0], len(elems), f"the {frag.upper()} fragment"))
             for (addr, imm), d in zip(addrs, dests, strict=True):
@@ -103,8 +125,9 @@ class WmmaSimtLowering:
         for (addr, imm), s in zip(addrs, srcs, strict=True):
             self.emit("st", etype, [addr, self.read(s, etype)], None, space=space, offset=off + imm)
 
-    def _wmma_simt_addresses(self, base, stride, lay: str, elems, size: int) -> list:
-        """(address value, immediate byte offset) of each fragment element of this lane."""
+    def _wmma_simt_addresses(self, base, stride, lay: str, elems, ebits: int) -> list:
+        """(address value, immediate byte offset) of each fragment element of this lane (elements of ``ebits``:
+        element x of a row or column is at byte x * ebits / 8)."""
         at = ptx_type("u64" if base.type.bits == 64 else "u32")
         u32 = ptx_type("u32")
 
@@ -113,27 +136,36 @@ class WmmaSimtLowering:
 
         lane = self.emit("sreg", u32, [], u32, name="laneid").result
         parts = {_G: op("shr", lane, Const(u32, 2), u32), _T: op("and", lane, Const(u32, 3), u32)}
-        parts[_T2] = op("shl", parts[_T], Const(u32, 1), u32)
+        for name, sh in ((_T2, 1), (_T8, 3), (_T32, 5)):
+            parts[name] = op("shl", parts[_T], Const(u32, sh), u32)
         if at.bits == 64:
             parts = {k: self.emit("cvt", at, [v], at, src="u32").result for k, v in parts.items()}
             stride = self.emit("cvt", at, [stride], at, src="u32").result if not isinstance(stride, Const) \
                 else Const(at, stride.bits)
-        bstride = op("mul", stride, Const(at, size), mode="lo")       # bytes per leading step
+        def to_bytes(v):
+            if ebits >= 8:
+                return op("mul", v, Const(at, ebits // 8), mode="lo")
+            return op("shr", op("mul", v, Const(at, ebits), mode="lo"), Const(u32, 3), at)
+
+        bstride = to_bytes(stride)                                     # bytes per leading step
         lead_part = {e[0] if lay == "row" else e[2] for e in elems}
         minor_part = {e[2] if lay == "row" else e[0] for e in elems}
         assert len(lead_part) == 1 and len(minor_part) == 1
         lead, minor = parts[lead_part.pop()], parts[minor_part.pop()]
         lane_base = op("add", op("add", base, op("mul", lead, bstride, mode="lo")),
-                       op("mul", minor, Const(at, size), mode="lo"))
+                       to_bytes(minor))
         rows, out = {}, []
         for _rp, rc, _cp, cc in elems:
             lc, mc = (rc, cc) if lay == "row" else (cc, rc)
             if lc not in rows:
                 rows[lc] = lane_base if lc == 0 else op("add", lane_base, op("mul", bstride, Const(at, lc), mode="lo"))
-            out.append((rows[lc], mc * size))
+            out.append((rows[lc], mc * ebits // 8))
         return out
 
     def _wmma_simt_mma(self, inst, shape: str) -> None:
+        if shape in _SUBBYTE:  # xcc.ir.lower_subbyte_mma, on the m8n8 mma fragments
+            types = [m for m in inst.modifiers if m in _BITS]
+            return self.subbyte_mma(inst, shape, types)
         rnd = [m for m in inst.modifiers if m in _ROUNDING]
         self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape, *_ROUNDING})
         lays = [m for m in inst.modifiers if m in ("row", "col")]
