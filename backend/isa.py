@@ -698,6 +698,16 @@ _ROWS = [
      "counters unchanged), then an arrive-on of the mbarrier at shared[a + b]: NOINC counts it against the "
      "expected count, otherwise the pending count is incremented first (net zero) (PTX "
      "cp.async.mbarrier.arrive{.noinc}; xcc.semantics.mbarrier.copy_arrive)", "async_wait sync"),
+    # TF32 warpgroup MMA, sm_90a wgmma.mma_async m64nNk8.f32.tf32.tf32 (appended: opcodes stay stable; executor in
+    # exec_matrix.py, selection in isel_matrix.py)
+    ("TGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("TF32",)), Mod("btype", ("TF32",)), NEG_A,
+      NEG_B), "tensor", "tensor",
+     "one accumulator register of HGMMA.64xNx8.F32.TF32 gdesc[a], gdesc[c]",
+     "as WGMMA.F32 for m64nNk8 with tf32 A (64 x 8) and B (8 x N), 4-byte elements, both K-major: d = accumulator "
+     "register b of D = A*B + (ps ? e : 0), each tf32 the upper 19 bits of its f32, the exact sum rounded once to "
+     "f32 (xcc.semantics.wgmma)",
+     "warpgroup tensor=gmma"),
 ]
 
 
@@ -770,7 +780,7 @@ LDGSTS_BYTES = {v: int(v) // 8 for v in TABLE["LDGSTS"].mod("size").values}
 MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA.1688.F32": (16, 8, 8),
              "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16),
              "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32), "QGMMA.F32": (16, 4, 32),
-             "HMMA.1688.F32.TF32": (16, 8, 8), "HMMA.1684.F32.TF32": (16, 8, 4)}
+             "HMMA.1688.F32.TF32": (16, 8, 8), "HMMA.1684.F32.TF32": (16, 8, 4), "TGMMA.F32": (16, 4, 8)}
 
 
 def tensor_ops(mnemonic: str) -> int:

@@ -21,7 +21,8 @@
 * ``wgmma`` (wgmma.mma_async, one IR instruction per accumulator register, ``attrs.part``) -> one WGMMA.F32
   per part: ``d`` the part's D register, ``a``/``c`` the A/B matrix descriptor pairs, ``b`` the part (an
   immediate), ``e`` the part's C register, ``ps`` scale-d; ``n``, the types, imm-trans-a/-b (TRANS_A/B) and
-  imm-scale-a/-b = -1 (NEG_A/B) as modifiers; FP8 (m64nNk32 .e4m3/.e5m2, K-major) the same as QGMMA.F32.  ``wgmma_sync`` fence / commit_group / wait_group n ->
+  imm-scale-a/-b = -1 (NEG_A/B) as modifiers; FP8 (m64nNk32 .e4m3/.e5m2, K-major) the same as QGMMA.F32, TF32
+  (m64nNk8, K-major) as TGMMA.F32.  ``wgmma_sync`` fence / commit_group / wait_group n ->
   WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n (``fence.proxy.async``, an IR ``fence`` of scope
   ``proxy``, is FENCE.VIEW.ASYNC: see :meth:`InstructionSelector.op_fence`).
 * ``cp_async`` -> LDGSTS (ZFILL with a src-size that is not the constant cp-size), ``cp_async_commit`` ->
@@ -370,6 +371,8 @@ class MatrixSelection(SelectorCore):
                 and not int(at["trans_b"]):
             return self._wgmma_emit(inst, "QGMMA.F32", {"n": f"N{n}", "atype": atype.upper(),
                                                         "btype": btype.upper(), **acc16})
+        if atype == btype == "tf32" and 8 <= n <= 256 and n % 8 == 0 and 0 <= part < n // 2 and not acc16:
+            return self._wgmma_emit(inst, "TGMMA.F32", {"n": f"N{n}", "atype": "TF32", "btype": "TF32"})
         if not (8 <= n <= 256 and n % 8 == 0) or atype not in _WGMMA_TYPES or btype not in _WGMMA_TYPES \
                 or not 0 <= part < n // 2:
             raise self.error(f"wgmma.mma_async m64n{n}k16.f32.{atype}.{btype} is not supported by the xg1 backend "

@@ -11,7 +11,8 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   (:func:`xcc.semantics.mbarrier.copy_arrive`).
 * ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} {d...}, a-desc, b-desc, scale-d,
   imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b`` and (FP8) ``...m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} {d...},
-  a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b`` (trans 0) -> one ``wgmma`` per accumulator register (``part``),
+  a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b`` (trans 0) and ``...m64nNk8.f32.tf32.tf32`` (the same
+  operands) -> one ``wgmma`` per accumulator register (``part``),
   each reading its own register of C (all are read before any is written); ``wgmma.fence``,
   ``commit_group``, ``wait_group N`` -> ``wgmma_sync {kind, n}`` (PTX ISA 9.7.15).
 * ``fence.proxy.async`` needs nothing here: :meth:`op_fence` (= ``op_membar``) makes it a ``fence``, and in
@@ -33,7 +34,7 @@ from xcc.ir.types import PRED, ptx_type
 CP_SIZES = (4, 8, 16)
 _CP_COPY_MODS = frozenset({"async", "ca", "cg", "shared", "shared::cta", "global", "L2::cache_hint", "L2::64B",
                            "L2::128B", "L2::256B"})
-_WGMMA_SHAPE = re.compile(r"m64n(\d+)k(16|32)$")
+_WGMMA_SHAPE = re.compile(r"m64n(\d+)k(8|16|32)$")
 _WGMMA_TYPES = ("f16", "bf16")
 _WGMMA_FP8 = ("e4m3", "e5m2")
 _wgmma_ids = itertools.count(1)
@@ -148,15 +149,16 @@ class AsyncLowering:
         types = [x for x in ms if x in ("f32", "f16", "bf16", "tf32", "e4m3", "e5m2", "s32", "u8", "s8", "b1")]
         n = int(m.group(1)) if m else 0
         fp8 = len(types) == 3 and types[1] in _WGMMA_FP8 and types[2] in _WGMMA_FP8
+        tf32 = types == ["f32", "tf32", "tf32"]
         f16acc = len(types) == 3 and types[0] == "f16" and (fp8 or types[1:] == ["f16", "f16"])
         if not m or not (8 <= n <= 256 and n % 8 == 0) or len(types) != 3 or not (types[0] == "f32" or f16acc) \
-                or not (fp8 or types[1] == types[2] and types[1] in _WGMMA_TYPES) or "satfinite" in ms \
-                or m.group(2) != ("32" if fp8 else "16"):
+                or not (fp8 or tf32 or types[1] == types[2] and types[1] in _WGMMA_TYPES) or "satfinite" in ms \
+                or m.group(2) != ("32" if fp8 else "8" if tf32 else "16"):
             raise self.error(f"'{_text(inst)}' is not supported yet (supported: m64nNk16 with an f32 "
                              "accumulator and f16 or bf16 A and B, or an f16 accumulator and f16 A and B; "
-                             "m64nNk32 with an f32 or f16 accumulator and e4m3/e5m2 A and B)")
+                             "m64nNk32 with an f32 or f16 accumulator and e4m3/e5m2 A and B; m64nNk8 .f32.tf32.tf32)")
         ops = list(inst.operands)
-        if fp8:  # no imm-trans operands: both K-major
+        if fp8 or tf32:  # no imm-trans operands: both K-major
             if len(ops) != 6:
                 raise self.error(f"'{_text(inst)}' takes d, a-desc, b-desc, scale-d, imm-scale-a and imm-scale-b, "
                                  f"got {len(ops)} operands", PtxSemanticError)

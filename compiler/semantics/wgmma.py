@@ -41,6 +41,11 @@ imm-scale-a, imm-scale-b``): K = 32 one-byte elements, both operands K-major (PT
 :func:`xcc.semantics.matrix.to_float64`) and the same rule: the exact sum of the 32 products and the
 accumulator rounded once to f32.
 
+TF32 (``wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32 d, a-desc, b-desc, scale-d, imm-scale-a,
+imm-scale-b``): K = 8 four-byte elements, both operands K-major, the same layouts with ``e = 4`` (``T = 4``);
+each element read as the upper 19 bits of its f32 (:func:`xcc.semantics.matrix.to_float64`, as tf32 mma.sync),
+products exact, the exact sum of the 8 products and the accumulator rounded once to f32.
+
 A ``.f16`` accumulator (``m64nNk16.f16.f16.f16`` and ``m64nNk32.f16.{e4m3,e5m2}.{e4m3,e5m2}``; ptxas 13.0 rejects
 ``.f16.bf16.bf16``): ``N/4`` packed f16x2 registers per thread, register ``j`` holding elements ``2j`` (low half)
 and ``2j+1`` (high half) of the f32 layout above; each element the exact sum of the products and its f16
@@ -60,11 +65,12 @@ from xcc.semantics.matrix import float_mma
 M, K = 64, 16
 SWIZZLE_BYTES = (0, 128, 64, 32)
 """Swizzle width in bytes of descriptor bits 62-63 (0: no swizzling)."""
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "tf32": 4}
 
 
 def k_of(etype: str) -> int:
-    """The K of one wgmma with A/B elements of ``etype``: 16 for .f16/.bf16, 32 for .e4m3/.e5m2 (32 bytes)."""
+    """The K of one wgmma with A/B elements of ``etype``: 16 for .f16/.bf16, 32 for .e4m3/.e5m2, 8 for .tf32 (32
+    bytes)."""
     return 32 // ELEMENT_BYTES[etype]
 
 
@@ -111,8 +117,8 @@ def matrix_addresses(desc: Descriptor, rows: int, elem_bytes: int, k_major: bool
 
 
 def to_f64(bits: np.ndarray, etype: str) -> np.ndarray:
-    """f16/bf16 (uint16) or e4m3/e5m2 (uint8) bit patterns as exact f64 values."""
-    if etype in matrix.FP8:
+    """f16/bf16 (uint16), e4m3/e5m2 (uint8) or tf32 (uint32: the upper 19 bits) bit patterns as exact f64 values."""
+    if etype in matrix.FP8 or etype == "tf32":
         return matrix.to_float64(bits, etype)
     bits = np.asarray(bits, np.uint16)
     if etype == "f16":

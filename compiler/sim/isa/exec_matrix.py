@@ -15,7 +15,7 @@ check).
   the source is read when LDGSTS executes, the destination written at the thread's DEPBAR that covers the
   copy's group.  The groups of a wave live on the wave's context (``ctx.cp_async``).
 
-* ``WGMMA.F32``, ``QGMMA.F32`` (FP8, m64nNk32): one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
+* ``WGMMA.F32``, ``QGMMA.F32`` (FP8, m64nNk32), ``TGMMA.F32`` (TF32, m64nNk8): one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
   the CTA's shared memory at the addresses :func:`xcc.semantics.wgmma.matrix_addresses` gives for the
   decoded descriptors and :func:`xcc.semantics.wgmma.mma_part` - the functions the IR interpreter calls -
   computes the part.  ``WARPGROUP.ARRIVE`` / ``.COMMIT`` / ``.DEPBAR`` (wgmma.fence / commit_group /
@@ -249,7 +249,7 @@ def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: b
     return wgmma.to_f64(bits, etype).reshape(lead.size, rows, k)
 
 
-@impl("WGMMA.F32", "QGMMA.F32")
+@impl("WGMMA.F32", "QGMMA.F32", "TGMMA.F32")
 def _wgmma(x: Binder):
     mn = x.inst.mnemonic
     part, n = int(x.ops["b"]), int(x.mod("n")[1:])
