@@ -708,6 +708,15 @@ _ROWS = [
      "register b of D = A*B + (ps ? e : 0), each tf32 the upper 19 bits of its f32, the exact sum rounded once to "
      "f32 (xcc.semantics.wgmma)",
      "warpgroup tensor=gmma"),
+    # Integer warpgroup MMA, sm_90a wgmma.mma_async m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} (appended: opcodes stay
+    # stable; executor in exec_matrix.py, selection in isel_matrix.py)
+    ("IGMMA.S32", (D_R, A_W, B_I, C_W, E_R, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("S8", "U8")), Mod("btype", ("S8", "U8")),
+      SAT), "tensor", "tensor",
+     "one accumulator register of IGMMA.64xNx32.S8.S8 (.U8) gdesc[a], gdesc[c]",
+     "as WGMMA.F32 for m64nNk32 with s8|u8 A (64 x 32) and B (32 x N), both K-major: d = accumulator register b "
+     "(.s32) of D = A*B + (ps ? e : 0), exact, wrapping mod 2^32 or with SAT clamped to s32 (xcc.semantics.wgmma)",
+     "warpgroup tensor=gmma"),
 ]
 
 
@@ -780,7 +789,8 @@ LDGSTS_BYTES = {v: int(v) // 8 for v in TABLE["LDGSTS"].mod("size").values}
 MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA.1688.F32": (16, 8, 8),
              "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16),
              "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32), "QGMMA.F32": (16, 4, 32),
-             "HMMA.1688.F32.TF32": (16, 8, 8), "HMMA.1684.F32.TF32": (16, 8, 4), "TGMMA.F32": (16, 4, 8)}
+             "HMMA.1688.F32.TF32": (16, 8, 8), "HMMA.1684.F32.TF32": (16, 8, 4), "TGMMA.F32": (16, 4, 8),
+             "IGMMA.S32": (16, 4, 32)}
 
 
 def tensor_ops(mnemonic: str) -> int:

@@ -22,7 +22,8 @@
   per part: ``d`` the part's D register, ``a``/``c`` the A/B matrix descriptor pairs, ``b`` the part (an
   immediate), ``e`` the part's C register, ``ps`` scale-d; ``n``, the types, imm-trans-a/-b (TRANS_A/B) and
   imm-scale-a/-b = -1 (NEG_A/B) as modifiers; FP8 (m64nNk32 .e4m3/.e5m2, K-major) the same as QGMMA.F32, TF32
-  (m64nNk8, K-major) as TGMMA.F32.  ``wgmma_sync`` fence / commit_group / wait_group n ->
+  (m64nNk8, K-major) as TGMMA.F32, integer (m64nNk32 .s32.{s8,u8}.{s8,u8}, K-major, SAT for .satfinite) as
+  IGMMA.S32.  ``wgmma_sync`` fence / commit_group / wait_group n ->
   WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n (``fence.proxy.async``, an IR ``fence`` of scope
   ``proxy``, is FENCE.VIEW.ASYNC: see :meth:`InstructionSelector.op_fence`).
 * ``cp_async`` -> LDGSTS (ZFILL with a src-size that is not the constant cp-size), ``cp_async_commit`` ->
@@ -136,8 +137,8 @@ class MatrixSelection(SelectorCore):
         return super().half_rule(inst)
 
     def implements_flag(self, inst: Instruction, flag: str) -> bool:
-        if inst.op == "mma" and flag == "satfinite":
-            return True  # IMMA.16832.SAT (lower_matrix allows .satfinite on integer mma only)
+        if inst.op in ("mma", "wgmma") and flag == "satfinite":
+            return True  # IMMA.16832.SAT / IGMMA.S32.SAT (.satfinite is allowed on integer mma / wgmma only)
         return super().implements_flag(inst, flag)
 
     def _mx_cache(self, name: str) -> dict:
@@ -371,6 +372,11 @@ class MatrixSelection(SelectorCore):
                 and not int(at["trans_b"]):
             return self._wgmma_emit(inst, "QGMMA.F32", {"n": f"N{n}", "atype": atype.upper(),
                                                         "btype": btype.upper(), **acc16})
+        if at.get("acc") == "s32" and atype in ("s8", "u8") and btype in ("s8", "u8") and 8 <= n <= 256 \
+                and n % 8 == 0 and 0 <= part < n // 2:
+            sat = {"SAT": "SAT"} if at.get("satfinite") else {}
+            return self._wgmma_emit(inst, "IGMMA.S32", {"n": f"N{n}", "atype": atype.upper(), "btype": btype.upper(),
+                                                        **sat})
         if atype == btype == "tf32" and 8 <= n <= 256 and n % 8 == 0 and 0 <= part < n // 2 and not acc16:
             return self._wgmma_emit(inst, "TGMMA.F32", {"n": f"N{n}", "atype": "TF32", "btype": "TF32"})
         if not (8 <= n <= 256 and n % 8 == 0) or atype not in _WGMMA_TYPES or btype not in _WGMMA_TYPES \

@@ -12,7 +12,8 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
 * ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} {d...}, a-desc, b-desc, scale-d,
   imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b`` and (FP8) ``...m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} {d...},
   a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b`` (trans 0) and ``...m64nNk8.f32.tf32.tf32`` (the same
-  operands) -> one ``wgmma`` per accumulator register (``part``),
+  operands) and ``...m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} {d...}, a-desc, b-desc, scale-d`` -> one ``wgmma``
+  per accumulator register (``part``),
   each reading its own register of C (all are read before any is written); ``wgmma.fence``,
   ``commit_group``, ``wait_group N`` -> ``wgmma_sync {kind, n}`` (PTX ISA 9.7.15).
 * ``fence.proxy.async`` needs nothing here: :meth:`op_fence` (= ``op_membar``) makes it a ``fence``, and in
@@ -150,6 +151,8 @@ class AsyncLowering:
         n = int(m.group(1)) if m else 0
         fp8 = len(types) == 3 and types[1] in _WGMMA_FP8 and types[2] in _WGMMA_FP8
         tf32 = types == ["f32", "tf32", "tf32"]
+        if len(types) == 3 and types[0] == "s32":  # integer: wgmma.mma_async...m64nNk32.s32.{s8,u8}.{s8,u8}
+            return self._wgmma_int(inst, m, types)
         f16acc = len(types) == 3 and types[0] == "f16" and (fp8 or types[1:] == ["f16", "f16"])
         if not m or not (8 <= n <= 256 and n % 8 == 0) or len(types) != 3 or not (types[0] == "f32" or f16acc) \
                 or not (fp8 or tf32 or types[1] == types[2] and types[1] in _WGMMA_TYPES) or "satfinite" in ms \
@@ -193,5 +196,32 @@ class AsyncLowering:
         else:
             parts = [self.emit("wgmma", f32, [c, da, db, scale_d], f32, part=k, **attrs).result
                      for k, c in enumerate(cs)]
+        for reg, v in zip(d.elements, parts):
+            self.write(reg, v)
+
+    def _wgmma_int(self, inst, m, types) -> None:
+        """``wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a-desc, b-desc, scale-d``:
+        one ``wgmma`` per .s32 accumulator register (``attrs.acc = s32``), both operands K-major."""
+        n = int(m.group(1)) if m else 0
+        if not m or m.group(2) != "32" or not (8 <= n <= 256 and n % 8 == 0) \
+                or types[1] not in ("s8", "u8") or types[2] not in ("s8", "u8"):
+            raise self.error(f"'{_text(inst)}' is not supported yet (integer wgmma: m64nNk32.s32 with .s8/.u8 A and B)")
+        ops = list(inst.operands)
+        if len(ops) != 4:
+            raise self.error(f"'{_text(inst)}' takes d, a-desc, b-desc and scale-d, got {len(ops)} operands",
+                             PtxSemanticError)
+        if isinstance(ops[1], ast.Vector):
+            raise self.error(f"'{_text(inst)}' with A in registers is not supported yet (only shared-memory "
+                             "descriptors)")
+        d = ops[0]
+        if not isinstance(d, ast.Vector) or len(d.elements) != n // 2:
+            raise self.error(f"'{_text(inst)}' needs {{}} with {n // 2} .s32 accumulator registers", PtxSemanticError)
+        s32, u64 = ptx_type("s32"), ptx_type("u64")
+        cs = [self.read(r, s32) for r in d.elements]
+        da, db, scale_d = self.read(ops[1], u64), self.read(ops[2], u64), self.read(ops[3], PRED)
+        attrs = dict(n=n, atype=types[1], btype=types[2], scale_a=1, scale_b=1, trans_a=0, trans_b=0,
+                     wgmma_id=next(_wgmma_ids), acc="s32", **({"satfinite": True} if "satfinite" in inst.modifiers
+                                                              else {}))
+        parts = [self.emit("wgmma", s32, [c, da, db, scale_d], s32, part=k, **attrs).result for k, c in enumerate(cs)]
         for reg, v in zip(d.elements, parts):
             self.write(reg, v)

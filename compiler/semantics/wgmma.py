@@ -46,6 +46,11 @@ imm-scale-b``): K = 8 four-byte elements, both operands K-major, the same layout
 each element read as the upper 19 bits of its f32 (:func:`xcc.semantics.matrix.to_float64`, as tf32 mma.sync),
 products exact, the exact sum of the 8 products and the accumulator rounded once to f32.
 
+Integer (``wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a-desc, b-desc, scale-d``):
+K = 32 bytes, both K-major, the same layouts with ``e = 1``; the exact sum of the 32 products and the .s32
+accumulator (0 when ``scale-d`` is false) wraps modulo 2^32, or with ``.satfinite`` is clamped to the .s32 range
+(:func:`int_part`), as integer mma.sync.
+
 A ``.f16`` accumulator (``m64nNk16.f16.f16.f16`` and ``m64nNk32.f16.{e4m3,e5m2}.{e4m3,e5m2}``; ptxas 13.0 rejects
 ``.f16.bf16.bf16``): ``N/4`` packed f16x2 registers per thread, register ``j`` holding elements ``2j`` (low half)
 and ``2j+1`` (high half) of the f32 layout above; each element the exact sum of the products and its f16
@@ -65,12 +70,12 @@ from xcc.semantics.matrix import float_mma
 M, K = 64, 16
 SWIZZLE_BYTES = (0, 128, 64, 32)
 """Swizzle width in bytes of descriptor bits 62-63 (0: no swizzling)."""
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "tf32": 4}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "tf32": 4, "s8": 1, "u8": 1}
 
 
 def k_of(etype: str) -> int:
-    """The K of one wgmma with A/B elements of ``etype``: 16 for .f16/.bf16, 32 for .e4m3/.e5m2, 8 for .tf32 (32
-    bytes)."""
+    """The K of one wgmma with A/B elements of ``etype``: 16 for .f16/.bf16, 32 for .e4m3/.e5m2/.s8/.u8, 8 for .tf32
+    (32 bytes)."""
     return 32 // ELEMENT_BYTES[etype]
 
 
@@ -120,6 +125,9 @@ def to_f64(bits: np.ndarray, etype: str) -> np.ndarray:
     """f16/bf16 (uint16), e4m3/e5m2 (uint8) or tf32 (uint32: the upper 19 bits) bit patterns as exact f64 values."""
     if etype in matrix.FP8 or etype == "tf32":
         return matrix.to_float64(bits, etype)
+    if etype in ("s8", "u8"):  # integers, exact in f64
+        v = np.asarray(bits, np.uint8)
+        return (v.view(np.int8) if etype == "s8" else v).astype(np.float64)
     bits = np.asarray(bits, np.uint16)
     if etype == "f16":
         return bits.view(np.float16).astype(np.float64)
@@ -156,3 +164,17 @@ def mma_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_
     n = g * row.size  # one 1x1 product per (warpgroup, thread): the same exactly rounded rule as mma.sync
     d = float_mma(a[:, row, :].reshape(n, 1, k), b[:, col, :].reshape(n, k, 1), acc_v.reshape(n, 1, 1), acc)
     return d.astype(np.uint32).reshape(g, row.size)
+
+
+def int_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_d: np.ndarray,
+             satfinite: bool) -> np.ndarray:
+    """Accumulator element ``part`` of the integer D = A*B (+ C) for ``G`` warpgroups, as uint32 bits ``(G, 128)``:
+    ``a`` (G, 64, K), ``b`` (G, N, K) integer values (as f64), ``c_bits`` (G, 128) the threads' .s32 accumulators;
+    the exact sum wraps modulo 2^32 or, with ``satfinite``, is clamped to the .s32 range."""
+    row, col = accumulator_coords(part)
+    dot = np.einsum("gtk,gtk->gt", a[:, row, :].astype(np.int64), b[:, col, :].astype(np.int64))
+    c = np.asarray(c_bits, np.uint32).view(np.int32).astype(np.int64)
+    d = dot + np.where(np.asarray(scale_d, bool)[:, None], c, 0)
+    if satfinite:
+        d = np.clip(d, -(2**31), 2**31 - 1)
+    return (d & 0xFFFFFFFF).astype(np.uint32)

@@ -147,13 +147,18 @@ class _Operands:
 def _wgmma(x: OpBinder):
     """Accumulator register ``attrs.part`` of ``wgmma.mma_async``: D = A*B + (scale-d ? C : 0)."""
     part, ops, acc = int(x.attrs["part"]), _Operands(x), x.attrs.get("acc", "f32")
+    sat = bool(x.attrs.get("satfinite"))
     c, scale_d, wr = x.arg(0), x.arg(3), x.set()
 
     def run(sel, idx, n):
         g = _warpgroups(ops.launch, idx, "wgmma.mma_async")
         a, b = ops.get(sel, idx, g)
         sd = _uniform(scale_d(sel, n), g, "scale-d", "wgmma.mma_async")
-        wr(sel, wgmma.mma_part(a, b, part, np.asarray(c(sel, n)).reshape(g, 128), sd, acc).reshape(-1))
+        cb = np.asarray(c(sel, n)).reshape(g, 128)
+        if acc == "s32":
+            wr(sel, wgmma.int_part(a, b, part, cb.astype(np.int64).astype(np.uint32), sd, sat).reshape(-1))
+        else:
+            wr(sel, wgmma.mma_part(a, b, part, cb, sd, acc).reshape(-1))
 
     return run
 

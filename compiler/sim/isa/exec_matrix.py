@@ -15,7 +15,7 @@ check).
   the source is read when LDGSTS executes, the destination written at the thread's DEPBAR that covers the
   copy's group.  The groups of a wave live on the wave's context (``ctx.cp_async``).
 
-* ``WGMMA.F32``, ``QGMMA.F32`` (FP8, m64nNk32), ``TGMMA.F32`` (TF32, m64nNk8): one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
+* ``WGMMA.F32``, ``QGMMA.F32`` (FP8, m64nNk32), ``TGMMA.F32`` (TF32, m64nNk8), ``IGMMA.S32`` (s8/u8, m64nNk32, :func:`xcc.semantics.wgmma.int_part`): one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
   the CTA's shared memory at the addresses :func:`xcc.semantics.wgmma.matrix_addresses` gives for the
   decoded descriptors and :func:`xcc.semantics.wgmma.mma_part` - the functions the IR interpreter calls -
   computes the part.  ``WARPGROUP.ARRIVE`` / ``.COMMIT`` / ``.DEPBAR`` (wgmma.fence / commit_group /
@@ -249,7 +249,7 @@ def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: b
     return wgmma.to_f64(bits, etype).reshape(lead.size, rows, k)
 
 
-@impl("WGMMA.F32", "QGMMA.F32", "TGMMA.F32")
+@impl("WGMMA.F32", "QGMMA.F32", "TGMMA.F32", "IGMMA.S32")
 def _wgmma(x: Binder):
     mn = x.inst.mnemonic
     part, n = int(x.ops["b"]), int(x.mod("n")[1:])
@@ -270,7 +270,10 @@ def _wgmma(x: Binder):
         b = wgmma_operand(ctx, b_desc, lead, n, kb, btype) * sb
         sd = _uniform(np.broadcast_to(np.asarray(scale_d(sel, cnt), bool), (cnt,)), g, "scale-d")
         cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
-        wr(sel, wgmma.mma_part(a, b, part, cb, sd, "f16" if acc16 else "f32").reshape(cnt))
+        if mn == "IGMMA.S32":
+            wr(sel, wgmma.int_part(a, b, part, cb, sd, x.flag("SAT")).reshape(cnt))
+        else:
+            wr(sel, wgmma.mma_part(a, b, part, cb, sd, "f16" if acc16 else "f32").reshape(cnt))
 
     return run
 
