@@ -711,11 +711,12 @@ _ROWS = [
     # Integer warpgroup MMA, sm_90a wgmma.mma_async m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} (appended: opcodes stay
     # stable; executor in exec_matrix.py, selection in isel_matrix.py)
     ("IGMMA.S32", (D_R, A_W, B_I, C_W, E_R, PS),
-     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("S8", "U8")), Mod("btype", ("S8", "U8")),
-      SAT), "tensor", "tensor",
-     "one accumulator register of IGMMA.64xNx32.S8.S8 (.U8) gdesc[a], gdesc[c]",
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("S8", "U8", "B1")),
+      Mod("btype", ("S8", "U8", "B1")), SAT), "tensor", "tensor",
+     "one accumulator register of IGMMA.64xNx32.S8.S8 (.U8) / BGMMA.64xNx256.AND.POPC gdesc[a], gdesc[c]",
      "as WGMMA.F32 for m64nNk32 with s8|u8 A (64 x 32) and B (32 x N), both K-major: d = accumulator register b "
-     "(.s32) of D = A*B + (ps ? e : 0), exact, wrapping mod 2^32 or with SAT clamped to s32 (xcc.semantics.wgmma)",
+     "(.s32) of D = A*B + (ps ? e : 0), exact, wrapping mod 2^32 or with SAT clamped to s32; B1 (m64nNk256, both "
+     "B1): popc(A & B) over 256 bits (32 bytes, bit i of byte j element 8j + i) (xcc.semantics.wgmma)",
      "warpgroup tensor=gmma"),
 ]
 

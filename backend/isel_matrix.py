@@ -372,7 +372,8 @@ class MatrixSelection(SelectorCore):
                 and not int(at["trans_b"]):
             return self._wgmma_emit(inst, "QGMMA.F32", {"n": f"N{n}", "atype": atype.upper(),
                                                         "btype": btype.upper(), **acc16})
-        if at.get("acc") == "s32" and atype in ("s8", "u8") and btype in ("s8", "u8") and 8 <= n <= 256 \
+        if at.get("acc") == "s32" and (atype in ("s8", "u8") and btype in ("s8", "u8") or atype == btype == "b1") \
+                and 8 <= n <= 256 \
                 and n % 8 == 0 and 0 <= part < n // 2:
             sat = {"SAT": "SAT"} if at.get("satfinite") else {}
             return self._wgmma_emit(inst, "IGMMA.S32", {"n": f"N{n}", "atype": atype.upper(), "btype": btype.upper(),

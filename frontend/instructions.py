@@ -234,7 +234,7 @@ _MATRIX_SPACES = "shared shared::cta shared::cluster global generic"
 _TENSOR_FAMILIES = {
     "mma": _MMA_VOCAB,
     "wmma": f"{_MMA_VOCAB} load store mma a b c d {_MATRIX_SPACES}",
-    "wgmma": "fence commit_group wait_group mma_async sync aligned sp satfinite",
+    "wgmma": "fence commit_group wait_group mma_async sync aligned sp satfinite and popc",
     "ldmatrix": f"sync aligned trans {_MATRIX_SPACES} b8x16 b6x16_p32 b4x16_p64",
     "stmatrix": f"sync aligned trans {_MATRIX_SPACES} b8x16",
     "movmatrix": "sync aligned trans",

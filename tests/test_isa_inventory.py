@@ -178,8 +178,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ("'wmma.mma.sync.aligned.row.col.m16n16k16.s32.s8.s8.s32': only .f16 inputs (wmma.mma...dtype.ctype) are supported", _MMA),
     'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, %rd2, %p1, 1, 1, 0;':
         ("'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16' takes d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a and imm-trans-b, got 7 operands", _MMA),
-    'wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc {%r1, %r2, %r3, %r4}, %rd1, %rd2, %p1;':
-        ("'.and' is not a modifier of 'wgmma'", _MMA),
     'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r5, 0, %p1, 1, 1, 0, 0;':
         ("instruction 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16' is not supported yet", _MMA),
     'vsub2.u32.u32.u32.sat %r1, %r2.h10, %r3, %r4;':

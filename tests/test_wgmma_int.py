@@ -125,3 +125,50 @@ def test_int_wgmma_matches_numpy(n, at, bt, sat, sw, engine, opt):
 def test_int_wgmma_scale_d_false(engine):
     got, want = run_int_wgmma(8, "s8", "u8", True, 0, engine, 3, scale_d=False, seed=5)
     np.testing.assert_array_equal(got, want)
+
+
+def run_b1_wgmma(n, sw, engine, opt, seed=0):
+    """``m64nNk256.s32.b1.b1.and.popc``: A (64 x 256 bits) and B^T (N x 256 bits) stored as 32 bytes a row in the
+    byte layouts, element 8j + i at bit i of byte j; D = popc(A & B) + C, wrapping."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 2, (64, 256)), rng.integers(0, 2, (n, 256))
+    a[0], b[0] = 1, 1
+    ab = np.packbits(a.astype(np.uint8), axis=1, bitorder="little")
+    bb = np.packbits(b.astype(np.uint8), axis=1, bitorder="little")
+    lbo, sbo = (128, 256) if sw == 0 else (0, 8 * sw)
+    img = np.zeros(16384, np.uint8)
+    for r in range(64):
+        for k in range(32):
+            img[kmajor_offset(r, k, sw, lbo, sbo)] = ab[r, k]
+    for c in range(n):
+        for k in range(32):
+            img[8192 + kmajor_offset(c, k, sw, lbo, sbo)] = bb[c, k]
+    nr = n // 2
+    c0 = rng.integers(-(2**31), 2**31, (128, nr))
+    c0[0, 0] = 2**31 - 1
+    want = np.zeros((128, nr), np.int64)
+    for t in range(128):
+        for i in range(nr):
+            row = 16 * (t // 32) + (t % 32) // 4 + 8 * ((i // 2) % 2)
+            col = 8 * (i // 4) + 2 * (t % 4) + i % 2
+            want[t, i] = int((a[row] & b[col]).sum()) + int(c0[t, i])
+    want = (want + 2**31) % 2**32 - 2**31
+    ptx = (KERNEL.replace("NR", str(nr)).replace("STRIDE", str(4 * nr)).replace("NN", str(n))
+           .replace("k32.s32.@A@.@B@", "k256.s32.b1.b1.and.popc")
+           .replace("REGS", ", ".join(f"%s{i}" for i in range(nr)))
+           .replace("LOADS", "\n".join(f"    ld.global.s32 %s{i}, [%rd4+{4 * i}];" for i in range(nr)))
+           .replace("STORES", "\n".join(f"    st.global.s32 [%rd4+{4 * i}], %s{i};" for i in range(nr))))
+    desc = lambda start: (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | _SW_MODE[sw] << 62  # noqa: E731
+    dev = rt.Device()
+    d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(c0.astype(np.int32), dev)
+    module = rt.load_module(ptx, device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (128, 1, 1), [d_img, d_out, np.uint64(desc(0)), np.uint64(desc(8192)),
+                                                             np.uint32(1)])
+    return d_out.copy_to_host().view(np.int32).reshape(128, nr), want
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+@pytest.mark.parametrize("n,sw", [(8, 0), (16, 128)])
+def test_b1_wgmma_and_popc(n, sw, engine, opt):
+    got, want = run_b1_wgmma(n, sw, engine, opt, seed=n + sw)
+    np.testing.assert_array_equal(got, want)

@@ -35,7 +35,7 @@ from xcc.ir.types import PRED, ptx_type
 CP_SIZES = (4, 8, 16)
 _CP_COPY_MODS = frozenset({"async", "ca", "cg", "shared", "shared::cta", "global", "L2::cache_hint", "L2::64B",
                            "L2::128B", "L2::256B"})
-_WGMMA_SHAPE = re.compile(r"m64n(\d+)k(8|16|32)$")
+_WGMMA_SHAPE = re.compile(r"m64n(\d+)k(8|16|32|256)$")
 _WGMMA_TYPES = ("f16", "bf16")
 _WGMMA_FP8 = ("e4m3", "e5m2")
 _wgmma_ids = itertools.count(1)
@@ -200,12 +200,17 @@ class AsyncLowering:
             self.write(reg, v)
 
     def _wgmma_int(self, inst, m, types) -> None:
-        """``wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a-desc, b-desc, scale-d``:
-        one ``wgmma`` per .s32 accumulator register (``attrs.acc = s32``), both operands K-major."""
+        """``wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a-desc, b-desc, scale-d`` and
+        ``...m64nNk256.s32.b1.b1.and.popc``: one ``wgmma`` per .s32 accumulator register (``attrs.acc = s32``), both
+        operands K-major."""
         n = int(m.group(1)) if m else 0
-        if not m or m.group(2) != "32" or not (8 <= n <= 256 and n % 8 == 0) \
-                or types[1] not in ("s8", "u8") or types[2] not in ("s8", "u8"):
-            raise self.error(f"'{_text(inst)}' is not supported yet (integer wgmma: m64nNk32.s32 with .s8/.u8 A and B)")
+        b1 = types[1:] == ["b1", "b1"]
+        if not m or m.group(2) != ("256" if b1 else "32") or not (8 <= n <= 256 and n % 8 == 0) \
+                or not (b1 or types[1] in ("s8", "u8") and types[2] in ("s8", "u8")) \
+                or b1 and ("and" not in inst.modifiers or "popc" not in inst.modifiers or "satfinite" in inst.modifiers) \
+                or not b1 and ("and" in inst.modifiers or "popc" in inst.modifiers):
+            raise self.error(f"'{_text(inst)}' is not supported yet (integer wgmma: m64nNk32.s32 with .s8/.u8 A and B, "
+                             "or m64nNk256.s32.b1.b1.and.popc)")
         ops = list(inst.operands)
         if len(ops) != 4:
             raise self.error(f"'{_text(inst)}' takes d, a-desc, b-desc and scale-d, got {len(ops)} operands",

@@ -49,7 +49,9 @@ products exact, the exact sum of the 8 products and the accumulator rounded once
 Integer (``wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a-desc, b-desc, scale-d``):
 K = 32 bytes, both K-major, the same layouts with ``e = 1``; the exact sum of the 32 products and the .s32
 accumulator (0 when ``scale-d`` is false) wraps modulo 2^32, or with ``.satfinite`` is clamped to the .s32 range
-(:func:`int_part`), as integer mma.sync.
+(:func:`int_part`), as integer mma.sync.  ``.b1`` (``m64nNk256.s32.b1.b1.and.popc``): K = 256 bits = 32 bytes, read
+as bytes in the byte layouts, element ``8j + i`` being bit ``i`` of byte ``j`` (xcc's reading: the PTX ISA gives
+the layouts in bytes); ``D = popc(A & B) + (scale-d ? C : 0)``, wrapping.
 
 A ``.f16`` accumulator (``m64nNk16.f16.f16.f16`` and ``m64nNk32.f16.{e4m3,e5m2}.{e4m3,e5m2}``; ptxas 13.0 rejects
 ``.f16.bf16.bf16``): ``N/4`` packed f16x2 registers per thread, register ``j`` holding elements ``2j`` (low half)
@@ -70,7 +72,8 @@ from xcc.semantics.matrix import float_mma
 M, K = 64, 16
 SWIZZLE_BYTES = (0, 128, 64, 32)
 """Swizzle width in bytes of descriptor bits 62-63 (0: no swizzling)."""
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "tf32": 4, "s8": 1, "u8": 1}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "tf32": 4, "s8": 1, "u8": 1, "b1": 1}
+"""Bytes per element as the layouts see it; .b1 is read a byte (8 elements, element 8j + i at bit i) at a time."""
 
 
 def k_of(etype: str) -> int:
@@ -125,6 +128,8 @@ def to_f64(bits: np.ndarray, etype: str) -> np.ndarray:
     """f16/bf16 (uint16), e4m3/e5m2 (uint8) or tf32 (uint32: the upper 19 bits) bit patterns as exact f64 values."""
     if etype in matrix.FP8 or etype == "tf32":
         return matrix.to_float64(bits, etype)
+    if etype == "b1":  # bytes of 8 single-bit elements (int_part unpacks them)
+        return np.asarray(bits, np.uint8).astype(np.float64)
     if etype in ("s8", "u8"):  # integers, exact in f64
         v = np.asarray(bits, np.uint8)
         return (v.view(np.int8) if etype == "s8" else v).astype(np.float64)
@@ -167,11 +172,15 @@ def mma_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_
 
 
 def int_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_d: np.ndarray,
-             satfinite: bool) -> np.ndarray:
+             satfinite: bool, b1: bool = False) -> np.ndarray:
     """Accumulator element ``part`` of the integer D = A*B (+ C) for ``G`` warpgroups, as uint32 bits ``(G, 128)``:
     ``a`` (G, 64, K), ``b`` (G, N, K) integer values (as f64), ``c_bits`` (G, 128) the threads' .s32 accumulators;
-    the exact sum wraps modulo 2^32 or, with ``satfinite``, is clamped to the .s32 range."""
+    the exact sum wraps modulo 2^32 or, with ``satfinite``, is clamped to the .s32 range.  ``b1``: ``a``, ``b`` hold
+    bytes of single-bit elements and the product is ``popc(a & b)``."""
     row, col = accumulator_coords(part)
+    if b1:  # .b1.and.popc: bytes -> bits (element 8j + i is bit i of byte j); popc(a & b) is their dot product
+        a = np.unpackbits(a.astype(np.uint8), axis=-1, bitorder="little")
+        b = np.unpackbits(b.astype(np.uint8), axis=-1, bitorder="little")
     dot = np.einsum("gtk,gtk->gt", a[:, row, :].astype(np.int64), b[:, col, :].astype(np.int64))
     c = np.asarray(c_bits, np.uint32).view(np.int32).astype(np.int64)
     d = dot + np.where(np.asarray(scale_d, bool)[:, None], c, 0)

@@ -156,7 +156,8 @@ def _wgmma(x: OpBinder):
         sd = _uniform(scale_d(sel, n), g, "scale-d", "wgmma.mma_async")
         cb = np.asarray(c(sel, n)).reshape(g, 128)
         if acc == "s32":
-            wr(sel, wgmma.int_part(a, b, part, cb.astype(np.int64).astype(np.uint32), sd, sat).reshape(-1))
+            wr(sel, wgmma.int_part(a, b, part, cb.astype(np.int64).astype(np.uint32), sd, sat,
+                                   ops.atype == "b1").reshape(-1))
         else:
             wr(sel, wgmma.mma_part(a, b, part, cb, sd, acc).reshape(-1))
 

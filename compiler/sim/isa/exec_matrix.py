@@ -271,7 +271,7 @@ def _wgmma(x: Binder):
         sd = _uniform(np.broadcast_to(np.asarray(scale_d(sel, cnt), bool), (cnt,)), g, "scale-d")
         cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
         if mn == "IGMMA.S32":
-            wr(sel, wgmma.int_part(a, b, part, cb, sd, x.flag("SAT")).reshape(cnt))
+            wr(sel, wgmma.int_part(a, b, part, cb, sd, x.flag("SAT"), atype == "b1").reshape(cnt))
         else:
             wr(sel, wgmma.mma_part(a, b, part, cb, sd, "f16" if acc16 else "f32").reshape(cnt))
 

@@ -44,7 +44,7 @@ def tensor_op(inst) -> tuple[str, str, int]:
     dtype = "i8" if kind == "imma" else str(inst.mods.get("atype", "F16")).lower()
     if inst.mnemonic.endswith(".TF32"):
         dtype = "tf32"
-    if dtype in ("s8", "u8"):  # IGMMA: [tensor] i8
+    if dtype in ("s8", "u8", "b1"):  # IGMMA: [tensor] i8 (no b1 figure)
         dtype = "i8"
     return kind, dtype, tensor_ops(inst.mnemonic)
 
