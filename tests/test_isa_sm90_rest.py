@@ -648,6 +648,10 @@ SP_CASES = {  # probe case -> the instruction (as the probe's inline asm wrote i
                  "{%a0, %a1, %a2, %a3}, {%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
     "s8k64s0": "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
                "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
+    "tf32k8s0": "mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
+                "{%c0, %c1, %c2, %c3}, %e, SEL;",
+    "tf32k16s0": "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
+                 "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, SEL;",
 }
 
 
@@ -664,7 +668,8 @@ def _sp_probe() -> dict:
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
 @pytest.mark.parametrize("case", ["f16k16s0", "f16k16s1", "f16k16s2", "f16k16s3", "f16k16o0", "f16k32s0", "f16k32s1",
-                                  "s8k32s0", "s8k32s1", "s8k64s0", "e4m3k64s0", "e5m2k64s0"])
+                                  "s8k32s0", "s8k32s1", "s8k64s0", "e4m3k64s0", "e5m2k64s0", "tf32k8s0", "tf32k8s1",
+                                  "tf32k16s0", "tf32k16s1"])
 def test_mma_sp_equals_the_h200_bit_for_bit(engine, opt, case):
     """Random 2:4 metadata (every valid nibble), every sparsity selector: D as the H200 computed it."""
     data = _sp_probe()[case]
@@ -696,10 +701,8 @@ def test_mma_sp_satfinite_saturates_the_exact_sum(engine, opt):
 
 
 @pytest.mark.parametrize("form, match", [
-    ("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, "
-     "{%b0, %b1, %b2, %b3}, {%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),
     ("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, "
-     "{%c0, %c1, %c2, %c3}, %e, 0;", "not supported yet"),
+     "{%c0, %c1, %c2, %c3}, %e, 4;", r"selector must be a constant 0 \.\. 3"),
     (SP_CASES["f16k16s0"].replace("SEL", "4"), r"selector must be a constant 0 \.\. 3"),
     ("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {%d0, %d1, %d2, %d3}, {%a0, %a1}, {%b0, %b1}, {%c0, %c1}, "
      "%e, 0;", r"\.dtype and \.ctype must be the same type"),

@@ -27,12 +27,14 @@ NVIDIA H200 showed (tests/data/gpu/mma_sp_probe.cu; ``g`` = lane / 4, ``t`` = la
   ``.satfinite``, saturating as the dense MMA does; FP8: the second dense MMA accumulates onto the first's
   result (xg1 has no 64-deep FP8 MMA: such a sum is rounded twice, after each half).
 
-Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.tf32`` sparse MMAs
-are not supported yet (refused at the instruction): xcc has no dense tf32 MMA yet.  For whoever adds it, the
-probe's tf32 cases show tf32 as the 16-bit layouts in 16-bit units: a chunk is 2 elements of which one is stored,
+Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.tf32`` (``.m16n8k8``
+-> one dense ``m16n8k8`` tf32 MMA, ``.m16n8k16`` -> two, the second accumulating onto the first's result, rounded
+after each as for f16 m16n8k32): the probe's tf32 cases show tf32 as the 16-bit layouts in 16-bit units: a chunk is 2 elements of which one is stored,
 nibble 0x4 naming the first and 0xE the second; ``.m16n8k8`` as f16 ``.m16n8k16`` (register ``r`` of lane (g, t):
 row ``g + 8r``, chunk ``t``; metadata lane ``4g + f``, bits ``16 (row / 8) + 4 chunk``), ``.m16n8k16`` as f16
-``.m16n8k32`` (registers 2, 3: chunks 4 .. 7; metadata lane ``4g + 2f + chunk / 4``).
+``.m16n8k32`` (registers 2, 3: chunks 4 .. 7; metadata lane ``4g + 2f + chunk / 4``); the stored value's position
+is ``i0 / 2`` (other nibbles are undefined in PTX).  B is the dense tf32 B fragment (k8: ``b0, b1`` at rows ``t``,
+``t + 4``; k16: ``b0 .. b3`` at rows ``t + 4i``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ _INT_IN = ("s8", "u8")
 # (shape, input kind) -> (compressed A registers, selector values)
 _FP8 = ("e4m3", "e5m2")
 _FORMS = {("m16n8k16", "f"): (2, 4), ("m16n8k32", "f"): (4, 2), ("m16n8k32", "i"): (2, 2), ("m16n8k64", "i"): (4, 1),
-          ("m16n8k64", "q"): (4, 1)}
+          ("m16n8k64", "q"): (4, 1), ("m16n8k8", "t"): (2, 4), ("m16n8k16", "t"): (4, 2)}
 
 
 def _text(inst: ast.Instruction) -> str:
@@ -66,13 +68,16 @@ class SparseMmaLowering:
             raise self.error(f"'{_text(inst)}': expected mma.sp.sync.aligned.shape.row.col{{.satfinite}}"
                              ".dtype.atype.btype.ctype", PtxSemanticError)
         dtype, atype, btype, ctype = types
-        kind = "f" if atype in _FLOAT_IN else "i" if atype in _INT_IN else "q" if atype in _FP8 else None
+        kind = "f" if atype in _FLOAT_IN else "i" if atype in _INT_IN else "q" if atype in _FP8 \
+            else "t" if atype == "tf32" else None
         form = _FORMS.get((shape, kind))
         if form is None:
             raise self.error(f"'{_text(inst)}' is not supported yet (sparse MMA: .m16n8k16 and .m16n8k32 with "
-                             ".f16/.bf16, .m16n8k32 and .m16n8k64 with .s8/.u8, .m16n8k64 with .e4m3/.e5m2)")
+                             ".f16/.bf16, .m16n8k32 and .m16n8k64 with .s8/.u8, .m16n8k64 with .e4m3/.e5m2, "
+                             ".m16n8k8 and .m16n8k16 with .tf32)")
         ok = (atype == btype and dtype in ("f32", "f16") and ctype in ("f32", "f16")
               and (atype == "f16" or (dtype, ctype) == ("f32", "f32"))) if kind == "f" \
+            else (btype == "tf32" and (dtype, ctype) == ("f32", "f32")) if kind == "t" \
             else (btype in _INT_IN and dtype == ctype == "s32") if kind == "i" \
             else (btype in _FP8 and dtype in ("f32", "f16"))
         if not ok:
@@ -91,6 +96,8 @@ class SparseMmaLowering:
                              PtxSemanticError)
         u32 = ptx_type("u32")
         nb = 2 if shape == "m16n8k16" or (shape == "m16n8k32" and kind == "i") else 4
+        if kind == "t":  # tf32 B: 8 x 8 (k8) or 16 x 8 (k16) 32-bit elements
+            nb = 2 if shape == "m16n8k8" else 4
         nc = 4 if ctype in ("f32", "s32") else 2
         nd = 4 if dtype in ("f32", "s32") else 2
         ca = self._mx_regs(self._mx_vector(a, na, "A"))
@@ -115,6 +122,18 @@ class SparseMmaLowering:
             dense = self._sp_dense_f16(ca, meta, g4, t, 2 * f.value + 1, 1)
             attrs["types"] = f"{dtype}.{atype}.{btype}.{dtype}"  # C of the second half: the first's D
             self._mx_emit_parts("mma", dests, dense + regs_b[2:] + acc, t_res, **attrs)
+            return
+        if kind == "t":  # tf32: dense m16n8k8 tf32 MMAs (k16: two, the second accumulating onto the first)
+            f32 = ptx_type("f32")
+            attrs = dict(shape="m16n8k8", types="f32.tf32.tf32.f32", na=4, nb=2)
+            if shape == "m16n8k8":
+                dense = self._sp_dense_tf32(ca, meta, g4, t, f.value, 0)
+                self._mx_emit_parts("mma", dests, dense + regs_b + regs_c, f32, **attrs)
+                return
+            dense = self._sp_dense_tf32(ca, meta, g4, t, 2 * f.value, 0)
+            acc = [self.emit("mma", f32, dense + regs_b[:2] + regs_c, f32, part=k, **attrs).result for k in range(4)]
+            dense = self._sp_dense_tf32(ca, meta, g4, t, 2 * f.value + 1, 1)
+            self._mx_emit_parts("mma", dests, dense + regs_b[2:] + acc, f32, **attrs)
             return
         if kind == "q":  # FP8 m16n8k64: two dense m16n8k32 FP8 MMAs, the second accumulating onto the first
             t_res = ptx_type(dtype if dtype == "f32" else "b32")
@@ -187,6 +206,24 @@ class SparseMmaLowering:
             e0 = self._sp_pick(p0, i0, i1, lo, hi)
             e1 = self._sp_pick(p1, i0, i1, lo, hi)
             out.append(self._sp("or", e0, self._sp("shl", e1, 16)))
+        return out
+
+    def _sp_dense_tf32(self, ca, meta, g4, t, meta_lane: int, half: int) -> list:
+        """The 4 registers of this lane's dense m16n8k8 tf32 A fragment (of K half ``half`` for m16n8k16): register
+        ``i`` holds row ``g + 8 (i % 2)``, column ``t + 4 (i / 2)`` of the half: chunk (column pair)
+        ``t / 2 + 2 (i / 2)``, position ``t % 2``; the chunk's one stored value is compressed register ``i % 2 + 2 half``
+        of lane ``4g + chunk``, and its nibble (bits ``16 (i % 2) + 4 chunk`` of lane ``4g + meta_lane``) names its
+        position in 16-bit units: ``i0 / 2`` (0x4: the first, 0xE: the second)."""
+        m = self._sp_fetch(meta, self._sp("add", g4, meta_lane))
+        thalf, pos = self._sp("shr", t, 1), self._sp("and", t, 1)
+        zero = Const(ptx_type("u32"), 0)
+        out = []
+        for i in range(4):
+            rh, kh = i % 2, i // 2
+            chunk = self._sp("add", thalf, 2 * kh)
+            v = self._sp_fetch(ca[rh + 2 * half], self._sp("add", g4, chunk))
+            i0, _ = self._sp_nibble(m, self._sp("add", self._sp("shl", chunk, 2), 16 * rh))
+            out.append(self._sp_pick(pos, self._sp("shr", i0, 1), Const(ptx_type("u32"), 99), v, zero))
         return out
 
     def _sp_dense_s8(self, ca, meta, g4, t, half: int, meta_lane: int) -> list:
