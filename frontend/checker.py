@@ -355,6 +355,8 @@ class _InstructionCheck:
         t1 = self.types[1] if len(self.types) > 1 else t0
         if "wide" in self.mods:  # mul.wide/mad.wide: the signature with the double-width result
             sigs = [s for s in sigs if "W" in s] or sigs
+        if "L2::cache_hint" in self.mods:  # the trailing 64-bit cache-policy operand (atom d, [a], b, policy)
+            sigs = [s for s in sigs if s.endswith("x")] or sigs
         for i, (role, op) in enumerate(zip(sigs[0], ops, strict=True)):
             self.operand(i, role, op, t1 if role == "a" else t0)
 

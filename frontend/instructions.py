@@ -108,12 +108,12 @@ FLT = "f32 f64"
 HALF = "f16 f16x2 bf16 bf16x2"
 BITS = "b16 b32 b64"
 LDST_TYPES = "b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 f32 f64"
-ALL_TYPES = " ".join(sorted(TYPES - {"u16x2", "s16x2"}))  # the SIMD integer types are min/max's only
+ALL_TYPES = " ".join(sorted(TYPES - {"u16x2", "s16x2"}))  # the SIMD integer types are min/max/add's only
 ARITH = "rn rz rm rp ftz sat cc"
 
 FORMS: dict[str, Form] = {
     # integer and floating-point arithmetic
-    "add": _f(ARITH + " relu", f"{INT} {FLT} {HALF} f32x2 u8 s8", "dss"),
+    "add": _f(ARITH + " relu", f"{INT} {FLT} {HALF} f32x2 u8 s8 u16x2 s16x2", "dss"),
     "sub": _f(ARITH + " relu", f"{INT} {FLT} {HALF} f32x2", "dss"),
     "addc": _f("cc", "u32 s32 u64 s64 b32 b64", "dss"),
     "subc": _f("cc", "u32 s32 u64 s64 b32 b64", "dss"),

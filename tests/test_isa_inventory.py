@@ -116,20 +116,14 @@ def _version(v: str) -> str:
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
 _MMA = "MMA kinds (integer/sub-byte/m8n8k4 mma, wmma bf16/s8/s4/b1, wgmma tf32/s8/b1/.sp/A in registers): another engineer's part of issue 19"
 _TEX = "texture forms (.2dms, txq.level): another engineer's part of issue 19, in progress"
-_SIMD16 = "add.u16x2/.s16x2 (PTX 8.0, sm_90): the frontend's table has no 16x2 integer types for add"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _CLUSTER_WINDOW = "isspacep/cvta on .shared::cluster: the backend has no generic window for the cluster's shared memory"
 _CONST_WINDOW = "cvta.const: the backend gives .const no generic window"
 _CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
-_POLICY = "atom with .L2::cache_hint: the checker types the 64-bit cache-policy operand as the instruction type"
 _BULK = "cp.async.bulk variants (multicast, shared::cta -> shared::cluster, f16 bulk reductions, im2col store/prefetch): not lowered yet"
 _VIDEO_SEL = "the SIMD video instructions' multi-lane selectors (.h10, .b3210): the parser takes single-lane ones only"
 _SREG = "special registers not modelled yet"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
-    'add.u16x2 %r1, %r2, %r3;':
-        ("'add.u16x2': 'add' does not take type '.u16x2'", _SIMD16),
-    'add.s16x2 %r1, %r2, %r3;':
-        ("'add.s16x2': 'add' does not take type '.s16x2'", _SIMD16),
     'mov.b128 %q1, {%rd1, %rd2};':
         ("'mov.b128': 128-bit packing is not supported yet", _B128),
     'st.global.b128 [%rd1], %q1;':
@@ -150,8 +144,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ('atom.cas.b128 is not supported yet', _B128),
     'atom.global.exch.b128 %q1, [%rd1], %q2;':
         ('atom.exch.b128 is not supported yet', _B128),
-    'atom.global.L2::cache_hint.add.u32 %r1, [%rd1], %r2, %rd3;':
-        ("operand 4 of 'atom.global.L2::cache_hint.add.u32': register '%rd3' is .b64, which does not match the instruction type .u32", _POLICY),
     'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], 256, [mbar], %h1;':
         ("instruction 'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster' is not supported yet (supported: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta.bulk_group)", _BULK),
     'cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%r2], 256, [mbar];':

@@ -454,6 +454,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
 
     # ----------------------------------------------------------------- extended precision (carry chains)
     def op_add(self, inst) -> None:
+        if "u16x2" in inst.modifiers or "s16x2" in inst.modifiers:  # xcc.ir.lower_bits
+            return self.add16x2(inst)
         if "cc" in inst.modifiers:
             return self._carry(inst, "addc", carry_in=False)
         self.binary(inst)
@@ -606,6 +608,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     def op_atom(self, inst, has_result: bool = True) -> None:
         if self._vec(inst) > 1:  # vector atomics, sm_90 (xcc.ir.lower_sm90)
             return self.atom_vector(inst, has_result)
+        if "L2::cache_hint" in inst.modifiers and "cas" in inst.modifiers:  # ptxas 13.0: an illegal modifier
+            raise self.error(f"'{_full(inst)}': atom.cas takes no .L2::cache_hint", PtxSemanticError)
         inst = self.without_cache_hint(inst)
         t = self._type(inst)
         ops = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")

@@ -387,6 +387,20 @@ class BitsLowering:
             out = r if out is None else self._op("or", out, self._op("shl", r, self._k(16)))
         self.write(inst.operands[0], out)
 
+    def add16x2(self, inst) -> None:
+        """``add.{u16x2,s16x2} d, a, b`` (9.7.1.1, sm_90): each half-word sum wraps mod 2^16 (signed or not, the
+        bits are the same; ptxas takes no .sat): the low 15 bits of each half added with no carry across the halves,
+        then each top bit is the XOR of the operands' top bits and that carry,
+        ``((a & 0x7FFF7FFF) + (b & 0x7FFF7FFF)) ^ ((a ^ b) & 0x80008000)``."""
+        self._check(inst, 3)
+        extra = [m for m in inst.modifiers if m not in ("s16x2", "u16x2")]
+        if extra:
+            raise self.error(f"'{_text(inst)}': .{extra[0]} does not apply to 16x2 integers", PtxSemanticError)
+        a, b = (self.read(o, _U32) for o in inst.operands[1:])
+        low = self._op("add", self._op("and", a, self._k(0x7FFF7FFF)), self._op("and", b, self._k(0x7FFF7FFF)))
+        top = self._op("and", self._op("xor", a, b), self._k(0x80008000))
+        self.write(inst.operands[0], self._op("xor", low, top))
+
     def _xorsign(self, inst) -> None:
         """``|d| = op(|a|, |b|)`` in the float type (its ``.NaN``/``.ftz``), then each element that is not a NaN
         takes the XOR of the sign bits of a's and b's elements."""
