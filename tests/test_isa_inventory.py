@@ -114,7 +114,8 @@ def _version(v: str) -> str:
 
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
-_MMA = "MMA kinds (integer/sub-byte/m8n8k4 mma, wmma bf16/s8/s4/b1, wgmma tf32/s8/b1/.sp/A in registers): another engineer's part of issue 19"
+_MMA = ("MMA kinds (s8 mma m16n8k16/m8n8k16, m8n8k4, wmma bf16/s8, wgmma .sp and A in registers): another engineer's part "
+        "of issue 19, in progress")
 _TEX = "texture forms (.2dms, txq.level): another engineer's part of issue 19, in progress"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _CLUSTER_WINDOW = "isspacep/cvta on .shared::cluster: the backend has no generic window for the cluster's shared memory"
@@ -122,7 +123,7 @@ _CONST_WINDOW = "cvta.const: the backend gives .const no generic window"
 _CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
 _BULK = "cp.async.bulk variants (multicast, shared::cta -> shared::cluster, f16 bulk reductions, im2col store/prefetch): not lowered yet"
 _VIDEO_SEL = "the SIMD video instructions' multi-lane selectors (.h10, .b3210): the parser takes single-lane ones only"
-_SREG = "special registers not modelled yet"
+_SREG = "special registers not modelled yet (%gridid, %total_smem_size, %aggr_smem_size, %current_graph_exec)"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
     'mov.b128 %q1, {%rd1, %rd2};':
         ("'mov.b128': 128-bit packing is not supported yet", _B128),
@@ -178,16 +179,10 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ("unexpected text '.b3210', expected ')', ',', ';', ']', '|' or '}'", _VIDEO_SEL),
     'mov.u64 %rd1, %gridid;':
         ('special register %gridid is not supported yet', _SREG),
-    'mov.u32 %r1, %clock_hi;':
-        ('special register %clock_hi is not supported yet', _SREG),
     'mov.u32 %r1, %total_smem_size;':
         ('special register %total_smem_size is not supported yet', _SREG),
     'mov.u32 %r1, %aggr_smem_size;':
         ('special register %aggr_smem_size is not supported yet', _SREG),
-    'mov.u32 %r1, %reserved_smem_offset_begin;':
-        ('special register %reserved_smem_offset_begin is not supported yet', _SREG),
-    'mov.u32 %r1, %reserved_smem_offset_cap;':
-        ('special register %reserved_smem_offset_cap is not supported yet', _SREG),
     'mov.u64 %rd1, %current_graph_exec;':
         ('special register %current_graph_exec is not supported yet', _SREG),
 }

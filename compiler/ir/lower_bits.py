@@ -37,7 +37,8 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
 * ``%globaltimer_lo``/``%globaltimer_hi``: the halves of ``%globaltimer`` (the engines' modelled clock);
   ``%pm0..%pm7`` and ``%pm0_64..%pm7_64`` (performance monitoring counters): 0, as no counter is configured;
   ``%envreg0`` and ``%envreg3..%envreg31`` (driver-defined): 0, as xcc's driver defines only ``%envreg1/2``
-  (a cooperative launch's grid-sync workspace, :mod:`xcc.sim.launch`).
+  (a cooperative launch's grid-sync workspace, :mod:`xcc.sim.launch`); ``%clock_hi``: the upper 32 bits of
+  ``%clock64``; ``%reserved_smem_offset_begin``/``_end``/``_cap``: 0, as xcc reserves no shared memory.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ _U32, _S32, _U64 = ptx_type("u32"), ptx_type("s32"), ptx_type("u64")
 # float formats: total bits per lane, lanes, the magnitude of +infinity (larger magnitudes are NaNs)
 _FLOATS = {"f32": (32, 1, 0x7F800000), "f16": (16, 1, 0x7C00), "bf16": (16, 1, 0x7F80),
            "f16x2": (16, 2, 0x7C00), "bf16x2": (16, 2, 0x7F80)}
+_RESERVED_SMEM = frozenset({"reserved_smem_offset_begin", "reserved_smem_offset_end", "reserved_smem_offset_cap"})
 _PM = frozenset({f"pm{i}" for i in range(8)} | {f"pm{i}_64" for i in range(8)}
                | {f"envreg{i}" for i in range(32) if i not in (1, 2)})  # (envreg1/2: the grid-sync workspace)
 _EVICT = {"L2::evict_last": 1, "L2::evict_normal": 2, "L2::evict_first": 3, "L2::evict_unchanged": 4}
@@ -564,6 +566,11 @@ class BitsLowering:
             if name.endswith("hi"):
                 g = self._op("shr", g, Const(_U32, 32), t=_U64)
             return self.emit("cvt", _U32, [g], _U32, src="u64").result
+        if name == "clock_hi":  # the upper 32 bits of %clock64 (PTX ISA 10.x)
+            c = self._op("shr", self.emit("sreg", _U64, [], _U64, name="clock64").result, Const(_U32, 32), t=_U64)
+            return self.emit("cvt", _U32, [c], _U32, src="u64").result
+        if name in _RESERVED_SMEM:  # xcc reserves no shared memory: the region is empty, at offset 0
+            return self._op("or", Const(_U32, 0), Const(_U32, 0), t=_U32)
         return None
 
 
