@@ -48,7 +48,7 @@ KERNEL = """
 def mma_line(shape: str, types: str, suffix: str) -> str:
     m = 8 if shape.startswith("m8") else 16
     k = int(shape.split("k")[1])
-    per = 32 if "b1" in types else 8
+    per = 32 if "b1" in types else 4 if "8." in types else 8
     na, nb, nc = m * k // (32 * per), k * 8 // (32 * per), m * 8 // 32
     regs = lambda first, n: "{" + ", ".join(f"%r{first + i}" for i in range(n)) + "}"  # noqa: E731
     return (f"mma.sync.aligned.{shape}.row.col{suffix}.{types} {regs(11, nc)}, {regs(1, na)}, {regs(5, nb)}, "
@@ -111,6 +111,8 @@ def wrap_or_sat(d: np.ndarray, sat: bool) -> np.ndarray:
 
 S4_CASES = [(shape, at, bt, sat) for shape in ("m8n8k32", "m16n8k32", "m16n8k64")
             for at, bt in (("s4", "s4"), ("u4", "s4"), ("u4", "u4")) for sat in (False, True)]
+S8_CASES = [(shape, at, bt, sat) for shape in ("m8n8k16", "m16n8k16")
+            for at, bt in (("s8", "s8"), ("s8", "u8"), ("u8", "u8")) for sat in (False, True)]
 
 
 @pytest.mark.parametrize("engine,opt", ENGINES)
@@ -126,6 +128,21 @@ def test_mma_s4_u4(shape, at, bt, sat, engine, opt):
     c[0, :4] = [2**31 - 1, -(2**31), 2**31 - 100, -(2**31) + 100]  # saturation and wrapping bounds
     a[0], b[:, :4] = lo[at] + 15, lo[bt] + 15                         # the largest products
     got = run(shape, f"s32.{at}.{bt}.s32", ".satfinite" if sat else "", a, b, c, engine, opt, 8)
+    np.testing.assert_array_equal(got, wrap_or_sat(a @ b + c, sat))
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+@pytest.mark.parametrize("shape,at,bt,sat", S8_CASES)
+def test_mma_s8_u8_shallow_shapes(shape, at, bt, sat, engine, opt):
+    """m8n8k16 / m16n8k16 .s8/.u8 (the fragment tables' 8-bit rows: four bytes of a row of A, of a column of B)."""
+    m = 8 if shape.startswith("m8") else 16
+    rng = np.random.default_rng(m + opt + len(at + bt))
+    lo = {"s8": -128, "u8": 0}
+    a, b = rng.integers(lo[at], lo[at] + 256, (m, 16)), rng.integers(lo[bt], lo[bt] + 256, (16, 8))
+    c = rng.integers(-(2**31), 2**31, (m, 8))
+    c[0, :4] = [2**31 - 1, -(2**31), 2**31 - 100, -(2**31) + 100]
+    a[0], b[:, :4] = lo[at] + 255, lo[bt] + 255
+    got = run(shape, f"s32.{at}.{bt}.s32", ".satfinite" if sat else "", a, b, c, engine, opt, 4)
     np.testing.assert_array_equal(got, wrap_or_sat(a @ b + c, sat))
 
 
@@ -157,7 +174,7 @@ def run_b1(shape, op, a, b, c, engine, opt):
 
 
 @pytest.mark.parametrize("line,msg", [
-    ("mma.sync.aligned.m8n8k32.row.col.s32.s4.s8.s32 {%r11, %r12}, {%r1}, {%r5}, {%r7, %r8};", r"\.s8 is not supported"),
+    ("mma.sync.aligned.m8n8k32.row.col.s32.s4.s8.s32 {%r11, %r12}, {%r1}, {%r5}, {%r7, %r8};", r"takes \.s32\.\{s4,u4\}"),
     ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.popc {%r11, %r12}, {%r1}, {%r5}, {%r7, %r8};",
      r"\{and,xor\}\.popc"),
     ("mma.sync.aligned.m8n8k128.row.col.satfinite.s32.b1.b1.s32.and.popc {%r11, %r12}, {%r1}, {%r5}, {%r7, %r8};",

@@ -308,3 +308,24 @@ def test_bad_forms_are_located_errors(line, msg):
     with pytest.raises(XccError, match=msg) as e:
         rt.load_module(ptx, device=rt.Device(), engine="isa", opt_level=0).get_function("k")
     assert ":15:" in str(e.value)
+
+
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """f32 values that are exactly bf16 -> their 16-bit patterns."""
+    return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+def test_wmma_bf16_from_nvcc(engine, opt):
+    """nvcuda::wmma m16n16k16 __nv_bfloat16 (4-register A/B fragments): exact products, the sum rounded once."""
+    rng = np.random.default_rng(13 + opt)
+    a, bt = (tf32(_data(rng, (16, 16))).view(np.uint32) & 0xFFFF0000).view(np.float32), \
+        (tf32(_data(rng, (16, 16))).view(np.uint32) & 0xFFFF0000).view(np.float32)
+    c = _data(rng, (16, 16))
+    dev = rt.Device()
+    ins = [rt.to_device(x, dev) for x in (bf16_bits(a), bf16_bits(bt), c)]
+    dout = rt.to_device(np.zeros((16, 16), np.float32), dev)
+    module = rt.load_module(kernel_ptx("wmma_bf16"), device=dev, engine=engine, opt_level=opt)
+    module.get_function("wmma_bf16").launch((1, 1, 1), (32, 1, 1), [*ins, dout])
+    got = dout.copy_to_host().reshape(16, 16)
+    np.testing.assert_array_equal(got.view(np.uint32), exact_mma(a, bt.T, c).view(np.uint32))

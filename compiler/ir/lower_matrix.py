@@ -103,7 +103,10 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering, Su
         if {"sp", "sp::ordered_metadata"} & set(inst.modifiers):  # sparse A (xcc.ir.lower_sparse_mma)
             return self.sparse_mma(inst)
         types = [m for m in inst.modifiers if _elem_type(m) or m in ("s4", "u4", "b1")]
-        if {"s4", "u4", "b1"} & set(types):  # sub-byte integers: xcc.ir.lower_subbyte_mma
+        byte_shape = next((m for m in inst.modifiers if m in ("m16n8k16", "m8n8k16")), None)
+        if {"s4", "u4", "b1"} & set(types) or byte_shape and {"s8", "u8"} & set(types):  # xcc.ir.lower_subbyte_mma
+            if byte_shape and not {"s4", "u4", "b1"} & set(types):
+                return self.subbyte_mma(inst, byte_shape, types)
             shape = next((m for m in inst.modifiers if m in SUBBYTE_SHAPES), None)
             if shape is None or len(types) != 4:
                 raise self.error(f"'{_full(inst)}': sub-byte mma takes .m8n8k32, .m16n8k32, .m16n8k64 (.s4/.u4) or "
@@ -189,8 +192,11 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering, Su
             types = [m for m in inst.modifiers if is_type_name(m)]
             if "m16n16k16" not in inst.modifiers or len(lays) != 2:
                 raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.m16n16k16 is supported")
+            if len(types) == 4 and types[1:3] == ["bf16", "bf16"]:  # wmma.mma...m16n16k16.f32.bf16.bf16.f32
+                return self._mma(inst, "m16n16k16", tuple(types), False)
             if len(types) != 2:
-                raise self.error(f"'{_full(inst)}': only .f16 inputs (wmma.mma...dtype.ctype) are supported")
+                raise self.error(f"'{_full(inst)}': only .f16 inputs (wmma.mma...dtype.ctype) and "
+                                 ".f32.bf16.bf16.f32 are supported")
             return self._mma(inst, "m16n16k16", (types[0], "f16", "f16", types[1]), False)
         if verb not in ("load", "store"):
             raise self.error(f"'{_full(inst)}' is not supported")
@@ -204,7 +210,7 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering, Su
             raise self.error(f"'{_full(inst)}': only wmma.{verb}.{'/'.join(frags)}.layout.m16n16k16.type "
                              "is supported")
         etype = types[0]
-        allowed = ("f16",) if frag in "ab" else ("f16", "f32")
+        allowed = ("f16", "bf16") if frag in "ab" else ("f16", "f32")
         if etype not in allowed:
             raise self.error(f"'{_full(inst)}': .{etype} {('A/B' if frag in 'ab' else 'accumulator')} fragments "
                              f"are not supported (only {'/'.join('.' + a for a in allowed)})")

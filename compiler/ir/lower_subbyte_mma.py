@@ -2,6 +2,9 @@
 
 * ``mma.sync.aligned.{m8n8k32,m16n8k32,m16n8k64}.row.col{.satfinite}.s32.{s4,u4}.{s4,u4}.s32``;
 * ``mma.sync.aligned.{m8n8k128,m16n8k128,m16n8k256}.row.col.s32.b1.b1.s32.{and,xor}.popc``;
+* ``mma.sync.aligned.{m8n8k16,m16n8k16}.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32``: already bytes, their A
+  registers (row g, columns 4t + j; m16n8k16 also row g + 8) and B register (rows 4t + j) are registers 0 (1) of
+  the m16n8k32 fragments, the rest zero: one MMA;
 * their wmma forms ``wmma.mma.sync.aligned.row.col.m8n8k32.s32.{s4,u4}.{s4,u4}.s32{.satfinite}`` and
   ``wmma.mma.{and,xor}.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32`` (whose fragments
   :mod:`xcc.ir.lower_wmma_simt` makes the m8n8 mma fragments below).
@@ -46,6 +49,8 @@ from xcc.ir.types import ptx_type
 
 SUBBYTE_SHAPES = {"m8n8k32": ("4", 8), "m16n8k32": ("4", 16), "m16n8k64": ("4", 16),
                   "m8n8k128": ("1", 8), "m16n8k128": ("1", 16), "m16n8k256": ("1", 16)}
+BYTE_SHAPES = {"m8n8k16": ("8", 8), "m16n8k16": ("8", 16)}
+"""The shallower .s8/.u8 shapes, whose fragments are the m16n8k32 one's first registers: (element bits, M)."""
 """Sub-byte mma shapes: (element bits, M)."""
 
 
@@ -56,10 +61,10 @@ def _full(inst) -> str:
 class SubByteMmaLowering:
     def subbyte_mma(self, inst, shape: str, types: list[str]) -> None:
         """``mma`` on .s4/.u4 or .b1 A and B (module doc)."""
-        bits, m = SUBBYTE_SHAPES[shape]
+        bits, m = SUBBYTE_SHAPES.get(shape) or BYTE_SHAPES[shape]
         k = int(shape.split("k")[1])
         mods = set(inst.modifiers)
-        known = {"sync", "aligned", "row", "col", shape, "s32", "s4", "u4", "b1", "satfinite", "and", "xor",
+        known = {"sync", "aligned", "row", "col", shape, "s32", "s4", "u4", "b1", "s8", "u8", "satfinite", "and", "xor",
                  "popc", *(("mma",) if inst.opcode == "wmma" else ())}
         extra = [x for x in inst.modifiers if x not in known]
         if extra or "sync" not in mods or "aligned" not in mods:
@@ -69,19 +74,21 @@ class SubByteMmaLowering:
             raise self.error(f"'{_full(inst)}': .{shape} takes the layouts .row.col", PtxSemanticError)
         dtype, atype, btype, ctype = types
         bad = (dtype, ctype) != ("s32", "s32")
-        if bits == "4":
+        if bits == "8":
+            bad |= atype not in ("s8", "u8") or btype not in ("s8", "u8") or bool({"and", "xor", "popc"} & mods)
+        elif bits == "4":
             bad |= atype not in ("s4", "u4") or btype not in ("s4", "u4") or bool({"and", "xor", "popc"} & mods)
         else:
             op = [x for x in inst.modifiers if x in ("and", "xor")]
             bad |= (atype, btype) != ("b1", "b1") or len(op) != 1 or "popc" not in mods or "satfinite" in mods
         if bad:
-            raise self.error(f"'{_full(inst)}': .{shape} takes .s32.{{s4,u4}}.{{s4,u4}}.s32{{.satfinite}}"
-                             if bits == "4" else f"'{_full(inst)}': .{shape} takes .s32.b1.b1.s32.{{and,xor}}.popc",
-                             PtxSemanticError)
+            want = f".s32.{{s{bits},u{bits}}}.{{s{bits},u{bits}}}.s32{{.satfinite}}" if bits != "1" \
+                else ".s32.b1.b1.s32.{and,xor}.popc"
+            raise self.error(f"'{_full(inst)}': .{shape} takes {want}", PtxSemanticError)
         if len(inst.operands) != 4:
             raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
         d, a, b, c = inst.operands
-        per = 8 if bits == "4" else 32                       # elements per register
+        per = {"8": 4, "4": 8, "1": 32}[bits]                # elements per register
         na, nb = m * k // (32 * per), k * 8 // (32 * per)
         ncd = m * 8 // 32
         ra = self._mx_regs(self._mx_vector(a, na, "A"))
@@ -96,6 +103,15 @@ class SubByteMmaLowering:
         else:
             chunks = [(ra[2 * q], ra[2 * q + 1], rb[q]) for q in range(nb)]
         groups = per // 4                                    # groups of 4 elements per register
+        if bits == "8":  # already bytes: the m16n8k32 fragment's first registers, the others zero
+            attrs = dict(shape="m16n8k32", types=f"s32.{atype}.{btype}.s32", na=4, nb=2)
+            sat = {"satfinite": True} if "satfinite" in mods else {}
+            a8 = [ra[0], ra[1] if m == 16 else zero, zero, zero]
+            acc = list(rc) + [zero] * (4 - ncd)
+            for i, dst in enumerate(dests):
+                if not isinstance(dst, ast.Sink):
+                    self.write(dst, self.emit("mma", s32, a8 + [rb[0], zero] + acc, s32, part=i, **attrs, **sat).result)
+            return
         if bits == "4":
             signed = (atype == "s4", btype == "s4")
             widen = [lambda v, q, s=s: self._sb_nibbles(v, q, s) for s in signed]

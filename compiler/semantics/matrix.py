@@ -18,7 +18,8 @@ is packed low to high, ``32 / bits`` elements per register):
 * ``mma.m16n8k8`` / ``mma.m16n8k4`` .tf32 (9.7.14.5.7, 9.7.14.5.6; layout key ``shape.tf32``, see
   :func:`layout_key`): A ``a0..a3`` (k4: ``a0, a1``) at row ``groupID + 8*(i & 1)``, column ``tig + 4*(i >> 1)``;
   B ``b0, b1`` (k4: ``b0``) at row ``tig + 4*i``, column ``groupID``; C/D as m16n8k16.
-* ``wmma.m16n16k16`` .f16: PTX leaves the layout unspecified (9.7.14.4.1).  xcc uses the one of
+* ``wmma.m16n16k16`` .f16 (and .bf16 with .f32 accumulators: the same layout, but its A and B fragments are
+  4 registers, the distinct elements, as nvcc declares them): PTX leaves the layout unspecified (9.7.14.4.1).  xcc uses the one of
   NVIDIA's sm_80 code generation, where ``wmma.mma`` becomes two ``m16n8k16`` operations (as mapped
   by the WMMA extension library's ``detail/sm_80.hpp``): A elements ``0..7`` are the m16n8k16 A
   fragment and elements ``8..15`` repeat them; B elements ``0..3`` are the m16n8k16 B fragment of
@@ -77,7 +78,9 @@ class MmaShape:
 
     def regs(self, operand: str, etype: str) -> int:
         """Registers of ``operand`` ('a', 'b', 'c'/'d') for elements of ``etype``."""
-        return len(layout(layout_key(self.name, etype), operand)[0][0]) * ELEM_BITS[etype] // 32
+        rows, _, distinct = layout(layout_key(self.name, etype), operand)
+        # wmma .bf16 A/B fragments hold the distinct elements only (nvcc: 4 registers), .f16 the repeats too
+        return (distinct if self.wmma and etype == "bf16" else len(rows[0])) * ELEM_BITS[etype] // 32
 
 
 MMA_SHAPES = {
@@ -85,7 +88,7 @@ MMA_SHAPES = {
     "m16n8k8": MmaShape("m16n8k8", 16, 8, 8, ("f16", "bf16", "tf32"), ("f32", "f16")),
     "m16n8k4": MmaShape("m16n8k4", 16, 8, 4, ("tf32",), ("f32",)),
     "m16n8k32": MmaShape("m16n8k32", 16, 8, 32, ("s8", "u8", "e4m3", "e5m2"), ("s32", "f32", "f16")),
-    "m16n16k16": MmaShape("m16n16k16", 16, 16, 16, ("f16",), ("f32", "f16"), wmma=True),
+    "m16n16k16": MmaShape("m16n16k16", 16, 16, 16, ("f16", "bf16"), ("f32", "f16"), wmma=True),
 }
 
 

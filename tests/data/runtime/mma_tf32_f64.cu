@@ -1,10 +1,11 @@
 // Issue 19: the sm_80 tf32 and f64 warp-level matrix products, through inline PTX mma.sync (fragments placed by
 // hand per the PTX ISA's "Matrix Fragments for mma.m16n8k8 / m16n8k4 (.tf32)" and "mma.m8n8k4 (.f64)") and
-// through nvcuda::wmma (precision::tf32 m16n16k8, double m8n8k4), compiled by nvcc 13.0 with
+// through nvcuda::wmma (precision::tf32 m16n16k8, double m8n8k4, __nv_bfloat16 m16n16k16), compiled by nvcc 13.0 with
 //   nvcc -ptx -arch=sm_80 -O3 mma_tf32_f64.cu -o mma_tf32_f64.sm_80.ptx
 // (tests/test_mma_tf32_f64.py runs them on both of xcc's engines against numpy).  One warp per launch; all
 // matrices row-major.
 #include <mma.h>
+#include <cuda_bf16.h>
 #include <cstdint>
 using namespace nvcuda;
 
@@ -74,4 +75,17 @@ extern "C" __global__ void wmma_f64(const double* A, const double* B, const doub
   wmma::load_matrix_sync(c, C, 8, wmma::mem_row_major);
   wmma::mma_sync(c, a, b, c);
   wmma::store_matrix_sync(D, c, 8, wmma::mem_row_major);
+}
+
+// D (16 x 16) = A (16 x 16 bf16, row-major) B (16 x 16 bf16, column-major: B^T row-major) + C (f32, row-major)
+// with wmma m16n16k16 __nv_bfloat16.
+extern "C" __global__ void wmma_bf16(const __nv_bfloat16* A, const __nv_bfloat16* Bt, const float* C, float* D) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+  wmma::load_matrix_sync(a, A, 16);
+  wmma::load_matrix_sync(b, Bt, 16);
+  wmma::load_matrix_sync(c, C, 16, wmma::mem_row_major);
+  wmma::mma_sync(c, a, b, c);
+  wmma::store_matrix_sync(D, c, 16, wmma::mem_row_major);
 }
