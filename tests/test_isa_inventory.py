@@ -159,10 +159,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ("instruction 'cp.async.bulk.prefetch.tensor.3d.L2.global.im2col' is not supported yet (supported: cp.async.bulk.prefetch.L2.global and tile-mode cp.async.bulk.prefetch.tensor.Nd.L2.global)", _BULK),
     'mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, {%r3, %r4}, {%f9, %f10, %f11, %f12, %f13, %f14, %f15, %f0};':
         ("'mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32': .m8n8k4 is not supported", _MMA),
-    'wmma.load.a.sync.aligned.row.m16n16k16.global.s8 {%r1, %r2}, [%rd1], %r9;':
-        ("'wmma.load.a.sync.aligned.row.m16n16k16.global.s8': .s8 A/B fragments are not supported (only .f16/.bf16)", _MMA),
-    'wmma.mma.sync.aligned.row.col.m16n16k16.s32.s8.s8.s32 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r9, %r10}, {%r11, %r12}, {%r13, %r14, %r15, %r16, %r17, %r18, %r19, %r20};':
-        ("'wmma.mma.sync.aligned.row.col.m16n16k16.s32.s8.s8.s32': only .f16 inputs (wmma.mma...dtype.ctype) and .f32.bf16.bf16.f32 are supported", _MMA),
     'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, %rd2, %p1, 1, 1, 0;':
         ("'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16' takes d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a and imm-trans-b, got 7 operands", _MMA),
     'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r5, 0, %p1, 1, 1, 0, 0;':

@@ -234,3 +234,26 @@ def test_bmma_b1_from_nvcc(engine, opt):
     got_xor, got_and = run_wmma("bmma_b1", a, b, c, engine, opt, 1, outs=2)
     np.testing.assert_array_equal(got_xor, (a[:, :, None] ^ b[None]).sum(axis=1) + c)
     np.testing.assert_array_equal(got_and, (a[:, :, None] & b[None]).sum(axis=1) + c)
+
+
+@pytest.mark.parametrize("engine,opt", ENGINES)
+@pytest.mark.parametrize("name", ["wmma_s8", "wmma_u8"])
+def test_wmma_bytes_from_nvcc(name, engine, opt):
+    """nvcuda::wmma m16n16k16 signed char (A, B row-major, saturating) / unsigned char (A, B column-major)."""
+    signed = name == "wmma_s8"
+    rng = np.random.default_rng(17 + opt + signed)
+    lo = -128 if signed else 0
+    a, b = rng.integers(lo, lo + 256, (16, 16)), rng.integers(lo, lo + 256, (16, 16))
+    a[0], b[:, 0] = lo + 255, lo + 255
+    c = rng.integers(-(2**31), 2**31, (16, 16))
+    c[0, 0], c[0, 1] = 2**31 - 100, -(2**31) + 100
+    dt = np.int8 if signed else np.uint8
+    mats = (a, b) if signed else (a.T, b.T)                     # as the kernel reads them
+    dev = rt.Device()
+    ins = [rt.to_device(np.ascontiguousarray(x).astype(dt), dev) for x in mats] + \
+        [rt.to_device(c.astype(np.int32), dev)]
+    dout = rt.to_device(np.zeros((16, 16), np.int32), dev)
+    module = rt.load_module(kernel_ptx(name), device=dev, engine=engine, opt_level=opt)
+    module.get_function(name).launch((1, 1, 1), (32, 1, 1), [*ins, dout])
+    got = dout.copy_to_host().reshape(16, 16).astype(np.int64)
+    np.testing.assert_array_equal(got, wrap_or_sat(a @ b + c, signed))

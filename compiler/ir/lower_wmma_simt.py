@@ -5,6 +5,11 @@ and the ``mma`` they are made of (PTX ISA 9.7.14.4, sm_80):
   ``wmma.load.c / wmma.store.d ...m16n16k8{.space}.f32``, ``wmma.mma.sync.aligned.alayout.blayout.m16n16k8.f32.tf32.tf32.f32``;
 * ``.m8n8k4`` ``.f64``: ``wmma.load.{a,b,c}...m8n8k4{.space}.f64``, ``wmma.store.d...m8n8k4{.space}.f64``,
   ``wmma.mma.sync.aligned.alayout.blayout.m8n8k4.f64.f64.f64.f64{.rn,.rz,.rm,.rp}``;
+* ``.m16n16k16`` ``.s8``/``.u8`` A/B with ``.s32`` C/D (``wmma.mma...s32.{s8,u8}.{s8,u8}.s32{.satfinite}``): A is the
+  ``mma.m16n8k16`` byte A fragment (register ``r``: row ``g + 8r``, columns ``4t .. 4t + 3``), B register ``r`` the
+  m16n8k16 B fragment of columns ``8r ..`` (rows ``4t .. 4t + 3`` of column ``g + 8r``), C/D the m16n16k16
+  accumulator layout; each register's four bytes are one 32-bit access where they are adjacent in memory, four
+  byte loads otherwise; ``wmma.mma`` is two byte MMAs (IMMA);
 * ``.m8n8k32`` ``.s4``/``.u4`` and ``.m8n8k128`` ``.b1`` (A ``.row``, B ``.col`` only, as PTX requires), ``.s32``
   C/D: loads, stores, and ``wmma.mma`` by :mod:`xcc.ir.lower_subbyte_mma`.
 
@@ -44,11 +49,16 @@ from xcc.ir.core import Const
 from xcc.ir.types import is_type_name, ptx_type
 
 # shape -> operand -> (rows, columns, [(row lane part, row const, col lane part, col const) per element])
-_G, _T, _T2, _T8, _T32 = "g", "t", "t2", "t8", "t32"
+_G, _T, _T2, _T4, _T8, _T32 = "g", "t", "t2", "t4", "t8", "t32"
 WMMA_SIMT = {
     "m16n16k8": {
         "a": (16, 8, [(_G, 8 * (i % 2), _T, 4 * (i // 2)) for i in range(4)]),
         "b": (8, 16, [(_T, 4 * (i % 2), _G, 8 * (i // 2)) for i in range(4)]),
+        "c": (16, 16, [(_G, 8 * ((i // 2) % 2), _T2, i % 2 + 8 * (i // 4)) for i in range(8)]),
+    },
+    "m16n16k16.int": {  # .s8/.u8 A/B (4 bytes a register, entries per byte), .s32 C/D
+        "a": (16, 16, [(_G, 8 * r, _T4, j) for r in range(2) for j in range(4)]),
+        "b": (16, 16, [(_T4, j, _G, 8 * r) for r in range(2) for j in range(4)]),
         "c": (16, 16, [(_G, 8 * ((i // 2) % 2), _T2, i % 2 + 8 * (i // 4)) for i in range(8)]),
     },
     "m8n8k32": {  # one register: 8 nibbles of a row of A (a column of B)
@@ -71,8 +81,9 @@ WMMA_SIMT = {
 _TYPES = {"m16n16k8": {"a": ("tf32",), "b": ("tf32",), "c": ("f32",)},
           "m8n8k4": {"a": ("f64",), "b": ("f64",), "c": ("f64",)},
           "m8n8k32": {"a": ("s4", "u4"), "b": ("s4", "u4"), "c": ("s32",)},
-          "m8n8k128": {"a": ("b1",), "b": ("b1",), "c": ("s32",)}}
-_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1}
+          "m8n8k128": {"a": ("b1",), "b": ("b1",), "c": ("s32",)},
+          "m16n16k16.int": {"a": ("s8", "u8"), "b": ("s8", "u8"), "c": ("s32",)}}
+_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1, "s8": 8, "u8": 8}
 _SUBBYTE = ("m8n8k32", "m8n8k128")
 _ROUNDING = ("rn", "rz", "rm", "rp")
 
@@ -87,7 +98,7 @@ class WmmaSimtLowering:
         if verb == "mma":
             return self._wmma_simt_mma(inst, shape)
         frags = ("a", "b", "c") if verb == "load" else ("d",)
-        self._mx_check(inst, {verb, *frags, "sync", "aligned", "row", "col", shape, "global", "shared",
+        self._mx_check(inst, {verb, *frags, "sync", "aligned", "row", "col", shape.split(".")[0], "global", "shared",
                               "shared::cta", *_BITS})
         frag = inst.modifiers[1] if len(inst.modifiers) > 1 else ""
         lay = next((m for m in inst.modifiers if m in ("row", "col")), None)
@@ -114,12 +125,20 @@ class WmmaSimtLowering:
         stride = self.read(ops[2], u32) if len(ops) == 3 else Const(u32, cols if lay == "row" else rows)
         addrs = self._wmma_simt_addresses(base, stride, lay, elems, _BITS[types[0]])
         if verb == "load":
-            dests = list(self._mx_vector(ops[0], len(elems), f"the {frag.upper()} fragment"))
-            for (addr, imm), d in zip(addrs, dests, strict=True):
+            per = 4 if _BITS[types[0]] == 8 else 1          # byte elements: four a register
+            dests = list(self._mx_vector(ops[0], len(elems) // per, f"the {frag.upper()} fragment"))
+            for k, d in enumerate(dests):
                 if isinstance(d, ast.Sink):
                     continue
                 rt = getattr(d, "type", etype)
-                self.write(d, self.emit("ld", etype, [addr], rt, space=space, offset=off + imm).result)
+                els = addrs[k * per:(k + 1) * per]
+                if per == 1 or all(a is els[0][0] and o == els[0][1] + i for i, (a, o) in enumerate(els)):
+                    v = self.emit("ld", etype, [els[0][0]], rt, space=space, offset=off + els[0][1]).result
+                else:  # four bytes from four places, packed low first
+                    u8 = ptx_type("u8")
+                    parts = [self.emit("ld", u8, [a], u32, space=space, offset=off + o).result for a, o in els]
+                    v = self.emit("pack", etype, parts, etype).result
+                self.write(d, v)
             return
         srcs = self._mx_vector(ops[1], len(elems), "the D fragment")
         for (addr, imm), s in zip(addrs, srcs, strict=True):
@@ -136,7 +155,7 @@ class WmmaSimtLowering:
 
         lane = self.emit("sreg", u32, [], u32, name="laneid").result
         parts = {_G: op("shr", lane, Const(u32, 2), u32), _T: op("and", lane, Const(u32, 3), u32)}
-        for name, sh in ((_T2, 1), (_T8, 3), (_T32, 5)):
+        for name, sh in ((_T2, 1), (_T4, 2), (_T8, 3), (_T32, 5)):
             parts[name] = op("shl", parts[_T], Const(u32, sh), u32)
         if at.bits == 64:
             parts = {k: self.emit("cvt", at, [v], at, src="u32").result for k, v in parts.items()}
@@ -166,6 +185,8 @@ class WmmaSimtLowering:
         if shape in _SUBBYTE:  # xcc.ir.lower_subbyte_mma, on the m8n8 mma fragments
             types = [m for m in inst.modifiers if m in _BITS]
             return self.subbyte_mma(inst, shape, types)
+        if shape == "m16n16k16.int":
+            return self._wmma_int8_mma(inst)
         rnd = [m for m in inst.modifiers if m in _ROUNDING]
         self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape, *_ROUNDING})
         lays = [m for m in inst.modifiers if m in ("row", "col")]
@@ -190,3 +211,27 @@ class WmmaSimtLowering:
         for j in range(2):  # columns 8j .. 8j + 7: one mma.m16n8k8 tf32
             self._mx_emit_parts("mma", dests[4 * j:4 * j + 4], ra + rb[2 * j:2 * j + 2] + rc[4 * j:4 * j + 4], f32,
                                 shape="m16n8k8", types="f32.tf32.tf32.f32", na=4, nb=2)
+
+    def _wmma_int8_mma(self, inst) -> None:
+        """``wmma.mma.sync.aligned.alayout.blayout.m16n16k16.s32.{s8,u8}.{s8,u8}.s32{.satfinite}``: two m16n8k16
+        byte MMAs (columns 0-7: B register 0, 8-15: B register 1), each the m16n8k32 byte MMA on its first
+        registers."""
+        self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", "m16n16k16", "satfinite", "s8", "u8"})
+        types = [m for m in inst.modifiers if m in _BITS]
+        if len(types) != 4 or types[0] != "s32" or types[3] != "s32" or types[1] not in ("s8", "u8") \
+                or types[2] not in ("s8", "u8") or len([m for m in inst.modifiers if m in ("row", "col")]) != 2:
+            raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.m16n16k16.s32.{{s8,u8}}.{{s8,u8}}.s32"
+                             "{.satfinite} is supported")
+        if len(inst.operands) != 4:
+            raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
+        d, a, b, c = inst.operands
+        ra = self._mx_regs(self._mx_vector(a, 2, "A"))
+        rb = self._mx_regs(self._mx_vector(b, 2, "B"))
+        rc = self._mx_regs(self._mx_vector(c, 8, "C"))
+        dests = self._mx_dests(d, 8, "D")
+        s32, zero = ptx_type("s32"), Const(ptx_type("u32"), 0)
+        sat = {"satfinite": True} if "satfinite" in inst.modifiers else {}
+        attrs = dict(shape="m16n8k32", types=f"s32.{types[1]}.{types[2]}.s32", na=4, nb=2)
+        for j in range(2):
+            self._mx_emit_parts("mma", dests[4 * j:4 * j + 4], [ra[0], ra[1], zero, zero, rb[j], zero] + rc[4 * j:4 * j + 4],
+                                s32, **attrs, **sat)
