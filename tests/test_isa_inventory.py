@@ -114,11 +114,10 @@ def _version(v: str) -> str:
 
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
-_MMA = ("MMA kinds (s8 mma m16n8k16/m8n8k16, m8n8k4, wmma bf16/s8, wgmma .sp and A in registers): another engineer's part "
-        "of issue 19, in progress")
+_MMA = ("MMA kinds (mma m8n8k4, wmma s8, wgmma .sp and A in registers): another engineer's part of issue 19, in "
+        "progress")
 _TEX = "texture forms (.2dms, txq.level): another engineer's part of issue 19, in progress"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
-_CLUSTER_WINDOW = "isspacep/cvta on .shared::cluster: the backend has no generic window for the cluster's shared memory"
 _CONST_WINDOW = "cvta.const: the backend gives .const no generic window"
 _CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
 _BULK = "cp.async.bulk variants (multicast, shared::cta -> shared::cluster, f16 bulk reductions, im2col store/prefetch): not lowered yet"
@@ -129,10 +128,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ("'mov.b128': 128-bit packing is not supported yet", _B128),
     'st.global.b128 [%rd1], %q1;':
         ('values of type b128 are not supported by the backend yet', _B128),
-    'isspacep.shared::cluster %p1, %rd1;':
-        ('isspacep.None is not supported by the backend yet', _CLUSTER_WINDOW),
-    'cvta.shared::cluster.u64 %rd1, %rd2;':
-        ('cvta for the .None space is not supported by the backend yet', _CLUSTER_WINDOW),
     'cvta.const.u64 %rd1, %rd2;':
         ('cvta for the .const space is not supported by the backend yet', _CONST_WINDOW),
     'cvt.rn.satfinite.relu.e5m2x2.f16x2 %h1, %r2;':

@@ -504,7 +504,9 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     def op_cvta(self, inst) -> None:
         self._check(inst, 2)
         t = self._type(inst)
-        space = next((m for m in inst.modifiers if m in SPACES), None)
+        # .shared::cta and .shared::cluster are the shared window: a distributed shared-memory address is its base
+        # plus the shared::cluster address (xcc.semantics.cluster)
+        space = self._window_space(inst)
         to_generic = "to" not in inst.modifiers
         if space == "param" and not self.b.ast_fn.is_entry:
             raise self.error("cvta.param in a device function is not supported yet (only a kernel's parameters "
@@ -515,10 +517,15 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     def op_isspacep(self, inst) -> None:
         """``isspacep.<space> p, a``: ``p = isspacep {space} a`` (a: a 64-bit generic address)."""
         self._check(inst, 2)
-        space = next((m for m in inst.modifiers if m in SPACES), None)
+        space = self._window_space(inst)
         pred = ptx_type("pred")
         v = self.emit("isspacep", pred, [self.read(inst.operands[1], ptx_type("u64"))], pred, space=space)
         self.write(inst.operands[0], v.result)
+
+    def _window_space(self, inst) -> str | None:
+        """The state space of ``cvta``/``isspacep`` (``.shared::cta``, ``.shared::cluster``: ``shared``)."""
+        ms = ["shared" if m in ("shared::cta", "shared::cluster") else m for m in inst.modifiers]
+        return next((m for m in ms if m in SPACES), None)
 
     # ----------------------------------------------------------------- memory
     def _space(self, inst) -> str:
