@@ -114,8 +114,7 @@ def _version(v: str) -> str:
 
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
-_MMA = ("MMA kinds (mma m8n8k4, wmma s8, wgmma .sp and A in registers): another engineer's part of issue 19, in "
-        "progress")
+_MMA = "MMA kinds (mma m8n8k4, wgmma .sp and A in registers): another engineer's part of issue 19, in progress"
 _TEX = "texture forms (.2dms, txq.level): another engineer's part of issue 19, in progress"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _CONST_WINDOW = "cvta.const: the backend gives .const no generic window"
