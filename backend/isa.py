@@ -818,10 +818,16 @@ SR_INDEX = {name: i for i, name in enumerate(SPECIAL_REGS)}
 CBANK_NTID = 0x0  # ntid.x, .y, .z
 CBANK_NCTAID = 0xC  # nctaid.x, .y, .z
 CBANK_DYNAMIC_SMEM = 0x18  # the launch's dynamic shared memory bytes (%dynamic_smem_size)
+CBANK_TOTAL_SMEM = 0x1C  # static + dynamic shared memory of a CTA, rounded up to 128 bytes (%total_smem_size)
 CBANK_GLOBALS = 0x20  # the addresses of the kernel's module-level .global variables, 8 bytes each
+CBANK_GRIDID = 0x148  # the launch's %gridid (64 bits)
+CBANK_GRAPH_EXEC = 0x150  # %current_graph_exec: the executable graph launching the kernel, 0 outside one
 CBANK_ENVREG = 0x158  # %envreg2 (low word) and %envreg1 (high word): a cooperative launch's grid-sync workspace
 CBANK_PARAMS = 0x160
-MAX_GLOBALS = (CBANK_ENVREG - CBANK_GLOBALS) // 8
+MAX_GLOBALS = (CBANK_GRIDID - CBANK_GLOBALS) // 8
+LAUNCH_SREGS = {"dynamic_smem_size": (CBANK_DYNAMIC_SMEM, 1), "total_smem_size": (CBANK_TOTAL_SMEM, 1),
+                "gridid": (CBANK_GRIDID, 2), "current_graph_exec": (CBANK_GRAPH_EXEC, 2)}
+"""Special registers the launch writes into constant bank 0: PTX name -> (offset, 32-bit words)."""
 ENVREGS = {"envreg2": CBANK_ENVREG, "envreg1": CBANK_ENVREG + 4}
 """The ``%envreg`` special registers the launch writes into constant bank 0, by PTX name: the 64-bit address
 of the grid-sync workspace of a cooperative launch (0 otherwise), which nvcc's

@@ -31,10 +31,12 @@ that it is current. Edit the table, not this file.
   zero-extended in a 32-bit register.
 - **Predicates**: P0-P6 and PT (always true). Any instruction may be guarded by `@Pn` or `@!Pn`.
 - **Special registers** (S2R): {srs}.
-- **Constant bank 0** holds the launch: `ntid.x/y/z` at 0x0, `nctaid.x/y/z` at 0xC, the addresses
+- **Constant bank 0** holds the launch: `ntid.x/y/z` at 0x0, `nctaid.x/y/z` at 0xC, `%dynamic_smem_size`
+  at 0x18, `%total_smem_size` at 0x1C (static + dynamic shared memory, rounded up to 128 bytes), the addresses
   of the kernel's module-level `.global` variables from 0x20 (8 bytes each, in the order of the
-  object file's `globals`; the launch allocates and initialises them; at most 39; see "Initialised
-  variables" below for addresses in their initial data), `%envreg2` and
+  object file's `globals`; the launch allocates and initialises them; at most 37; see "Initialised
+  variables" below for addresses in their initial data), `%gridid` at 0x148 (the process's launch counter),
+  `%current_graph_exec` at 0x150 (the executable graph's handle, 0 outside a graph launch), `%envreg2` and
   `%envreg1` at 0x158 and 0x15C (the low and high words of a cooperative launch's grid-sync workspace,
   zero-initialised by the driver; 0 for other launches), the kernel parameters from
   0x160 (as on NVIDIA GPUs). RIC operands may name `c[0x0][offset]` directly.

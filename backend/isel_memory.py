@@ -5,11 +5,11 @@ see :mod:`xcc.backend.isel_core`)."""
 from __future__ import annotations
 
 from xcc.backend.isa import (
-    CBANK_DYNAMIC_SMEM,
     CBANK_NCTAID,
     CBANK_NTID,
     CBANK_PARAMS,
     ENVREGS,
+    LAUNCH_SREGS,
     PT,
     RZ,
     SR_INDEX,
@@ -57,9 +57,10 @@ class MemorySelection(SelectorCore):
             cb = self.cbank[inst.result] = CBank(0, ENVREGS[name])
             self.emit("LDC", d=d, b=cb)
             return
-        if name == "dynamic_smem_size":  # written by the launch into constant bank 0
-            cb = self.cbank[inst.result] = CBank(0, CBANK_DYNAMIC_SMEM)
-            self.emit("LDC", d=d, b=cb)
+        if name in LAUNCH_SREGS:  # written by the launch into constant bank 0
+            off, words = LAUNCH_SREGS[name]
+            cb = self.cbank[inst.result] = CBank(0, off)
+            self.emit("LDC.64" if words == 2 else "LDC", d=d, b=cb)
             return
         sr = SREG_NAMES.get(name)
         if sr is None:

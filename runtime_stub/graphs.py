@@ -35,6 +35,7 @@ from xcc.runtime.driver_types import (
     CUstreamCaptureStatus,
 )
 from xcc.runtime.streams import _stream
+from xcc.sim.launch import CURRENT_GRAPH_EXEC
 
 R = CUresult
 _KINDS = {"kernel": CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL, "memcpy": CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMCPY,
@@ -192,11 +193,15 @@ def cuGraphLaunch(hGraphExec, hStream) -> None:
         for kind, op, ms in ge.steps:  # a graph launched into a capture becomes part of it
             s.capture.add(kind, op, ms)
         return
-    for kind, op, ms in ge.steps:
-        if kind == "event":
-            op(s)
-        elif kind != "empty":
-            s.ctx.run(s, op, ms, kind)
+    token = CURRENT_GRAPH_EXEC.set(int(ge.handle))  # a kernel node reads it as %current_graph_exec
+    try:
+        for kind, op, ms in ge.steps:
+            if kind == "event":
+                op(s)
+            elif kind != "empty":
+                s.ctx.run(s, op, ms, kind)
+    finally:
+        CURRENT_GRAPH_EXEC.reset(token)
 
 
 @api(2)

@@ -121,7 +121,6 @@ _CONST_WINDOW = "cvta.const: the backend gives .const no generic window"
 _CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
 _BULK = "cp.async.bulk variants (multicast, shared::cta -> shared::cluster, f16 bulk reductions, im2col store/prefetch): not lowered yet"
 _VIDEO_SEL = "the SIMD video instructions' multi-lane selectors (.h10, .b3210): the parser takes single-lane ones only"
-_SREG = "special registers not modelled yet (%gridid, %total_smem_size, %aggr_smem_size, %current_graph_exec)"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
     'mov.b128 %q1, {%rd1, %rd2};':
         ("'mov.b128': 128-bit packing is not supported yet", _B128),
@@ -161,14 +160,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ("unexpected text '.h10', expected ')', ',', ';', ']', '|' or '}'", _VIDEO_SEL),
     'vsub4.u32.u32.u32 %r1, %r2.b3210, %r3, %r4;':
         ("unexpected text '.b3210', expected ')', ',', ';', ']', '|' or '}'", _VIDEO_SEL),
-    'mov.u64 %rd1, %gridid;':
-        ('special register %gridid is not supported yet', _SREG),
-    'mov.u32 %r1, %total_smem_size;':
-        ('special register %total_smem_size is not supported yet', _SREG),
-    'mov.u32 %r1, %aggr_smem_size;':
-        ('special register %aggr_smem_size is not supported yet', _SREG),
-    'mov.u64 %rd1, %current_graph_exec;':
-        ('special register %current_graph_exec is not supported yet', _SREG),
 }
 
 

@@ -39,7 +39,7 @@ HINTS = frozenset({"nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "align
                    "gpu", "cta", "L1::no_allocate", "L2::64B", "L2::128B", "L2::256B", "weak"})
 BINARY = ("add", "sub", "min", "max", "and", "or", "xor", "div", "rem", "shl", "shr")
 UNARY = ("neg", "abs", "not", "popc", "clz", "brev", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh")
-SREG_TYPES = {"clock64": "u64", "globaltimer": "u64", "gridid": "u64"}
+SREG_TYPES = {"clock64": "u64", "globaltimer": "u64", "gridid": "u64", "current_graph_exec": "u64"}
 INT_CMP = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"})
 FLOAT_CMP = INT_CMP | {"equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}
 

@@ -38,7 +38,8 @@ the xg1 backend already implement, so nothing here needs a new IR op or a new ma
   ``%pm0..%pm7`` and ``%pm0_64..%pm7_64`` (performance monitoring counters): 0, as no counter is configured;
   ``%envreg0`` and ``%envreg3..%envreg31`` (driver-defined): 0, as xcc's driver defines only ``%envreg1/2``
   (a cooperative launch's grid-sync workspace, :mod:`xcc.sim.launch`); ``%clock_hi``: the upper 32 bits of
-  ``%clock64``; ``%reserved_smem_offset_begin``/``_end``/``_cap``: 0, as xcc reserves no shared memory.
+  ``%clock64``; ``%reserved_smem_offset_begin``/``_end``/``_cap``: 0, as xcc reserves no shared memory, so
+  ``%aggr_smem_size`` is ``%total_smem_size``.
 """
 
 from __future__ import annotations
@@ -571,6 +572,8 @@ class BitsLowering:
             return self.emit("cvt", _U32, [c], _U32, src="u64").result
         if name in _RESERVED_SMEM:  # xcc reserves no shared memory: the region is empty, at offset 0
             return self._op("or", Const(_U32, 0), Const(_U32, 0), t=_U32)
+        if name == "aggr_smem_size":  # %total_smem_size plus the reserved shared memory (none in xcc)
+            return self.emit("sreg", _U32, [], _U32, name="total_smem_size").result
         return None
 
 

@@ -30,10 +30,12 @@ to name a position (:meth:`Launch.where`, :meth:`Launch.line_of`).  The engine o
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -48,12 +50,31 @@ from xcc.sim.memory import ModuleGlobals
 from xcc.sim.stats import LaunchStats
 from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, WAIT_CLUSTER, WAIT_MBAR, ExecFault, Wave
 
-__all__ = ["DEFAULT_MAX_STEPS", "Launch", "LaunchInterrupted", "default_max_steps", "dims", "step_limit"]
+__all__ = ["CURRENT_GRAPH_EXEC", "DEFAULT_MAX_STEPS", "Launch", "LaunchInterrupted", "default_max_steps", "dims",
+           "step_limit", "total_smem_size"]
 
 DEFAULT_MAX_STEPS = 1_000_000
 """Scheduler steps a launch may take unless told otherwise: a single spinning warp reaches it in about
 10 s on the IR engine and 40 s on the ISA engine (2-core CI machine), far beyond what the kernels of the
 corpus, the tests and the benchmarks take."""
+
+
+SMEM_ALLOCATION_UNIT = 128
+"""Bytes ``%total_smem_size`` is a multiple of: the static shared memory allocation unit of sm_8x/sm_9x
+(PTX ISA, "Special Registers: %total_smem_size"), the generation xg1 models."""
+
+_LAUNCH_IDS = itertools.count(1)
+"""The process's launch counter: launch n (from 1, over every device and both engines) has ``%gridid`` n."""
+
+CURRENT_GRAPH_EXEC: ContextVar[int] = ContextVar("current_graph_exec", default=0)
+"""The handle of the executable graph whose kernel node is being launched (0 outside a graph launch): the
+runtime's ``cuGraphLaunch`` sets it while a kernel node runs; a launch reads it as ``%current_graph_exec``."""
+
+
+def total_smem_size(shared: int) -> int:
+    """``%total_smem_size`` of a CTA with ``shared`` bytes (static + dynamic): rounded up to
+    :data:`SMEM_ALLOCATION_UNIT`.  ``%aggr_smem_size`` adds the reserved shared memory, of which xcc has none."""
+    return -(-shared // SMEM_ALLOCATION_UNIT) * SMEM_ALLOCATION_UNIT
 
 
 def default_max_steps() -> int:
@@ -112,6 +133,8 @@ class Launch:
         self.nwarpid = int(lim.get("max_warps", 64))
         self.max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
         self.cooperative, self.grid_workspace = bool(cooperative), int(grid_workspace)
+        self.gridid = next(_LAUNCH_IDS)  # %gridid: distinct for every launch of the process
+        self.graph_exec = CURRENT_GRAPH_EXEC.get()  # %current_graph_exec
         self.set_cluster(cluster, reqnctapercluster, explicit_cluster, maxclusterrank)
         self.cta0 = 0
         self.step = 0

@@ -52,9 +52,12 @@ from xcc.backend.isa import (
     CBANK_DYNAMIC_SMEM,
     CBANK_ENVREG,
     CBANK_GLOBALS,
+    CBANK_GRAPH_EXEC,
+    CBANK_GRIDID,
     CBANK_NCTAID,
     CBANK_NTID,
     CBANK_PARAMS,
+    CBANK_TOTAL_SMEM,
     LDGSTS_BYTES,
     NUM_CONV_BARRIERS,
     PT,
@@ -70,7 +73,7 @@ from xcc.sim.isa.exec_memory import SIZE_BYTES, global_addr
 from xcc.sim.isa.exec_sync import tma_memrec
 from xcc.sim.isa.executors import IMPLS, Binder, Control
 from xcc.sim.isa.hazards import HazardChecker, strict_default
-from xcc.sim.launch import Launch
+from xcc.sim.launch import Launch, total_smem_size
 from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, param_window
 from xcc.sim.perf.facts import machine_value
 from xcc.sim.perf.timing import TRACE_CAP, TimedLaunch, TraceRecorder, mem_space
@@ -175,6 +178,9 @@ class _Launch(Launch):
         struct.pack_into("<3I", cb, CBANK_NCTAID, *grid)
         struct.pack_into("<I", cb, CBANK_DYNAMIC_SMEM, dynamic_shared)
         struct.pack_into("<Q", cb, CBANK_ENVREG, self.grid_workspace)
+        struct.pack_into("<I", cb, CBANK_TOTAL_SMEM, total_smem_size(shared))
+        struct.pack_into("<Q", cb, CBANK_GRIDID, self.gridid)
+        struct.pack_into("<Q", cb, CBANK_GRAPH_EXEC, self.graph_exec)
         cb[CBANK_PARAMS:CBANK_PARAMS + len(params)] = params
         ctx = self.ctx = _Ctx()
         ctx.launch = self  # the engine, for per-wave state (Launch.wave_state)
