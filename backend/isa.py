@@ -638,12 +638,14 @@ _ROWS = [
     ("TEX", (D_R, A_W, Operand("b", "W"), C_R, E_W), (_TEX_DIM, Mod("ctype", ("F32", "S32")), _TEX_COMP,
                                                        Mod("gather", ("NONE", "R", "G", "B", "A")),
                                                        Mod("out", ("B32", "F16", "F16X2")),
-                                                       Mod("mip", ("NONE", "BASE", "LEVEL"))), "lsu", "lsu",
+                                                       Mod("mip", ("NONE", "BASE", "LEVEL")), _flag("MS")),
+     "lsu", "lsu",
      "TEX / TLD / TLD4", "d = word comp of the fetch of the texture object a at coordinates b.lo, b.hi, e.lo (ctype "
      "F32: floats, filtered as its sampler says; S32: integer texels), layer e.hi (A1/A2/ACUBE; CUBE/ACUBE: the "
      "direction's cubemap face); gather: tld4's component "
      "of the four bilinear texels; out F16: half comp of the values rounded to f16, F16X2: packed pair comp; mip: "
-     "a mipmapped texture's level 0 (NONE, BASE) or level of detail c (LEVEL, f32) (xcc.semantics.texture)",
+     "a mipmapped texture's level 0 (NONE, BASE) or level of detail c (LEVEL, f32); MS (D2/A2, tex.2dms/.a2dms): "
+     "the S32 texel b.lo, b.hi of sample e.lo (xcc.semantics.texture.fetch_sample)",
      "sync load"),
     ("TXQ", (D_R, A_W), (Mod("query", ("WIDTH", "HEIGHT", "DEPTH", "CHANNEL_DATA_TYPE", "CHANNEL_ORDER",
                                        "NORMALIZED_COORDS", "ARRAY_SIZE", "NUM_MIPMAP_LEVELS", "NUM_SAMPLES",
@@ -718,6 +720,12 @@ _ROWS = [
      "(.s32) of D = A*B + (ps ? e : 0), exact, wrapping mod 2^32 or with SAT clamped to s32; B1 (m64nNk256, both "
      "B1): popc(A & B) over 256 bits (32 bytes, bit i of byte j element 8j + i) (xcc.semantics.wgmma)",
      "warpgroup tensor=gmma"),
+    # txq.level, a mipmap level's extent (appended: opcodes stay stable; executor in exec_texture.py, selection in
+    # isel_texture.py)
+    ("TXQ.LEVEL", (D_R, A_W, C_R), (Mod("query", ("WIDTH", "HEIGHT", "DEPTH")),), "lsu", "lsu", "TXQ (level)",
+     "d = the extent query of mipmap level c (.s32) of the texture object a: the level-0 extent halved per level, "
+     "at least 1 (0 for an absent dimension or a level the texture lacks) (xcc.semantics.texture.query_level)",
+     "sync load"),
 ]
 
 

@@ -1,7 +1,7 @@
 """Instruction selection for the texture and surface ops (a rule group of
 :class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`).
 
-``tex`` -> TEX (``gather``: tld4), ``tex_lod`` -> TEXLOD (the gradients in b and e; 3d: TEXGRAD.SQ per gradient, then TEXLOD.SQ), ``txq`` -> TXQ (.SURF for suq), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
+``tex`` -> TEX (``gather``: tld4; ``ms``: .2dms/.a2dms, the sample index in e.lo), ``tex_lod`` -> TEXLOD (the gradients in b and e; 3d: TEXGRAD.SQ per gradient, then TEXLOD.SQ), ``txq`` -> TXQ (.SURF for suq; txq.level: TXQ.LEVEL), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
 (SULD.64 for 64-bit elements), ``sust`` -> SUST / SUST.64, ``sured`` -> SURED / SURED.64.  The handle is the
 register pair a; the coordinates travel in two pairs: b = (x, y), e = (z, layer), unused ones zero, built once
 per block for the ops of one PTX instruction (which read the same values).
@@ -45,7 +45,7 @@ class TextureSelection(SelectorCore):
         g = at.get("gather")
         mods = {"dim": _DIM[at["dim"]], "ctype": str(at["ctype"]).upper(), "comp": _COMP[int(at["comp"])],
                 "gather": "NONE" if g is None else "RGBA"[int(g)], "out": str(at.get("half", "b32")).upper(),
-                "mip": str(at.get("mip") or "none").upper()}
+                "mip": str(at.get("mip") or "none").upper(), **({"MS": "MS"} if at.get("ms") else {})}
         c = self.reg(inst.args[-1]) if level else RZ
         self.emit("TEX", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b, c=c, e=e, mods=mods)
 
@@ -70,6 +70,10 @@ class TextureSelection(SelectorCore):
                   mods={"dim": f"D{k}"})
 
     def op_txq(self, inst):
+        if len(inst.args) > 1:  # txq.level: the level in c
+            self.emit("TXQ.LEVEL", d=self.vreg(inst.result), a=self.reg(inst.args[0]), c=self.reg(inst.args[1]),
+                      mods={"query": str(inst.attrs["query"]).upper()})
+            return
         mods = {"query": str(inst.attrs["query"]).upper(), **({"SURF": "SURF"} if inst.attrs.get("surface") else {})}
         self.emit("TXQ", d=self.vreg(inst.result), a=self.reg(inst.args[0]), mods=mods)
 

@@ -115,7 +115,6 @@ def _version(v: str) -> str:
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
 _MMA = "MMA kinds (mma m8n8k4, wgmma .sp and A in registers): another engineer's part of issue 19, in progress"
-_TEX = "texture forms (.2dms, txq.level): another engineer's part of issue 19, in progress"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _CONST_WINDOW = "cvta.const: the backend gives .const no generic window"
 _CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
@@ -130,10 +129,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ('cvta for the .const space is not supported by the backend yet', _CONST_WINDOW),
     'cvt.rn.satfinite.relu.e5m2x2.f16x2 %h1, %r2;':
         ("'cvt.rn.satfinite.relu.e5m2x2.f16x2': .relu is not supported yet", _CVT_RELU),
-    'tex.2dms.v4.s32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6, %r7, %r8}];':
-        ("'tex.2dms.v4.s32.s32': the .2dms geometry is not supported yet (xcc runs unified-mode texture and surface objects: docs/semantics.md, 'Textures and surfaces')", _TEX),
-    'txq.level.height.b32 %r1, [%rd1], %r2;':
-        ("'txq.level.height.b32': a mipmap-level query (.level) is not supported yet (xcc runs unified-mode texture and surface objects: docs/semantics.md, 'Textures and surfaces')", _TEX),
     'atom.global.cas.b128 %q1, [%rd1], %q2, %q3;':
         ('atom.cas.b128 is not supported yet', _B128),
     'atom.global.exch.b128 %q1, [%rd1], %q2;':

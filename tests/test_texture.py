@@ -421,7 +421,6 @@ def test_texref_module_variable_and_parameter_hold_handles(device, engine, opt):
 
 
 REFUSED = {
-    "tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1, %r1, %r1}];": "the .2dms geometry",
     "tex.grad.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5, %f5, %f5}], {%f5, %f5, %f5, %f5}, "
     "{%f5, %f5, %f5, %f5};": "tex.grad on a cube",
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
@@ -897,3 +896,83 @@ def test_tex_grad_3d(device, engine, opt):
         lam = -np.inf if rho == 0 else float(np.float32(np.log2(rho)))
         lam = min(max(lam, 0.0), L - 1.0)
         assert g == np.float32(100.0 * int(np.floor(lam + 0.5))), (row, g, lam)
+
+
+MS_LEVEL = ROOT / "tests/data/texture/ms_level.ptx"
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_txq_level_answers_each_mipmap_levels_extent(device, engine, opt):
+    """txq.level.{width,height,depth} (tests/data/texture/ms_level.ptx) of a 4-level 16 x 8 x 4 mipmapped 3D array
+    at levels -1 .. 4: each extent halved per level, at least 1 (the CUDA driver API's cuMipmappedArrayCreate
+    rule); levels the texture lacks answer 0 (xcc's choice); a 2D array answers depth 0 at every level, and a
+    texture that is not mipmapped has level 0 only."""
+    ptx = MS_LEVEL.read_text()
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Depth, d.Format, d.NumChannels = 16, 8, 4, F.CU_AD_FORMAT_FLOAT, 1
+    mm = ok(cuda.cuMipmappedArrayCreate(d, 4))
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    r.res.mipmap.hMipmappedArray = mm
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode, t.maxMipmapLevelClamp = [CLAMP] * 3, 3.0
+    tex = ok(cuda.cuTexObjectCreate(r, t, None))
+    flat = texture(array_resource(array(np.zeros((3, 5), np.float32), F.CU_AD_FORMAT_FLOAT)))
+    for h, extents, levels in ((tex, (16, 8, 4), 4), (flat, (5, 3, 0), 1)):
+        out = alloc(6 * 12)
+        kernel(device, "query_level", engine, opt, ptx).launch((1, 1, 1), (6, 1, 1), [np.uint64(int(h)),
+                                                                                         np.uint64(out)])
+        got = fetch(out, 18, np.uint32).reshape(6, 3)
+        for i, row in enumerate(got):
+            lv = i - 1
+            want = [0 if not 0 <= lv < levels or n == 0 else max(n >> lv, 1) for n in extents]
+            assert list(row) == want, (h, lv, row, want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuMipmappedArrayDestroy(mm))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_multisample_fetches_read_the_one_sample_of_xccs_textures(device, engine, opt):
+    """tex.2dms / tex.a2dms (ms_level.ptx; coordinates {sample, x, y, -} and {layer, sample, x, y}, PTX ISA tex):
+    no public CUDA API makes a multisample array, so xcc's objects hold one sample per texel and sample 0 reads
+    texel (x, y) unfiltered as tex.2d.s32 does (clamped; the layer clamped); checked against numpy indexing."""
+    ptx = MS_LEVEL.read_text()
+    Hh, Ww = 3, 4
+    img = (np.arange(Hh * Ww * 4, dtype=np.float32) * 0.25 - 3).reshape(Hh, Ww * 4)
+    tex = texture(array_resource(array(img, F.CU_AD_FORMAT_FLOAT, channels=4)), linear=True)
+    pts = [(0, 0), (3, 2), (1, 2), (-2, 1), (9, 7)]
+    cs = np.array([(x, y, 0) for x, y in pts], np.int32)
+    dcs, out = alloc(cs.nbytes), alloc(16 * len(pts))
+    ok(cuda.cuMemcpyHtoD(dcs, cs, cs.nbytes))
+    kernel(device, "fetch_2dms", engine, opt, ptx).launch((1, 1, 1), (len(pts), 1, 1),
+                                                          [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out)])
+    got = fetch(out, 4 * len(pts)).reshape(-1, 4)
+    for (x, y), g in zip(pts, got, strict=True):
+        i, j = min(max(x, 0), Ww - 1), min(max(y, 0), Hh - 1)
+        assert np.array_equal(g, img[j, 4 * i:4 * i + 4]), (x, y, g)
+    L = 3
+    data = (np.arange(L * Hh * Ww, dtype=np.int32) * 7 - 40).reshape(L, Hh, Ww)
+    arr = array(data, F.CU_AD_FORMAT_SIGNED_INT32, depth=L, flags=cuda.CUDA_ARRAY3D_LAYERED)
+    tex2 = texture(array_resource(arr))
+    pts2 = [(0, 0, 0), (3, 1, 2), (2, 2, 9), (-1, 5, -3)]
+    cs2 = np.array([(x, y, 0, layer) for x, y, layer in pts2], np.int32)
+    dcs2, out2 = alloc(cs2.nbytes), alloc(16 * len(pts2))
+    ok(cuda.cuMemcpyHtoD(dcs2, cs2, cs2.nbytes))
+    kernel(device, "fetch_a2dms", engine, opt, ptx).launch((1, 1, 1), (len(pts2), 1, 1),
+                                                           [np.uint64(int(tex2)), np.uint64(dcs2), np.uint64(out2)])
+    got2 = fetch(out2, 4 * len(pts2), np.int32).reshape(-1, 4)
+    for (x, y, layer), g in zip(pts2, got2, strict=True):
+        i, j, lay = min(max(x, 0), Ww - 1), min(max(y, 0), Hh - 1), min(max(layer, 0), L - 1)
+        assert list(g) == [data[lay, j, i], 0, 0, 1], (x, y, layer, g)
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+def test_a_multisample_fetch_of_sample_1_is_a_located_fault(device, engine):
+    ptx = MS_LEVEL.read_text()
+    tex = texture(array_resource(array(np.zeros((2, 2), np.float32), F.CU_AD_FORMAT_FLOAT)))
+    cs = np.array([(0, 0, 1)], np.int32)
+    dcs, out = alloc(cs.nbytes), alloc(16)
+    ok(cuda.cuMemcpyHtoD(dcs, cs, cs.nbytes))
+    with pytest.raises(KernelFault, match="tex.2dms.*sample index 1"):
+        kernel(device, "fetch_2dms", engine, 3, ptx).launch((1, 1, 1), (1, 1, 1),
+                                                             [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out)])

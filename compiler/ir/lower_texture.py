@@ -9,17 +9,20 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   ``.v2.f16x2``: two, ``half`` set); the
   coordinates of 3d, a2d and cube are a four-element vector whose last element is ignored; a1d/a2d/acube's first is
   the layer (.u32; acube: the cube).
+* ``tex.2dms.v4.{f32,s32,u32,f16}.s32 d, [h, {sample, x, y, -}]`` and ``tex.a2dms ... [h, {layer, sample, x,
+  y}]`` (multisample) -> four ``tex {ms}`` of the 2d / a2d geometry, the sample index the last argument.
 * ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
   argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` (1d, 2d, 3d geometries) -> ``tex_lod`` of the gradients, then
   as ``tex.level``.
 * ``tld4.{r,g,b,a}.{2d,a2d,cube,acube}.v4.{f32,s32,u32}.f32 d, [h, c]`` -> four ``tex {gather}``.
-* ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``istypep.kind p, h`` -> ``istypep``.
+* ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``txq.level.{width,height,depth}.b32 d, [h], lod``
+  -> ``txq`` with the level a second argument; ``istypep.kind p, h`` -> ``istypep``.
 * ``suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero}`` -> one ``suld`` per element,
   ``sust.b...`` -> one ``sust`` per element, ``sured.b.{add,min,max,and,or}.dim.{u32,s32,b32,u64,s64,b64}`` ->
   ``sured``; ``sust.p.dim{.v2,.v4}.b32`` (formatted: x in elements, words converted to the format) -> ``sust
   {formatted}``, ``sured.p.op.dim.{b32,b64}`` (x in elements, signedness the format's) -> ``sured {formatted}``.
 
-Refused with a located message: independent mode (a separate sampler), multisample textures,
+Refused with a located message: independent mode (a separate sampler),
 ``tex.grad`` on cube geometries, depth compare, texel offsets, the ``|p``
 residency predicate and ``.v8``.
 """
@@ -146,7 +149,21 @@ class TextureLowering:
                                                                                            ast.Address):
             raise self._tx_refuse(inst, "a texel offset, depth compare or residency predicate operand")
         h, coords = self._tx_operand(inst, inst.operands[1], True)
-        dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
+        sample = []
+        if dim in _REFUSED_DIMS:  # multisample: {sample, x, y, -} / {layer, sample, x, y}, .s32 (PTX ISA, tex)
+            if gather or mip or types[1] != "s32":
+                raise self.error(f"'{_text(inst)}': .{dim} takes .s32 coordinates (no tld4, .base, .level, .grad)",
+                                 PtxSemanticError)
+            if len(coords) != 4:
+                raise self.error(f"'{_text(inst)}': .{dim} needs a four-element coordinate vector", PtxSemanticError)
+            ms_layered = dim == "a2dms"
+            sample = [self.read(coords[int(ms_layered)], ptx_type("s32"))]
+            coords = [coords[0], *coords[2:4]] if ms_layered else list(coords[1:3])
+            dim = "a2d" if ms_layered else "2d"
+            dims, layered, xs, layer = 2, ms_layered, coords[1:] if ms_layered else coords, (
+                coords[0] if ms_layered else None)
+        else:
+            dim, dims, layered, xs, layer = self._tx_geometry(inst, coords, False)
         if gather and dim not in ("2d", "a2d", "cube", "acube"):
             raise self.error(f"'{_text(inst)}': tld4 takes .2d, .a2d, .cube or .acube", PtxSemanticError)
         if dim in ("cube", "acube") and types[1] != "f32":
@@ -158,6 +175,8 @@ class TextureLowering:
         extra = {"gather": "rgba".index(gather)} if gather else {}
         if types[0] in ("f16", "f16x2"):
             extra["half"] = types[0]
+        if sample:  # the sample index after the coordinates
+            extra["ms"] = True
         lod = []
         if mip is not None:
             extra["mip"] = "level" if mip == "grad" else mip
@@ -169,7 +188,7 @@ class TextureLowering:
             if isinstance(d, ast.Sink):
                 continue
             rt = d.type if isinstance(d, RegVar) else dt
-            v = self.emit("tex", dt, [h, *lvals, *cvals, *lod], rt, dim=dim, ctype=types[1], comp=k,
+            v = self.emit("tex", dt, [h, *lvals, *cvals, *sample, *lod], rt, dim=dim, ctype=types[1], comp=k,
                           layered=layered, **extra)
             self.write(d, v.result)
 
@@ -193,14 +212,17 @@ class TextureLowering:
 
     def _query(self, inst, queries, surface: bool) -> None:
         q = next((m for m in inst.modifiers if m in queries), None)
-        if "level" in inst.modifiers:
-            raise self._tx_refuse(inst, "a mipmap-level query (.level)")
-        self._tx_check_mods(inst, {*queries, "b32"})
-        if q is None or "b32" not in inst.modifiers or len(inst.operands) != 2:
-            raise self.error(f"'{_text(inst)}': expected {inst.opcode}.query.b32 d, [handle]", PtxSemanticError)
+        level = "level" in inst.modifiers and not surface
+        self._tx_check_mods(inst, {*queries, "b32", *(("level",) if level else ())})
+        if level and q not in ("width", "height", "depth"):
+            raise self.error(f"'{_text(inst)}': txq.level queries .width, .height or .depth", PtxSemanticError)
+        if q is None or "b32" not in inst.modifiers or len(inst.operands) != 2 + level:
+            form = "txq.level.query.b32 d, [handle], lod" if level else f"{inst.opcode}.query.b32 d, [handle]"
+            raise self.error(f"'{_text(inst)}': expected {form}", PtxSemanticError)
         h, _ = self._tx_operand(inst, inst.operands[1], False)
         u32 = ptx_type("u32")
-        v = self.emit("txq", u32, [h], u32, query=q, surface=surface)
+        lod = [self.read(inst.operands[2], ptx_type("s32"))] if level else []
+        v = self.emit("txq", u32, [h, *lod], u32, query=q, surface=surface)
         self.write(inst.operands[0], v.result)
 
     def op_txq(self, inst) -> None:

@@ -214,8 +214,8 @@ OPS.update({
     "tex_lod": OpDef("tex_lod", None, "d = tex.grad's level of detail (f32) of the texture object a for the "
                      "gradients dPdx = args 1 .. k, dPdy = args k+1 .. 2k (k = the geometry's dimensions)",
                      reads_memory=True),
-    "txq": OpDef("txq", 1, "d = txq.attrs.query (attrs.surface: suq) of the texture (surface) object a",
-                 reads_memory=True),
+    "txq": OpDef("txq", None, "d = txq.attrs.query (attrs.surface: suq) of the texture (surface) object a; "
+                 "with a second argument b, txq.level: the query of mipmap level b (.s32)", reads_memory=True),
     "istypep": OpDef("istypep", 1, "d = whether a is a live object of attrs.kind (texref|samplerref|surfref)",
                      reads_memory=True),
     "suld": OpDef("suld", None, "element attrs.comp (attrs.width bytes) of the attrs.vec-element suld.b.attrs.dim "

@@ -347,6 +347,22 @@ def fetch(d: dict, read, coords, integer: bool, layer: int = 0, lod: float | Non
     return _words([_f32(a / scale) for a in acc], d)
 
 
+def fetch_sample(d: dict, read, x: int, y: int, sample: int, layer: int = 0) -> list[int]:
+    """``tex.2dms`` / ``tex.a2dms``: sample ``sample`` of texel ``(x, y)`` (integer coordinates, unfiltered, as
+    ``tex.2d.s32`` reads; ``.a2dms``: of the clamped layer).  No public CUDA API makes a multisample array
+    (``CUDA_ARRAY3D_DESCRIPTOR`` has no sample count; such arrays come only from graphics interop), so every
+    object xcc makes holds one sample per texel: *sample 0 reads the texel; any other sample index, and a
+    cubemap or non-2D texture, is a* :class:`TextureError` (the executors make it a located fault)."""
+    if d["surface"] or d["dims"] != 2 or d["cube"]:
+        raise TextureError("a multisample fetch needs a 2D or layered 2D texture object")
+    if sample != 0:
+        raise TextureError(f"sample index {sample} of a texture with one sample per texel (xcc's objects are "
+                           "single-sample: no public CUDA API creates multisample arrays)")
+    if d["levels"]:
+        d = level_of(d, read, 0)
+    return fetch(d, read, [x, y], True, layer)
+
+
 def _half_bits(x: float) -> int:
     """The f16 nearest ``x`` (ties to even; beyond the largest finite half, an infinity; NaN the quiet NaN)."""
     try:
@@ -432,6 +448,18 @@ def query(d: dict, what: str) -> int:
     if what == "memory_layout":
         return int(d["restype"] == RES_LINEAR)
     raise TextureError(f"unknown query .{what}")
+
+
+def query_level(d: dict, what: str, level: int) -> int:
+    """``txq.level.what d, [h], lod`` (width, height, depth): the extent of mipmap level ``lod`` as
+    :func:`level_of` makes it (each level-0 extent halved per level, at least 1; 0 for an absent dimension); a
+    texture that is not mipmapped has level 0 only.  *xcc's choice*: a level outside ``[0, levels - 1]``
+    answers 0 (the manual does not say)."""
+    if what not in ("width", "height", "depth"):
+        raise TextureError(f"unknown level query .{what}")
+    if not 0 <= level < max(d["levels"], 1):
+        return 0
+    return max(query(d, what) >> level, 1) if query(d, what) else 0
 
 
 def formatted_channel(d: dict, word: int) -> int:

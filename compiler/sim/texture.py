@@ -58,10 +58,11 @@ def _descriptors(what: str, gmem, handle, sel, n, want: str | None) -> list[dict
 
 def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, what: str = "tex",
                  gather: int | None = None, half: str | None = None, lod=None, base: bool = False,
-                 cube: bool = False):
+                 cube: bool = False, sample: bool = False):
     """``run(sel, idx, n)``: word ``comp`` of each thread's fetch (``gather``: tld4's component) written;
     ``half``: ``f16`` (four halves) or ``f16x2`` (two packed words) results of a float texture; ``lod``: the
-    reader of tex.level's level of detail (f32), ``base``: tex.base."""
+    reader of tex.level's level of detail (f32), ``base``: tex.base; ``sample``: tex.2dms/.a2dms, the last
+    coordinate reader the sample index."""
     def run(sel, idx, n):
         ds = _descriptors(what, gmem, handle, sel, n, "texref")
         cs = [_vals(c, sel, n, np.uint32) for c in coords]
@@ -82,7 +83,10 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
                 raise ExecFault(f"{what}: {'an array' if layer is not None else 'a non-array'} fetch through a "
                                 f"{'layered' if d['layered'] else 'non-layered'} texture", i)
             try:
-                if gather is not None:
+                if sample:
+                    words = TX.fetch_sample(d, _reader(gmem, i), xs[0], xs[1], xs[2],
+                                            0 if lay is None else int(lay[i]))
+                elif gather is not None:
                     words = TX.gather(d, _reader(gmem, i), xs, gather, 0 if lay is None else int(lay[i]))
                 else:
                     words = TX.fetch(d, _reader(gmem, i), xs if cube else xs[:d["dims"]], integer,
@@ -132,13 +136,18 @@ def lod_sq_executor(sx, sy, write):
     return run
 
 
-def query_executor(gmem, handle, query: str, surface: bool, write):
-    """``txq.query`` / ``suq.query``: one 32-bit answer per thread."""
-    what = f"{'suq' if surface else 'txq'}.{query}"
+def query_executor(gmem, handle, query: str, surface: bool, write, level=None):
+    """``txq.query`` / ``suq.query``: one 32-bit answer per thread; ``level``: the reader of
+    ``txq.level``'s level operand (.s32)."""
+    what = f"{'suq' if surface else 'txq'}.{'level.' if level is not None else ''}{query}"
 
     def run(sel, idx, n):
         ds = _descriptors(what, gmem, handle, sel, n, "surfref" if surface else "texref")
-        write(sel, np.array([TX.query(d, query) for d in ds], np.uint32))
+        if level is None:
+            write(sel, np.array([TX.query(d, query) for d in ds], np.uint32))
+            return
+        lv = _vals(level, sel, n, np.uint32).view(np.int32)
+        write(sel, np.array([TX.query_level(d, query, int(lv[i])) for i, d in enumerate(ds)], np.uint32))
     return run
 
 

@@ -29,11 +29,12 @@ def _tex(x: OpBinder):
     mip = x.attrs.get("mip")
     layer, coords = _geometry(x, len(x.inst.args) - 1 if mip == "level" else None)
     g = x.attrs.get("gather")
-    what = f"tld4.{'rgba'[int(g)]}" if g is not None else f"tex.{x.attrs['dim']}"
+    ms = bool(x.attrs.get("ms"))
+    what = f"tld4.{'rgba'[int(g)]}" if g is not None else f"tex.{x.attrs['dim']}{'ms' if ms else ''}"
     return tex_executor(x.launch.gmem, x.arg(0), coords, layer, x.attrs["ctype"] == "s32", int(x.attrs["comp"]),
                         x.set(), what, None if g is None else int(g), x.attrs.get("half"),
                         x.arg(len(x.inst.args) - 1) if mip == "level" else None, mip == "base",
-                        x.attrs["dim"] in ("cube", "acube"))
+                        x.attrs["dim"] in ("cube", "acube"), ms)
 
 
 @impl("tex_lod")
@@ -45,7 +46,8 @@ def _tex_lod(x: OpBinder):
 
 @impl("txq")
 def _txq(x: OpBinder):
-    return query_executor(x.launch.gmem, x.arg(0), str(x.attrs["query"]), bool(x.attrs.get("surface")), x.set())
+    return query_executor(x.launch.gmem, x.arg(0), str(x.attrs["query"]), bool(x.attrs.get("surface")), x.set(),
+                          x.arg(1) if len(x.inst.args) > 1 else None)
 
 
 @impl("istypep")

@@ -1,4 +1,4 @@
-"""Executors of the texture and surface instructions (``TEX``, ``TEXLOD``, ``TEXGRAD.SQ``, ``TEXLOD.SQ``, ``TXQ``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
+"""Executors of the texture and surface instructions (``TEX``, ``TEXLOD``, ``TEXGRAD.SQ``, ``TEXLOD.SQ``, ``TXQ``, ``TXQ.LEVEL``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
 ``SUST``, ``SUST.64``, ``SURED``, ``SURED.64``; PTX ISA 9.7.10 - 9.7.11).
 
 Each binds its operands (the handle in the pair a, coordinates x, y in the pair b and z, layer in the pair e)
@@ -50,9 +50,13 @@ def _tex(x: Binder):
     gather = None if g == "NONE" else "RGBA".index(g)
     what = f"tld4.{g.lower()}" if gather is not None else f"tex.{x.mod('dim').lower()}"
     out, mip = x.mod("out"), x.mod("mip")
+    ms = x.flag("MS")
+    if ms:  # the sample index in e.lo
+        coords = [*coords, _half(x.w("e"), 0)]
+        what = f"tex.{'a2dms' if layer is not None else '2dms'}"
     return tex_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("ctype") == "S32", _COMP[x.mod("comp")],
                         x.set_r("d"), what, gather, None if out == "B32" else out.lower(),
-                        x.r("c") if mip == "LEVEL" else None, mip == "BASE", x.mod("dim") in ("CUBE", "ACUBE"))
+                        x.r("c") if mip == "LEVEL" else None, mip == "BASE", x.mod("dim") in ("CUBE", "ACUBE"), ms)
 
 
 @impl("TEXLOD")
@@ -77,6 +81,11 @@ def _texlod_sq(x: Binder):
 @impl("TXQ")
 def _txq(x: Binder):
     return query_executor(x.ctx.gmem, x.w("a"), x.mod("query").lower(), x.flag("SURF"), x.set_r("d"))
+
+
+@impl("TXQ.LEVEL")
+def _txq_level(x: Binder):
+    return query_executor(x.ctx.gmem, x.w("a"), x.mod("query").lower(), False, x.set_r("d"), x.r("c"))
 
 
 @impl("ISTYPEP")
