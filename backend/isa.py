@@ -726,6 +726,26 @@ _ROWS = [
      "d = the extent query of mipmap level c (.s32) of the texture object a: the level-0 extent halved per level, "
      "at least 1 (0 for an absent dimension or a level the texture lacks) (xcc.semantics.texture.query_level)",
      "sync load"),
+    # Bulk copies and reductions into another CTA of the cluster, and half-precision bulk reductions, sm_90
+    # cp.{reduce.}async.bulk (appended: opcodes stay stable; executors in exec_sync.py, selection in isel_hopper.py)
+    ("BLKCP.S2S", (A_R, B_I, C_R, E_R), (), "lsu", "lsu", "UBLKCP.S.S",
+     "cp.async.bulk.shared::cluster.shared::cta of e bytes (as BLKCP): shared[a + b] -> the shared::cluster "
+     "address c (a CTA of the cluster, xcc.semantics.cluster), performed when it executes", "sync"),
+    ("BLKRED.S2S", (A_R, B_I, C_R, E_R), (Mod("op", ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR")),
+                                          Mod("type", ("U32", "S32", "U64"))), "lsu", "lsu", "UBLKRED.S.S",
+     "cp.reduce.async.bulk.shared::cluster.shared::cta of e bytes: each element of shared[a + b] reduced into the "
+     "shared::cluster address c as an atomic op.type (ATOMS's arithmetic), performed when it executes", "sync"),
+    ("BLKRED.H", (A_R, B_I, C_W, E_R), (Mod("op", ("ADD", "MIN", "MAX")), Mod("type", ("F16", "BF16"))), "lsu",
+     "lsu", "UBLKRED.G.S.F16", "cp.reduce.async.bulk.global.shared::cta of e bytes of .f16/.bf16 (ADD: .add.noftz, "
+     "subnormals kept): each element of shared[a + b] reduced into global[c] as atom.global.op.noftz.type, "
+     "performed when it executes", "sync global"),
+    ("BLKCP.MC", (A_W, B_I, C_W, E_R), (), "lsu", "lsu", "UBLKCP.S.G.MULTICAST",
+     "cp.async.bulk...multicast::cluster of e bytes (as BLKCP): global[c] -> offset a.lo + b of the shared memory "
+     "of each CTA of the cluster whose bit is set in the 16-bit ctaMask a.hi, performed when it executes (its "
+     "completion: SYNCS.TX.MC)", "sync global load"),
+    ("TMAPF.I2C", (A_W, B_WIC, C_W, E_W), (Mod("rank", ("R3", "R4", "R5")),), "lsu", "lsu", "UTMAPF.IM2COL",
+     "cp.async.bulk.prefetch.tensor...im2col: as TMAPF, the tensor map one made by cuTensorMapEncodeIm2col (the "
+     "im2col offsets place no data: not operands); moves no data", "sync"),
 ]
 
 

@@ -6,10 +6,12 @@
   try_wait, which may suspend the thread), each on ``[a + offset]`` in shared memory (a 64-bit address: its
   low word, the shared window's offset).
 * ``bulk_copy`` -> BLKCP.BYPASS (global -> shared) followed by SYNCS.TX.COMPLETE of the same byte count on
-  the mbarrier, or BLKCP.S2G (shared -> global); ``bulk_reduce`` -> BLKRED.op.type; ``tma_load`` (1d, 2d) ->
+  the mbarrier, or BLKCP.S2G (shared -> global), or BLKCP.S2S (shared -> a CTA of the cluster, then
+  SYNCS.TX.COMPLETE); ``bulk_reduce`` -> BLKRED.op.type (.f16/.bf16: BLKRED.H; into a CTA of the cluster:
+  BLKRED.S2S); ``bulk_copy_mc`` -> BLKCP.MC and SYNCS.TX.MC; ``tma_load`` (1d, 2d) ->
   TMALD (coordinates in a register pair, its bytes in d; TMALD.3D: the third in b; TMALD.ND for 4d/5d: coordinates
   in the pairs e, b and a.hi, the shared address in a.lo) and SYNCS.TX.COMPLETE of those bytes; ``tma_store``
-  -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF, with TMALD.ND's operand layout; a multicast
+  -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF (im2col: TMAPF.I2C), with TMALD.ND's operand layout; a multicast
   ``tma_load`` -> TMALD.MC (the ctaMask in a.hi) and SYNCS.TX.MC of its bytes on each named CTA's mbarrier; an
   ``.im2col`` one (3d, 4d) -> TMALD.I2C (the 16-bit offsets packed in a.hi).
 """
@@ -88,13 +90,28 @@ class HopperSelection(SelectorCore):
             c = c2
         return c
 
+    def _hp_shared_reg(self, v: Value, off: int):
+        """A 32-bit register holding the shared (or shared::cluster) address ``v + off``."""
+        r, off = self._hp_shared(v, off)
+        if not off:
+            return r
+        d = new_vreg(1)
+        self.emit("IADD3", d=d, a=r, b=Imm(off & 0xFFFFFFFF), c=RZ)
+        return d
+
     def op_bulk_reduce(self, inst):
         at = inst.attrs
         dst, src, size = inst.args
         a, off = self._hp_shared(src, int(at.get("src_offset", 0)))
-        t = str(at["etype"]).upper().replace("B", "U")
-        self.emit("BLKRED", a=a, b=off, c=self._hp_global(dst, int(at.get("dst_offset", 0))), e=self.reg(size),
-                  mods={"op": str(at["redop"]).upper(), "type": t})
+        et = str(at["etype"])
+        mods = {"op": str(at["redop"]).upper(), "type": et.upper() if et in ("f16", "bf16")
+                else et.upper().replace("B", "U")}
+        if at.get("to_shared"):
+            self.emit("BLKRED.S2S", a=a, b=off, c=self._hp_shared_reg(dst, int(at.get("dst_offset", 0))),
+                      e=self.reg(size), mods=mods)
+            return
+        self.emit("BLKRED.H" if et in ("f16", "bf16") else "BLKRED", a=a, b=off,
+                  c=self._hp_global(dst, int(at.get("dst_offset", 0))), e=self.reg(size), mods=mods)
 
     def _tma_pairs(self, shared, coords, mask=None):
         """(a, b, e) register pairs of TMALD.ND/TMAST/TMAPF: a = (32-bit shared address, coordinate 4),
@@ -128,7 +145,8 @@ class HopperSelection(SelectorCore):
     def op_tma_prefetch(self, inst):
         tmap, *coords = inst.args
         a, b, e = self._tma_pairs(None, coords)
-        self.emit("TMAPF", a=a, b=b, c=self.reg(tmap), e=e, mods={"rank": f"R{len(coords)}"})
+        self.emit("TMAPF.I2C" if inst.attrs.get("im2col") else "TMAPF", a=a, b=b, c=self.reg(tmap), e=e,
+                  mods={"rank": f"R{len(coords)}"})
 
     def op_tma_load(self, inst):
         at = inst.attrs
@@ -182,10 +200,30 @@ class HopperSelection(SelectorCore):
         ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
         self.emit("SYNCS.TX", a=ma, b=moff, c=size, mods={"COMPLETE": "COMPLETE"})
 
+    def op_bulk_copy_mc(self, inst):
+        """BLKCP.MC (shared offset in a.lo, ctaMask in a.hi), then SYNCS.TX.MC of the same bytes."""
+        at = inst.attrs
+        dst, src, size, mbar, mask = inst.args
+        reg, off = self._hp_shared(dst, int(at.get("dst_offset", 0)))
+        a = new_vreg(2)
+        self.emit("MOV", d=Half(a, 0), b=reg)
+        self.emit("MOV", d=Half(a, 1), b=self.src_b(mask))
+        e = self.reg(size)
+        self.emit("BLKCP.MC", a=a, b=off, c=self._hp_global(src, int(at.get("src_offset", 0))), e=e)
+        ma, moff = self._hp_shared(mbar, int(at.get("mbar_offset", 0)))
+        self.emit("SYNCS.TX.MC", a=ma, b=moff, c=e, e=self.reg(mask))
+
     def op_bulk_copy(self, inst):
         at = inst.attrs
         dst, src, size, mbar = inst.args
         to_shared = bool(at.get("to_shared"))
+        if at.get("from_shared"):  # this CTA's shared memory -> a CTA of the cluster
+            a, off = self._hp_shared(src, int(at.get("src_offset", 0)))
+            e = self.reg(size)
+            self.emit("BLKCP.S2S", a=a, b=off, c=self._hp_shared_reg(dst, int(at.get("dst_offset", 0))), e=e)
+            ma, moff = self._hp_shared(mbar, int(at.get("mbar_offset", 0)))
+            self.emit("SYNCS.TX", a=ma, b=moff, c=e, mods={"COMPLETE": "COMPLETE"})
+            return
         shared, soff = (dst, "dst_offset") if to_shared else (src, "src_offset")
         glob, goff = (src, "src_offset") if to_shared else (dst, "dst_offset")
         a, off = self._hp_shared(shared, int(at.get(soff, 0)))

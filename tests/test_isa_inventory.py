@@ -118,7 +118,7 @@ _MMA = "MMA kinds (mma m8n8k4, wgmma .sp and A in registers): another engineer's
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _CONST_WINDOW = "cvta.const: the backend gives .const no generic window"
 _CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
-_BULK = "cp.async.bulk variants (multicast, shared::cta -> shared::cluster, f16 bulk reductions, im2col store/prefetch): not lowered yet"
+_BULK = "cp.async.bulk.tensor im2col-mode store (.im2col_no_offs): not lowered yet"
 _VIDEO_SEL = "the SIMD video instructions' multi-lane selectors (.h10, .b3210): the parser takes single-lane ones only"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
     'mov.b128 %q1, {%rd1, %rd2};':
@@ -133,18 +133,8 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ('atom.cas.b128 is not supported yet', _B128),
     'atom.global.exch.b128 %q1, [%rd1], %q2;':
         ('atom.exch.b128 is not supported yet', _B128),
-    'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], 256, [mbar], %h1;':
-        ("instruction 'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster' is not supported yet (supported: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta.bulk_group)", _BULK),
-    'cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%r2], 256, [mbar];':
-        ("instruction 'cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes' is not supported yet (supported: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta.bulk_group)", _BULK),
-    'cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd1], [%r1], 256;':
-        ("instruction 'cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16' is not supported yet (supported: cp.reduce.async.bulk.global.shared::cta.bulk_group with .add/.min/.max/.inc/.dec/.and/.or/.xor on 32- and 64-bit integers and .add on .f32/.f64, as PTX allows them)", _BULK),
-    'cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 [%r1], [%r2], 256, [mbar];':
-        ("instruction 'cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32' is not supported yet (supported: cp.reduce.async.bulk.global.shared::cta.bulk_group with .add/.min/.max/.inc/.dec/.and/.or/.xor on 32- and 64-bit integers and .add on .f32/.f64, as PTX allows them)", _BULK),
     'cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group [%rd1, {%r2, %r3, %r4}], [%r1];':
         ("instruction 'cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group' is not supported yet (supported: tile-mode and (3d-5d) im2col-mode loads cp.async.bulk.tensor.Nd.shared::cluster.global{.tile,.im2col}.mbarrier::complete_tx::bytes{.multicast::cluster} and tile-mode stores cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)", _BULK),
-    'cp.async.bulk.prefetch.tensor.3d.L2.global.im2col [%rd1, {%r2, %r3, %r4}], {%h1};':
-        ("instruction 'cp.async.bulk.prefetch.tensor.3d.L2.global.im2col' is not supported yet (supported: cp.async.bulk.prefetch.L2.global and tile-mode cp.async.bulk.prefetch.tensor.Nd.L2.global)", _BULK),
     'mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, {%r3, %r4}, {%f9, %f10, %f11, %f12, %f13, %f14, %f15, %f0};':
         ("'mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32': .m8n8k4 is not supported", _MMA),
     'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, %rd2, %p1, 1, 1, 0;':

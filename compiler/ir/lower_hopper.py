@@ -15,13 +15,19 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
 * Thread-block clusters: ``mapa`` and ``getctarank`` -> IR arithmetic on xcc.semantics.cluster's address
   encoding (``(rank + 1) << 24 | offset``; a generic address through ``cvta``), ``barrier.cluster.arrive`` /
   ``.wait`` -> ``cluster_arrive`` / ``cluster_wait`` (:mod:`xcc.sim.waves` keeps the barrier).
-* ``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [s], size, [mbar]`` and
+* ``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [s], size, [mbar]``,
+  ``cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], size, [mbar]`` (from this
+  CTA's shared memory to a CTA of the cluster: ``bulk_copy {from_shared}``), the global one with
+  ``.multicast::cluster`` and a 16-bit ``ctaMask`` after ``[mbar]`` (-> ``bulk_copy_mc``: the bytes and the
+  complete-tx land at the same offsets in every CTA of the cluster the mask names) and
   ``cp.async.bulk.global.shared::cta.bulk_group [d], [s], size`` -> ``bulk_copy``; the bulk
   ``commit_group`` / ``wait_group{.read} N`` -> a ``fence`` (the copies are performed when they execute).
 * ``stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [p], {r...}`` -> per matrix a ``shfl.idx`` of the
   row address and a 32-bit store (``.trans``: two 16-bit stores) per lane (:meth:`op_stmatrix`).
-* ``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [d], [s], size`` -> ``bulk_reduce`` (performed
-  when it executes, element by element as atomics).
+* ``cp.reduce.async.bulk.global.shared::cta.bulk_group.op{.noftz}.type [d], [s], size`` -> ``bulk_reduce``
+  (performed when it executes, element by element as atomics; .f16/.bf16 as atom.add.noftz/min/max); into a CTA of
+  the cluster, ``cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.op.type [d], [s],
+  size, [mbar]`` -> ``bulk_reduce {to_shared}`` and a complete-tx of ``size`` bytes on ``mbar``.
 * ``cp.async.bulk.tensor`` tile-mode loads -> ``tma_load``, stores -> ``tma_store``; ``cp.reduce.async.bulk
   .tensor`` -> ``tma_store {redop}``; ``cp.async.bulk.prefetch.tensor`` -> ``tma_prefetch`` (performed when
   they execute, :mod:`xcc.sim.tma`).
@@ -43,12 +49,18 @@ from xcc.semantics.cluster import CLUSTER_RANK_SHIFT, OFFSET_MASK
 
 _SHARED = ("shared", "shared::cta", "shared::cluster")
 _REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
-_REDUCE_TYPES = ("b32", "u32", "s32", "b64", "u64", "s64", "f32", "f64")
+_REDUCE_TYPES = ("b32", "u32", "s32", "b64", "u64", "s64", "f32", "f64", "f16", "bf16")
 # what PTX ISA 9.7.9.25.4.2 (cp.reduce.async.bulk) allows, of the types xcc's atomics reduce
 _REDUCE_OK = frozenset({*(("add", t) for t in ("u32", "s32", "u64", "f32", "f64")),
                         *((o, t) for o in ("min", "max") for t in ("u32", "s32", "u64", "s64")),
                         ("inc", "u32"), ("dec", "u32"),
-                        *((o, t) for o in ("and", "or", "xor") for t in ("b32", "b64"))})
+                        *((o, t) for o in ("and", "or", "xor") for t in ("b32", "b64")),
+                        *((o, t) for o in ("add", "min", "max") for t in ("f16", "bf16"))})
+# ... and into another CTA's shared memory (.shared::cluster.shared::cta.mbarrier::complete_tx::bytes; ptxas 13.0
+# accepts exactly these)
+_REDUCE_CLUSTER_OK = frozenset({("add", "u32"), ("add", "s32"), ("add", "u64"), ("min", "u32"), ("min", "s32"),
+                                ("max", "u32"), ("max", "s32"), ("inc", "u32"), ("dec", "u32"),
+                                *((o, "b32") for o in ("and", "or", "xor"))})
 _TENSOR_DIMS = ("1d", "2d", "3d", "4d", "5d")
 _MB_KINDS = ("init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait",
              "pending_count")
@@ -199,21 +211,34 @@ class HopperLowering:
             self.emit("fence", None, [], scope="cta")  # the bulk copies are complete when they execute
             return
         known = {"async", "bulk", "shared::cluster", "global", "shared::cta", "mbarrier::complete_tx::bytes",
-                 "bulk_group", "L2::cache_hint"}
+                 "bulk_group", "L2::cache_hint", "multicast::cluster"}
         extra = [m for m in ms if m not in known]
-        g2s = ms[2:4] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms
+        s2c = ms[2:4] == ("shared::cluster", "shared::cta") and "mbarrier::complete_tx::bytes" in ms
+        g2s = ms[2:4] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms or s2c
         s2g = ms[2:4] == ("global", "shared::cta") and "bulk_group" in ms
-        if extra or not (g2s or s2g):
+        multicast = "multicast::cluster" in ms
+        if extra or not (g2s or s2g) or s2c and ("L2::cache_hint" in ms or multicast) or s2g and multicast:
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: cp.async.bulk"
-                             ".shared::cluster.global.mbarrier::complete_tx::bytes and cp.async.bulk.global"
-                             ".shared::cta.bulk_group)")
+                             ".shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}, "
+                             "cp.async.bulk.shared::cluster"
+                             ".shared::cta.mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta"
+                             ".bulk_group)")
         ops = list(inst.operands)
         if "L2::cache_hint" in ms:
             ops = ops[:-1]
-        want = 4 if g2s else 3
+        want = (4 if g2s else 3) + multicast
         if len(ops) != want:
             raise self.error(f"'{_text(inst)}' takes {want} operands (and an optional cache policy), got "
                              f"{len(ops)}", PtxSemanticError)
+        if multicast:  # [dst], [src], size, [mbar], ctaMask
+            dst, doff = self._hp_shared(inst, ops[0])
+            src, soff, sp = self._address(ops[1])
+            mbar, moff = self._hp_shared(inst, ops[3])
+            if sp is not None:
+                raise self.error(f"'{_text(inst)}': a kernel parameter is not a global address", PtxSemanticError)
+            self.emit("bulk_copy_mc", None, [dst, src, self.read(ops[2], u32), mbar, self.read(ops[4], ptx_type("u16"))],
+                      dst_offset=doff, src_offset=soff, mbar_offset=moff)
+            return
         dst, doff, dp = self._address(ops[0])
         src, soff, sp = self._address(ops[1])
         if dp is not None or sp is not None:
@@ -222,31 +247,48 @@ class HopperLowering:
         size = self.read(ops[2], u32)
         mbar, moff = (self._address(ops[3])[:2] if g2s else (Const(u32, 0), 0))
         self.emit("bulk_copy", None, [dst, src, size, mbar], to_shared=g2s, dst_offset=doff, src_offset=soff,
-                  mbar_offset=moff)
+                  mbar_offset=moff, **({"from_shared": True} if s2c else {}))
 
     def _cp_reduce_bulk(self, inst) -> None:
-        """``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [d], [s], size{, policy}``."""
+        """``cp.reduce.async.bulk.global.shared::cta.bulk_group.op{.noftz}.type [d], [s], size{, policy}`` and
+        ``cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.op.type [d], [s], size,
+        [mbar]`` (-> ``bulk_reduce {to_shared}`` then a complete-tx of ``size`` bytes on ``mbar``, of the
+        destination's CTA).  ``.add`` on ``.f16``/``.bf16`` needs ``.noftz`` (subnormals kept), as ptxas requires."""
         ms = inst.modifiers
         op = next((m for m in ms if m in _REDUCE_OPS), None)
         t = next((m for m in ms if m in _REDUCE_TYPES), None)
-        known = {"reduce", "async", "bulk", "global", "shared::cta", "bulk_group", "L2::cache_hint", "noftz", op, t}
-        if ms[3:5] != ("global", "shared::cta") or "bulk_group" not in ms or any(m not in known for m in ms) \
-                or op is None or t is None or (op, t) not in _REDUCE_OK:
+        s2c = ms[3:5] == ("shared::cluster", "shared::cta") and "mbarrier::complete_tx::bytes" in ms
+        s2g = ms[3:5] == ("global", "shared::cta") and "bulk_group" in ms
+        known = {"reduce", "async", "bulk", "shared::cta", op, t,
+                 *(("shared::cluster", "mbarrier::complete_tx::bytes") if s2c else
+                   ("global", "bulk_group", "L2::cache_hint", "noftz"))}
+        if not (s2c or s2g) or any(m not in known for m in ms) or op is None or t is None \
+                or (op, t) not in (_REDUCE_CLUSTER_OK if s2c else _REDUCE_OK):
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: cp.reduce.async.bulk"
                              ".global.shared::cta.bulk_group with .add/.min/.max/.inc/.dec/.and/.or/.xor on 32- and "
-                             "64-bit integers and .add on .f32/.f64, as PTX allows them)")
+                             "64-bit integers, .add on .f32/.f64 and .add.noftz/.min/.max on .f16/.bf16, and cp.reduce"
+                             ".async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes with .add on "
+                             ".u32/.s32/.u64, .min/.max on .u32/.s32, .inc/.dec on .u32, .and/.or/.xor on .b32, as "
+                             "PTX allows them)")
+        if t in ("f16", "bf16") and op == "add" and "noftz" not in ms:
+            raise self.error(f"'{_text(inst)}': .add on .{t} needs .noftz", PtxSemanticError)
         ops = list(inst.operands)
         if "L2::cache_hint" in ms:
             ops = ops[:-1]
-        if len(ops) != 3:
-            raise self.error(f"'{_text(inst)}' takes 3 operands (and an optional cache policy)", PtxSemanticError)
+        if len(ops) != (4 if s2c else 3):
+            raise self.error(f"'{_text(inst)}' takes {4 if s2c else 3} operands"
+                             + ("" if s2c else " (and an optional cache policy)"), PtxSemanticError)
         dst, doff, dp = self._address(ops[0])
         src, soff, sp = self._address(ops[1])
         if dp is not None or sp is not None:
             raise self.error(f"'{_text(inst)}': a kernel parameter is not a global or shared address",
                              PtxSemanticError)
-        self.emit("bulk_reduce", None, [dst, src, self.read(ops[2], ptx_type("u32"))], redop=op, etype=t,
-                  dst_offset=doff, src_offset=soff)
+        size = self.read(ops[2], ptx_type("u32"))
+        self.emit("bulk_reduce", None, [dst, src, size], redop=op, etype=t, dst_offset=doff, src_offset=soff,
+                  **({"to_shared": True} if s2c else {}))
+        if s2c:
+            mbar, moff = self._address(ops[3])[:2]
+            self.emit("mbar_tx", None, [mbar, size], offset=moff, complete=True)
 
     def _tensor_operand(self, inst, op, rank: int):
         """(tensor map's generic address, coordinate values) of ``[tensorMap, {c0, ...}]``."""
@@ -336,17 +378,20 @@ class HopperLowering:
 
     def _cp_prefetch(self, inst) -> None:
         """``cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile}{.L2::cache_hint} [tensorMap, {c0, ...}]{, policy}``
-        -> ``tma_prefetch`` (the map checked, no data moved); ``cp.async.bulk.prefetch.L2.global{.L2::cache_hint}
+        -> ``tma_prefetch`` (the map checked, no data moved; ``.im2col`` with ``{o...}``, rank - 2 16-bit offsets:
+        ``attrs.im2col``, the map must be an im2col one); ``cp.async.bulk.prefetch.L2.global{.L2::cache_hint}
         [a], size{, policy}`` -> nothing (a hint: xcc models no L2)."""
         ms = inst.modifiers
         dims = next((m for m in ms if m in _TENSOR_DIMS), None)
         tensor = "tensor" in ms and dims is not None
-        known = {"async", "bulk", "prefetch", "L2", "global", "L2::cache_hint", *(("tensor", "tile", dims) if tensor
-                                                                                  else ())}
+        im2col = tensor and "im2col" in ms
+        known = {"async", "bulk", "prefetch", "L2", "global", "L2::cache_hint",
+                 *(("tensor", "tile", "im2col", dims) if tensor else ())}
         if ms[:3] != ("async", "bulk", "prefetch") or "L2" not in ms or "global" not in ms \
-                or any(m not in known for m in ms):
+                or any(m not in known for m in ms) or im2col and ("tile" in ms or dims in ("1d", "2d")):
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: "
-                             "cp.async.bulk.prefetch.L2.global and tile-mode cp.async.bulk.prefetch.tensor.Nd.L2.global)")
+                             "cp.async.bulk.prefetch.L2.global, tile-mode cp.async.bulk.prefetch.tensor.Nd.L2.global "
+                             "and (3d-5d) im2col-mode cp.async.bulk.prefetch.tensor.Nd.L2.global.im2col)")
         if not tensor:
             ops = list(inst.operands)[:-1] if "L2::cache_hint" in ms else list(inst.operands)
             if len(ops) != 2:
@@ -355,9 +400,16 @@ class HopperLowering:
             self._address(ops[0])
             self.read(ops[1], ptx_type("u32"))
             return
-        ops, rank = self._tensor_ops(inst, 1)
+        ops, rank = self._tensor_ops(inst, 1 + im2col)
         tmap, coords = self._tensor_operand(inst, ops[0], rank)
-        self.emit("tma_prefetch", None, [tmap, *coords], rank=rank)
+        if im2col:  # the offsets only place a load's box in shared memory: a prefetch moves nothing
+            offs = ops[1]
+            if not isinstance(offs, ast.Vector) or len(offs.elements) != rank - 2:
+                raise self.error(f"'{_text(inst)}' takes {{{rank - 2} im2col offset(s)}} after the tensor operand",
+                                 PtxSemanticError)
+            for o in offs.elements:
+                self.read(o, ptx_type("u16"))
+        self.emit("tma_prefetch", None, [tmap, *coords], rank=rank, **({"im2col": True} if im2col else {}))
 
     # ----------------------------------------------------------------- stmatrix
     def op_stmatrix(self, inst) -> None:

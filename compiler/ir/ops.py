@@ -184,8 +184,13 @@ OPS.update({
     "mbar_wait": OpDef("mbar_wait", 2, "try_wait: as mbar_test, but a thread whose phase is incomplete waits "
                        "until it completes (then d = 1)", effects=True, reads_memory=True),
     "bulk_copy": OpDef("bulk_copy", 4, "cp.async.bulk of c bytes from b + attrs.src_offset to a + attrs.dst_offset: "
-                       "global -> shared then a complete-tx of c on the mbarrier at d (attrs.to_shared), or shared "
-                       "-> global", has_result=False, effects=True, reads_memory=True),
+                       "global -> shared then a complete-tx of c on the mbarrier at d (attrs.to_shared; with "
+                       "attrs.from_shared the source is this CTA's shared memory and a, d shared::cluster "
+                       "addresses), or shared -> global", has_result=False, effects=True, reads_memory=True),
+    "bulk_copy_mc": OpDef("bulk_copy_mc", 5, "cp.async.bulk...multicast::cluster: c bytes of global b + "
+                          "attrs.src_offset to shared a + attrs.dst_offset of each CTA of the cluster whose bit is set "
+                          "in the 16-bit ctaMask e, then a complete-tx of c on the mbarrier at d + attrs.mbar_offset "
+                          "of each", has_result=False, effects=True, reads_memory=True),
     "tma_load": OpDef("tma_load", None, "cp.async.bulk.tensor tile-mode load: the box at coordinates args 3.. "
                       "(attrs.rank) of the tensor map at generic address b to shared a + attrs.dst_offset, then a "
                       "complete-tx of its bytes on the mbarrier at c + attrs.mbar_offset (attrs.im2col: an im2col-mode "
@@ -197,11 +202,12 @@ OPS.update({
                        "address b (attrs.redop: cp.reduce.async.bulk.tensor, reduced in the map's element type)",
                        has_result=False, effects=True, reads_memory=True),
     "tma_prefetch": OpDef("tma_prefetch", None, "cp.async.bulk.prefetch.tensor: checks the tensor map at generic "
-                          "address a and its rank (attrs.rank coordinates args 1..); moves no data", has_result=False,
-                          effects=True, reads_memory=True),
+                          "address a and its rank (attrs.rank coordinates args 1..; attrs.im2col: an im2col map); moves "
+                          "no data", has_result=False, effects=True, reads_memory=True),
     "bulk_reduce": OpDef("bulk_reduce", 3, "cp.reduce.async.bulk: the c bytes of shared b + attrs.src_offset reduced "
-                         "element by element into global a + attrs.dst_offset (attrs.redop, attrs.etype: the atom "
-                         "operation and element type)", has_result=False, effects=True, reads_memory=True),
+                         "element by element into global a + attrs.dst_offset (attrs.to_shared: the shared::cluster "
+                         "address a) (attrs.redop, attrs.etype: the atom operation and element type)", has_result=False,
+                         effects=True, reads_memory=True),
 })
 
 

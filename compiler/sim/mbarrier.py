@@ -190,10 +190,11 @@ def _bulk_operands(what: str, sel, n: int, dst, src, size):
     return d, s, z
 
 
-def bulk_executor(launch, view: SharedView, gmem, to_shared: bool, dst, src, size, mbar):
+def bulk_executor(launch, view: SharedView, gmem, to_shared: bool, dst, src, size, mbar, from_shared: bool = False):
     """``cp.async.bulk``: readers of each thread's destination, source (absolute global, CTA-relative shared
     addresses), size and mbarrier address (None: none); performed now, then a complete-tx of the size on
-    the mbarrier (the ISA's BLKCP leaves that to the SYNCS.TX.COMPLETE after it)."""
+    the mbarrier (the ISA's BLKCP leaves that to the SYNCS.TX.COMPLETE after it).  ``from_shared``: the source
+    is this CTA's shared memory (``.shared::cluster.shared::cta``; the destination a shared::cluster address)."""
     what = "cp.async.bulk"
 
     def run(sel, idx, n):
@@ -205,7 +206,9 @@ def bulk_executor(launch, view: SharedView, gmem, to_shared: bool, dst, src, siz
             try:
                 if to_shared:
                     at = view.at(np.full(span.size, idx[i]), d[i] + span, 1)
-                    smem.store(at, gmem.load((s[i] + span).astype(_U64), 1), 1)
+                    data = smem.load(view.at(np.full(span.size, idx[i]), s[i] + span, 1), 1) if from_shared \
+                        else gmem.load((s[i] + span).astype(_U64), 1)
+                    smem.store(at, data, 1)
                 else:
                     at = view.at(np.full(span.size, idx[i]), s[i] + span, 1)
                     gmem.store((d[i] + span).astype(_U64), smem.load(at, 1), 1)
@@ -218,10 +221,21 @@ def bulk_executor(launch, view: SharedView, gmem, to_shared: bool, dst, src, siz
     return run
 
 
-def bulk_reduce_executor(view: SharedView, gmem, dst, src, size, op: str, kind: str, width: int):
+def reduce_kind(etype: str) -> tuple[str, int]:
+    """(atomic kind, element bytes) of a ``cp.reduce.async.bulk`` element type (PTX name, any case)."""
+    t = etype.lower()
+    if t in ("f16", "bf16"):
+        return t, 2
+    return {"f": "f", "s": "s"}.get(t[0], "u"), 8 if t.endswith("64") else 4
+
+
+def bulk_reduce_executor(view: SharedView, gmem, dst, src, size, op: str, kind: str, width: int,
+                         to_shared: bool = False):
     """``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], size``: each thread's
     ``size / width`` elements of shared ``src`` are reduced into global ``dst`` element by element (the
-    atomics' read-modify-write, :meth:`GlobalMemory.atomic`), thread after thread, when it executes."""
+    atomics' read-modify-write, :meth:`GlobalMemory.atomic`; .f16/.bf16 as ``atom.add.noftz``/min/max), thread
+    after thread, when it executes.  ``to_shared``: ``dst`` is a shared::cluster address (the mbarrier's
+    complete-tx is a separate step)."""
     what = "cp.reduce.async.bulk"
 
     def run(sel, idx, n):
@@ -231,7 +245,10 @@ def bulk_reduce_executor(view: SharedView, gmem, dst, src, size, op: str, kind: 
             span = np.arange(int(z[i]) // width, dtype=np.int64) * width
             try:
                 values = smem.load(view.at(np.full(span.size, idx[i]), s[i] + span, width), width)
-                gmem.atomic(op, (d[i] + span).astype(_U64), values, width, kind)
+                if to_shared:
+                    smem.atomic(op, view.at(np.full(span.size, idx[i]), d[i] + span, width), values, width, kind)
+                else:
+                    gmem.atomic(op, (d[i] + span).astype(_U64), values, width, kind)
             except MemoryFault as f:
                 f.thread = i
                 raise

@@ -19,7 +19,7 @@ from xcc.semantics.halfp import fmt_of, hminmax
 from xcc.sim import mbarrier as mbar
 from xcc.sim.waves import ExecFault
 
-__all__ = ["multicast_tx_executor", "tma_load_executor", "tma_prefetch_executor", "tma_store_executor"]
+__all__ = ["bulk_multicast_executor", "multicast_tx_executor", "tma_load_executor", "tma_prefetch_executor", "tma_store_executor"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _WORDS = np.arange(16, dtype=np.uint64) * np.uint64(8)
@@ -99,6 +99,32 @@ def multicast_tx_executor(launch, view: mbar.SharedView, mbar_at, size, mask, wh
         if where:
             at = view.at(np.asarray(owner), np.asarray(where, np.int64), 8)
             mbar.apply(launch, view.mem(), at, lambda k, st: mbar._tx_rule(st, nbytes[k], True, what))
+
+    return run
+
+
+def bulk_multicast_executor(view: mbar.SharedView, gmem, dst, src, size, mask):
+    """``cp.async.bulk.shared::cluster.global...multicast::cluster``: ``run(sel, idx, n)`` copies each thread's
+    ``size`` bytes of global ``src`` to the CTA-relative offset ``dst`` in each CTA of the cluster whose bit is
+    set in its 16-bit ``mask`` (lowest rank first), when it executes; the complete-tx is
+    :func:`multicast_tx_executor`'s (PTX ISA 9.7.9.25.4.1)."""
+    what = "cp.async.bulk"
+
+    def run(sel, idx, n):
+        d, s, z = mbar._bulk_operands(what, sel, n, dst, src, size)
+        ms = _ints(mask(sel, n), n) & 0xFFFF
+        smem = view.mem()
+        for i in range(n):
+            span = np.arange(int(z[i]), dtype=np.int64)
+            try:
+                data = gmem.load((s[i] + span).astype(np.uint64), 1)
+                ats = [view.at(np.full(span.size, idx[i]), b + span, 1)
+                       for b in _multicast(what, view, int(d[i]), int(ms[i]), i)]
+            except MemoryFault as f:
+                f.thread = i
+                raise
+            for at in ats:
+                smem.store(at, data, 1)
 
     return run
 
@@ -189,12 +215,13 @@ def tma_store_executor(view: mbar.SharedView, gmem, generic, src, tmap, coords, 
     return run
 
 
-def tma_prefetch_executor(generic, tmap, coords):
-    """``run(sel, idx, n)`` of ``cp.async.bulk.prefetch.tensor``: the tensor map and the coordinates' count are
-    checked as a load's; no data moves (xcc models no L2)."""
+def tma_prefetch_executor(generic, tmap, coords, im2col: bool = False):
+    """``run(sel, idx, n)`` of ``cp.async.bulk.prefetch.tensor``: the tensor map (``im2col``: made by
+    cuTensorMapEncodeIm2col) and the coordinates' count are checked as a load's; no data moves (xcc models no
+    L2)."""
     what = "cp.async.bulk.prefetch.tensor"
 
     def run(sel, idx, n):
-        _maps(what, generic, tmap, coords, sel, idx, n)
+        _maps(what, generic, tmap, coords, sel, idx, n, im2col)
 
     return run

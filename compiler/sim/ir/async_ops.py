@@ -25,7 +25,13 @@ from xcc.sim import mbarrier as mbar
 from xcc.sim.copies import commit_executor, copy_groups, wait_executor
 from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.memory import MemoryFault
-from xcc.sim.tma import tma_load_executor, tma_prefetch_executor, tma_store_executor
+from xcc.sim.tma import (
+    bulk_multicast_executor,
+    multicast_tx_executor,
+    tma_load_executor,
+    tma_prefetch_executor,
+    tma_store_executor,
+)
 from xcc.sim.waves import ExecFault
 
 _U64 = np.uint64
@@ -253,7 +259,22 @@ def _plus(x: OpBinder, i: int, key: str):
 def _bulk_copy(x: OpBinder):
     launch, to_shared = x.launch, bool(x.attrs.get("to_shared"))
     return mbar.bulk_executor(launch, _view(launch), launch.gmem, to_shared, _plus(x, 0, "dst_offset"),
-                              _plus(x, 1, "src_offset"), x.arg(2), _plus(x, 3, "mbar_offset") if to_shared else None)
+                              _plus(x, 1, "src_offset"), x.arg(2), _plus(x, 3, "mbar_offset") if to_shared else None,
+                              from_shared=bool(x.attrs.get("from_shared")))
+
+
+@impl("bulk_copy_mc")
+def _bulk_copy_mc(x: OpBinder):
+    launch, view = x.launch, _view(x.launch)
+    copy = bulk_multicast_executor(view, launch.gmem, _plus(x, 0, "dst_offset"), _plus(x, 1, "src_offset"), x.arg(2),
+                                   x.arg(4))
+    tx = multicast_tx_executor(launch, view, _plus(x, 3, "mbar_offset"), x.arg(2), x.arg(4), "cp.async.bulk")
+
+    def run(sel, idx, n):
+        copy(sel, idx, n)
+        tx(sel, idx, n)
+
+    return run
 
 
 @impl("tma_load")
@@ -284,13 +305,13 @@ def _tma_store(x: OpBinder):
 @impl("tma_prefetch")
 def _tma_prefetch(x: OpBinder):
     coords = [x.arg(1 + k) for k in range(int(x.attrs["rank"]))]
-    return tma_prefetch_executor(_generic(x.launch), x.arg(0), coords)
+    return tma_prefetch_executor(_generic(x.launch), x.arg(0), coords, bool(x.attrs.get("im2col")))
 
 
 @impl("bulk_reduce")
 def _bulk_reduce(x: OpBinder):
     t = str(x.attrs["etype"])
-    kind = {"f": "f", "s": "s"}.get(t[0], "u")
+    kind, width = mbar.reduce_kind(t)
     return mbar.bulk_reduce_executor(_view(x.launch), x.launch.gmem, _plus(x, 0, "dst_offset"),
-                                     _plus(x, 1, "src_offset"), x.arg(2), str(x.attrs["redop"]), kind,
-                                     8 if t.endswith("64") else 4)
+                                     _plus(x, 1, "src_offset"), x.arg(2), str(x.attrs["redop"]), kind, width,
+                                     to_shared=bool(x.attrs.get("to_shared")))

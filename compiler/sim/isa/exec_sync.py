@@ -1,6 +1,6 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
-``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKRED``, ``TMALD``, ``TMALD.3D``, ``TMALD.ND``, ``TMAST``,
-``TMAPF``, ``LDGSTS.ARRIVE``; PTX ISA 9.7.13.15 ``mbarrier``, 9.7.9.25.4 ``cp.async.bulk`` and 9.7.9.25.5 ``cp.async.bulk.tensor``).
+``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKCP.S2S``, ``BLKCP.MC``, ``BLKRED``, ``BLKRED.S2S``, ``BLKRED.H``,
+``TMALD``, ``TMALD.3D``, ``TMALD.ND``, ``TMAST``, ``TMAPF``, ``TMAPF.I2C``, ``LDGSTS.ARRIVE``; PTX ISA 9.7.13.15 ``mbarrier``, 9.7.9.25.4 ``cp.async.bulk`` and 9.7.9.25.5 ``cp.async.bulk.tensor``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -17,7 +17,13 @@ from xcc.semantics.faults import MemoryFault
 from xcc.sim import mbarrier as mbar
 from xcc.sim.copies import copy_groups
 from xcc.sim.isa.exec_base import Binder, Control, impl
-from xcc.sim.tma import multicast_tx_executor, tma_load_executor, tma_prefetch_executor, tma_store_executor
+from xcc.sim.tma import (
+    bulk_multicast_executor,
+    multicast_tx_executor,
+    tma_load_executor,
+    tma_prefetch_executor,
+    tma_store_executor,
+)
 
 
 def _view(x: Binder) -> mbar.SharedView:
@@ -174,25 +180,35 @@ def _tmast(x: Binder):
                               red.lower() if red else None)
 
 
-@impl("TMAPF")
+@impl("TMAPF", "TMAPF.I2C")
 def _tmapf(x: Binder):
     _, coords = _tma_operands(x)
-    return tma_prefetch_executor(lambda: x.ctx.generic, x.w("c"), coords)
+    return tma_prefetch_executor(lambda: x.ctx.generic, x.w("c"), coords, x.inst.mnemonic == "TMAPF.I2C")
 
 
-@impl("BLKRED")
+@impl("BLKCP.MC")
+def _blkcp_mc(x: Binder):
+    a = x.w("a")
+    dst = lambda sel, n: (np.asarray(a(sel, n)).astype(np.int64) & 0xFFFFFFFF) + int(x.ops["b"])  # noqa: E731
+    return bulk_multicast_executor(_view(x), x.ctx.gmem, dst, x.w("c"), x.r("e"), _hi(a))
+
+
+@impl("BLKRED", "BLKRED.S2S", "BLKRED.H")
 def _blkred(x: Binder):
-    ctx, t = x.ctx, x.mod("type")
+    ctx, s2s = x.ctx, x.inst.mnemonic == "BLKRED.S2S"
     a, off = x.r("a"), int(x.ops["b"])
     src = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
-    return mbar.bulk_reduce_executor(_view(x), ctx.gmem, x.w("c"), src, x.r("e"), x.mod("op").lower(),
-                                     {"F": "f", "S": "s"}.get(t[0], "u"), 8 if t.endswith("64") else 4)
+    kind, width = mbar.reduce_kind(x.mod("type"))
+    return mbar.bulk_reduce_executor(_view(x), ctx.gmem, x.r("c") if s2s else x.w("c"), src, x.r("e"),
+                                     x.mod("op").lower(), kind, width, to_shared=s2s)
 
 
-@impl("BLKCP", "BLKCP.S2G")
+@impl("BLKCP", "BLKCP.S2G", "BLKCP.S2S")
 def _blkcp(x: Binder):
-    ctx, s2g = x.ctx, x.inst.mnemonic == "BLKCP.S2G"
-    a, off, c = x.r("a"), int(x.ops["b"]), x.w("c")
+    ctx, mn = x.ctx, x.inst.mnemonic
+    a, off = x.r("a"), int(x.ops["b"])
+    c = x.r("c") if mn == "BLKCP.S2S" else x.w("c")
     shared = lambda sel, n: np.asarray(a(sel, n)).astype(np.int64) + off  # noqa: E731
-    dst, src = (c, shared) if s2g else (shared, c)
-    return mbar.bulk_executor(ctx.launch, _view(x), ctx.gmem, not s2g, dst, src, x.r("e"), None)
+    dst, src = (shared, c) if mn == "BLKCP" else (c, shared)
+    return mbar.bulk_executor(ctx.launch, _view(x), ctx.gmem, mn != "BLKCP.S2G", dst, src, x.r("e"), None,
+                              from_shared=mn == "BLKCP.S2S")
