@@ -62,7 +62,8 @@ that it is current. Edit the table, not this file.
   size faults as an out-of-bounds access of that space. The const window shows constant bank 3 (the
   kernel's `.const` variables, the bytes `LDC c[0x3][..]` reads): `ld.const` through a run-time address,
   of an 8/16-bit type or at an offset `LDC` cannot read (not a multiple of 4) is a generic `LD` from
-  that window; a store through it is undefined in PTX (xcc does not fault it).
+  that window, and so is a generic load from a `cvta.const` address (`cvta.to.const` converts back); `.const`
+  is read-only, so a store or atomic through the window faults as through the param window.
 - **Kernel parameters as memory** (`.param` state space of a kernel): a kernel parameter's
   param-space address (`mov.u64 %rd, name`) is its byte offset in the launch's parameter buffer, a
   compile-time constant. The param window above shows that buffer (constant bank 0 from

@@ -95,13 +95,13 @@ class MemorySelection(SelectorCore):
             self.emit("MOV", d=d, b=Imm(table[sym]))
 
     def op_cvta(self, inst):
-        """Global addresses are generic; shared and local windows are 4 GiB-aligned
+        """Global addresses are generic; the shared, local, const and param windows are 4 GiB-aligned
         (:data:`xcc.backend.isa.WINDOWS`), so cvta adds or subtracts the base's high word."""
         space = inst.attrs.get("space")
         if space == "global" or space in WINDOWS and width_of(inst.type) == 1:
             self.alias(inst.result, inst.args[0])  # a 32-bit address: the base's low word is 0
             return
-        if space not in ("shared", "local", "param"):
+        if space not in ("shared", "local", "param", "const"):
             raise self.error(f"cvta for the .{space} space is not supported by the backend yet")
         hi = WINDOWS[space] >> 32
         if not inst.attrs.get("to_generic", True):

@@ -1540,8 +1540,6 @@ _NO_RECONVERGENCE = ("after a divergent loop whose body calls a function (-G cal
 DEBUG_XFAIL: dict[str, str] = {
     "softmax_rows_debug": _NO_RECONVERGENCE,
     "attention_row_debug": _NO_RECONVERGENCE,
-    "poly_constant_debug": "the backend refuses cvta.const.u64 (a generic address of a __constant__ variable, "
-                           "globals_misc.sm_80.debug.ptx:138): 'cvta for the .const space is not supported'",
     "cp_async_pipeline_debug": "the backend refuses the kernel: with -G it and its callees use 76 .global "
                                "variables (the __assert_fail strings of cuda::pipeline), more than the 40 "
                                "constant bank 0 has room for",

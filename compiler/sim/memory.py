@@ -440,24 +440,53 @@ class FlatMemory(_ThreadAccess):
         self.buf[offset:offset + raw.size] = raw
 
 
+_READ_ONLY = {"param": "kernel parameters are read-only", "const": "constant memory is read-only"}
+
+
+def _refuse_write(space: str, addresses, width: int):
+    """The fault of a store or atomic into read-only ``space`` (a generic address in its window)."""
+    raise MemoryFault("read-only", _addresses(addresses), 0, width=width, space=space,
+                      detail=_READ_ONLY.get(space, f"{space} memory is read-only"))
+
+
 class ReadOnlyMemory(FlatMemory):
     """A :class:`FlatMemory` holding ``data`` that loads read and stores or atomics fault: the kernel
-    parameters seen through the param window (both engines; docs/isa.md, "Kernel parameters as memory")."""
+    parameters seen through the param window, and ``.const`` memory seen through the const window (both
+    engines; docs/isa.md, "Kernel parameters as memory"; PTX ISA 6.4.1: ``.const`` is read-only)."""
 
     def __init__(self, data: bytes, space: str = "param"):
         super().__init__(len(data), space)
         self.buf[:len(data)] = np.frombuffer(bytes(data), np.uint8)
 
     def _refuse(self, addresses, width: int):
-        off = _addresses(addresses)
-        raise MemoryFault("read-only", off, 0, width=width, space=self.space,
-                          detail="kernel parameters are read-only")
+        _refuse_write(self.space, addresses, width)
 
     def store(self, addresses, values, width: int) -> None:
         self._refuse(addresses, width)
 
     def atomic(self, op: str, addresses, values, width: int, kind: str, compare=None) -> np.ndarray:
         self._refuse(addresses, width)
+
+
+class ReadOnlyView:
+    """Loads of ``mem``, a :class:`FlatMemory` its owner keeps filling (the IR interpreter's const memory,
+    copied from the module at each launch); stores and atomics through the view fault as in
+    :class:`ReadOnlyMemory`.  The const window of :class:`GenericMemory` shows const memory through one."""
+
+    def __init__(self, mem: FlatMemory):
+        self.mem, self.space = mem, mem.space
+
+    def load(self, addresses, width: int) -> np.ndarray:
+        return self.mem.load(addresses, width)
+
+    def store(self, addresses, values, width: int) -> None:
+        _refuse_write(self.space, addresses, width)
+
+    def atomic(self, op: str, addresses, values, width: int, kind: str, compare=None) -> np.ndarray:
+        _refuse_write(self.space, addresses, width)
+
+    def __getattr__(self, name: str):
+        return getattr(self.mem, name)
 
 
 def param_window(params: bytes) -> tuple:

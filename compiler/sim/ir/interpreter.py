@@ -62,7 +62,15 @@ from xcc.semantics.warp import warp_runs
 from xcc.sim.ir import async_ops, matrix, texture_ops  # noqa: F401  (they register their ops' executors)
 from xcc.sim.ir.ops import CONTROL, OpBinder, build_executor, storage_dtype
 from xcc.sim.launch import Launch, total_smem_size
-from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, check_window, param_window
+from xcc.sim.memory import (
+    FlatMemory,
+    GenericMemory,
+    GlobalMemory,
+    ModuleGlobals,
+    ReadOnlyView,
+    check_window,
+    param_window,
+)
 from xcc.sim.printf import c_printf
 from xcc.sim.stats import LaunchStats
 from xcc.sim.waves import EXITED, ExecFault, bar_reduce, merge
@@ -245,8 +253,11 @@ class _Launch(Launch):
             return (lambda: gmem), lambda sel, idx, n: np.asarray(base(sel, n)).astype(_U64) + off
         frames = self._frames()
         if space == "generic":  # windows onto shared, local, const memory and the kernel parameters; global elsewhere
+            cmem = ReadOnlyView(self.cmem)  # generic stores and atomics into the const window fault
             generic = GenericMemory(self.gmem, {**{k: (mem, size, stride, frame)
                                                    for k, (size, stride, frame, mem) in frames.items() if k != "param"},
+                                                "const": (lambda: cmem, frames["const"][0], lambda: 0,
+                                                          frames["const"][2]),
                                                 "param": self.param_window}, self.csize)
             return (lambda: generic), lambda sel, idx, n: (np.asarray(base(sel, n)).astype(_U64) + off, idx)
         if space not in frames:

@@ -74,7 +74,14 @@ from xcc.sim.isa.exec_sync import tma_memrec
 from xcc.sim.isa.executors import IMPLS, Binder, Control
 from xcc.sim.isa.hazards import HazardChecker, strict_default
 from xcc.sim.launch import Launch, total_smem_size
-from xcc.sim.memory import FlatMemory, GenericMemory, GlobalMemory, ModuleGlobals, param_window
+from xcc.sim.memory import (
+    FlatMemory,
+    GenericMemory,
+    GlobalMemory,
+    ModuleGlobals,
+    ReadOnlyMemory,
+    param_window,
+)
 from xcc.sim.perf.facts import machine_value
 from xcc.sim.perf.timing import TRACE_CAP, TimedLaunch, TraceRecorder, mem_space
 from xcc.sim.stats import LaunchStats
@@ -555,9 +562,9 @@ assert IMPLS  # the import above asserted that every ISA mnemonic has an executo
 
 
 def _const_window(bank: bytes) -> tuple:
-    """The generic window onto constant bank 3 (the kernel's .const variables): one copy for every thread."""
-    mem = FlatMemory(len(bank), "const")
-    mem.buf[:len(bank)] = np.frombuffer(bank, np.uint8)
+    """The generic window onto constant bank 3 (the kernel's .const variables): one copy for every thread,
+    read-only (a generic store or atomic into it faults)."""
+    mem = ReadOnlyMemory(bank, "const")
     return (lambda: mem, lambda: len(bank), lambda: 0, lambda idx: 0 * np.asarray(idx))
 
 
