@@ -263,6 +263,17 @@ class _Checker:
             self.name(op, regs, names, labels)
         if len(self.errors) == before:  # types only make sense once every name resolves
             _InstructionCheck(self, ins, regs).run()
+        if ins.opcode in ("tex", "tld4") and "texmode_independent" in self.module.target:
+            self.independent_texture(ins)
+
+    def independent_texture(self, ins: ast.Instruction) -> None:
+        """A ``texmode_independent`` module's ``tex``/``tld4`` names its sampler, ``[texture, sampler,
+        coordinates]`` (PTX ISA 9.7.10.1: the mode is the module's; ptxas 13 refuses the unified form there:
+        "Argument 2 of instruction 'tex': .samplerref or .u64 register expected")."""
+        addr = ins.operands[1] if len(ins.operands) > 1 else None
+        if isinstance(addr, ast.Address) and len(addr.elements) == 1:
+            self.error(f"'{ins.opcode}' in a texmode_independent module takes [texture, sampler, coordinates]: "
+                       "operand 2 must name a .samplerref or a .u64 register holding one", addr.loc or ins.loc)
 
     def call_operands(self, ins: ast.Instruction, labels: ChainMap) -> list:
         """Check the call target (and prototype); return the operands left to check."""

@@ -976,3 +976,23 @@ def test_a_multisample_fetch_of_sample_1_is_a_located_fault(device, engine):
     with pytest.raises(KernelFault, match="tex.2dms.*sample index 1"):
         kernel(device, "fetch_2dms", engine, 3, ptx).launch((1, 1, 1), (1, 1, 1),
                                                              [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out)])
+
+
+def test_a_texmode_independent_module_refuses_the_unified_tex_form(capsys, tmp_path):
+    """tests/data/texture/refused/independent_unified_tex.ptx: ptxas 13 refuses it at line 15 ("Argument 2 of
+    instruction 'tex': .samplerref or .u64 register expected"); check and compile give the same located error,
+    and the same module with texmode_unified passes check."""
+    from xcc.cli import main
+
+    src = ROOT / "tests/data/texture/refused/independent_unified_tex.ptx"
+    errs = []
+    for argv in (["check", src], ["compile", src, "-o", tmp_path / "out.xbin"]):
+        assert main([str(a) for a in argv]) != 0
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        errs.append([e for e in err.splitlines() if ": error: " in e])
+    assert errs[0] == errs[1] and len(errs[0]) == 1
+    assert f"{src}:15:" in errs[0][0] and "texmode_independent" in errs[0][0] and ".samplerref" in errs[0][0]
+    unified = tmp_path / "unified.ptx"
+    unified.write_text(src.read_text().replace("texmode_independent", "texmode_unified"))
+    assert main(["check", str(unified)]) == 0, capsys.readouterr().err
