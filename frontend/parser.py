@@ -592,6 +592,10 @@ class _Builder(Transformer):
     def vector(self, c):
         return ast.Vector(tuple(_unparen(op) for op in c[1:]), self._loc(c[0]))
 
+    def vector_pred(self, c):  # `{d0, d1, d2, d3}|p`: tex/tld4's destinations and residency predicate
+        loc = self._loc(c[0])
+        return ast.Vector((ast.Vector(tuple(_unparen(op) for op in c[1:-1]), loc), self._pred(c[-1])), loc)
+
     def arg_list(self, c):
         return ast.Vector(tuple(_unparen(op) for op in c[1:]), self._loc(c[0]))
 

@@ -996,3 +996,26 @@ def test_a_texmode_independent_module_refuses_the_unified_tex_form(capsys, tmp_p
     unified = tmp_path / "unified.ptx"
     unified.write_text(src.read_text().replace("texmode_independent", "texmode_unified"))
     assert main(["check", str(unified)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_the_residency_predicate_is_true_and_the_fetch_unchanged(device, engine, opt):
+    """tex / tld4 with d|p (tests/data/texture/resident.ptx, ptxas-checked): PTX sets p when the texels are
+    resident in memory (zeros otherwise); every texel xcc holds is resident, so p = true (written over a false
+    p) and the values are the plain fetch's (tex2D nearest-point and tex2Dgather references)."""
+    ptx = (ROOT / "tests/data/texture/resident.ptx").read_text()
+    Hh, Ww = 4, 5
+    img = (np.arange(Hh * Ww, dtype=np.float32) * 1.5 - 4).reshape(Hh, Ww)
+    tex = texture(array_resource(array(img, F.CU_AD_FORMAT_FLOAT)))
+    pts = np.array([(0.5, 0.5), (2.25, 3.75), (4.9, 1.1), (-1.0, 9.0)], np.float32)
+    dcs, out, out2 = alloc(pts.nbytes), alloc(32 * len(pts)), alloc(32 * len(pts))
+    ok(cuda.cuMemcpyHtoD(dcs, pts, pts.nbytes))
+    kernel(device, "fetch_resident", engine, opt, ptx).launch(
+        (1, 1, 1), (len(pts), 1, 1), [np.uint64(int(tex)), np.uint64(dcs), np.uint64(out), np.uint64(out2)])
+    got = fetch(out, 8 * len(pts), np.uint32).reshape(-1, 8)
+    got2 = fetch(out2, 8 * len(pts), np.uint32).reshape(-1, 8)
+    want = reference_2d(img, pts[:, 0].copy(), pts[:, 1].copy(), CLAMP, False, False)
+    for k, (x, y) in enumerate(pts):
+        assert got[k, 4] == 1 and got2[k, 4] == 1
+        assert np.array_equal(got[k, :4].view(np.float32), np.array([want[k], 0, 0, 1], np.float32))
+        assert np.array_equal(got2[k, :4].view(np.float32), np.array(_gather_reference(img, x, y, 0, 1), np.float32))

@@ -22,15 +22,17 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   ``sured``; ``sust.p.dim{.v2,.v4}.b32`` (formatted: x in elements, words converted to the format) -> ``sust
   {formatted}``, ``sured.p.op.dim.{b32,b64}`` (x in elements, signedness the format's) -> ``sured {formatted}``.
 
+``tex``/``tld4``'s ``d|p`` residency predicate: p = true (every texel xcc holds is resident).
+
 Refused with a located message: independent mode (a separate sampler),
-``tex.grad`` on cube geometries, depth compare, texel offsets, the ``|p``
-residency predicate and ``.v8``.
+``tex.grad`` on cube geometries, depth compare, texel offsets and ``.v8``.
 """
 
 from __future__ import annotations
 
 from xcc.diagnostics import PtxSemanticError
 from xcc.frontend import ast
+from xcc.ir.core import Const
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
 
@@ -131,6 +133,9 @@ class TextureLowering:
 
     def op_tex(self, inst, gather: str | None = None) -> None:
         ms = inst.modifiers
+        dests, resident = inst.operands[0] if inst.operands else None, None
+        if isinstance(dests, ast.Vector) and len(dests.elements) == 2 and isinstance(dests.elements[0], ast.Vector):
+            dests, resident = dests.elements  # d|p: every texel is resident in xcc's memory, so p = true
         types = [m for m in ms if m in ("f32", "s32", "u32", "f16", "f16x2")]
         dim = next((m for m in ms if m in _DIMS or m in _REFUSED_DIMS), None)
         known = {"v4", "v2", "f32", "s32", "u32", "f16", "f16x2", *(_DIMS if dim not in _REFUSED_DIMS else ()),
@@ -145,9 +150,8 @@ class TextureLowering:
             raise self._tx_refuse(inst, "this form (xcc runs .v4.{f32,s32,u32,f16}.{f32,s32} and .v2.f16x2)")
         if gather and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': tld4 takes .f32 coordinates", PtxSemanticError)
-        if len(inst.operands) != 2 + (mip == "level") + 2 * (mip == "grad") or isinstance(inst.operands[0],
-                                                                                           ast.Address):
-            raise self._tx_refuse(inst, "a texel offset, depth compare or residency predicate operand")
+        if len(inst.operands) != 2 + (mip == "level") + 2 * (mip == "grad") or isinstance(dests, ast.Address):
+            raise self._tx_refuse(inst, "a texel offset or depth compare operand")
         h, coords = self._tx_operand(inst, inst.operands[1], True)
         sample = []
         if dim in _REFUSED_DIMS:  # multisample: {sample, x, y, -} / {layer, sample, x, y}, .s32 (PTX ISA, tex)
@@ -184,13 +188,15 @@ class TextureLowering:
                 lod = [self.read(inst.operands[2], ptx_type("f32"))]
             if mip == "grad":  # the level of detail of the gradients, then as tex.level
                 lod = [self._tx_grad(inst, h, dims)]
-        for k, d in enumerate(self._tx_dests(inst, inst.operands[0], vec)):
+        for k, d in enumerate(self._tx_dests(inst, dests, vec)):
             if isinstance(d, ast.Sink):
                 continue
             rt = d.type if isinstance(d, RegVar) else dt
             v = self.emit("tex", dt, [h, *lvals, *cvals, *sample, *lod], rt, dim=dim, ctype=types[1], comp=k,
                           layered=layered, **extra)
             self.write(d, v.result)
+        if resident is not None:
+            self.write(resident, Const(PRED, 1))
 
     def _tx_grad(self, inst, h, dims: int):
         """``tex_lod`` of ``tex.grad``'s gradient vectors (operands 2 and 3: .v2.f32 for 1d/2d, .v4.f32 for 3d)."""
