@@ -466,7 +466,7 @@ def test_tensormap_replace_elemtype_fill_and_swizzle(engine, opt):
 
 @pytest.mark.parametrize("line, match", [
     ("tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%r2], 4, %rd8;", r"ord must be an integer constant 0 \.\. 3"),
-    ("tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%r2], 1;", "interleaved tensor maps are not supported"),
+    ("tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%r2], 3;", "interleave_layout is 0, 1 or 2"),
     ("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%r2], 4;", "96B, needs sm_100"),
     ("tensormap.replace.tile.swizzle_atomicity.shared::cta.b1024.b32 [%r2], 0;", "sm_100 tensor maps"),
     ("tensormap.replace.tile.box_dim.shared::cta.b1024.b64 [%r2], 0, %rd8;", r"\.box_dim takes \.b32"),

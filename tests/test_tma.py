@@ -94,7 +94,7 @@ def test_cu_tensor_map_encode_tiled_checks_its_arguments():
     assert cuda.cuInit(0)[0] == 0
     args = [DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, 1 << 40, [COLS, ROWS], [COLS * 4], [32, 16], [1, 1], 0, 0, 0, 0]
     for k, bad, why in ((4, [COLS * 4 + 4], "globalStrides"), (2, (1 << 40) + 4, "globalAddress"),
-                        (5, [32, 300], "boxDim"), (5, [3, 16], "multiple of 16"), (7, 1, "INTERLEAVE_NONE"), (8, 1, "32-byte swizzle span"),
+                        (5, [32, 300], "boxDim"), (5, [3, 16], "multiple of 16"), (7, 3, "INTERLEAVE_NONE"), (8, 1, "32-byte swizzle span"),
                         (1, 6, "tensorRank")):
         a = list(args)
         a[k] = bad

@@ -17,7 +17,7 @@ global_stride ord   bytes 40 + 8 ord: ``new_val`` with its low 4 bits cleared: t
 element_stride ord  byte 82 + ord
 elemtype            byte 4: the PTX code (0 .u8, 1 .u16, 2 .u32, 3 .s32, 4 .u64, 5 .s64, 6 .f16, 7 .f32,
                     8 .f32.ftz, 9 .f64, 10 .bf16, 11 .tf32, 12 .tf32.ftz) as its ``CUtensorMapDataType``
-interleave_layout   byte 6: only 0 (no interleave; xcc's TMA has no interleaved layouts yet, others are refused)
+interleave_layout   byte 6: 0 none, 1 16B, 2 32B (xcc.semantics.tensormap)
 swizzle_mode        byte 7 bits 0 - 3: 0 none, 1 32B, 2 64B, 3 128B (4, 96B, is sm_100's: refused)
 fill_mode           byte 7 bit 4: 0 zeros, 1 NaN outside the tensor
 ==================  ==========================================================================================
@@ -91,9 +91,7 @@ class TensormapLowering:
             if field == "interleave_layout":
                 if v not in (0, 1, 2):
                     raise self.error(f"'{_text(inst)}': interleave_layout is 0, 1 or 2", PtxSemanticError)
-                if v:
-                    raise self.error(f"'{_text(inst)}': interleaved tensor maps are not supported yet")
-                return store(u8, 6, Const(u8, 0))
+                return store(u8, 6, Const(u8, v))
             if field == "swizzle_mode" and v > 3:
                 raise self.error(f"'{_text(inst)}': swizzle mode {v} is not supported (0 none, 1 32B, 2 64B, 3 128B; "
                                  "4, 96B, needs sm_100)")

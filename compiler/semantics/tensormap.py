@@ -24,8 +24,14 @@ A tile-mode load of box coordinates ``c`` reads box element ``i`` (``i_0`` inner
 coordinates ``c + i``: inside the tensor, ``address + x_0 * esize + sum(x_d * stride_d)``; outside, zero
 (NaN for float types with the NaN OOB fill).  The box lands in shared memory densely, ``i_0`` fastest;
 with a swizzle of ``S`` = 32, 64 or 128 bytes, the 16-byte chunk bits (4 ..) of each byte's shared address
-are XORed with its bits 7 .. (``log2(S / 16)`` bits), as for wgmma's swizzled layouts.  Element strides
-other than 1 and interleaved layouts are not supported yet.
+are XORed with its bits 7 .. (``log2(S / 16)`` bits), as for wgmma's swizzled layouts.  With element strides
+``e_d`` (``cuTensorMapEncodeTiled``'s ``elementStrides``, 1 - 8; ``e_0`` only with an interleaved layout, the
+driver API ignoring it otherwise) the box holds ``ceil(boxDim_d / e_d)`` elements along dim ``d`` and box element
+``i`` comes from coordinates ``c + i * e`` (PTX ISA 5.5.3.2, "Traversal-Stride"; the box lands densely).  An
+interleaved layout (``CU_TENSOR_MAP_INTERLEAVE_16B``/``32B``: NC/8HWC8, NC/16HWC16, the interleaved channel
+chunk being dim 0) addresses elements as any other tensor of its dims and strides; it changes the map's checks
+(rank >= 3; 32B: 32-byte aligned address and strides, the 32-byte swizzle; no swizzle-span limit on dim 0) and
+lets dim 0 have an element stride.  im2col maps take neither yet.
 
 An im2col-mode load (``.im2col``, tensors of rank 3 - 5: channels, 1 - 3 spatial dims, batch; PTX ISA 9.7.9.25.5,
 "Im2col mode") at coordinates ``(c, s_1 .. s_k, n)`` with unsigned 16-bit im2col offsets ``o_1 .. o_k`` (an
@@ -59,6 +65,8 @@ _FLOAT_NAN = {6: 0x7FFF, 7: 0x7FF77FF7, 8: 0x7FFFFFFFFFFFFFFF, 9: 0x7FFF, 10: 0x
 """The NaN OOB fill's bits per element type: FLOAT32's is what an H200 writes (0x7FF77FF7,
 tests/data/gpu/tensormap_replace_probe.h200.txt); the others were not measured (canonical NaNs)."""
 SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
+INTERLEAVE_BYTES = {0: 0, 1: 16, 2: 32}
+"""CUtensorMapInterleave -> the interleaved chunk's bytes (NONE, 16B: NC/8HWC8 of 2-byte channels, 32B)."""
 DTYPE_NAMES = {0: "u8", 1: "u16", 2: "u32", 3: "s32", 4: "u64", 5: "s64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16",
                10: "f32 (ftz)", 11: "tf32", 12: "tf32 (ftz)"}
 REDUCE_KIND = {2: ("u", 4), 3: ("s", 4), 4: ("u", 8), 5: ("s", 8), 6: ("f16", 2), 7: ("f", 4), 9: ("bf16", 2)}
@@ -86,26 +94,35 @@ def encode_tiled(dtype: int, rank: int, address: int, dims, strides, box, elemen
             or len(strides) < rank - 1:
         raise TensorMapError(f"tensorRank {rank} must be 1 .. 5, with that many dims, box dims and element "
                              "strides and one stride fewer")
-    if interleave != 0 or swizzle not in SWIZZLE_BYTES:
-        raise TensorMapError("only CU_TENSOR_MAP_INTERLEAVE_NONE and the 32/64/128-byte swizzles (or none) are "
-                             "supported")
+    if interleave not in INTERLEAVE_BYTES or swizzle not in SWIZZLE_BYTES:
+        raise TensorMapError("interleave must be CU_TENSOR_MAP_INTERLEAVE_NONE/16B/32B and swizzle one of the "
+                             "32/64/128-byte swizzles (or none)")
+    if interleave and rank < 3:
+        raise TensorMapError(f"an interleaved layout needs tensorRank >= 3, not {rank}")
+    if interleave == 2 and swizzle != 1:
+        raise TensorMapError("CU_TENSOR_MAP_INTERLEAVE_32B needs CU_TENSOR_MAP_SWIZZLE_32B")
     es = ELEMENT_BYTES[dtype]
-    if address % 16:
-        raise TensorMapError(f"globalAddress {address:#x} must be 16-byte aligned")
+    align = 32 if interleave == 2 else 16
+    if address % align:
+        raise TensorMapError(f"globalAddress {address:#x} must be {align}-byte aligned")
     for d in range(rank):
         if not 1 <= dims[d] <= 1 << 32:
             raise TensorMapError(f"globalDim[{d}] = {dims[d]} must be in 1 .. 2^32")
         if not 1 <= box[d] <= 256:
             raise TensorMapError(f"boxDim[{d}] = {box[d]} must be in 1 .. 256")
-        if element_strides[d] != 1:
-            raise TensorMapError(f"elementStrides[{d}] = {element_strides[d]}: only 1 is supported")
+        if not 1 <= element_strides[d] <= 8:
+            raise TensorMapError(f"elementStrides[{d}] = {element_strides[d]} must be in 1 .. 8")
     for d in range(rank - 1):
-        if strides[d] % 16 or not 0 < strides[d] < 1 << 40:
-            raise TensorMapError(f"globalStrides[{d}] = {strides[d]} must be a positive multiple of 16 below 2^40")
-    if box[0] * es % 16:
+        if strides[d] % align or not 0 < strides[d] < 1 << 40:
+            raise TensorMapError(f"globalStrides[{d}] = {strides[d]} must be a positive multiple of {align} below "
+                                 "2^40")
+    if not interleave and box[0] * es % 16:
         raise TensorMapError(f"boxDim[0] * element size = {box[0] * es} bytes must be a multiple of 16")
+    inner = -(-box[0] // (element_strides[0] if interleave else 1)) * es
+    if interleave and inner % 16:  # PTX ISA 5.5.3.1: a bounding box is a multiple of 16 bytes (xcc: its rows)
+        raise TensorMapError(f"the box's inner dimension ({inner} bytes) must be a multiple of 16")
     span = SWIZZLE_BYTES[swizzle]
-    if span and box[0] * es > span:
+    if span and not interleave and box[0] * es > span:
         raise TensorMapError(f"boxDim[0] * element size = {box[0] * es} bytes exceeds the {span}-byte swizzle span")
     pad = lambda xs, n: list(xs[:rank]) + [0] * (n - rank)  # noqa: E731
     out = bytearray(128)
@@ -138,6 +155,9 @@ def encode_im2col(dtype: int, rank: int, address: int, dims, strides, lower, upp
         raise TensorMapError(f"channelsPerPixel = {channels} must be in 1 .. 256")
     if not 1 <= pixels <= 1024:
         raise TensorMapError(f"pixelsPerColumn = {pixels} must be in 1 .. 1024")
+    if interleave or any(x != 1 for x in element_strides[1:rank]):
+        raise TensorMapError("an im2col tensor map with an interleaved layout or elementStrides other than 1 is not "
+                             "supported yet")
     box = [channels] + [1] * (rank - 1)
     try:
         out = bytearray(encode_tiled(dtype, rank, address, dims, strides, box, element_strides, interleave, swizzle,
@@ -160,7 +180,11 @@ def decode(raw: bytes) -> dict:
     return {"dtype": dtype, "rank": rank, "esize": ELEMENT_BYTES[dtype], "swizzle": SWIZZLE_BYTES[sw & 15],
             "nan_fill": bool(sw >> 4 & 1) and dtype in _FLOAT_NAN, "address": struct.unpack_from("<Q", raw, 8)[0],
             "dims": dims, "strides": list(struct.unpack_from("<4Q", raw, 40)[:rank - 1]),
-            "box": list(struct.unpack_from("<5H", raw, 72)[:rank]), "im2col": _im2col_fields(raw, rank)}
+            "box": list(struct.unpack_from("<5H", raw, 72)[:rank]), "im2col": _im2col_fields(raw, rank),
+            "interleave": INTERLEAVE_BYTES.get(interleave, 0),
+            # elementStrides (0 read as 1); dim 0's only with an interleaved layout (the driver API ignores it else)
+            "estrides": [max(1, x) if d or interleave else 1 for d, x in
+                         enumerate(struct.unpack_from("<5B", raw, 82)[:rank])]}
 
 
 def _im2col_fields(raw: bytes, rank: int) -> dict | None:
@@ -214,8 +238,10 @@ def tile_box(tm: dict, coords) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]
     swizzling, the fill value's bits) of a tile-mode load or store at ``coords`` (one signed int32 per
     dimension)."""
     rank, es, box = tm["rank"], tm["esize"], tm["box"]
-    grids = np.meshgrid(*[np.arange(b, dtype=np.int64) for b in reversed(box)], indexing="ij")
-    idx = [g.reshape(-1) for g in reversed(grids)]  # idx[d]: element coordinate in dim d, dim 0 fastest
+    st = tm.get("estrides", [1] * rank)
+    grids = np.meshgrid(*[np.arange(-(-box[d] // st[d]), dtype=np.int64) * st[d] for d in reversed(range(rank))],
+                        indexing="ij")
+    idx = [g.reshape(-1) for g in reversed(grids)]  # idx[d]: offset j * elementStrides[d] in dim d, dim 0 fastest
     addr = np.full(idx[0].size, tm["address"], np.int64)
     inside = np.ones(idx[0].size, bool)
     for d in range(rank):
