@@ -2,7 +2,7 @@
 # Lark v1.3.1 runtime (MIT licence, https://github.com/lark-parser/lark) and the PTX
 # grammar's LALR(1) tables as JSON text.
 __version__ = "1.3.1"
-GRAMMAR_SHA256 = "001971471c32d18920efb51438b5bde87cb134666d7b0cab7064be256a7043c6"
+GRAMMAR_SHA256 = "f551fc5d6cdb01318d12a839cb62aec7af0fc3436a86afe9a298bffc3e28cea8"
 
 #
 #
@@ -3573,7 +3573,7 @@ _MEMO_JSON = r'''[
 {"__type__":"TerminalDef","name":"SECTION","pattern":{"__type__":"PatternRE","_width":[12,18446744073709551616],"flags":[],"raw":"/\\.section[ \\t]+[^\\s{]+\\s*\\{[^}]*\\}/","value":"\\.section[ \t]+[^\\s{]+\\s*\\{[^}]*\\}"},"priority":0},
 {"__type__":"TerminalDef","name":"LABEL_DEF","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/(?:[a-zA-Z][\\w$]*|[_$][\\w$]+)[ \\t]*:(?!:)/","value":"(?:[a-zA-Z][\\w$]*|[_$][\\w$]+)[ \t]*:(?!:)"},"priority":3},
 {"__type__":"TerminalDef","name":"OPCODE","pattern":{"__type__":"PatternRE","_width":[1,18446744073709551616],"flags":[],"raw":"/[a-zA-Z]\\w*(?:\\.[\\w:]+)*/","value":"[a-zA-Z]\\w*(?:\\.[\\w:]+)*"},"priority":0},
-{"__type__":"TerminalDef","name":"REG","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/%[a-zA-Z_$][\\w$]*(?:\\.(?:[xyzwrgba]|b[0-3]|h[01])\\b)?/","value":"%[a-zA-Z_$][\\w$]*(?:\\.(?:[xyzwrgba]|b[0-3]|h[01])\\b)?"},"priority":0},
+{"__type__":"TerminalDef","name":"REG","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/%[a-zA-Z_$][\\w$]*(?:\\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-3]{1,2})\\b)?/","value":"%[a-zA-Z_$][\\w$]*(?:\\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-3]{1,2})\\b)?"},"priority":0},
 {"__type__":"TerminalDef","name":"IDENT","pattern":{"__type__":"PatternRE","_width":[1,18446744073709551616],"flags":[],"raw":"/[a-zA-Z][\\w$]*|[_$][\\w$]+/","value":"[a-zA-Z][\\w$]*|[_$][\\w$]+"},"priority":0},
 {"__type__":"TerminalDef","name":"SINK","pattern":{"__type__":"PatternStr","flags":[],"raw":"\"_\"","value":"_"},"priority":0},
 {"__type__":"TerminalDef","name":"FLOAT","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],"flags":[],"raw":"/0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+/","value":"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+"},"priority":2},

@@ -118,7 +118,6 @@ _MMA = "MMA kinds (mma m8n8k4, wgmma .sp and A in registers): another engineer's
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
 _BULK = "cp.async.bulk.tensor im2col-mode store (.im2col_no_offs): not lowered yet"
-_VIDEO_SEL = "the SIMD video instructions' multi-lane selectors (.h10, .b3210): the parser takes single-lane ones only"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
     'mov.b128 %q1, {%rd1, %rd2};':
         ("'mov.b128': 128-bit packing is not supported yet", _B128),
@@ -138,10 +137,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ("'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16' takes d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a and imm-trans-b, got 7 operands", _MMA),
     'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r5, 0, %p1, 1, 1, 0, 0;':
         ("instruction 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16' is not supported yet", _MMA),
-    'vsub2.u32.u32.u32.sat %r1, %r2.h10, %r3, %r4;':
-        ("unexpected text '.h10', expected ')', ',', ';', ']', '|' or '}'", _VIDEO_SEL),
-    'vsub4.u32.u32.u32 %r1, %r2.b3210, %r3, %r4;':
-        ("unexpected text '.b3210', expected ')', ',', ';', ']', '|' or '}'", _VIDEO_SEL),
 }
 
 

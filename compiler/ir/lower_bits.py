@@ -248,31 +248,29 @@ class BitsLowering:
         self._vset_simd(inst, 4)
 
     def _vset_simd(self, inst, n: int) -> None:
-        """``vsetN.atype.btype.cmp d, a, b, c`` (merge: element i of d is ``a[i] cmp b[i]``, 1 or 0, the default mask
-        taking every element) and ``vsetN.atype.btype.cmp.add d, a, b, c`` (``d = c + the number of elements
-        compared true``), PTX ISA 9.7.10.3, with the default selectors."""
+        """``vsetN.atype.btype.cmp d{.mask}, a{.asel}, b{.bsel}, c`` (merge: element i of d in the mask is
+        ``a[i] cmp b[i]``, 1 or 0, the others ``c``'s) and ``vsetN.atype.btype.cmp.add d{.mask}, a, b, c`` (``d = c +
+        the number of elements of the mask compared true``), PTX ISA 9.7.10.3; selectors and masks as for the other
+        SIMD video instructions (:meth:`xcc.ir.lower_video.SimdVideoLowering.simd_sources`)."""
         mods = inst.modifiers
         ts = [m for m in mods if m in ("s32", "u32")]
         cmp = [m for m in mods if m in ("eq", "ne", "lt", "le", "gt", "ge")]
         extra = [m for m in mods if m not in ("s32", "u32", "add", *cmp)]
         if len(ts) != 2 or len(cmp) != 1 or extra:
-            raise self.error(f"'{_text(inst)}' is not supported yet (selectors and masks other than the defaults "
-                             "are not either)")
+            raise self.error(f"'{_text(inst)}' is not supported yet")
         self._check(inst, 4)
         w = 32 // n
-        d, a, b, c = inst.operands
-        va, vb = self.read(a, _U32), self.read(b, _U32)
+        d, mask, element = self.simd_sources(inst, n)
         out = None
-        for i in range(n):
-            ea, eb = self.simd_element(va, i, w, ts[0][0]), self.simd_element(vb, i, w, ts[1][0])
+        for i in mask:
+            ea, eb = element(i, 0, ts[0][0]), element(i, 1, ts[1][0])
             p = self._op("setp", ea, eb, t=_S32, cmp=cmp[0])
             r = self.emit("selp", _U32, [self._k(1 << (i * w) if "add" not in mods else 1), self._k(0), p], _U32).result
             out = r if out is None else self._op("add" if "add" in mods else "or", out, r)
         if "add" in mods:
-            out = self._op("add", out, self.read(c, _U32))
+            self.write(d, self._op("add", out, self.read(inst.operands[3], _U32)))
         else:
-            self.read(c, _U32)  # the merge operand: every element is selected by the default mask
-        self.write(d, out)
+            self.simd_merge(inst, d, mask, n, out)
 
     def op_vmad(self, inst) -> None:
         """``vmad.dtype.atype.btype{.po}{.sat}{.shr7,.shr15} d, {-}a{.asel}, {-}b{.bsel}, {-}c`` (9.7.10.2), the
@@ -297,7 +295,7 @@ class BitsLowering:
             raise self.error(f"'{_text(inst)}': operand negation is limited to (a xor b) or c, and not with .po",
                              PtxSemanticError)
         signed = "s32" in (at, bt) or neg_p or neg[2]  # the manual's signedFinal
-        lo = self.emit("mul", s64, [self._vsource(a, at), self._vsource(b, bt)], s64, mode="lo").result
+        lo = self.emit("mul", s64, [self._vsource(inst, a, at), self._vsource(inst, b, bt)], s64, mode="lo").result
         hi = self._op("shr", lo, Const(_U32, 63), t=s64) if "s32" in (at, bt) else Const(u64, 0)
         vc = self.read(c, _U32)
         if neg_p:

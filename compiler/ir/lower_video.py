@@ -209,9 +209,17 @@ class ScalarVideoLowering:
         is32 = self._op("setp", count, self._k(32), cmp="eq")
         return self.emit("selp", _S64, [big, tmp, is32], _S64).result
 
-    def _vsource(self, op, t: str):
+    def _scalar_sel(self, inst, op: RegPart):
+        """(shift, width) of a scalar video instruction's selector ``.b0``-``.b3``/``.h0``/``.h1``; another
+        (a SIMD one's, ``.h10``) is a located error, as ptxas's "Incorrect video selector"."""
+        if op.sel not in _SEL:
+            raise self.error(f"'{_text(inst)}': .{op.sel} is not a selector of a scalar video instruction (.b0-.b3, "
+                             ".h0, .h1)", PtxSemanticError)
+        return _SEL[op.sel]
+
+    def _vsource(self, inst, op, t: str):
         """A video source as s64: the selected part (the whole word without a selector) extended by ``t``."""
-        shift, width = _SEL[op.sel] if isinstance(op, RegPart) else (0, 32)
+        shift, width = self._scalar_sel(inst, op) if isinstance(op, RegPart) else (0, 32)
         v = self.read(op.reg if isinstance(op, RegPart) else op, _U32)
         if shift:
             v = self._op("shr", v, self._k(shift))
@@ -233,10 +241,12 @@ class ScalarVideoLowering:
         ops = inst.operands
         d = ops[0]
         merge = isinstance(d, RegPart)
+        if merge:
+            self._scalar_sel(inst, d)
         self._check(inst, 4 if op2 or merge else 3)
         if op2 and merge:
             raise self.error(f"'{_text(inst)}': a secondary operation and a merge", PtxSemanticError)
-        ta, tb = self._vsource(ops[1], at), self._vsource(ops[2], bt)
+        ta, tb = self._vsource(inst, ops[1], at), self._vsource(inst, ops[2], bt)
         if vop == "set":
             p = self._op("setp", ta, tb, t=_S64, cmp=cmp)
             tmp = self.emit("selp", _S64, [self._k(1, _S64), self._k(0, _S64), p], _S64).result
@@ -266,11 +276,73 @@ class ScalarVideoLowering:
         self.write(d, r)
 
 
+def _masks(n: int) -> dict[str, tuple[int, ...]]:
+    """The ``.mask`` names of the n-way SIMD video instructions -> the elements they select: ``.h0``, ``.h1``,
+    ``.h10``; ``.b0`` .. ``.b3210`` (every non-empty set of bytes, digits in descending order)."""
+    letter = "h" if n == 2 else "b"
+    out = {}
+    for bits in range(1, 1 << n):
+        elems = tuple(i for i in range(n) if bits >> i & 1)
+        out[letter + "".join(str(i) for i in reversed(elems))] = elems
+    return out
+
+
+_SIMD_MASKS = {2: _masks(2), 4: _masks(4)}
+
+
 class SimdVideoLowering:
-    """``vop2``/``vop4`` ``.dtype.atype.btype{.sat} d, a, b, c`` and ``... .add d, a, b, c`` (PTX ISA 9.7.10.3) with
-    the default selectors (element ``i`` of ``a`` and of ``b``) and mask (every element): each element extended
-    by its type, the operation exact; merge form: ``.sat`` clamps each to dtype's element range, the low bits
-    packed; ``.add``: ``d = c + the sum of the element results``."""
+    """``vop2``/``vop4`` ``.dtype.atype.btype{.sat} d{.mask}, a{.asel}, b{.bsel}, c`` and ``... .add`` (PTX ISA
+    9.7.10.3, "SIMD video instructions"): the selectors pick each element from the four half-words (``.hxy``) or
+    eight bytes (``.bxyzw``) of the pair ``b:a`` (0, 1 (.. 3) are ``a``'s, the others ``b``'s; the last digit
+    names element 0), by default ``a``'s for ``a`` (``.h10``/``.b3210``) and ``b``'s for ``b``
+    (``.h32``/``.b7654``); each element extended by its type, the operation exact; merge form: ``.sat`` clamps
+    each to dtype's element range, the elements in ``.mask`` (by default all) packed, the others ``c``'s;
+    ``.add``: ``d = c + the sum of the results of the elements in .mask``."""
+
+    def simd_sources(self, inst, n: int):
+        """(d's register, the elements of ``.mask``, ``element(i, operand, kind)``: operand ``a`` (0) or ``b``
+        (1)'s element ``i`` as selected, extended by ``kind`` to s32) of a SIMD video instruction; a selector the
+        manual does not define for it is a located error (as ptxas's "Incorrect video selector")."""
+        d, a, b, c = inst.operands
+        letter, w = ("h", 16) if n == 2 else ("b", 8)
+        mask = tuple(range(n))
+        if isinstance(d, RegPart):
+            if d.sel not in _SIMD_MASKS[n]:
+                raise self.error(f"'{_text(inst)}': .{d.sel} is not a mask of a {n}-way SIMD video instruction "
+                                 f"(one of {', '.join('.' + m for m in _SIMD_MASKS[n])})", PtxSemanticError)
+            mask, d = _SIMD_MASKS[n][d.sel], d.reg
+        if isinstance(c, RegPart):
+            raise self.error(f"'{_text(inst)}': operand c takes no selector", PtxSemanticError)
+        sels, regs = [], []
+        for k, op in enumerate((a, b)):
+            if isinstance(op, RegPart):
+                digits = op.sel[1:]
+                if op.sel[0] != letter or len(digits) != n or any(int(x) >= 2 * n for x in digits):
+                    want = ".hxy (x, y in 0-3)" if n == 2 else ".bxyzw (x, y, z, w in 0-7)"
+                    raise self.error(f"'{_text(inst)}': .{op.sel} is not a source selector of a {n}-way SIMD "
+                                     f"video instruction ({want})", PtxSemanticError)
+                sels.append(tuple(int(digits[n - 1 - i]) for i in range(n)))
+                op = op.reg
+            else:
+                sels.append(tuple(range(k * n, k * n + n)))
+            regs.append(op)
+        va, vb = self.read(regs[0], _U32), self.read(regs[1], _U32)
+
+        def element(i: int, operand: int, kind: str):
+            part = sels[operand][i]
+            return self.simd_element(va if part < n else vb, part % n, w, kind)
+
+        return d, mask, element
+
+    def simd_merge(self, inst, d, mask, n: int, packed):
+        """Write the merge form's result: the elements in ``mask`` from ``packed`` (already in place), the others
+        from ``c`` (PTX: ``d |= mask[i] ? t[i] : Vc[i]``)."""
+        c = self.read(inst.operands[3], _U32)
+        w = 32 // n
+        keep = sum(((1 << w) - 1) << (i * w) for i in range(n) if i not in mask)
+        if keep:
+            packed = self._op("or", packed, self._op("and", c, self._k(keep), t=_S32), t=_S32)
+        self.write(d, packed)
 
     def simd_element(self, v, i: int, w: int, kind: str):
         """Element ``i`` of width ``w`` of the packed 32-bit value ``v`` (bits ``i*w`` up), sign-extended
@@ -313,16 +385,14 @@ class SimdVideoLowering:
         ts = [m for m in mods if m in ("s32", "u32")]
         extra = [m for m in mods if m not in ("s32", "u32", "sat", "add")]
         if len(ts) != 3 or extra or "sat" in mods and "add" in mods:
-            raise self.error(f"'{_text(inst)}' is not supported yet (selectors and masks other than the defaults "
-                             "are not either)")
+            raise self.error(f"'{_text(inst)}' is not supported yet")
         self._check(inst, 4)
         dt, at, bt = ts
         w = 32 // n
-        d, a, b, c = inst.operands
-        va, vb = self.read(a, _U32), self.read(b, _U32)
+        d, mask, element = self.simd_sources(inst, n)
         out = None
-        for i in range(n):
-            ea, eb = self.simd_element(va, i, w, at[0]), self.simd_element(vb, i, w, bt[0])
+        for i in mask:
+            ea, eb = element(i, 0, at[0]), element(i, 1, bt[0])
             if vop == "absdiff":
                 r = self._op("max", self._op("sub", ea, eb, t=_S32), self._op("sub", eb, ea, t=_S32), t=_S32)
             elif vop == "avrg":  # (a + b + (a + b >= 0)) >> 1: halves round away from zero (xcc.ir.lower_bits)
@@ -340,10 +410,9 @@ class SimdVideoLowering:
             else:
                 out = r if out is None else self._op("add", out, r, t=_S32)
         if "add" in mods:
-            out = self._op("add", out, self.read(c, _S32), t=_S32)
+            self.write(d, self._op("add", out, self.read(inst.operands[3], _S32), t=_S32))
         else:
-            self.read(c, _U32)  # the merge operand: every element is selected by the default mask
-        self.write(d, out)
+            self.simd_merge(inst, d, mask, n, out)
 
 
 def _text(inst) -> str:

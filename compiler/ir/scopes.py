@@ -10,6 +10,7 @@ inlines each ``asm()`` statement as such a scope, so labels repeat).
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, replace
 
 from xcc.diagnostics import PtxSemanticError
@@ -29,13 +30,15 @@ class RegVar:
 @dataclass(frozen=True)
 class RegPart:
     """A video-instruction operand selector on a 32-bit register (PTX ISA 9.7.10): ``%r.b0``..``.b3`` (a byte),
-    ``%r.h0``/``.h1`` (a half-word); only the video instructions accept one."""
+    ``%r.h0``/``.h1`` (a half-word) of the scalar ones; the SIMD ones' masks (``.h10``, ``.b3210``, ...) and
+    source selectors (``.h32``, ``.b7654``, ...).  Only the video instructions accept one; each checks its own."""
 
     reg: RegVar
     sel: str
 
 
-VIDEO_SELECTORS = ("b0", "b1", "b2", "b3", "h0", "h1")
+VIDEO_SELECTOR = re.compile(r"b[0-7]{1,4}|h[0-3]{1,2}")
+"""The spellings a video selector may take (the grammar's REG token admits the same)."""
 _ELEMENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 
@@ -44,7 +47,7 @@ def element_or_part(rv: RegVar, comp: str) -> RegVar | RegPart | None:
     its type per element; ``%r.b1`` of a scalar register; None for anything else."""
     if rv.vector and comp in _ELEMENTS and _ELEMENTS[comp] < rv.vector:
         return RegVar(f"{rv.key}.{'xyzw'[_ELEMENTS[comp]]}", rv.type)
-    if not rv.vector and comp in VIDEO_SELECTORS:
+    if not rv.vector and VIDEO_SELECTOR.fullmatch(comp):
         return RegPart(rv, comp)
     return None
 
