@@ -746,6 +746,21 @@ _ROWS = [
     ("TMAPF.I2C", (A_W, B_WIC, C_W, E_W), (Mod("rank", ("R3", "R4", "R5")),), "lsu", "lsu", "UTMAPF.IM2COL",
      "cp.async.bulk.prefetch.tensor...im2col: as TMAPF, the tensor map one made by cuTensorMapEncodeIm2col (the "
      "im2col offsets place no data: not operands); moves no data", "sync"),
+    # TMA loads whose operands do not fit TMALD.ND/.MC/.I2C (5d im2col, 5d multicast, multicast im2col): the extra
+    # operands in a fourth register pair, d (read), and the box's bytes from BOXBYTES (appended: opcodes stay stable)
+    ("TMALD.X", (Operand("d", "W"), A_W, B_WIC, C_W, E_W), (Mod("rank", ("R1", "R2", "R3", "R4", "R5")),
+                                                           _flag("I2C"), _flag("MC")), "lsu", "lsu",
+     "UTMALDG (im2col / multicast, wide operands)",
+     "cp.async.bulk.tensor load as TMALD.ND (coordinates e.lo, e.hi, b.lo, b.hi, a.hi, the first rank of them; "
+     "shared offset a.lo) with I2C: .im2col, the 16-bit offsets d.lo[15:0], d.lo[31:16], d.hi[15:0] (rank - 2 "
+     "of them), and MC: .multicast::cluster to each CTA of the cluster whose bit is set in the ctaMask d.hi[31:16]; "
+     "performed when it executes; its completion: SYNCS.TX / SYNCS.TX.MC of BOXBYTES's count",
+     "sync global load"),
+    ("BOXBYTES", (D_R, C_W), (Mod("rank", ("R1", "R2", "R3", "R4", "R5")), _flag("I2C")), "lsu", "lsu",
+     "(part of UTMALDG)",
+     "d = the bytes of one box of the tensor map at generic address c (I2C: an im2col map's channelsPerPixel x "
+     "pixelsPerColumn elements; else the tiled box, element strides applied), the map checked as a load of that "
+     "rank and mode checks it", "sync"),
 ]
 
 

@@ -13,13 +13,15 @@
   in the pairs e, b and a.hi, the shared address in a.lo) and SYNCS.TX.COMPLETE of those bytes; ``tma_store``
   -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF (im2col: TMAPF.I2C), with TMALD.ND's operand layout; a multicast
   ``tma_load`` -> TMALD.MC (the ctaMask in a.hi) and SYNCS.TX.MC of its bytes on each named CTA's mbarrier; an
-  ``.im2col`` one (3d, 4d) -> TMALD.I2C (the 16-bit offsets packed in a.hi).
+  ``.im2col`` one (3d, 4d) -> TMALD.I2C (the 16-bit offsets packed in a.hi); 5d im2col, 5d multicast and
+  multicast im2col loads -> BOXBYTES, TMALD.X (offsets and ctaMask in the pair d) and SYNCS.TX(.MC).
 """
 
 from __future__ import annotations
 
 from xcc.backend.isa import RZ
 from xcc.backend.isel_core import SelectorCore
+from xcc.backend.isel_tables import PRMT_PACK_LO16
 from xcc.backend.minst import Half, Imm, new_vreg
 from xcc.ir.core import Const, Value
 
@@ -151,12 +153,10 @@ class HopperSelection(SelectorCore):
     def op_tma_load(self, inst):
         at = inst.attrs
         dst, tmap, mb, *coords = inst.args
+        rank = int(at["rank"])
+        if at.get("im2col") and (rank > 4 or at.get("multicast")) or at.get("multicast") and rank > 4:
+            return self._tma_load_wide(inst)
         if at.get("im2col"):
-            rank = int(at["rank"])
-            if rank > 4 or at.get("multicast"):
-                raise self.error(f"a {rank}d{' multicast' if at.get('multicast') else ''} .im2col cp.async.bulk.tensor "
-                                 "is not supported by the xg1 backend yet (im2col: 3d and 4d, without "
-                                 ".multicast::cluster)")
             coords, offs = coords[:rank], coords[rank:]
             packed = offs[0] if rank == 3 else self._pair16(self.reg(offs[0]), self.reg(offs[1]))  # isel_half
             a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords, packed)
@@ -167,9 +167,6 @@ class HopperSelection(SelectorCore):
             return
         if at.get("multicast"):
             *coords, mask = coords
-            if len(coords) > 4:
-                raise self.error(f"a {len(coords)}d .multicast::cluster cp.async.bulk.tensor is not supported by the "
-                                 "xg1 backend yet (1d to 4d)")
             a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords, mask)
             size = new_vreg(1)
             self.emit("TMALD.MC", d=size, a=a, b=b, c=self.reg(tmap), e=e, mods={"rank": f"R{len(coords)}"})
@@ -199,6 +196,33 @@ class HopperSelection(SelectorCore):
             self.emit("TMALD", d=size, a=a, b=off, c=self.reg(tmap), e=pair, mods={"rank": f"R{len(coords)}"})
         ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
         self.emit("SYNCS.TX", a=ma, b=moff, c=size, mods={"COMPLETE": "COMPLETE"})
+
+    def _tma_load_wide(self, inst):
+        """5d im2col, 5d multicast and multicast im2col loads: BOXBYTES of the map, then TMALD.X with the offsets
+        and the ctaMask packed in the pair d (d.lo = o0 | o1 << 16, d.hi = o2 | ctaMask << 16), then the
+        completion (SYNCS.TX.MC for a multicast)."""
+        at = inst.attrs
+        dst, tmap, mb, *rest = inst.args
+        rank, i2c, mc = int(at["rank"]), bool(at.get("im2col")), bool(at.get("multicast"))
+        coords, rest = rest[:rank], rest[rank:]
+        offs, mask = (rest[:rank - 2], rest[rank - 2:]) if i2c else ([], rest)
+        halves = [self.reg(o) for o in offs] + [RZ] * (3 - len(offs)) + [self.reg(mask[0]) if mc else RZ]
+        d = new_vreg(2)
+        for k in range(2):
+            if halves[2 * k] is RZ and halves[2 * k + 1] is RZ:
+                self.emit("MOV", d=Half(d, k), b=RZ)
+            else:
+                self.emit("PRMT", d=Half(d, k), a=halves[2 * k], b=Imm(PRMT_PACK_LO16), c=halves[2 * k + 1])
+        a, b, e = self._tma_pairs(self._hp_shared(dst, int(at.get("dst_offset", 0))), coords)
+        size, c = new_vreg(1), self.reg(tmap)
+        flags = {**({"I2C": "I2C"} if i2c else {})}
+        self.emit("BOXBYTES", d=size, c=c, mods={"rank": f"R{rank}", **flags})
+        self.emit("TMALD.X", d=d, a=a, b=b, c=c, e=e, mods={"rank": f"R{rank}", **flags, **({"MC": "MC"} if mc else {})})
+        ma, moff = self._hp_shared(mb, int(at.get("mbar_offset", 0)))
+        if mc:
+            self.emit("SYNCS.TX.MC", a=ma, b=moff, c=size, e=self.reg(mask[0]))
+        else:
+            self.emit("SYNCS.TX", a=ma, b=moff, c=size, mods={"COMPLETE": "COMPLETE"})
 
     def op_bulk_copy_mc(self, inst):
         """BLKCP.MC (shared offset in a.lo, ctaMask in a.hi), then SYNCS.TX.MC of the same bytes."""

@@ -366,19 +366,14 @@ def test_im2col_loads(engine, opt, rank):
         assert np.array_equal(got, im2col_reference(x, lower, upper, channels, pixels, c, start, n, offsets)), case
 
 
-@pytest.mark.parametrize("opt", [0, 3])
-def test_5d_im2col_loads_on_the_ir_engine(opt):
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_5d_im2col_loads(engine, opt):
+    """xg1: BOXBYTES + TMALD.X (the three offsets in the pair d)."""
     shape, lower, upper, channels, pixels, cases = I2C[5]
     for case in cases:
-        x, got = run_im2col("ir", opt, 5, case)
+        x, got = run_im2col(engine, opt, 5, case)
         c, start, n, offsets = case
         assert np.array_equal(got, im2col_reference(x, lower, upper, channels, pixels, c, start, n, offsets)), case
-
-
-def test_xg1_refuses_a_5d_im2col_load_with_a_located_error():
-    dev, m = module("isa", 0)
-    with pytest.raises(Exception, match="5d .im2col cp.async.bulk.tensor is not supported by the xg1 backend yet"):
-        m.get_function("tma_im2col_5d")
 
 
 def test_cu_tensor_map_encode_im2col_checks_its_arguments():
@@ -411,18 +406,13 @@ def test_a_tile_load_through_an_im2col_map_is_a_located_fault(engine):
 FORMS = Path(__file__).parent / "data" / "runtime" / "tma_forms.ptx"
 
 
-def test_every_tma_form_compiles_for_the_ir_engine_and_xg1_refuses_only_the_multicast_im2col():
+def test_every_tma_form_compiles_for_both_engines():
     """Cache hints and policies on stores, reductions and prefetches, the bulk (non-tensor) prefetch, multicast
-    and im2col loads: xcc check and the lazy compile agree, message for message."""
+    and im2col loads (the multicast im2col one included: xg1's TMALD.X): xcc check and the lazy compile agree."""
     from xcc.check import check_sources
     from xcc.sources import Source
 
     src = FORMS.read_text()
-    rt.load_module(src, device=rt.Device(), engine="ir").get_function("tma_forms")
-    line = next(i for i, t in enumerate(src.splitlines(), 1) if t.lstrip().startswith("cp.") and "im2col" in t
-                and "multicast" in t)
-    with pytest.raises(Exception, match="a 4d multicast .im2col cp.async.bulk.tensor is not supported by the xg1") as e:
-        rt.load_module(src, device=rt.Device(), engine="isa").get_function("tma_forms")
-    assert e.value.loc.line == line
-    errors = check_sources([Source(src, "tma_forms.ptx")]).errors
-    assert len(errors) == 1 and errors[0].loc.line == line and "4d multicast .im2col" in str(errors[0])
+    for engine in ("ir", "isa"):
+        rt.load_module(src, device=rt.Device(), engine=engine).get_function("tma_forms")
+    assert not check_sources([Source(src, "tma_forms.ptx")]).errors

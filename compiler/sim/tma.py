@@ -19,7 +19,7 @@ from xcc.semantics.halfp import fmt_of, hminmax
 from xcc.sim import mbarrier as mbar
 from xcc.sim.waves import ExecFault
 
-__all__ = ["bulk_multicast_executor", "multicast_tx_executor", "tma_load_executor", "tma_prefetch_executor", "tma_store_executor"]
+__all__ = ["box_bytes_executor", "bulk_multicast_executor", "multicast_tx_executor", "tma_load_executor", "tma_prefetch_executor", "tma_store_executor"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _WORDS = np.arange(16, dtype=np.uint64) * np.uint64(8)
@@ -211,6 +211,22 @@ def tma_store_executor(view: mbar.SharedView, gmem, generic, src, tmap, coords, 
             except MemoryFault as f:
                 f.thread = i
                 raise
+
+    return run
+
+
+def box_bytes_executor(generic, tmap, rank: int, im2col: bool, write):
+    """``run(sel, idx, n)`` of xg1's BOXBYTES: ``write(sel, bytes)`` of one box of each thread's tensor map (an
+    im2col map's channelsPerPixel x pixelsPerColumn elements; a tiled one's box, element strides applied), the
+    map checked as a ``rank``-d load (``im2col``: of that mode) checks it, with the same located faults."""
+    what = "cp.async.bulk.tensor"
+    zero = [lambda sel, n: np.zeros(n, np.int64)] * rank
+
+    def run(sel, idx, n):
+        maps, _ = _maps(what, generic, tmap, zero, sel, idx, n, im2col)
+        sizes = [(tm["im2col"]["channels"] * tm["im2col"]["pixels"] if im2col else
+                  T.tile_box(tm, [0] * rank)[0].size) * tm["esize"] for tm in maps]
+        write(sel, np.asarray(sizes, np.uint32))
 
     return run
 

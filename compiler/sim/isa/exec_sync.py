@@ -1,6 +1,6 @@
 """Executors of the mbarrier and bulk-copy instructions (``SYNCS.INIT``, ``SYNCS.ARRIVE``, ``SYNCS.TX``,
 ``SYNCS.PHASECHK``, ``BLKCP``, ``BLKCP.S2G``, ``BLKCP.S2S``, ``BLKCP.MC``, ``BLKRED``, ``BLKRED.S2S``, ``BLKRED.H``,
-``TMALD``, ``TMALD.3D``, ``TMALD.ND``, ``TMAST``, ``TMAPF``, ``TMAPF.I2C``, ``LDGSTS.ARRIVE``; PTX ISA 9.7.13.15 ``mbarrier``, 9.7.9.25.4 ``cp.async.bulk`` and 9.7.9.25.5 ``cp.async.bulk.tensor``).
+``TMALD``, ``TMALD.3D``, ``TMALD.ND``, ``TMAST``, ``TMAPF``, ``TMAPF.I2C``, ``TMALD.X``, ``BOXBYTES``, ``LDGSTS.ARRIVE``; PTX ISA 9.7.13.15 ``mbarrier``, 9.7.9.25.4 ``cp.async.bulk`` and 9.7.9.25.5 ``cp.async.bulk.tensor``).
 
 Each binds its operands and calls :mod:`xcc.sim.mbarrier`, the functions the IR interpreter calls, so both
 engines update an mbarrier and copy bit for bit alike.  ``SYNCS.PHASECHK.TRYWAIT`` is a :class:`Control`
@@ -18,6 +18,7 @@ from xcc.sim import mbarrier as mbar
 from xcc.sim.copies import copy_groups
 from xcc.sim.isa.exec_base import Binder, Control, impl
 from xcc.sim.tma import (
+    box_bytes_executor,
     bulk_multicast_executor,
     multicast_tx_executor,
     tma_load_executor,
@@ -148,17 +149,32 @@ def tma_memrec(x: Binder):
     return record
 
 
-@impl("TMALD", "TMALD.3D", "TMALD.ND", "TMALD.MC", "TMALD.I2C")
+@impl("TMALD", "TMALD.3D", "TMALD.ND", "TMALD.MC", "TMALD.I2C", "TMALD.X")
 def _tmald(x: Binder):
-    ctx = x.ctx
+    ctx, wide = x.ctx, x.inst.mnemonic == "TMALD.X"
     dst, coords = _tma_operands(x)
-    mask = _hi(x.w("a")) if x.inst.mnemonic == "TMALD.MC" else None
+    if wide:
+        d = x.w("d")
+        mask = (lambda sel, n: np.asarray(d(sel, n), np.uint64) >> np.uint64(48)) if x.mod("MC") else None
+    else:
+        mask = _hi(x.w("a")) if x.inst.mnemonic == "TMALD.MC" else None
     return tma_load_executor(ctx.launch, _view(x), ctx.gmem, lambda: ctx.generic, dst, x.w("c"), coords,
-                             None, x.set_r("d"), mask=mask, offsets=_im2col_offsets(x))
+                             None, None if wide else x.set_r("d"), mask=mask, offsets=_im2col_offsets(x))
+
+
+@impl("BOXBYTES")
+def _boxbytes(x: Binder):
+    return box_bytes_executor(lambda: x.ctx.generic, x.w("c"), int(x.mod("rank")[1]), bool(x.mod("I2C")),
+                              x.set_r("d"))
 
 
 def _im2col_offsets(x: Binder):
-    """Readers of TMALD.I2C's 16-bit im2col offsets (a.hi[15:0], a.hi[31:16]); None for the other rows."""
+    """Readers of the 16-bit im2col offsets of TMALD.I2C (a.hi[15:0], a.hi[31:16]) and TMALD.X.I2C (the 64-bit d,
+    16 bits each from bit 0); None for the other rows."""
+    if x.inst.mnemonic == "TMALD.X" and x.mod("I2C"):
+        d = x.w("d")
+        return [lambda sel, n, k=k: (np.asarray(d(sel, n), np.uint64) >> np.uint64(16 * k)).astype(np.int64) & 0xFFFF
+                for k in range(int(x.mod("rank")[1]) - 2)]
     if x.inst.mnemonic != "TMALD.I2C":
         return None
     a = _hi(x.w("a"))
