@@ -116,15 +116,12 @@ def _version(v: str) -> str:
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
 _MMA = "MMA kinds (mma m8n8k4, wgmma .sp and A in registers): another engineer's part of issue 19, in progress"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
-_CVT_RELU = "cvt to .e4m3x2/.e5m2x2 with .relu: not lowered"
 _BULK = "cp.async.bulk.tensor im2col-mode store (.im2col_no_offs): not lowered yet"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
     'mov.b128 %q1, {%rd1, %rd2};':
         ("'mov.b128': 128-bit packing is not supported yet", _B128),
     'st.global.b128 [%rd1], %q1;':
         ('values of type b128 are not supported by the backend yet', _B128),
-    'cvt.rn.satfinite.relu.e5m2x2.f16x2 %h1, %r2;':
-        ("'cvt.rn.satfinite.relu.e5m2x2.f16x2': .relu is not supported yet", _CVT_RELU),
     'atom.global.cas.b128 %q1, [%rd1], %q2, %q3;':
         ('atom.cas.b128 is not supported yet', _B128),
     'atom.global.exch.b128 %q1, [%rd1], %q2;':

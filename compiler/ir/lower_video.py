@@ -17,9 +17,11 @@ conversions and the scalar video instructions (a mixin of :class:`xcc.ir.lower.I
   allowed, so it lowers to nothing (the engines model no wall-clock time).
 * ``cvt.pack.sat.{u16,s16}.s32 d, a, b`` and ``cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c`` (PTX ISA 9.7.9.21):
   ``a`` and ``b`` clamped to the narrow type (``max``/``min``), ``d = c << 2n | a << n | b`` (n bits each).
-* FP8 (sm_89+): ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`` (``d[15:8] = fp8(a)``, ``d[7:0] = fp8(b)``)
-  and ``cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a`` (``d[31:16] = f16(a[15:8])``, ``d[15:0] = f16(a[7:0])``), as
-  integer operations on the bit patterns (OCP 8-bit floating point, v1.0: e4m3 has bias 7, no infinities and the
+* FP8 (sm_89+): ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`` (``d[15:8] = fp8(a)``, ``d[7:0] = fp8(b)``),
+  ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a`` (``d[15:8] = fp8(a[31:16])``, ``d[7:0] = fp8(a[15:0])``;
+  f16 -> f32 is exact, so the one rounding is f32 -> fp8's) and ``cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a``
+  (``d[31:16] = f16(a[15:8])``, ``d[15:0] = f16(a[7:0])``); ``.relu`` makes a negative result (-0 included) +0; all
+  as integer operations on the bit patterns (OCP 8-bit floating point, v1.0: e4m3 has bias 7, no infinities and the
   NaN ``S.1111.111``; e5m2 bias 15 with IEEE infinities and NaNs). f32 -> fp8: round to nearest even at the
   target's quantum (subnormals included), ``.satfinite``: a finite result above the largest finite value and an
   infinity become the largest finite value of their sign, NaN becomes the NaN ``0x7F``; fp8 -> f16 is exact (a NaN
@@ -71,15 +73,22 @@ class VideoLowering:
         fp8 = [m for m in mods if m in _FP8]
         if not fp8:
             return False
-        if "relu" in mods:
-            raise self.error(f"'{_text(inst)}': .relu is not supported yet")
-        if mods[-1] == "f32" and mods[-2] in _FP8:  # f32 -> fp8x2
+        relu = "relu" in mods
+        if mods[-1] in ("f32", "f16x2") and mods[-2] in _FP8:  # f32 pair or f16x2 -> fp8x2
             if not ("rn" in mods and "satfinite" in mods):
                 raise self.error(f"'{_text(inst)}' needs .rn.satfinite", PtxSemanticError)
-            self._check(inst, 3)
-            d, a, b = inst.operands
-            hi = self._to_fp8(self.read(a, ptx_type("f32")), fp8[0])
-            lo = self._to_fp8(self.read(b, ptx_type("f32")), fp8[0])
+            f32 = ptx_type("f32")
+            if mods[-1] == "f32":
+                self._check(inst, 3)
+                d, a, b = inst.operands
+                srcs = (self.read(a, f32), self.read(b, f32))
+            else:  # the upper half of a to the upper byte of d; f16 -> f32 is exact, so one rounding
+                self._check(inst, 2)
+                d, a = inst.operands
+                x = self.read(a, ptx_type("b32"))
+                srcs = tuple(self._f16_to_f32(self._op("and", h, self._k(0xFFFF)))
+                             for h in (self._op("shr", x, self._k(16)), x))
+            hi, lo = (self._relu_code(self._to_fp8(v, fp8[0]), 0x80, relu) for v in srcs)
             u16 = ptx_type("u16")
             v = self._op("or", self._op("shl", hi, self._k(8)), lo)
             self.write(d, self.emit("cvt", u16, [v], u16, src="u32").result)
@@ -89,11 +98,25 @@ class VideoLowering:
             d, a = inst.operands
             x = self._op("and", self.emit("cvt", _U32, [self.read(a, ptx_type("u16"))], _U32, src="u16").result,
                          self._k(0xFFFF))
-            hi = self._from_fp8(self._op("shr", x, self._k(8)), fp8[0])
-            lo = self._from_fp8(self._op("and", x, self._k(0xFF)), fp8[0])
+            hi = self._relu_code(self._from_fp8(self._op("shr", x, self._k(8)), fp8[0]), 0x8000, relu)
+            lo = self._relu_code(self._from_fp8(self._op("and", x, self._k(0xFF)), fp8[0]), 0x8000, relu)
             self.write(d, self._op("or", self._op("shl", hi, self._k(16)), lo, t=ptx_type("b32")))
             return True
         raise self.error(f"'{_text(inst)}' is not supported yet")
+
+    def _relu_code(self, code, sign: int, relu: bool):
+        """``.relu`` (PTX ISA, cvt): a negative result, -0 included, becomes +0; NaN results are already the
+        positive canonical NaN (0x7F, 0x7FFF) of the format, kept."""
+        if not relu:
+            return code
+        neg = self._op("setp", self._op("and", code, self._k(sign)), self._k(0), cmp="ne")
+        return self.emit("selp", _U32, [self._k(0), code, neg], _U32).result
+
+    def _f16_to_f32(self, bits):
+        """The f32 value of the f16 bit pattern ``bits`` (u32, low 16 bits): exact."""
+        u16, f16, f32 = ptx_type("u16"), ptx_type("f16"), ptx_type("f32")
+        h = self.emit("mov", f16, [self.emit("cvt", u16, [bits], u16, src="u32").result], f16).result
+        return self.emit("cvt", f32, [h], f32, src="f16").result
 
     def _cvt_pack(self, inst) -> None:
         ts = [m for m in inst.modifiers if m in _PACK or m in ("s32", "b32")]
