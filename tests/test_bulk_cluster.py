@@ -137,3 +137,27 @@ def test_bulk_reduce_halves_into_global(engine, opt, name, kind, op):
         a, b = _bf16(dst), _bf16(src)
         want = {"add": lambda: _bf16_round(a + b), "max": lambda: _bf16_round(_minmax(a, b, False))}[op]()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("inst, match", [
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [%rd1], [%r1], 32;", "needs .noftz"),
+    ("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u64 [%r1], [%r1], 32, [%r1];",
+     "is not supported yet"),
+    ("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%r1], 32, "
+     "[%r1], %h1;", "is not supported yet"),
+])
+def test_invalid_bulk_forms_are_located_errors_of_check_and_compile(inst, match):
+    """What ptxas 13.0 refuses (.add.f16 without .noftz, .min.u64 into shared::cluster, a multicast from shared
+    memory): the same located error from xcc check and the compile."""
+    from xcc.check import check_sources
+    from xcc.sources import Source
+
+    ptx = (".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n  .reg .b16 %h<2>;\n"
+           "  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n  mov.u32 %r1, 0;\n  mov.u64 %rd1, 0;\n  mov.u16 %h1, 1;\n  "
+           + inst + "\n  ret;\n}\n")
+    line = ptx.splitlines().index("  " + inst) + 1
+    errors = check_sources([Source(ptx, "k.ptx")]).errors
+    assert len(errors) == 1 and errors[0].loc.line == line and match in str(errors[0])
+    with pytest.raises(Exception, match=match) as e:
+        rt.load_module(ptx, device=rt.Device(), engine="isa").get_function("k")
+    assert e.value.loc.line == line
