@@ -114,7 +114,7 @@ def _version(v: str) -> str:
 
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
-_MMA = "MMA kinds (mma m8n8k4, wgmma .sp and A in registers): another engineer's part of issue 19, in progress"
+_MMA = "MMA kinds not built yet: mma m8n8k4 (Volta quad-pair), wgmma .sp (its metadata layout needs a GPU probe) and wgmma with A in registers (xg1 WGMMA takes descriptors only)"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _BULK = "cp.async.bulk.tensor im2col-mode store (.im2col_no_offs): not lowered yet"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
