@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from wgmma_harness import image, kernel, launch, owner
 
 from xcc import runtime as rt
 
@@ -276,70 +277,6 @@ def test_fp8_mma_bad_types_are_located_errors(form, msg):
 
 
 # ----------------------------------------------------------------------------- wgmma (sm_90a)
-WGMMA_KERNEL = r"""
-.version 8.7
-.target sm_90a
-.address_size 64
-.visible .entry k(.param .u64 img, .param .u64 out, .param .u64 da, .param .u64 db, .param .u32 sd)
-{
-    .reg .pred %p<4>;
-    .reg .b32 %r<16>;
-    .reg .b64 %rd<16>;
-    .reg .f32 %f<NR>;
-    .shared .align 1024 .b8 smem[16384];
-    ld.param.u64 %rd1, [img];
-    ld.param.u64 %rd2, [out];
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, 0;
-    mov.u32 %r6, smem;
-COPY:
-    mad.lo.u32 %r3, %r2, 128, %r1;
-    shl.b32 %r4, %r3, 2;
-    cvt.u64.u32 %rd3, %r4;
-    add.s64 %rd5, %rd1, %rd3;
-    ld.global.u32 %r5, [%rd5];
-    add.u32 %r7, %r6, %r4;
-    st.shared.u32 [%r7], %r5;
-    add.u32 %r2, %r2, 1;
-    setp.lt.u32 %p1, %r2, 32;
-    @%p1 bra COPY;
-    mul.wide.u32 %rd6, %r1, STRIDE;
-    add.s64 %rd4, %rd2, %rd6;
-LOADS
-    ld.param.u64 %rd7, [da];
-    ld.param.u64 %rd8, [db];
-    shr.u32 %r8, %r6, 4;
-    cvt.u64.u32 %rd9, %r8;
-    add.s64 %rd7, %rd7, %rd9;
-    add.s64 %rd8, %rd8, %rd9;
-    ld.param.u32 %r9, [sd];
-    setp.ne.u32 %p2, %r9, 0;
-    fence.proxy.async.shared::cta;
-    bar.sync 0;
-    wgmma.fence.sync.aligned;
-    wgmma.mma_async.sync.aligned.m64nNNk32.f32.AT.BT {REGS}, %rd7, %rd8, %p2, SCALES;
-    wgmma.commit_group.sync.aligned;
-    wgmma.wait_group.sync.aligned 0;
-STORES
-    ret;
-}
-"""
-"""128 threads copy a 16 KiB image (A at byte 0, B at 8192) into shared memory, load their N/2 accumulators from
-out + 4 (N/2) t, run one FP8 wgmma from the descriptors da, db (offset by the shared array's address) and store
-the accumulators back."""
-
-_SW_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
-
-
-def _kmajor_offset(r: int, k: int, sw: int, lbo: int, sbo: int) -> int:
-    """PTX 9.7.15.5.1.2 (canonical K-major layouts, 1-byte elements: 16 per 16-byte chunk): the byte offset
-    of element (r, k) from the matrix start, swizzled (16-byte chunk ^= bits 7.. of the address)."""
-    if sw == 0:
-        return (r % 8) * 16 + (r // 8) * sbo + (k % 16) + (k // 16) * lbo
-    lin = (r % 8) * sw + (r // 8) * sbo + k
-    return lin ^ (((lin >> 7) & (sw // 16 - 1)) << 4)
-
-
 def run_fp8_wgmma(n: int, at: str, bt: str, sw: int, engine: str, opt: int, scale_d: bool = True,
                   scale_a: int = 1, scale_b: int = 1, seed: int = 0):
     """One m64nNk32 FP8 wgmma (both operands K-major with swizzle ``sw``); (got, want) accumulator words."""
@@ -348,37 +285,19 @@ def run_fp8_wgmma(n: int, at: str, bt: str, sw: int, engine: str, opt: int, scal
     b = _finite_bytes(rng, bt, n * 32).reshape(n, 32)     # B^T: row = column n of B
     a[0, :4] = [0x80, 0x01, 0x7E if at == "e4m3" else 0x7B, 0x81]  # -0, a subnormal, the largest, -subnormal
     b[1, 5] = 0x7F                                                 # a NaN in column 1 of B
-    lbo, sbo = (128, 256) if sw == 0 else (0, 8 * sw)
-    img = np.zeros(16384, np.uint8)
-    for r in range(64):
-        for k in range(32):
-            img[_kmajor_offset(r, k, sw, lbo, sbo)] = a[r, k]
-    for c in range(n):
-        for k in range(32):
-            img[8192 + _kmajor_offset(c, k, sw, lbo, sbo)] = b[c, k]
+    img = image(a, b, sw, 1)
     nr = n // 2
     c0 = (rng.integers(-64, 65, (128, nr)) / 4).astype(np.float32)
     want = np.zeros((128, nr), np.uint32)
     for t in range(128):
         for i in range(nr):
-            row = 16 * (t // 32) + (t % 32) // 4 + 8 * ((i // 2) % 2)
-            col = 8 * (i // 4) + 2 * (t % 4) + i % 2
+            row, col = owner(t, i)
             acc = acc_value(int(c0[t, i].view(np.uint32)), "f32") if scale_d else Fraction(0)
             prods = [_mul(_neg(fp8(int(a[row, k]), at), scale_a), _neg(fp8(int(b[col, k]), bt), scale_b))
                      for k in range(32)]
             want[t, i] = dot([acc] + prods, "f32")
-    ptx = (WGMMA_KERNEL.replace("NR", str(nr)).replace("STRIDE", str(4 * nr)).replace("NN", str(n))
-           .replace("AT", at).replace("BT", bt).replace("SCALES", f"{scale_a}, {scale_b}")
-           .replace("REGS", ", ".join(f"%f{i}" for i in range(nr)))
-           .replace("LOADS", "\n".join(f"    ld.global.f32 %f{i}, [%rd4+{4 * i}];" for i in range(nr)))
-           .replace("STORES", "\n".join(f"    st.global.f32 [%rd4+{4 * i}], %f{i};" for i in range(nr))))
-    desc = lambda start: (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | _SW_MODE[sw] << 62  # noqa: E731
-    dev = rt.Device()
-    d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(c0.copy(), dev)
-    module = rt.load_module(ptx, device=dev, engine=engine, opt_level=opt)
-    module.get_function("k").launch((1, 1, 1), (128, 1, 1), [d_img, d_out, np.uint64(desc(0)), np.uint64(desc(8192)),
-                                                             np.uint32(scale_d)])
-    return d_out.copy_to_host().view(np.uint32), want
+    mma = f"wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{at}.{bt}"
+    return launch(kernel(mma, n, "f32", f", {scale_a}, {scale_b}"), img, c0, sw, engine, opt, scale_d), want
 
 
 def _neg(v, scale: int):
