@@ -71,7 +71,8 @@ class JumpThreading(FunctionPass):
 def _safe_uses(b: Block, target: Block) -> bool:
     """After ``P -> B' -> target`` bypasses ``b``, every use of a value ``b`` defines is still dominated by
     ``b``: none lies in the region reached from ``target`` without passing ``b``, except ``target``'s phi
-    operands on the edge from ``b`` (the copy provides those)."""
+    operands on the edge from ``b`` (the copy provides those); nor does an operand of ``b``'s own phis on an edge
+from that region (the path through the copy reaches it without passing ``b``)."""
     own = {p.result for p in b.phis} | {i.result for i in b.instructions if i.result is not None}
     region, order, work = {target}, [target], [target]
     while work:
@@ -80,6 +81,9 @@ def _safe_uses(b: Block, target: Block) -> bool:
                 region.add(s)
                 order.append(s)
                 work.append(s)
+    for phi in b.phis:  # an edge back into b from the region must not carry a value of b
+        if any(a in own and p in region for a, p in zip(phi.args, b.preds)):
+            return False
     for x in order:
         for phi in x.phis:
             for a, p in zip(phi.args, x.preds):

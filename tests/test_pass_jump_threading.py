@@ -100,3 +100,15 @@ def test_duplication_bounded():
     mod = build_text(GOLDEN.read_text())
     PassManager("jump-threading{max-threads=1}", verify=True).run(mod)
     assert sum(".from." in b.name for b in mod.functions[0].blocks) == 1
+
+
+# found by tests/test_pass_random_cfg.py: B4 (a phi of the counter it increments) is threaded from B1 to B3,
+# whose only predecessor was B4; B3 then reaches B4 again through the copy without passing B4, so the phi's
+# operand on the edge from B3 (defined in B4) would no longer be dominated
+_LOOP_BACK_INTO_B = '.version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n  .local .align 4 .b8 __local_depot0[16];\n  .reg .b64 %SP, %SPL;\n  .reg .pred %p<3>;\n  .reg .b32 %r<4>;\n  .reg .b32 %c<1>;\n  .reg .b64 %rd<4>;\n  mov.u64 %SPL, __local_depot0;\n  cvta.local.u64 %SP, %SPL;\n  ld.param.u64 %rd1, [out];\n  mov.u32 %c0, 0;\n  mov.u32 %r0, %tid.x;\n  mul.lo.u32 %r1, %r0, -7;\n  mov.u32 %r2, 5;\n  xor.b32 %r3, %r0, 12;\n  mul.wide.u32 %rd2, %r0, 16;\n  add.s64 %rd3, %rd1, %rd2;\nB0:\n  setp.lt.u32 %p2, %r0, 0;\n  @%p2 bra B1;\nB1:\n  add.u32 %r0, %r0, 0;\n  bra.uni B4;\nB2:\n  add.u32 %r0, %r0, 0;\n  add.u32 %c0, %c0, 1;\n  setp.lt.u32 %p0, %c0, 3;\n  @%p0 bra B0;\n  setp.lt.u32 %p2, %r0, 0;\n  @%p2 bra B3;\nB3:\n  setp.lt.u32 %p2, %r0, 0;\n  @%p2 bra B4;\nB4:\n  add.u32 %c0, %c0, 1;\n  setp.lt.u32 %p0, %c0, 3;\n  @%p0 bra B3;\n  setp.lt.u32 %p2, %r0, 0;\n  @%p2 bra B5;\nB5:\n  st.global.u32 [%rd3+0], %r0;\n  st.global.u32 [%rd3+4], %r1;\n  st.global.u32 [%rd3+8], %r2;\n  st.global.u32 [%rd3+12], %r3;\n  ret;\n}\n'
+
+
+def test_no_threading_when_the_target_region_loops_back_into_the_block():
+    mod = build_text(_LOOP_BACK_INTO_B)
+    PassManager("jump-threading", verify=True).run(mod)  # the verifier raised before
+    assert not any(".from." in b.name for fn in mod.functions for b in fn.blocks if b.name.startswith("B4"))
