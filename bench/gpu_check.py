@@ -690,6 +690,30 @@ def run_case_gpu(gpu: GpuRunner | None, meta: dict, arrays: dict[str, np.ndarray
     return res
 
 
+def time_launches(gpu: GpuRunner, fn, grid, block, shared_mem: int, params: Params, target_ms: float = 20.0,
+                  trials: int = 5, max_launches: int = 2000) -> dict:
+    """Median time per launch of ``fn``, with CUDA events around batches of back-to-back launches: one warm-up
+    batch, then ``trials`` batches of as many launches as take about ``target_ms`` (at most ``max_launches``)."""
+    drv = gpu.drv
+    start, end = drv("cuEventCreate", 0), drv("cuEventCreate", 0)
+
+    def batch(n: int) -> float:
+        drv("cuEventRecord", start, gpu.stream)
+        for _ in range(n):
+            drv.launch(fn, grid, block, shared_mem, gpu.stream, params)
+        drv("cuEventRecord", end, gpu.stream)
+        gpu.sync(60)
+        return gpu.elapsed_ms(start, end) / n
+
+    batch(2)  # warm-up
+    one = batch(1)
+    n = int(min(max_launches, max(1, math.ceil(target_ms / max(one, 1e-4)))))
+    times = sorted(batch(n) for _ in range(trials))
+    drv("cuEventDestroy", start)
+    drv("cuEventDestroy", end)
+    return {"ms": times[len(times) // 2], "min_ms": times[0], "launches": n, "trials": trials}
+
+
 def time_spec(gpu: GpuRunner, spec: dict, ptx_text: str, target_ms: float = 20.0, trials: int = 5,
               max_launches: int = 2000) -> dict:
     """Median time per launch of one launch spec, with CUDA events around a batch of launches."""
@@ -708,23 +732,8 @@ def time_spec(gpu: GpuRunner, spec: dict, ptx_text: str, target_ms: float = 20.0
             else:
                 addresses.append(None)
         params = build_spec_params(spec, addresses, ptx_text)
-        start, end = drv("cuEventCreate", 0), drv("cuEventCreate", 0)
-
-        def batch(n: int) -> float:
-            drv("cuEventRecord", start, gpu.stream)
-            for _ in range(n):
-                drv.launch(fn, spec["grid"], spec["block"], spec["shared_mem"], gpu.stream, params)
-            drv("cuEventRecord", end, gpu.stream)
-            gpu.sync(60)
-            return gpu.elapsed_ms(start, end) / n
-
-        batch(2)  # warm-up
-        one = batch(1)
-        n = int(min(max_launches, max(1, math.ceil(target_ms / max(one, 1e-4)))))
-        times = sorted(batch(n) for _ in range(trials))
-        drv("cuEventDestroy", start)
-        drv("cuEventDestroy", end)
-        return {"ms": times[len(times) // 2], "min_ms": times[0], "launches": n, "trials": trials}
+        return time_launches(gpu, fn, spec["grid"], spec["block"], spec["shared_mem"], params, target_ms, trials,
+                             max_launches)
     finally:
         for d in ptrs:
             drv("cuMemFree", d)

@@ -46,6 +46,7 @@ from gpu_check import (  # noqa: E402
     check_reference,
     load_case,
     replace_section,
+    time_launches,
 )
 
 BEGIN, END = "<!-- gpu-opt:begin -->", "<!-- gpu-opt:end -->"
@@ -88,28 +89,6 @@ def _version(text: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def _time(gpu: GpuRunner, fn, grid, block, smem: int, params, target_ms: float = 20.0, trials: int = 5,
-          max_launches: int = 2000) -> float:
-    """Median ms per launch over ``trials`` batches of back-to-back launches between CUDA events."""
-    drv = gpu.drv
-    start, end = drv("cuEventCreate", 0), drv("cuEventCreate", 0)
-
-    def batch(n: int) -> float:
-        drv("cuEventRecord", start, gpu.stream)
-        for _ in range(n):
-            drv.launch(fn, grid, block, smem, gpu.stream, params)
-        drv("cuEventRecord", end, gpu.stream)
-        gpu.sync(60)
-        return gpu.elapsed_ms(start, end) / n
-
-    batch(2)
-    n = int(min(max_launches, max(1, math.ceil(target_ms / max(batch(1), 1e-4)))))
-    times = sorted(batch(n) for _ in range(trials))
-    drv("cuEventDestroy", start)
-    drv("cuEventDestroy", end)
-    return times[len(times) // 2]
-
-
 def _run_level(gpu: GpuRunner, meta: dict, arrays: dict, ptx_text: str, cubin: bytes) -> dict:
     drv = gpu.drv
     image = np.frombuffer(cubin, np.uint8).copy()
@@ -132,7 +111,7 @@ def _run_level(gpu: GpuRunner, meta: dict, arrays: dict, ptx_text: str, cubin: b
                 drv("cuMemcpyDtoH", int(got.ctypes.data), dptrs[i], got.nbytes)
             if f"ref{i}" in arrays:
                 ok = ok and check_reference(got, arrays[f"ref{i}"], meta["rtol"], meta["atol"])["ok"]
-        ms = _time(gpu, fn, meta["grid"], meta["block"], meta["shared_mem"], params)
+        ms = time_launches(gpu, fn, meta["grid"], meta["block"], meta["shared_mem"], params)["ms"]
         return {"ms": ms, "ref_ok": bool(ok)}
     finally:
         for p in dptrs.values():
@@ -146,7 +125,7 @@ def gpu_mode(d: Path, json_out: Path) -> int:
     empty = np.frombuffer(EMPTY_PTX + b"\0", np.uint8).copy()
     module = gpu.drv("cuModuleLoadData", int(empty.ctypes.data))
     fn = gpu.drv("cuModuleGetFunction", module, b"empty")
-    floor = _time(gpu, fn, (1, 1, 1), (32, 1, 1), 0, Params([]))
+    floor = time_launches(gpu, fn, (1, 1, 1), (32, 1, 1), 0, Params([]))["ms"]
     result = {"device": gpu.name, "driver": gpu.driver_version, "empty_kernel_ms": floor, "cases": {}}
     print(f"{gpu.name}: empty kernel {floor * 1e3:.2f} us per launch", flush=True)
     for name, entry in manifest["cases"].items():

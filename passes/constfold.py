@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xcc.diagnostics import UnsupportedError
 from xcc.ir.cfg import reachable_blocks
-from xcc.ir.core import Const, Function, Instruction, Value
-from xcc.ir.fold import fold_bits
+from xcc.ir.core import Const, Function, Value
+from xcc.ir.fold import try_fold
 from xcc.ir.ops import PURE_OPS
 from xcc.ir.rewrite import remove_edge, replace_uses
 from xcc.passes.manager import FunctionPass
@@ -31,7 +30,7 @@ class ConstantFold(FunctionPass):
             for inst in b.instructions:
                 inst.args = [repl.get(a, a) for a in inst.args]
                 if inst.op in PURE_OPS and inst.args and all(isinstance(a, Const) for a in inst.args):
-                    r = _fold(inst)
+                    r = try_fold(inst, inst.args)
                     if r is None:  # not foldable here: stays for run time
                         kept.append(inst)
                         continue
@@ -48,14 +47,6 @@ class ConstantFold(FunctionPass):
                 if dead is not taken:
                     remove_edge(b, dead)
         _drop_unreachable(fn)
-
-
-def _fold(inst: Instruction) -> int | None:
-    """The bits of pure ``inst`` on its constant operands; None where the semantics have no rule for it."""
-    try:
-        return fold_bits(inst, inst.args)
-    except (UnsupportedError, KeyError):
-        return None
 
 
 def _drop_unreachable(fn: Function) -> None:

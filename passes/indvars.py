@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xcc.diagnostics import UnsupportedError
 from xcc.ir.cfg import Loop, natural_loops
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.rewrite import replace_uses
@@ -229,13 +228,11 @@ class _Reducer:
             if k and len(rest) == 1 and (like.op != "shl" or args[1] is k[0]):
                 return rest[0]
         if all(isinstance(x, Const) for x in args):
-            from xcc.ir.fold import fold_bits
+            from xcc.ir.fold import try_fold
 
-            try:
-                bits = fold_bits(Instruction(like.op, like.type, args, like.result, like.attrs), args)
+            bits = try_fold(Instruction(like.op, like.type, args, like.result, like.attrs), args)
+            if bits is not None:
                 return Const(like.result.type, bits)
-            except (UnsupportedError, KeyError):
-                pass
         v = Value(like.result.type)
         self.pre_code.append(Instruction(like.op, like.type, list(args), v, dict(like.attrs), like.loc,
                                          like.debug_loc))

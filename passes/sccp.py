@@ -24,9 +24,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
-from xcc.ir.fold import const_array, fold_bits  # noqa: F401 (const_array: re-exported for the tests)
+from xcc.ir.fold import try_fold
 from xcc.ir.ops import HALF_TYPES, PURE_OPS
 from xcc.ir.rewrite import remove_edge, replace_uses
 from xcc.passes.manager import FunctionPass
@@ -40,11 +39,8 @@ def fold(inst: Instruction, args: list[Const]) -> Const | None:
     semantics have no rule for it (:func:`xcc.ir.fold.fold_bits`: integer folds without numpy)."""
     if inst.op not in PURE_OPS or inst.result is None:
         return None
-    try:
-        r = fold_bits(inst, args)
-    except (UnsupportedError, KeyError, ValueError, ZeroDivisionError):
-        return None
-    return Const(inst.result.type, r)
+    r = try_fold(inst, args)
+    return None if r is None else Const(inst.result.type, r)
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,14 @@ def cudaCreateChannelDesc(x, y, z, w, f) -> cudaChannelFormatDesc:
     return d
 
 
+_F = T.CUarray_format
+_ARRAY_FORMAT = {(0, 8): _F.CU_AD_FORMAT_SIGNED_INT8, (0, 16): _F.CU_AD_FORMAT_SIGNED_INT16,
+                 (0, 32): _F.CU_AD_FORMAT_SIGNED_INT32, (1, 8): _F.CU_AD_FORMAT_UNSIGNED_INT8,
+                 (1, 16): _F.CU_AD_FORMAT_UNSIGNED_INT16, (1, 32): _F.CU_AD_FORMAT_UNSIGNED_INT32,
+                 (2, 16): _F.CU_AD_FORMAT_HALF, (2, 32): _F.CU_AD_FORMAT_FLOAT}
+"""(cudaChannelFormatKind: signed 0, unsigned 1, float 2; channel bits) -> CUarray_format."""
+
+
 def _format(desc) -> tuple[int, int]:
     """(CUarray_format, channels) of a cudaChannelFormatDesc."""
     bits = [as_int(desc.x, "x"), as_int(desc.y, "y"), as_int(desc.z, "z"), as_int(desc.w, "w")]
@@ -113,8 +121,7 @@ def _format(desc) -> tuple[int, int]:
     kind = as_int(desc.f, "f")
     if n not in (1, 2, 4) or any(b and b != bits[0] for b in bits) or bits[n:] != [0] * (4 - n):
         raise CudaError(_INVALID, f"channel format {bits}: 1, 2 or 4 channels of one width")
-    fmt = {(0, 8): 0x08, (0, 16): 0x09, (0, 32): 0x0A, (1, 8): 0x01, (1, 16): 0x02, (1, 32): 0x03, (2, 16): 0x10,
-           (2, 32): 0x20}.get((kind, bits[0]))
+    fmt = _ARRAY_FORMAT.get((kind, bits[0]))
     if fmt is None:
         raise CudaError(_INVALID, f"channel format of kind {kind} with {bits[0]}-bit channels is not supported")
     return fmt, n

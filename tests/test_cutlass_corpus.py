@@ -266,6 +266,22 @@ def test_tma_ws_gemm_runs(engine):
     np.testing.assert_allclose(got.T, want, rtol=0, atol=K * 2.0 ** -22)
 
 
+def _check_f16_epilogue_gemm(name: str, engine: str, seed: int) -> None:
+    """A CUTLASS 3.x GEMM with an f16 TMA epilogue: D = A B + 0.5 C, f16 A (M x K row-major), B (N x K row-major),
+    C and D (column-major), f32 accumulate, the shape of its params dump; each D the f32 result rounded to f16:
+    within 2^-10 relative (one f16 ulp)."""
+    rng = np.random.default_rng(seed)
+    d = json.loads((CORPUS / f"{name}.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
+    c = rng.uniform(-1, 1, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
+    _, got = _run_gemm(name, f"{name}.sm_90a.ptx", engine, a, bt, c, out_dtype=np.float16,
+                       out_shape=(N, M))
+    want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
+    np.testing.assert_allclose(got.T.astype(np.float64), want, rtol=2.0 ** -10, atol=K * 2.0 ** -22)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tma_coop_gemm_runs(engine):
     """CUTLASS 3.x KernelTmaWarpSpecializedCooperative with the TmaWarpSpecializedCooperative epilogue:
@@ -273,16 +289,7 @@ def test_tma_coop_gemm_runs(engine):
     256 x 256 x 128: four 128x128 tiles for two persistent CTAs of 384 threads (a TMA producer warp group, two
     wgmma consumer warp groups), C loaded and D stored by TMA tile copies through shared memory (stmatrix,
     128-byte swizzle).  Each D the f32 result rounded to f16: within 2^-10 relative (one f16 ulp)."""
-    rng = np.random.default_rng(24)
-    d = json.loads((CORPUS / "tma_coop_gemm.params.json").read_text())
-    M, N, K = d["M"], d["N"], d["K"]
-    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
-    bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
-    c = rng.uniform(-1, 1, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
-    _, got = _run_gemm("tma_coop_gemm", "tma_coop_gemm.sm_90a.ptx", engine, a, bt, c, out_dtype=np.float16,
-                       out_shape=(N, M))
-    want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
-    np.testing.assert_allclose(got.T.astype(np.float64), want, rtol=2.0 ** -10, atol=K * 2.0 ** -22)
+    _check_f16_epilogue_gemm("tma_coop_gemm", engine, seed=24)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -292,16 +299,7 @@ def test_tma_cluster_gemm_runs(engine):
     threads, each CTA's two consumer warp groups taking one tile each in turn; each CTA loads half of the B tile
     the pair shares and multicasts it (cp.async.bulk.tensor ... .multicast::cluster), and releases the
     pipeline's stages to both producers (mbarrier.arrive.shared::cluster through mapa)."""
-    rng = np.random.default_rng(28)
-    d = json.loads((CORPUS / "tma_cluster_gemm.params.json").read_text())
-    M, N, K = d["M"], d["N"], d["K"]
-    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
-    bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
-    c = rng.uniform(-1, 1, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
-    _, got = _run_gemm("tma_cluster_gemm", "tma_cluster_gemm.sm_90a.ptx", engine, a, bt, c, out_dtype=np.float16,
-                       out_shape=(N, M))
-    want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
-    np.testing.assert_allclose(got.T.astype(np.float64), want, rtol=2.0 ** -10, atol=K * 2.0 ** -22)
+    _check_f16_epilogue_gemm("tma_cluster_gemm", engine, seed=28)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

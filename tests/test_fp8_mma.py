@@ -297,7 +297,7 @@ def run_fp8_wgmma(n: int, at: str, bt: str, sw: int, engine: str, opt: int, scal
                      for k in range(32)]
             want[t, i] = dot([acc] + prods, "f32")
     mma = f"wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{at}.{bt}"
-    return launch(kernel(mma, n, "f32", f", {scale_a}, {scale_b}"), img, c0, sw, engine, opt, scale_d), want
+    return launch(kernel(mma, n // 2, "f32", f", {scale_a}, {scale_b}"), img, c0, sw, engine, opt, scale_d), want
 
 
 def _neg(v, scale: int):

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_fp8_mma import _SW_MODE, WGMMA_KERNEL, _finite_bytes, _mul, _neg, acc_value, dot, fp8
+from test_fp8_mma import _finite_bytes, _mul, _neg, acc_value, dot, fp8
 from test_isa_gaps import ENGINES
+from wgmma_harness import image, kernel, launch, owner
 
 from xcc import runtime as rt
 from xcc.check import check_sources
@@ -145,15 +146,6 @@ def _f16(bits: int, fmt: str = "f16"):
     return acc_value(bits, "f16")
 
 
-def _kmajor(r: int, k: int, e: int, sw: int, lbo: int, sbo: int) -> int:
-    """PTX 9.7.15.5.1.2's canonical K-major layouts for e-byte elements (16 / e per 16-byte chunk), swizzled."""
-    t = 16 // e
-    if sw == 0:
-        return (r % 8) * 16 + (r // 8) * sbo + (k % t) * e + (k // t) * lbo
-    lin = (r % 8) * sw + (r // 8) * sbo + k * e
-    return lin ^ (((lin >> 7) & (sw // 16 - 1)) << 4)
-
-
 def run_f16acc_wgmma(n: int, at: str, bt: str, sw: int, engine: str, opt: int, scale_d: bool = True,
                      scale_a: int = 1, scale_b: int = 1, seed: int = 0):
     """One m64nNk16 .f16.f16.f16 or m64nNk32 .f16.FP8.FP8 wgmma, K-major with swizzle ``sw``; (got, want) words."""
@@ -172,42 +164,21 @@ def run_f16acc_wgmma(n: int, at: str, bt: str, sw: int, engine: str, opt: int, s
         a[0, :4] = [0x80, 0x01, 0x7E if at == "e4m3" else 0x7B, 0x81]
         b[1, 5] = 0x7F
         val = fp8
-    lbo, sbo = (128, 256) if sw == 0 else (0, 8 * sw)
-    img = np.zeros(16384, np.uint8)
-    for r in range(64):
-        for kk in range(k):
-            o = _kmajor(r, kk, e, sw, lbo, sbo)
-            img[o:o + e] = np.array([a[r, kk]], a.dtype).view(np.uint8)
-    for c in range(n):
-        for kk in range(k):
-            o = 8192 + _kmajor(c, kk, e, sw, lbo, sbo)
-            img[o:o + e] = np.array([b[c, kk]], b.dtype).view(np.uint8)
+    img = image(a, b, sw, e)
     nr = n // 4
     c0 = (rng.integers(-64, 65, (128, 2 * nr)) / 4).astype(np.float16)
     c0[0, 0], c0[1, 1] = np.float16(65504), np.float16(6e-8)  # the largest f16, a subnormal
     want = np.zeros((128, nr), np.uint32)
     for t in range(128):
         for i in range(2 * nr):
-            row = 16 * (t // 32) + (t % 32) // 4 + 8 * ((i // 2) % 2)
-            col = 8 * (i // 4) + 2 * (t % 4) + i % 2
+            row, col = owner(t, i)
             acc = _f16(int(c0[t, i].view(np.uint16))) if scale_d else Fraction(0)
             prods = [_mul(_neg(val(int(a[row, kk]), at), scale_a), _neg(val(int(b[col, kk]), bt), scale_b))
                      for kk in range(k)]
             want[t, i // 2] |= dot([acc] + prods, "f16") << (16 * (i % 2))
     trans = ", 0, 0" if e == 2 else ""
-    ptx = (WGMMA_KERNEL.replace(".reg .f32 %f<NR>", ".reg .b32 %f<NR>").replace("STRIDE", str(4 * nr))
-           .replace("NR", str(nr)).replace("m64nNNk32.f32", f"m64nNNk{k}.f16").replace("NN", str(n))
-           .replace("AT", at).replace("BT", bt).replace("SCALES", f"{scale_a}, {scale_b}{trans}")
-           .replace("REGS", ", ".join(f"%f{i}" for i in range(nr)))
-           .replace("LOADS", "\n".join(f"    ld.global.b32 %f{i}, [%rd4+{4 * i}];" for i in range(nr)))
-           .replace("STORES", "\n".join(f"    st.global.b32 [%rd4+{4 * i}], %f{i};" for i in range(nr))))
-    desc = lambda start: (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | _SW_MODE[sw] << 62  # noqa: E731
-    dev = rt.Device()
-    d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(c0.view(np.uint32).copy(), dev)
-    module = rt.load_module(ptx, device=dev, engine=engine, opt_level=opt)
-    module.get_function("k").launch((1, 1, 1), (128, 1, 1), [d_img, d_out, np.uint64(desc(0)), np.uint64(desc(8192)),
-                                                             np.uint32(scale_d)])
-    return d_out.copy_to_host().view(np.uint32), want, ptx
+    ptx = kernel(f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f16.{at}.{bt}", nr, "b32", f", {scale_a}, {scale_b}{trans}")
+    return launch(ptx, img, c0.view(np.uint32).copy(), sw, engine, opt, scale_d), want, ptx
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)

@@ -12,12 +12,12 @@ from pass_harness import assert_pass_preserves, build_text, corpus_cases, debug_
 
 from xcc.ir.core import Block, Const, Function, Instruction, Value
 from xcc.ir.evaluate import evaluate
+from xcc.ir.fold import const_array
 from xcc.ir.types import PRED, TYPES
 from xcc.ir.verifier import verify_function
 from xcc.passes import PassManager
 from xcc.passes.divconst import signed_magic
 from xcc.passes.instcombine import InstCombine
-from xcc.passes.sccp import const_array
 
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 U64 = TYPES["u64"]

@@ -608,14 +608,9 @@ def test_f16_and_f16x2_results_round_the_filtered_values(device, engine, opt):
     assert np.isinf(want[:, 0].astype(np.float32)).any()  # (one value rounds past the largest half)
 
 
-@pytest.mark.parametrize("engine, opt", ENGINES[::3])
-@pytest.mark.parametrize("linear, mip_linear, bias, lo, hi", [(False, False, 0.0, 0.0, 3.0), (True, True, 0.0, 0.0, 3.0),
-                                                           (True, True, 0.75, 0.5, 2.25), (False, True, -0.5, 0.0, 9.0)])
-def test_mipmapped_textures_tex_level_and_tex_base(device, engine, opt, linear, mip_linear, bias, lo, hi):
-    """tex.level / tex.base (tests/data/texture/mip.ptx) on a 4-level 16 x 8 mipmapped array: the level of detail
-    plus the bias, clamped to [minMipmapLevelClamp, maxMipmapLevelClamp] and the levels; the nearest level (ties
-    up) or, with linear mipmap filtering, the two around it weighted in 9-bit fixed point; tex.base reads level 0."""
-    ptx = (ROOT / "tests/data/texture/mip.ptx").read_text()
+def _mipmapped_16x8():
+    """A 4-level 16 x 8 f32 mipmapped array whose level l holds 1000 l + 10 y + x, as a resource description, and
+    its levels' images."""
     Wm, Hm, L = 16, 8, 4
     d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
     d.Width, d.Height, d.Depth, d.Format, d.NumChannels = Wm, Hm, 0, F.CU_AD_FORMAT_FLOAT, 1
@@ -629,6 +624,19 @@ def test_mipmapped_textures_tex_level_and_tex_base(device, engine, opt, linear, 
     r = cuda.CUDA_RESOURCE_DESC()
     r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
     r.res.mipmap.hMipmappedArray = mm
+    return r, imgs
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("linear, mip_linear, bias, lo, hi", [(False, False, 0.0, 0.0, 3.0), (True, True, 0.0, 0.0, 3.0),
+                                                           (True, True, 0.75, 0.5, 2.25), (False, True, -0.5, 0.0, 9.0)])
+def test_mipmapped_textures_tex_level_and_tex_base(device, engine, opt, linear, mip_linear, bias, lo, hi):
+    """tex.level / tex.base (tests/data/texture/mip.ptx) on a 4-level 16 x 8 mipmapped array: the level of detail
+    plus the bias, clamped to [minMipmapLevelClamp, maxMipmapLevelClamp] and the levels; the nearest level (ties
+    up) or, with linear mipmap filtering, the two around it weighted in 9-bit fixed point; tex.base reads level 0."""
+    ptx = (ROOT / "tests/data/texture/mip.ptx").read_text()
+    L = 4
+    r, imgs = _mipmapped_16x8()
     t = cuda.CUDA_TEXTURE_DESC()
     t.addressMode, t.filterMode, t.flags = [CLAMP] * 3, int(linear), cuda.CU_TRSF_NORMALIZED_COORDINATES
     t.mipmapFilterMode, t.mipmapLevelBias, t.minMipmapLevelClamp, t.maxMipmapLevelClamp = int(mip_linear), bias, lo, hi
@@ -659,7 +667,7 @@ def test_mipmapped_textures_tex_level_and_tex_base(device, engine, opt, linear, 
         assert g[0] == np.float32(want), (x, y, lod, g, want)
         assert g[1] == np.float32(sample(0, x, y))
     ok(cuda.cuTexObjectDestroy(tex))
-    ok(cuda.cuMipmappedArrayDestroy(mm))
+    ok(cuda.cuMipmappedArrayDestroy(r.res.mipmap.hMipmappedArray))
 
 
 def _cube_reference(faces: np.ndarray, dirs: np.ndarray, linear: bool) -> np.ndarray:
@@ -715,18 +723,7 @@ def test_tex_grad_picks_the_level_of_the_longer_gradient(device, engine, opt):
     level-0 texels (normalized coordinates: by the 16 x 8 extent), then as tex.level with linear mipmap filtering."""
     ptx = (ROOT / "tests/data/texture/grad.ptx").read_text()
     Wm, Hm, L = 16, 8, 4
-    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
-    d.Width, d.Height, d.Depth, d.Format, d.NumChannels = Wm, Hm, 0, F.CU_AD_FORMAT_FLOAT, 1
-    mm = ok(cuda.cuMipmappedArrayCreate(d, L))
-    imgs = []
-    for lv in range(L):
-        w, h = max(Wm >> lv, 1), max(Hm >> lv, 1)
-        img = (1000.0 * lv + 10 * np.arange(h)[:, None] + np.arange(w)[None, :]).astype(np.float32)
-        ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, img, img.nbytes))
-        imgs.append(img)
-    r = cuda.CUDA_RESOURCE_DESC()
-    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
-    r.res.mipmap.hMipmappedArray = mm
+    r, imgs = _mipmapped_16x8()
     t = cuda.CUDA_TEXTURE_DESC()
     t.addressMode, t.filterMode, t.flags = [CLAMP] * 3, 1, cuda.CU_TRSF_NORMALIZED_COORDINATES
     t.mipmapFilterMode, t.maxMipmapLevelClamp = 1, 3.0
@@ -928,7 +925,7 @@ def test_txq_level_answers_each_mipmap_levels_extent(device, engine, opt):
             want = [0 if not 0 <= lv < levels or n == 0 else max(n >> lv, 1) for n in extents]
             assert list(row) == want, (h, lv, row, want)
     ok(cuda.cuTexObjectDestroy(tex))
-    ok(cuda.cuMipmappedArrayDestroy(mm))
+    ok(cuda.cuMipmappedArrayDestroy(r.res.mipmap.hMipmappedArray))
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)

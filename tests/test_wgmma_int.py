@@ -28,7 +28,7 @@ def run_int_wgmma(n, at, bt, sat, sw, engine, opt, scale_d=True, seed=0):
             want[t, i] = int(a[row] @ b[col]) + (int(c0[t, i]) if scale_d else 0)
     want = np.clip(want, -(2**31), 2**31 - 1) if sat else (want + 2**31) % 2**32 - 2**31
     mma = f"wgmma.mma_async.sync.aligned.m64n{n}k32.s32.{at}.{bt}" + (".satfinite" if sat else "")
-    got = launch(kernel(mma, n, "s32"), img, c0.astype(np.int32), sw, engine, opt, scale_d)
+    got = launch(kernel(mma, n // 2, "s32"), img, c0.astype(np.int32), sw, engine, opt, scale_d)
     return got.view(np.int32), want
 
 
@@ -65,7 +65,7 @@ def run_b1_wgmma(n, sw, engine, opt, seed=0):
             want[t, i] = int((a[row] & b[col]).sum()) + int(c0[t, i])
     want = (want + 2**31) % 2**32 - 2**31
     mma = f"wgmma.mma_async.sync.aligned.m64n{n}k256.s32.b1.b1.and.popc"
-    got = launch(kernel(mma, n, "s32"), img, c0.astype(np.int32), sw, engine, opt, True)
+    got = launch(kernel(mma, n // 2, "s32"), img, c0.astype(np.int32), sw, engine, opt, True)
     return got.view(np.int32), want
 
 

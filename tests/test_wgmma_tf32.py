@@ -51,7 +51,7 @@ def run_tf32_wgmma(n: int, sw: int, engine: str, opt: int, scale_d: bool = True,
             want[t, i] = round_f32(acc + sum(scale_a * tf32_value(int(a[row, k])) * scale_b * tf32_value(int(b[col, k]))
                                              for k in range(8)))
     mma = f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32"
-    return launch(kernel(mma, n, "f32", f", {scale_a}, {scale_b}"), img, c0, sw, engine, opt, scale_d), want
+    return launch(kernel(mma, n // 2, "f32", f", {scale_a}, {scale_b}"), img, c0, sw, engine, opt, scale_d), want
 
 
 @pytest.mark.parametrize("engine,opt", ENGINES)

@@ -1,8 +1,8 @@
 """One ``wgmma.mma_async`` (sm_90a) launched from operands the test lays out itself: the shared kernel and layout
 helpers of tests/test_fp8_mma.py, tests/test_wgmma_tf32.py and tests/test_wgmma_int.py.
 
-The kernel: 128 threads copy a 16 KiB image (A at byte 0, B at 8192) into shared memory, load their N/2
-accumulators from out + 4 (N/2) t, run the one wgmma line from the descriptors da, db (offset by the shared
+The kernel: 128 threads copy a 16 KiB image (A at byte 0, B at 8192) into shared memory, load their
+accumulator words from out + 4 (N/2) t, run the one wgmma line from the descriptors da, db (offset by the shared
 array's address) and store the accumulators back.  Nothing here calls xcc.semantics."""
 
 from __future__ import annotations
@@ -66,10 +66,10 @@ SW_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
 """Swizzle bytes -> the descriptor's layout-type field (bits 62-63)."""
 
 
-def kernel(mma: str, n: int, acc: str, tail: str = "") -> str:
-    """The kernel around ``mma`` (the instruction without operands, ``m64n<n>k..``), with N/2 accumulators of
-    type ``acc`` (``f32`` or ``s32``); ``tail``: operands after scale-d (", imm-scale-a, imm-scale-b")."""
-    nr = n // 2
+def kernel(mma: str, nr: int, acc: str, tail: str = "") -> str:
+    """The kernel around ``mma`` (the instruction without operands), with ``nr`` accumulator registers of type
+    ``acc`` (``f32``, ``s32``, or ``b32`` for packed f16 pairs: N/2 or N/4 of them for an m64nN shape); ``tail``:
+    operands after scale-d (", imm-scale-a, imm-scale-b" ...)."""
     return (_KERNEL.replace("TYPE", acc).replace("NR", str(nr)).replace("STRIDE", str(4 * nr))
             .replace("MMA", mma).replace("TAIL", tail).replace("REGS", ", ".join(f"%a{i}" for i in range(nr)))
             .replace("LOADS", "\n".join(f"    ld.global.{acc} %a{i}, [%rd4+{4 * i}];" for i in range(nr)))

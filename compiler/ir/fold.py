@@ -21,6 +21,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
+from xcc.diagnostics import UnsupportedError
 from xcc.ir.core import Const, Instruction
 from xcc.ir.ops import HALF_TYPES
 from xcc.semantics.comparisons import ORDERED, UNSIGNED_ALIAS
@@ -39,6 +40,15 @@ def fold_bits(inst: Instruction, args: list[Const]) -> int:
     from xcc.ir.evaluate import evaluate
 
     return int(np.asarray(evaluate(inst, [const_array(a) for a in args])).reshape(-1)[0])
+
+
+def try_fold(inst: Instruction, args: list[Const]) -> int | None:
+    """:func:`fold_bits`, or None where the semantics have no rule for ``inst`` on ``args`` (unsupported, an
+    unknown attribute, a value they refuse): what a folding pass leaves unfolded."""
+    try:
+        return fold_bits(inst, args)
+    except (UnsupportedError, KeyError, ValueError, ZeroDivisionError):
+        return None
 
 
 def const_array(c: Const):

@@ -56,9 +56,11 @@ _U32, _S32, _U64 = ptx_type("u32"), ptx_type("s32"), ptx_type("u64")
 # float formats: total bits per lane, lanes, the magnitude of +infinity (larger magnitudes are NaNs)
 _FLOATS = {"f32": (32, 1, 0x7F800000), "f16": (16, 1, 0x7C00), "bf16": (16, 1, 0x7F80),
            "f16x2": (16, 2, 0x7C00), "bf16x2": (16, 2, 0x7F80)}
-_RESERVED_SMEM = frozenset({"reserved_smem_offset_begin", "reserved_smem_offset_end", "reserved_smem_offset_cap"})
-_PM = frozenset({f"pm{i}" for i in range(8)} | {f"pm{i}_64" for i in range(8)}
-               | {f"envreg{i}" for i in range(32) if i not in (1, 2)})  # (envreg1/2: the grid-sync workspace)
+# special registers that read 0 in xcc: the performance-monitor counters, the environment registers (envreg1/2:
+# the grid-sync workspace, read for real) and the reserved shared-memory region, which is empty, at offset 0
+_ZERO_SREGS = frozenset({f"pm{i}" for i in range(8)} | {f"pm{i}_64" for i in range(8)}
+                        | {f"envreg{i}" for i in range(32) if i not in (1, 2)}
+                        | {"reserved_smem_offset_begin", "reserved_smem_offset_end", "reserved_smem_offset_cap"})
 _EVICT = {"L2::evict_last": 1, "L2::evict_normal": 2, "L2::evict_first": 3, "L2::evict_unchanged": 4}
 
 
@@ -557,7 +559,7 @@ class BitsLowering:
     # ----------------------------------------------------------------- special registers
     def special_composed(self, name: str):
         """The value of a special register built from others (None: not one of them)."""
-        if name in _PM:
+        if name in _ZERO_SREGS:
             t = _U64 if name.endswith("_64") else _U32
             return self._op("or", Const(t, 0), Const(t, 0), t=t)
         if name in ("globaltimer_lo", "globaltimer_hi"):
@@ -568,8 +570,6 @@ class BitsLowering:
         if name == "clock_hi":  # the upper 32 bits of %clock64 (PTX ISA 10.x)
             c = self._op("shr", self.emit("sreg", _U64, [], _U64, name="clock64").result, Const(_U32, 32), t=_U64)
             return self.emit("cvt", _U32, [c], _U32, src="u64").result
-        if name in _RESERVED_SMEM:  # xcc reserves no shared memory: the region is empty, at offset 0
-            return self._op("or", Const(_U32, 0), Const(_U32, 0), t=_U32)
         if name == "aggr_smem_size":  # %total_smem_size plus the reserved shared memory (none in xcc)
             return self.emit("sreg", _U32, [], _U32, name="total_smem_size").result
         return None

@@ -35,24 +35,20 @@ from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
+from xcc.semantics.texture import SUQ_QUERIES, TXQ_QUERIES
 
 _DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True), "cube": (3, False),
          "acube": (3, True)}
 _SURFACE_DIMS = ("1d", "2d", "3d", "a1d", "a2d")
-_REFUSED_DIMS = ("2dms", "a2dms")
-_MIPMAP = ()
+_MS_DIMS = ("2dms", "a2dms")  # multisample: tex only, surfaces refuse them
 _SURF_MODES = ("trap", "clamp", "zero")
 _SURF_WIDTH = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
 _SURED_OPS = ("add", "min", "max", "and", "or")
 _CACHE_OPS = ("ca", "cg", "cs", "cv", "lu", "wb", "wt")  # cache operators: hints, no effect on the result
-TXQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
-               "array_size", "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1",
-               "addr_mode_2", "force_unnormalized_coords")
-SUQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout")
 
 
 def inst_dim(inst) -> str | None:
-    return next((m for m in inst.modifiers if m in _DIMS or m in _REFUSED_DIMS), None)
+    return next((m for m in inst.modifiers if m in _DIMS or m in _MS_DIMS), None)
 
 
 def _text(inst) -> str:
@@ -108,8 +104,8 @@ class TextureLowering:
 
     def _tx_geometry(self, inst, coords, surface: bool):
         """(dims, layered, coordinate operands without the ignored ones, layer operand or None)."""
-        dim = next((m for m in inst.modifiers if m in _DIMS or m in _REFUSED_DIMS), None)
-        if dim in _REFUSED_DIMS:
+        dim = inst_dim(inst)
+        if dim in _MS_DIMS:
             raise self._tx_refuse(inst, f"the .{dim} geometry")
         if dim is None:
             raise self.error(f"'{_text(inst)}': missing geometry (.1d, .2d, .3d, .a1d, .a2d)", PtxSemanticError)
@@ -126,8 +122,6 @@ class TextureLowering:
 
     def _tx_check_mods(self, inst, known: set):
         extra = [m for m in inst.modifiers if m not in known]
-        if any(m in _MIPMAP for m in extra):
-            raise self._tx_refuse(inst, "a mipmap gradient (.grad)")
         if extra:
             raise self._tx_refuse(inst, "modifier(s) " + ", ".join(f".{m}" for m in extra))
 
@@ -137,9 +131,9 @@ class TextureLowering:
         if isinstance(dests, ast.Vector) and len(dests.elements) == 2 and isinstance(dests.elements[0], ast.Vector):
             dests, resident = dests.elements  # d|p: every texel is resident in xcc's memory, so p = true
         types = [m for m in ms if m in ("f32", "s32", "u32", "f16", "f16x2")]
-        dim = next((m for m in ms if m in _DIMS or m in _REFUSED_DIMS), None)
-        known = {"v4", "v2", "f32", "s32", "u32", "f16", "f16x2", *(_DIMS if dim not in _REFUSED_DIMS else ()),
-                 *(_REFUSED_DIMS), *(() if gather else ("base", "level", "grad"))}
+        dim = inst_dim(inst)
+        known = {"v4", "v2", "f32", "s32", "u32", "f16", "f16x2", *(_DIMS if dim not in _MS_DIMS else ()),
+                 *(_MS_DIMS), *(() if gather else ("base", "level", "grad"))}
         mip = next((m for m in ms if m in ("base", "level", "grad")), None)
         if gather:
             known.add(gather)
@@ -154,7 +148,7 @@ class TextureLowering:
             raise self._tx_refuse(inst, "a texel offset or depth compare operand")
         h, coords = self._tx_operand(inst, inst.operands[1], True)
         sample = []
-        if dim in _REFUSED_DIMS:  # multisample: {sample, x, y, -} / {layer, sample, x, y}, .s32 (PTX ISA, tex)
+        if dim in _MS_DIMS:  # multisample: {sample, x, y, -} / {layer, sample, x, y}, .s32 (PTX ISA, tex)
             if gather or mip or types[1] != "s32":
                 raise self.error(f"'{_text(inst)}': .{dim} takes .s32 coordinates (no tld4, .base, .level, .grad)",
                                  PtxSemanticError)
@@ -257,7 +251,7 @@ class TextureLowering:
         if "b" not in ms and "p" not in ms:
             raise self.error(f"'{_text(inst)}': expected {inst.opcode}.b", PtxSemanticError)
         width_names = [m for m in ms if m in _SURF_WIDTH or m in ("u32", "s32", "u64", "s64")]
-        self._tx_check_mods(inst, {"b", "p", "v2", "v4", *_SURF_WIDTH, *_SURF_MODES, *_DIMS, *_REFUSED_DIMS,
+        self._tx_check_mods(inst, {"b", "p", "v2", "v4", *_SURF_WIDTH, *_SURF_MODES, *_DIMS, *_MS_DIMS,
                                    *_CACHE_OPS, *extra})
         if len(width_names) != 1:
             raise self.error(f"'{_text(inst)}': expected one element type", PtxSemanticError)

@@ -233,6 +233,14 @@ def reduce_kind(op: str, dtype: int) -> tuple[str, int]:
     return REDUCE_KIND[dtype]
 
 
+def box_elements(tm: dict) -> int:
+    """Elements of a tile-mode box: ceil(box / elementStrides) in each dimension."""
+    n = 1
+    for b, st in zip(tm["box"], tm.get("estrides", [1] * tm["rank"])):
+        n *= -(-b // st)
+    return n
+
+
 def tile_box(tm: dict, coords) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(global byte address of each box element, in-bounds mask, its byte offset in the shared box before
     swizzling, the fill value's bits) of a tile-mode load or store at ``coords`` (one signed int32 per

@@ -415,9 +415,12 @@ def gather(d: dict, read, coords, comp: int, layer: int = 0) -> list[int]:
     return _words([value(i0, j1), value(i1, j1), value(i1, j0), value(i0, j0)], d)
 
 
-TXQ = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords", "array_size",
-       "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2",
-       "force_unnormalized_coords", "memory_layout")
+TXQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
+               "array_size", "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1",
+               "addr_mode_2", "force_unnormalized_coords")
+"""What ``txq`` answers (:func:`query`)."""
+SUQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout")
+"""What ``suq`` answers (:func:`query`)."""
 
 
 def query(d: dict, what: str) -> int:

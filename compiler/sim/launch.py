@@ -51,7 +51,7 @@ from xcc.sim.stats import LaunchStats
 from xcc.sim.waves import EXITED, WAIT_BAR, WAIT_BSYNC, WAIT_CLUSTER, WAIT_MBAR, ExecFault, Wave
 
 __all__ = ["CURRENT_GRAPH_EXEC", "DEFAULT_MAX_STEPS", "Launch", "LaunchInterrupted", "default_max_steps", "dims",
-           "step_limit", "total_smem_size"]
+           "step_limit"]
 
 DEFAULT_MAX_STEPS = 1_000_000
 """Scheduler steps a launch may take unless told otherwise: a single spinning warp reaches it in about
@@ -59,22 +59,12 @@ DEFAULT_MAX_STEPS = 1_000_000
 corpus, the tests and the benchmarks take."""
 
 
-SMEM_ALLOCATION_UNIT = 128
-"""Bytes ``%total_smem_size`` is a multiple of: the static shared memory allocation unit of sm_8x/sm_9x
-(PTX ISA, "Special Registers: %total_smem_size"), the generation xg1 models."""
-
 _LAUNCH_IDS = itertools.count(1)
 """The process's launch counter: launch n (from 1, over every device and both engines) has ``%gridid`` n."""
 
 CURRENT_GRAPH_EXEC: ContextVar[int] = ContextVar("current_graph_exec", default=0)
 """The handle of the executable graph whose kernel node is being launched (0 outside a graph launch): the
 runtime's ``cuGraphLaunch`` sets it while a kernel node runs; a launch reads it as ``%current_graph_exec``."""
-
-
-def total_smem_size(shared: int) -> int:
-    """``%total_smem_size`` of a CTA with ``shared`` bytes (static + dynamic): rounded up to
-    :data:`SMEM_ALLOCATION_UNIT`.  ``%aggr_smem_size`` adds the reserved shared memory, of which xcc has none."""
-    return -(-shared // SMEM_ALLOCATION_UNIT) * SMEM_ALLOCATION_UNIT
 
 
 def default_max_steps() -> int:
@@ -132,6 +122,7 @@ class Launch:
         self.sm_count = int(machine.data["sm"]["count"])
         self.nwarpid = int(lim.get("max_warps", 64))
         self.max_shared = int(lim.get("shared_memory_per_block", lim["shared_memory_bytes"]))
+        self.smem_unit = int(lim["shared_memory_allocation_unit"])
         self.cooperative, self.grid_workspace = bool(cooperative), int(grid_workspace)
         self.gridid = next(_LAUNCH_IDS)  # %gridid: distinct for every launch of the process
         self.graph_exec = CURRENT_GRAPH_EXEC.get()  # %current_graph_exec
@@ -200,6 +191,12 @@ class Launch:
         if self.cooperative:
             return self.nctas
         return max(self.csize, per_wave // self.csize * self.csize)  # whole clusters, co-resident
+
+    def total_smem_size(self, shared: int) -> int:
+        """``%total_smem_size`` of a CTA with ``shared`` bytes (static + dynamic): rounded up to the machine's
+        ``[limits] shared_memory_allocation_unit``.  ``%aggr_smem_size`` adds the reserved shared memory, of which
+        xcc has none."""
+        return -(-shared // self.smem_unit) * self.smem_unit
 
     def envregs(self) -> dict[str, int]:
         """The ``%envreg`` values of this launch: the grid-sync workspace's address, high and low words."""

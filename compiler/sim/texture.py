@@ -168,9 +168,11 @@ def istypep_executor(gmem, handle, kind: str, write):
     return run
 
 
-def _surface_addresses(what, gmem, handle, coords, layer, size, mode, sel, n):
-    """(descriptors, each thread's address or None) of a surface access of ``size`` bytes."""
-    ds = _descriptors(what, gmem, handle, sel, n, "surfref")
+def _surface_addresses(what, gmem, handle, coords, layer, size, mode, sel, n, ds=None):
+    """(descriptors, each thread's address or None) of a surface access of ``size`` bytes; ``ds``: the threads'
+    descriptors when the caller has decoded them already."""
+    if ds is None:
+        ds = _descriptors(what, gmem, handle, sel, n, "surfref")
     cs = [_vals(c, sel, n, np.uint32).view(np.int32).astype(np.int64) for c in coords]
     lay = None if layer is None else _vals(layer, sel, n, np.uint32).view(np.int32).astype(np.int64)
     out = []
@@ -212,7 +214,7 @@ def sust_executor(gmem, handle, coords, layer, width: int, vec: int, comp: int, 
     def run(sel, idx, n):
         if formatted:
             ds, xcoords = _element_x(gmem, handle, coords, what, sel, n)
-            _, addrs = _surface_addresses(what, gmem, handle, xcoords, layer, None, mode, sel, n)
+            _, addrs = _surface_addresses(what, gmem, handle, xcoords, layer, None, mode, sel, n, ds)
         else:
             _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width * vec, mode, sel, n)
         v = _vals(value, sel, n)
@@ -265,7 +267,7 @@ def sured_executor(gmem, handle, coords, layer, op: str, width: int, kind: str, 
                                     f"{TX.element_bytes(d)}-byte {'float' if d['kind'] == 'f' else 'integer'} "
                                     "elements", i)
                 kinds[i] = d["kind"]
-            _, addrs = _surface_addresses(what, gmem, handle, xcoords, layer, None, mode, sel, n)
+            _, addrs = _surface_addresses(what, gmem, handle, xcoords, layer, None, mode, sel, n, ds)
         else:
             _, addrs = _surface_addresses(what, gmem, handle, coords, layer, width, mode, sel, n)
         udt = np.uint64 if width == 8 else np.uint32

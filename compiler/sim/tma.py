@@ -225,7 +225,7 @@ def box_bytes_executor(generic, tmap, rank: int, im2col: bool, write):
     def run(sel, idx, n):
         maps, _ = _maps(what, generic, tmap, zero, sel, idx, n, im2col)
         sizes = [(tm["im2col"]["channels"] * tm["im2col"]["pixels"] if im2col else
-                  T.tile_box(tm, [0] * rank)[0].size) * tm["esize"] for tm in maps]
+                  T.box_elements(tm)) * tm["esize"] for tm in maps]
         write(sel, np.asarray(sizes, np.uint32))
 
     return run

@@ -61,7 +61,7 @@ from xcc.semantics.threads import special_register
 from xcc.semantics.warp import warp_runs
 from xcc.sim.ir import async_ops, matrix, texture_ops  # noqa: F401  (they register their ops' executors)
 from xcc.sim.ir.ops import CONTROL, OpBinder, build_executor, storage_dtype
-from xcc.sim.launch import Launch, total_smem_size
+from xcc.sim.launch import Launch
 from xcc.sim.memory import (
     FlatMemory,
     GenericMemory,
@@ -243,7 +243,7 @@ class _Launch(Launch):
         """Reader ``f(idx)`` of special register ``name`` (``tid.x``, ``laneid``, ...) for wave slots."""
         return special_register(name, self, self.P, {
             "gridid": self.gridid, "current_graph_exec": self.graph_exec, "dynamic_smem_size": self.dynamic_shared,
-            "total_smem_size": total_smem_size(self.smem_size), **self.envregs()})
+            "total_smem_size": self.total_smem_size(self.smem_size), **self.envregs()})
 
     def addresser(self, space: str, base, offset: int, width: int):
         """(memory getter, ``where(sel, idx, n)`` -> checked addresses) for an access of ``space``."""

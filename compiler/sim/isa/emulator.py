@@ -73,7 +73,7 @@ from xcc.sim.isa.exec_memory import SIZE_BYTES, global_addr
 from xcc.sim.isa.exec_sync import tma_memrec
 from xcc.sim.isa.executors import IMPLS, Binder, Control
 from xcc.sim.isa.hazards import HazardChecker, strict_default
-from xcc.sim.launch import Launch, total_smem_size
+from xcc.sim.launch import Launch
 from xcc.sim.memory import (
     FlatMemory,
     GenericMemory,
@@ -185,7 +185,7 @@ class _Launch(Launch):
         struct.pack_into("<3I", cb, CBANK_NCTAID, *grid)
         struct.pack_into("<I", cb, CBANK_DYNAMIC_SMEM, dynamic_shared)
         struct.pack_into("<Q", cb, CBANK_ENVREG, self.grid_workspace)
-        struct.pack_into("<I", cb, CBANK_TOTAL_SMEM, total_smem_size(shared))
+        struct.pack_into("<I", cb, CBANK_TOTAL_SMEM, self.total_smem_size(shared))
         struct.pack_into("<Q", cb, CBANK_GRIDID, self.gridid)
         struct.pack_into("<Q", cb, CBANK_GRAPH_EXEC, self.graph_exec)
         cb[CBANK_PARAMS:CBANK_PARAMS + len(params)] = params

@@ -204,8 +204,8 @@ def _tmapf(x: Binder):
 
 @impl("BLKCP.MC")
 def _blkcp_mc(x: Binder):
-    a = x.w("a")
-    dst = lambda sel, n: (np.asarray(a(sel, n)).astype(np.int64) & 0xFFFFFFFF) + int(x.ops["b"])  # noqa: E731
+    a, off = x.w("a"), int(x.ops["b"])
+    dst = lambda sel, n: (np.asarray(a(sel, n)).astype(np.int64) & 0xFFFFFFFF) + off  # noqa: E731
     return bulk_multicast_executor(_view(x), x.ctx.gmem, dst, x.w("c"), x.r("e"), _hi(a))
 
 
