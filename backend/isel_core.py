@@ -108,6 +108,7 @@ class SelectorCore:
         inst = self.inst
         m = mi(mnemonic, guard, inst.loc.line if inst is not None and inst.loc else 0,
                inst.debug_loc if inst is not None else None, mods, **ops)
+        m.ahead = inst is not None and bool(inst.attrs.get("ahead"))
         self.out.append(m)
         return m
 

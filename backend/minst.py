@@ -81,6 +81,9 @@ class MInst:
     # a conditional branch every thread of a warp takes the same way (xcc.passes.divergence): it needs no
     # reconvergence barrier (xcc.backend.convergence)
     uniform: bool = False
+    # a load issued for a later loop iteration (xcc.passes.pipeline_loads, IR attribute ``ahead``): the pre-RA
+    # scheduler starts it, and what its address needs, before the rest of its block, registers permitting or not
+    ahead: bool = False
 
     @property
     def mnemonic(self) -> str:

@@ -40,6 +40,9 @@ def schedule_blocks(blocks: list[MBlock], machine: Machine, virtual: bool = Fals
                 b.insts = schedule_block(b.insts, machine, operands)
                 continue
             out = live_out[b.name]
+            if any(m.ahead for m in b.insts):  # loads for later iterations: latency first, pressure after
+                b.insts = schedule_block(b.insts, machine, operands)
+                continue
             limit = pressure(b.insts, out) + PRESSURE_SLACK
             order = schedule_block(b.insts, machine, operands, (out, limit))
             if pressure(order, out) <= limit:  # else keep the order that needs fewer registers
@@ -192,9 +195,28 @@ def schedule_block(insts: list[MInst], machine: Machine, operands=register_opera
         else:
             since_fence.append(j)
 
+    ahead = [i for i in range(n) if insts[i].ahead]
+    if ahead:  # loads for a later iteration, and what they need, before everything else of the block
+        feeds = set(ahead)
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for i in range(n):
+            for j, _ in succs[i]:
+                preds[j].append(i)
+        work = list(ahead)
+        while work:
+            for i in preds[work.pop()]:
+                if i not in feeds:
+                    feeds.add(i)
+                    work.append(i)
+        for a in ahead:
+            for j in range(n):
+                if j not in feeds:
+                    edge(a, j, 0)
     prio = [0] * n  # latency-weighted longest path to the end of the block
     for i in range(n - 1, -1, -1):
         prio[i] = max((lat + prio[j] for j, lat in succs[i]), default=0) + 1
+        if insts[i].ahead:  # read in a later iteration: a miss's latency to cover before then
+            prio[i] += machine.latency("dram")
     earliest = [0] * n
     ready = [i for i in range(n) if npred[i] == 0]
     order: list[int] = []

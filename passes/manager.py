@@ -68,6 +68,7 @@ _REGISTRY: dict[str, str] = {
     "indvars": "xcc.passes.indvars:InductionVariableSimplification",
     "addrfold": "xcc.passes.addrfold:AddressFolding",
     "unroll": "xcc.passes.unroll:LoopUnroll",
+    "pipeline-loads": "xcc.passes.pipeline_loads:PipelineLoads",
     "vectorize": "xcc.passes.vectorize:LoadStoreVectorizer",
     "infer-address-spaces": "xcc.passes.infer_address_spaces:InferAddressSpaces",
     # interprocedural (and link-time)
@@ -92,10 +93,11 @@ PIPELINES: dict[int, list[str]] = {
     2: ["inline"] + _CLEANUP + _LOOPS + _LATE,
     # -O3: -O2 plus constants into callees, jump threading, full unrolling of small constant-trip loops (partial
     # unrolling only on request: unroll{factor=N}), a second round of constant propagation and value numbering
-    # after unrolling, and load/store vectorisation
+    # after unrolling, and load/store vectorisation; loads issued iterations ahead only where a profile or the
+    # autotuner asks (pipeline-loads{distance=0})
     3: ["inline", "ipconst"] + _CLEANUP + ["jump-threading"] + _LOOPS
        + ["unroll{factor=1}", "sccp", "instcombine", "gvn", "addrfold", "vectorize", "dse", "ifconvert", "dce",
-          "simplifycfg"],
+          "simplifycfg", "pipeline-loads"],
 }
 
 

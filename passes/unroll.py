@@ -72,7 +72,10 @@ class LoopUnroll(FunctionPass):
         factor = self.factor
         index = getattr(fn, "profile_index", None)  # profile use (xcc.profile.use): the loop's mean trip count
         if index is not None and n is None:
-            factor = index.unroll_factor(loop.latches[0].terminator) or factor
+            latch = loop.latches[0]
+            if loop.body == {latch} and index.pipeline_distance(latch.terminator, latch.instructions, 1):
+                return  # a one-block loop that waited on its loads: pipeline-loads issues them ahead instead
+            factor = index.unroll_factor(latch.terminator) or factor
         if n is not None and 1 <= n <= self.max_trip and n * size <= self.max_size:
             _Copier(fn, loop, rank).run(n, full=True)
         elif factor > 1 and size * factor <= self.max_size:
@@ -81,6 +84,12 @@ class LoopUnroll(FunctionPass):
                 return
             multiple = n is not None and n % factor == 0  # then only every factor-th test can leave
             _Copier(fn, loop, rank).run(factor, full=False, tests_only_last=multiple)
+
+
+def unroll_partially(fn: Function, loop: Loop, copies: int) -> None:
+    """``copies`` copies of ``loop`` (in the shape :func:`_shape_ok` accepts, ``nounroll`` aside) per trip
+    around it, each keeping its own exit test."""
+    _Copier(fn, loop, {b: k for k, b in enumerate(reverse_postorder(fn))}).run(copies, full=False)
 
 
 def _shape_ok(loop: Loop) -> bool:

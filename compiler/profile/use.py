@@ -10,6 +10,8 @@ lookup survives the passes that ran before them:
   trip count (2..8);
 * ``ifconvert``: a branch that diverged in at least a tenth of its warps is converted with a larger budget, one
   that never diverged and is biased is left alone;
+* ``pipeline-loads``: a single-block loop whose instructions waited on memory and whose mean trip count is at
+  least 2 issues its loads that many iterations ahead, less one (at most ``max-distance``);
 * ``inline``: a call that ran gets a four times higher threshold, one that never ran is not inlined;
 * block layout (:func:`xcc.passes.block_layout.layout_blocks`, after the pipeline): the likelier successor of
   each branch falls through, blocks that never ran go last.
@@ -43,6 +45,10 @@ class ProfileIndex:
             acc = self.loops.setdefault((lp["file"], lp["line"]), [0, 0])
             acc[0] += lp["entries"]
             acc[1] += lp["iterations"]
+        self.memory_waits: dict[tuple[str, int], int] = {}
+        for st in kernel.get("stalls", ()):
+            key = (st["file"], st["line"])
+            self.memory_waits[key] = self.memory_waits.get(key, 0) + st["reasons"].get("long_scoreboard", 0)
         self.calls: dict[tuple[str, int], int] = {}
         for c in kernel["calls"]:
             key = (c["file"], c["line"])
@@ -73,6 +79,19 @@ class ProfileIndex:
         if t is None or t < MIN_UNROLL or (r is not None and r[2]):
             return None
         return min(MAX_UNROLL, int(round(t)))
+
+    def waits_on_memory(self, insts: list[Instruction]) -> bool:
+        """Whether the cycle model saw warps wait on a long-scoreboard dependence (a global or local load's
+        result) at the PTX line of one of ``insts``."""
+        return any(self.memory_waits.get(self._key(i), 0) > 0 for i in insts)
+
+    def pipeline_distance(self, latch_branch: Instruction, insts: list[Instruction], most: int) -> int:
+        """Iterations ahead to issue the loads of the loop whose back edge ``latch_branch`` is: the profile's mean
+        trip count less one (at most ``most``) when ``insts`` (the loop's) waited on memory; 0 otherwise."""
+        t = self.trip_count(latch_branch)
+        if t is None or t < MIN_UNROLL or not self.waits_on_memory(insts):
+            return 0
+        return max(1, min(most, int(round(t)) - 1))
 
     def divergent(self, inst: Instruction) -> bool | None:
         r = self.branch(inst)

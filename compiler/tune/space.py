@@ -7,6 +7,8 @@ the plain build itself (the same options, the same cache key, the same binary). 
 ==========================  ===================================================================================
 ``pipeline``                the IR pipeline: the build's own (``default``), ``O2``, or the build's without
                             ``vectorize`` / ``jump-threading`` / ``ifconvert`` (pass-pipeline variants)
+``pipeline-loads.distance`` iterations ahead a one-block loop issues its loads (0: none; software pipelining,
+                            :mod:`xcc.passes.pipeline_loads`)
 ``unroll.max-trip``         full unrolling up to this trip count (``unroll{max-trip=N}``)
 ``unroll.factor``           partial / runtime unrolling factor (1: none)
 ``unroll.max-size``         instructions after unrolling, at most
@@ -113,6 +115,7 @@ def default_space(base: CompileOptions, specialisable: bool = False, profile: bo
     knobs = [Knob("specialize", (False, True))] if specialisable else []
     knobs += [Knob("profile_use", (False, True))] if profile and base.profile_use is None else []
     knobs += [  # the likeliest to pay first: the greedy search tries one value of each knob per round
+        Knob("pipeline-loads.distance", (0, 1, 2, 4)),
         Knob("unroll.factor", (1, 4, 2)),
         Knob("max_registers", tuple(dict.fromkeys(regs))),
         Knob("unroll.max-trip", (32, 128, 64, 8)),
