@@ -17,7 +17,8 @@ loop that is one block (header = latch = the only exit, ``cbr c`` back or out, a
 * in the preheader, the loads of iterations ``0 .. d-1`` (iteration ``k`` only when the continue test holds
   at ``0 .. k-1``; else again the address of iteration 0) as the phis' first values.
 
-A load qualifies when it is plain (:func:`xcc.passes.memory_model.is_plain_load`), nothing in the loop
+A load qualifies when it is plain (:func:`xcc.passes.memory_model.is_plain_load`, or a register of a
+``wmma.load`` / ``ldmatrix``, whose other operands are loop-invariant), nothing in the loop
 writes or orders its space (:func:`xcc.passes.memory_model.clobbers`: stores to an aliasing space, atomics,
 barriers, fences, acquire loads; loops with calls are left alone), and its address and the continue test
 are pure functions (:func:`xcc.passes.gvn.numberable`) of the header phis and loop-invariant values.  The
@@ -40,14 +41,16 @@ from xcc.ir.cfg import Loop, natural_loops
 from xcc.ir.core import Block, Const, Function, Instruction, Phi, Value
 from xcc.ir.rewrite import replace_uses
 from xcc.ir.types import PRED
+from xcc.passes.constfold import ConstantFold
+from xcc.passes.dce import DeadCodeElimination
 from xcc.passes.gvn import numberable
-from xcc.passes.loop_utils import ensure_preheader, outside_preds
+from xcc.passes.loop_utils import ensure_preheader, is_invariant, outside_preds
 from xcc.passes.manager import FunctionPass
 from xcc.passes.memory_model import clobbers, is_plain_load, kills, space_of
 from xcc.passes.unroll import unroll_partially
 
-MAX_LOADS = 8
-"""Loads pipelined per loop at most (each costs ``distance`` registers)."""
+MAX_LOADS = 32
+"""Loads pipelined per loop at most (each costs ``distance`` registers; a ``wmma.load`` fragment is 4-8 loads)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class PipelineLoads(FunctionPass):
         index = getattr(fn, "profile_index", None)
         if self.distance <= 0 and index is None:
             return
+        changed = False
         for loop in natural_loops(fn):
             if not _single_block(loop):
                 continue
@@ -69,6 +73,10 @@ class PipelineLoads(FunctionPass):
                 index.pipeline_distance(loop.header.terminator, loop.header.instructions, self.max_distance)
             if d > 0 and _pipeline(fn, loop, d):
                 unroll_partially(fn, loop, d + 1)
+                changed = True
+        if changed:  # the prologue's copies of the address arithmetic start from constants; clones nobody reads
+            ConstantFold().run_function(fn)
+            DeadCodeElimination().run_function(fn)
 
 
 def _single_block(loop: Loop) -> bool:
@@ -91,18 +99,19 @@ class _Advancer:
         self.out = out
 
     def computable(self, v: Value, seen: set | None = None) -> bool:
-        """``v`` is a pure function of the header phis and values from outside the loop."""
-        if isinstance(v, Const) or v in self.phis:
+        """``v`` is a pure function of the header phis and values from outside the loop, and so is every phi's
+        value on the back edge that it reads (so ``v`` can be computed for any later iteration)."""
+        seen = set() if seen is None else seen
+        if isinstance(v, Const) or v in seen:
             return True
+        seen.add(v)
+        if v in self.phis:
+            return self.computable(self.phis[v].args[self.li], seen)
         inst = self.defs.get(v)
         if inst is None:
             return True  # defined outside the loop
         if not numberable(inst) or inst.op == "ld_param":
             return False
-        seen = set() if seen is None else seen
-        if v in seen:
-            return True
-        seen.add(v)
         return all(self.computable(a, seen) for a in inst.args)
 
     def at(self, v: Value, env: dict[Value, Value] | None, memo: dict[Value, Value]) -> Value:
@@ -148,8 +157,18 @@ def _guarded_load(load: Instruction, addr: Value, fallback: Value, runs: Value |
         out.append(Instruction("selp", addr.type, args, sel, {}, load.loc, load.debug_loc))
         addr = sel
     v = Value(load.result.type, load.result.name)
-    out.append(Instruction("ld", load.type, [addr], v, {**load.attrs, "ahead": True}, load.loc, load.debug_loc))
+    out.append(Instruction(load.op, load.type, [addr, *load.args[1:]], v, {**load.attrs, "ahead": True}, load.loc,
+                           load.debug_loc))
     return v
+
+
+def _loadable(inst: Instruction, written: frozenset[str], adv: _Advancer, loop: Loop) -> bool:
+    """A load the pass may issue ahead: a plain ``ld``, or a warp's ``wmma.load`` / ``ldmatrix`` part (weak
+    reads too), of a space nothing in the loop writes or orders, its address computable for later iterations,
+    its other operands (a ``wmma.load`` stride) loop-invariant."""
+    plain = is_plain_load(inst) or (inst.op in ("wmma_load", "ldmatrix") and inst.result is not None)
+    return (plain and not kills(space_of(inst), written) and adv.computable(inst.args[0])
+            and all(is_invariant(a, loop) for a in inst.args[1:]))
 
 
 def _pipeline(fn: Function, loop: Loop, d: int) -> bool:
@@ -164,8 +183,7 @@ def _pipeline(fn: Function, loop: Loop, d: int) -> bool:
     adv = _Advancer(h, h.preds.index(h), body)
     if not adv.computable(cond):
         return False
-    loads = [i for i in h.instructions if is_plain_load(i) and not kills(space_of(i), written)
-             and adv.computable(i.args[0])][:MAX_LOADS]
+    loads = [i for i in h.instructions if _loadable(i, written, adv, loop)][:MAX_LOADS]
     if not loads:
         return False
     outside = outside_preds(loop)

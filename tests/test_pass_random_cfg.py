@@ -14,7 +14,8 @@ from pass_harness import PassCase, build_text, run_outputs
 from xcc.passes import PassManager
 
 PASSES = ["simplifycfg", "mem2reg", "sccp", "copyprop", "instcombine", "dse", "jump-threading",
-          "simplifycfg,mem2reg,sccp,copyprop,instcombine,dse,jump-threading,dce,simplifycfg"]
+          "simplifycfg,mem2reg,sccp,copyprop,instcombine,dse,jump-threading,dce,simplifycfg",
+          "simplifycfg,pipeline-loads{distance=1},dce", "simplifycfg,pipeline-loads{distance=3},dce"]
 REGS = 4
 OPS = ["add.u32", "sub.u32", "mul.lo.u32", "xor.b32", "and.b32", "or.b32", "shl.b32", "shr.u32", "div.u32",
        "rem.u32", "div.s32", "rem.s32", "min.s32"]
