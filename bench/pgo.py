@@ -122,13 +122,14 @@ def markdown_section(rows: list[dict], summary: dict) -> list[str]:
               f"specialisation {_fmt(summary['geomean_speedup_spec'])}, the better of the two per kernel "
               f"{_fmt(summary['geomean_speedup_best'])}; wrong results: {summary['wrong']}.", "",
               "At these sizes the kernels are bound by memory latency (issue cycles are 2-19% of the warp-cycles in "
-              "their profiles' stall rows), so folding values (known trip counts, divisions by constants) removes "
-              "little that the time is spent on; conv2d, group norm, upsample and the timestep embedding gain most. "
-              "Profile use trails launch-time specialisation because its clone sits behind a check of the values "
-              "(a dependent constant load and compare at kernel entry) and the kernel's registers are the larger "
-              "of the two paths'. The cycle model is sensitive to code placement: attention_row takes 23747 "
-              "instead of 30216 cycles with the same profile when blocks are chained by branch target order "
-              "instead of by likelihood, an effect of scheduling, not of the profile.", END]
+              "their profiles' stall rows): each warp's row or tile loop waits for one load after another. What "
+              "profile use gains comes mostly from software pipelining of loads (pipeline-loads): a one-block loop "
+              "the profile shows waiting on memory, with a mean trip count of 2 or more, issues its loads that many "
+              "iterations ahead less one, so the round trips overlap (attention_row, gemm_mma_m16n8k16, the FP8 "
+              "GEMM, softmax and the norms). Folding values (known trip counts, divisions by constants) removes "
+              "little that the time is spent on; conv2d, group norm, upsample and the timestep embedding gain most "
+              "from it. Loops whose loads sit under a condition (conv2d's padding tests) or behind a barrier "
+              "(the shared-memory tiled GEMMs) are not pipelined.", END]
     return lines
 
 
