@@ -114,7 +114,7 @@ def _version(v: str) -> str:
 
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
-_MMA = "MMA kinds not built yet: mma m8n8k4 (Volta quad-pair), wgmma .sp (its metadata layout needs a GPU probe) and wgmma with A in registers (xg1 WGMMA takes descriptors only)"
+_MMA = "MMA kinds not built yet: wgmma .sp (its metadata layout needs a GPU probe)"
 _B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
 _BULK = "cp.async.bulk.tensor im2col-mode store (.im2col_no_offs): not lowered yet"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
@@ -128,10 +128,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         ('atom.exch.b128 is not supported yet', _B128),
     'cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group [%rd1, {%r2, %r3, %r4}], [%r1];':
         ("instruction 'cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group' is not supported yet (supported: tile-mode and (3d-5d) im2col-mode loads cp.async.bulk.tensor.Nd.shared::cluster.global{.tile,.im2col}.mbarrier::complete_tx::bytes{.multicast::cluster} and tile-mode stores cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)", _BULK),
-    'mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, {%r3, %r4}, {%f9, %f10, %f11, %f12, %f13, %f14, %f15, %f0};':
-        ("'mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32': .m8n8k4 is not supported", _MMA),
-    'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, %rd2, %p1, 1, 1, 0;':
-        ("'wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16' takes d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a and imm-trans-b, got 7 operands", _MMA),
     'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r5, 0, %p1, 1, 1, 0, 0;':
         ("instruction 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16' is not supported yet", _MMA),
 }

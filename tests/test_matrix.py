@@ -261,8 +261,8 @@ def test_partial_warp_block_faults():
 
 
 @pytest.mark.parametrize("inst,msg", [
-    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, "
-     "{%r3, %r4}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};", r"\.m8n8k4 is not supported"),
+    ("mma.sync.aligned.m8n8k4.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, "
+     "{%r3, %r4}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};", r"\.m8n8k4 with \.bf16/\.bf16 A and B is not supported"),
     ("mma.sync.aligned.m16n8k16.row.col.f32.f16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, "
      "{%f1, %f2, %f3, %f4};", r"mma.m16n8k16 with .f32.f16.bf16.f32 is not supported"),
     ("mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, "

@@ -19,7 +19,8 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
   ``wmma_load {frag, layout, space, offset, part}`` (args p, stride), ``mma {shape=m16n16k16}``,
   ``wmma_store`` (args p, stride, D registers).
 
-``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s, ``.f64`` mma :mod:`xcc.ir.lower_dmma`'s, the wmma
+``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s, ``.f64`` mma :mod:`xcc.ir.lower_dmma`'s, the Volta
+quad-pair ``.m8n8k4`` with .f16 A and B :mod:`xcc.ir.lower_mma884`'s, the wmma
 shapes ``.m16n16k8`` (tf32) and ``.m8n8k4`` (f64) :mod:`xcc.ir.lower_wmma_simt`'s, ``.s4``/``.u4``/``.b1`` mma
 :mod:`xcc.ir.lower_subbyte_mma`'s.  Anything else in these families is an
 :class:`UnsupportedError` at the instruction.
@@ -31,6 +32,7 @@ from xcc.diagnostics import PtxSemanticError
 from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.lower_dmma import F64_SHAPES, Float64MmaLowering
+from xcc.ir.lower_mma884 import QuadPairMmaLowering
 from xcc.ir.lower_sparse_mma import SparseMmaLowering
 from xcc.ir.lower_subbyte_mma import SUBBYTE_SHAPES, SubByteMmaLowering
 from xcc.ir.lower_wmma_simt import WMMA_SIMT, WmmaSimtLowering
@@ -60,7 +62,8 @@ def _space(mods) -> str:
     return "generic"
 
 
-class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering, SubByteMmaLowering):
+class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering, WmmaSimtLowering,
+                     SubByteMmaLowering):
     # ----------------------------------------------------------------- helpers
     def _mx_check(self, inst, known: set[str]) -> None:
         """.sync and .aligned are required; every modifier must be in ``known`` or be a type."""
@@ -120,6 +123,8 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, WmmaSimtLowering, Su
                 raise self.error(f"'{_full(inst)}': .f64 mma takes .m8n8k4, .m16n8k4, .m16n8k8 or .m16n8k16 "
                                  "and the layouts .row.col", PtxSemanticError)
             return self.f64_mma(inst, shape)
+        if "m8n8k4" in inst.modifiers:  # Volta quad pairs: xcc.ir.lower_mma884
+            return self.quad_pair_mma(inst)
         shapes = {"m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32"}
         self._mx_check(inst, {"sync", "aligned", "row", "col", "satfinite"} | shapes)
         shape = next((m for m in inst.modifiers if m in shapes), None)
