@@ -298,11 +298,13 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     after("pred-spill")
     frame = (sel.local_bytes + 7) & ~7  # spill slots follow the function's own variables
     force = live_across_calls(blocks) if has_calls else []
+    split, cold = _split_if_spilling(blocks, fn, max_regs, frame, spills, sel) if not has_calls else ([], set())
     assign, nregs, gspills = allocate_with_spilling(
         blocks, max_regs, fn.name, frame, spills.origin, base_reg=sel.frame_base,
-        reserved=RESERVED if has_calls else frozenset(), force=force, pinned=sel.call_probes)
+        reserved=RESERVED if has_calls else frozenset(), force=force, pinned=sel.call_probes, split=split,
+        cold=frozenset(cold))
     if options.check:
-        check_allocation(blocks, assign, gspills.origin, gspills.accesses)
+        check_allocation(blocks, assign, gspills.origin, gspills.accesses, holes=bool(split))
     rewrite(blocks, assign)
     after("regalloc")
     _remove_self_moves(blocks)
@@ -316,6 +318,30 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
     if has_calls:
         nregs = max(nregs, max(RESERVED) + 1)
     return _Body(fn, sel, _layout(blocks), nregs, frame, gspills, spills)
+
+
+def _split_if_spilling(blocks: list[MBlock], fn: Function, max_regs: int, frame: int, spills: PredSpills,
+                       sel) -> tuple[list[VReg], set[str]]:
+    """With a profile that shows blocks never ran (``fn.cold_blocks``, profile use) and code that spills, split
+    the values live into those blocks around them (:mod:`xcc.backend.cold_split`), so the spill code goes
+    there; returns the split values and the cold machine blocks for :func:`allocate_with_spilling` (no values:
+    the plain allocation)."""
+    cold_names = getattr(fn, "cold_blocks", None)
+    if not cold_names:
+        return [], set()
+    from xcc.backend.cold_split import machine_cold_blocks, split_around_cold
+
+    cold = machine_cold_blocks(blocks, cold_names)
+    if not cold:
+        return [], set()
+    trial = [MBlock(b.name, [replace(m, ops=dict(m.ops), mods=dict(m.mods), ctrl=replace(m.ctrl)) for m in b.insts],
+                    list(b.succs)) for b in blocks]
+    _, _, trial_spills = allocate_with_spilling(trial, max_regs, fn.name, frame, spills.origin,
+                                                base_reg=sel.frame_base, pinned=sel.call_probes)
+    if not trial_spills.count:
+        return [], set()
+    exclude = {v for kv in spills.origin.items() for v in kv if isinstance(v, VReg)}
+    return split_around_cold(blocks, cold, exclude), cold
 
 
 def _schedule_if_faster(blocks: list[MBlock], machine: Machine) -> None:

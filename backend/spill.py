@@ -87,7 +87,8 @@ class Spills:
 def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str = "", base: int = 0,
                            origin: dict | None = None,
                            max_rounds: int = 200, *, base_reg: int = RZ, reserved: frozenset[int] = frozenset(),
-                           force: list[VReg] = (), pinned: set[VReg] = frozenset(), coalesce: bool = True
+                           force: list[VReg] = (), pinned: set[VReg] = frozenset(), coalesce: bool = True,
+                           split: list[VReg] = (), cold: frozenset[str] = frozenset()
                            ) -> tuple[dict[VReg, int], int, Spills]:
     """Allocate registers, spilling to local memory from offset ``base`` (8-byte aligned) as needed;
     rewrites ``blocks``.  ``origin``: the predicate spiller's map, extended in the result.  Returns
@@ -100,23 +101,36 @@ def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str
     which lives where R1 already points at the callee's frame); ``reserved`` registers are never assigned.
 
     With ``coalesce`` the copies between values that do not interfere are coalesced first
-    (:mod:`xcc.backend.coalesce`; the predicate spiller's, ``force`` and ``pinned`` values excepted)."""
+    (:mod:`xcc.backend.coalesce`; the predicate spiller's, ``force`` and ``pinned`` values excepted).
+
+    ``split``: values :func:`xcc.backend.cold_split.split_around_cold` split around cold blocks (and their
+    copies): their copies stay, and the scans work on live ranges with holes
+    (:func:`xcc.backend.regalloc_ranges.linear_scan_ranges`), which see the split values dead in the ``cold``
+    blocks and evict values that live only there first."""
     if base % 8:
         raise ValueError("the spill area must be 8-byte aligned")
     spills = Spills(base=base, origin=dict(origin or {}), base_reg=base_reg)
     if coalesce:
-        keep = set(pinned) | set(force) | {v for kv in spills.origin.items() for v in kv if isinstance(v, VReg)}
+        keep = set(pinned) | set(force) | set(split)
+        keep |= {v for kv in spills.origin.items() for v in kv if isinstance(v, VReg)}
         coalesce_copies(blocks, keep)
         hoist_common(blocks)
         thread_branches(blocks)
         drop_unreachable(blocks)
     spills.temps |= set(pinned)
+    scan = linear_scan
+    if split:
+        from functools import partial
+
+        from xcc.backend.regalloc_ranges import linear_scan_ranges
+
+        scan = partial(linear_scan_ranges, cold=frozenset(cold))
     if force:
         spills.call_saves = len(force)
         _rewrite(blocks, list(force), _chooser(blocks, spills), spills)
     for _ in range(max_rounds):
         chooser = _chooser(blocks, spills)
-        assign, used, victims = linear_scan(blocks, max_registers, kernel, chooser, reserved)
+        assign, used, victims = scan(blocks, max_registers, kernel, chooser, reserved)
         if not victims:
             return assign, used, spills
         spills.rounds += 1

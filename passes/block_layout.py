@@ -44,6 +44,7 @@ def layout_blocks(fn: Function) -> bool:
     # a block is cold only if every edge into it is cold
     warm = {s for b in fn.blocks for s in likely[b][:1]}
     cold -= warm
+    fn.cold_blocks = {b.name for b in cold}  # for the register allocator (xcc.backend.cold_split)
     for start in [fn.entry] + [b for b in fn.blocks if b not in cold] + [b for b in fn.blocks if b in cold]:
         b = start
         while b is not None and b not in placed:
