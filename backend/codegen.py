@@ -44,6 +44,7 @@ from xcc.backend.occupancy import launch_bounds_register_limit
 from xcc.backend.order_cost import function_cost
 from xcc.backend.pred_spill import PredSpills, spill_predicates
 from xcc.backend.regalloc import check_allocation, inst_defs, inst_uses, liveness, rewrite
+from xcc.backend.regalloc_ranges import check_ranges
 from xcc.backend.schedule import schedule_blocks
 from xcc.backend.spill import MIN_REGISTERS, Spills, allocate_with_spilling
 from xcc.backend.stages import StageObserver
@@ -304,7 +305,7 @@ def _compile_body(sel, machine: Machine, options: BackendOptions, max_regs: int,
         reserved=RESERVED if has_calls else frozenset(), force=force, pinned=sel.call_probes, split=split,
         cold=frozenset(cold))
     if options.check:
-        check_allocation(blocks, assign, gspills.origin, gspills.accesses, holes=bool(split))
+        (check_ranges if split else check_allocation)(blocks, assign, gspills.origin, gspills.accesses)
     rewrite(blocks, assign)
     after("regalloc")
     _remove_self_moves(blocks)

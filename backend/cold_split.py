@@ -24,9 +24,6 @@ from xcc.backend.isel import MBlock
 from xcc.backend.minst import Half, MInst, VReg, block_predecessors, inst_defs, mi, new_vreg
 from xcc.backend.regalloc import liveness
 
-_CONTROL = ("BRA", "EXIT", "RET", "BSSY", "BREAK", "WARPSYNC", "CALL")
-_LEADING = ("BSYNC",)
-
 
 def machine_cold_blocks(blocks: list[MBlock], cold_names: set[str]) -> set[str]:
     """The machine blocks that never ran, from the IR blocks' (see the module docstring)."""
@@ -74,14 +71,14 @@ def split_around_cold(blocks: list[MBlock], cold: set[str], exclude: set = froze
                 _rename(m, copy)
     for b in entries:
         moves = [mv for v in sorted(live_in[b.name], key=lambda v: v.id) if v in copy for mv in _moves(copy[v], v)]
-        at = next((i for i, m in enumerate(b.insts) if m.mnemonic not in _LEADING), len(b.insts))
+        at = next((i for i, m in enumerate(b.insts) if "reconverge" not in m.d.classes), len(b.insts))
         b.insts[at:at] = moves
     for b in exits:
         succ = by_name[b.succs[0]]
         moves = [mv for v in sorted(live_in[succ.name], key=lambda v: v.id) if v in copy
                  for mv in _moves(v, copy[v])]
         at = len(b.insts)
-        while at > 0 and b.insts[at - 1].mnemonic in _CONTROL:
+        while at > 0 and b.insts[at - 1].d.is_fence:  # the block's closing branch and barrier bookkeeping
             at -= 1
         b.insts[at:at] = moves
     return list(copy.values())

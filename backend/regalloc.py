@@ -230,20 +230,14 @@ def rewrite(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
 
 
 def check_allocation(blocks: list[MBlock], assign: dict[VReg, int], origin: dict[VReg, VReg | Half] | None = None,
-                     slots: dict[MInst, int] | None = None, holes: bool = False) -> None:
+                     slots: dict[MInst, int] | None = None) -> None:
     """Prove that no two values whose intervals overlap share a physical register, and that every
     read finds its value (:func:`check_values`).  ``origin``: spill registers and temporaries ->
     the value they carry (:attr:`xcc.backend.pred_spill.PredSpills.origin`, and
     :attr:`xcc.backend.spill.Spills.origin`, where a 32-bit temporary may carry one half of a
     64-bit value); ``slots``: the spill stores and reloads -> the local-memory offset they access
-    (:attr:`xcc.backend.spill.Spills.accesses`).  ``holes``: the allocation was made over live ranges with
-    holes (:mod:`xcc.backend.regalloc_ranges`), which are what two values sharing a register must not meet in."""
-    if holes:
-        from xcc.backend.regalloc_ranges import check_ranges
-
-        check_ranges(blocks, assign)
-        check_values(blocks, assign, origin or {}, slots or {})
-        return
+    (:attr:`xcc.backend.spill.Spills.accesses`).  An allocation over live ranges with holes has its own first
+    half (:func:`xcc.backend.regalloc_ranges.check_ranges`)."""
     iv = intervals(blocks)
     for cls in (0, 1):
         owners: dict[int, list[tuple[int, int, VReg]]] = {}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from xcc.backend.isa import NUM_PREDS
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import VReg, inst_defs, inst_uses
-from xcc.backend.regalloc import Spiller, guarded_kills, liveness
+from xcc.backend.regalloc import Spiller, check_values, guarded_kills, liveness
 from xcc.diagnostics import UnsupportedError
 
 Ranges = list[tuple[int, int]]
@@ -156,8 +156,11 @@ def linear_scan_ranges(blocks: list[MBlock], max_registers: int = 255, kernel: s
     return assign, used, victims
 
 
-def check_ranges(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
-    """Prove that no two values whose live ranges meet share a physical register."""
+def check_ranges(blocks: list[MBlock], assign: dict[VReg, int], origin: dict | None = None,
+                 slots: dict | None = None) -> None:
+    """:func:`xcc.backend.regalloc.check_allocation` for an allocation over live ranges with holes: no two values
+    whose live ranges meet share a physical register, and every read finds its value
+    (:func:`xcc.backend.regalloc.check_values`)."""
     ranges = live_ranges(blocks)
     owners: dict[tuple[int, int], list[VReg]] = {}
     for v in ranges:
@@ -169,3 +172,4 @@ def check_ranges(blocks: list[MBlock], assign: dict[VReg, int]) -> None:
                 if meet(ranges[a], ranges[b]):
                     raise AssertionError(f"register allocation conflict: {a} and {b} share "
                                          f"{'P' if cls == 0 else 'R'}{r} where both are live")
+    check_values(blocks, assign, origin or {}, slots or {})

@@ -162,8 +162,9 @@ def test_allocation_with_holes_on_the_corpus(name, monkeypatch):
         return real(*a, **k)
 
     monkeypatch.setattr(codegen, "allocate_with_spilling", with_holes)
-    real_check = codegen.check_allocation
-    monkeypatch.setattr(codegen, "check_allocation", lambda *a, **k: real_check(*a, **{**k, "holes": True}))
+    from xcc.backend.regalloc_ranges import check_ranges
+
+    monkeypatch.setattr(codegen, "check_allocation", check_ranges)
     import tempfile
 
     _fresh_cache(monkeypatch, tempfile.mkdtemp())
