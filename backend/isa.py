@@ -170,6 +170,7 @@ SIZE = Mod("size", ("32", "U8", "S8", "U16", "S16"))
 # a global load that skips the L1 (PTX .cg/.cv/.volatile, strong loads at .gpu/.sys scope): the same
 # result, only the cycle model's L1 lookup differs
 BYPASS = _flag("BYPASS")
+A_REGS = _flag("AREG")  # a warpgroup MMA's A from registers (operand a: a register pair), not a descriptor
 ATOM_OP = Mod("op", ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS"))
 ATOM_TYPE = Mod("type", ("U32", "S32", "F32"))
 MINMAX = Mod("minmax", ("MIN", "MAX"))
@@ -509,8 +510,8 @@ _ROWS = [
     # barriers order nothing more than any scheduling fence.
     ("WGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
      (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("F16", "BF16")),
-      Mod("btype", ("F16", "BF16")), _flag("TRANS_A"), _flag("TRANS_B"), NEG_A, NEG_B, _flag("ACC_F16")), "tensor",
-     "tensor",
+      Mod("btype", ("F16", "BF16")), _flag("TRANS_A"), _flag("TRANS_B"), NEG_A, NEG_B, _flag("ACC_F16"), A_REGS),
+     "tensor", "tensor",
      "one accumulator register of HGMMA.64xNx16.F32 (.F16 / .BF16) gdesc[a], gdesc[c]",
      "d = accumulator register b (< N/2) of D = A*B + (ps ? e : 0), m64nNk16 (modifier n = NN) over the "
      "warpgroup: A (64 x 16) at shared matrix descriptor a, B (16 x N) at descriptor c, K-major (TRANS_A / "
@@ -518,7 +519,9 @@ _ROWS = [
      "register b of thread t is element (16(t/32) + (t%32)/4 + 8((b/2)%2), 8(b/4) + 2(t%4) + b%2) of D; the "
      "exact sum rounded once to f32 (xcc.semantics.wgmma); ACC_F16 (.f16 accumulator, F16 A and B): e is the packed "
      "f16x2 register holding element b (its half b % 2), d the element's f16 bits zero-extended, the exact sum "
-     "rounded once to f16", "warpgroup tensor=gmma"),
+     "rounded once to f16; AREG (A in registers, SASS's HGMMA with R operand A; no TRANS_A): a is not a descriptor "
+     "but the thread's A fragment registers (b/2)%2 (low) and (b/2)%2 + 2 (high), gathered over the warpgroup "
+     "(xcc.semantics.wgmma.register_a)", "warpgroup tensor=gmma"),
     ("WARPGROUP.ARRIVE", (), (), "cbu", "branch", "WARPGROUP.ARRIVE",
      "wgmma.fence over the warpgroup: no effect on values (WGMMA completes when it executes); a scheduling fence",
      "sync warpgroup"),
@@ -579,12 +582,12 @@ _ROWS = [
      "arrived in the phase it arrived in", "sync"),
     # FP8 warpgroup MMA, sm_90a wgmma .e4m3/.e5m2 (appended: opcodes stay stable): as WGMMA.F32 with K = 32.
     ("QGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
-     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B, _flag("ACC_F16")), "tensor",
-     "tensor",
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B, _flag("ACC_F16"), A_REGS),
+     "tensor", "tensor",
      "one accumulator register of QGMMA.64xNx32.F32.E4M3.E4M3 (.E5M2) gdesc[a], gdesc[c]",
      "as WGMMA.F32 for m64nNk32 with e4m3|e5m2 A (64 x 32) and B (32 x N), both K-major: d = accumulator "
-     "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma); ACC_F16 as "
-     "WGMMA.F32's",
+     "register b of D = A*B + (ps ? e : 0), the exact sum rounded once to f32 (xcc.semantics.wgmma); ACC_F16 and "
+     "AREG as WGMMA.F32's",
      "warpgroup tensor=gmma"),
     # 16-bit and packed-half atomics, sm_70/sm_90 atom.cas.b16 and atom.add.noftz.{f16,bf16}{,x2} (appended:
     # opcodes stay stable; executors in exec_memory.py, the half adds in xcc.sim.memory._half_atomic)
@@ -704,21 +707,22 @@ _ROWS = [
     # exec_matrix.py, selection in isel_matrix.py)
     ("TGMMA.F32", (D_R, A_W, B_I, C_W, E_R, PS),
      (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("TF32",)), Mod("btype", ("TF32",)), NEG_A,
-      NEG_B), "tensor", "tensor",
+      NEG_B, A_REGS), "tensor", "tensor",
      "one accumulator register of HGMMA.64xNx8.F32.TF32 gdesc[a], gdesc[c]",
      "as WGMMA.F32 for m64nNk8 with tf32 A (64 x 8) and B (8 x N), 4-byte elements, both K-major: d = accumulator "
      "register b of D = A*B + (ps ? e : 0), each tf32 the upper 19 bits of its f32, the exact sum rounded once to "
-     "f32 (xcc.semantics.wgmma)",
+     "f32 (xcc.semantics.wgmma); AREG as WGMMA.F32's",
      "warpgroup tensor=gmma"),
     # Integer warpgroup MMA, sm_90a wgmma.mma_async m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} (appended: opcodes stay
     # stable; executor in exec_matrix.py, selection in isel_matrix.py)
     ("IGMMA.S32", (D_R, A_W, B_I, C_W, E_R, PS),
      (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("S8", "U8", "B1")),
-      Mod("btype", ("S8", "U8", "B1")), SAT), "tensor", "tensor",
+      Mod("btype", ("S8", "U8", "B1")), SAT, A_REGS), "tensor", "tensor",
      "one accumulator register of IGMMA.64xNx32.S8.S8 (.U8) / BGMMA.64xNx256.AND.POPC gdesc[a], gdesc[c]",
      "as WGMMA.F32 for m64nNk32 with s8|u8 A (64 x 32) and B (32 x N), both K-major: d = accumulator register b "
      "(.s32) of D = A*B + (ps ? e : 0), exact, wrapping mod 2^32 or with SAT clamped to s32; B1 (m64nNk256, both "
-     "B1): popc(A & B) over 256 bits (32 bytes, bit i of byte j element 8j + i) (xcc.semantics.wgmma)",
+     "B1): popc(A & B) over 256 bits (32 bytes, bit i of byte j element 8j + i) (xcc.semantics.wgmma); AREG as "
+     "WGMMA.F32's",
      "warpgroup tensor=gmma"),
     # txq.level, a mipmap level's extent (appended: opcodes stay stable; executor in exec_texture.py, selection in
     # isel_texture.py)

@@ -137,7 +137,9 @@ that it is current. Edit the table, not this file.
   operand no allocator of 32-bit registers and pairs can hold, so each `WGMMA.F32 d, a, part, c, e, ps`
   computes **one accumulator register** `part` (the immediate b) from its own C register `e`: a PTX
   wgmma is N/2 of them, sharing the descriptor pairs `a` (A) and `c` (B). The layouts, fragments and
-  arithmetic (the exact sum rounded once to f32) are `xcc.semantics.wgmma`'s. A WGMMA reads shared
+  arithmetic (the exact sum rounded once to f32) are `xcc.semantics.wgmma`'s. With A in registers
+  (`AREG`), `a` is instead the pair of the thread's A registers that `part`'s half of the rows needs
+  (registers (part/2)%2 and +2 of the fragment), gathered over the warpgroup. A WGMMA reads shared
   memory and completes when it executes, so `WARPGROUP.ARRIVE` (`wgmma.fence`), `WARPGROUP.COMMIT`
   (`commit_group`), `WARPGROUP.DEPBAR n` (`wait_group n`) and `FENCE.VIEW.ASYNC` (`fence.proxy.async`)
   change no values; they and every WGMMA are scheduling fences that nothing moves across.

@@ -23,9 +23,10 @@
   immediate), ``e`` the part's C register, ``ps`` scale-d; ``n``, the types, imm-trans-a/-b (TRANS_A/B) and
   imm-scale-a/-b = -1 (NEG_A/B) as modifiers; FP8 (m64nNk32 .e4m3/.e5m2, K-major) the same as QGMMA.F32, TF32
   (m64nNk8, K-major) as TGMMA.F32, integer (m64nNk32 .s32.{s8,u8}.{s8,u8}, K-major, SAT for .satfinite) as
-  IGMMA.S32.  ``wgmma_sync`` fence / commit_group / wait_group n ->
-  WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n (``fence.proxy.async``, an IR ``fence`` of scope
-  ``proxy``, is FENCE.VIEW.ASYNC: see :meth:`InstructionSelector.op_fence`).
+  IGMMA.S32; A in registers (``attrs.a_regs``): ``a`` the part's pair of A registers, and AREG.  ``wgmma_sync``
+  fence / commit_group / wait_group n -> WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n
+  (``fence.proxy.async``, an IR ``fence`` of scope ``proxy``, is FENCE.VIEW.ASYNC: see
+  :meth:`InstructionSelector.op_fence`).
 * ``cp_async`` -> LDGSTS (ZFILL with a src-size that is not the constant cp-size), ``cp_async_commit`` ->
   LDGDEPBAR, ``cp_async_wait`` -> DEPBAR n (wait_all: LDGDEPBAR + DEPBAR 0).
 """
@@ -396,6 +397,8 @@ class MatrixSelection(SelectorCore):
         for flag, key in (("NEG_A", "scale_a"), ("NEG_B", "scale_b")):
             if int(at[key]) == -1:
                 mods[flag] = flag
+        if at.get("a_regs"):  # operand a: the part's pair of A registers (xcc.semantics.wgmma.register_a)
+            mods["AREG"] = "AREG"
         c, da, db, scale_d = inst.args
         d = new_vreg(1)
         self.emit(mnemonic, d=d, a=self.reg(da), b=int(at["part"]), c=self.reg(db), e=self.reg(c),

@@ -14,7 +14,9 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b`` (trans 0) and ``...m64nNk8.f32.tf32.tf32`` (the same
   operands) and ``...m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} {d...}, a-desc, b-desc, scale-d`` -> one ``wgmma``
   per accumulator register (``part``),
-  each reading its own register of C (all are read before any is written); ``wgmma.fence``,
+  each reading its own register of C (all are read before any is written).  With A in registers (``{a0, a1, a2,
+  a3}`` in place of a-desc, no imm-trans-a) a part's A operand is the pair ``a[h] | a[h+2] << 32`` of its half
+  ``h = (part/2)%2`` (``attrs.a_regs``; :func:`xcc.semantics.wgmma.register_a`).  ``wgmma.fence``,
   ``commit_group``, ``wait_group N`` -> ``wgmma_sync {kind, n}`` (PTX ISA 9.7.15).
 * ``fence.proxy.async`` needs nothing here: :meth:`op_fence` (= ``op_membar``) makes it a ``fence``, and in
   the interpreter's model generic-proxy writes are already visible to the async proxy (``wgmma`` reads
@@ -161,17 +163,21 @@ class AsyncLowering:
                              "accumulator and f16 or bf16 A and B, or an f16 accumulator and f16 A and B; "
                              "m64nNk32 with an f32 or f16 accumulator and e4m3/e5m2 A and B; m64nNk8 .f32.tf32.tf32)")
         ops = list(inst.operands)
+        a_regs = len(ops) > 1 and isinstance(ops[1], ast.Vector)
+        a_what = "{a0, a1, a2, a3}" if a_regs else "a-desc"
         if fp8 or tf32:  # no imm-trans operands: both K-major
             if len(ops) != 6:
-                raise self.error(f"'{_text(inst)}' takes d, a-desc, b-desc, scale-d, imm-scale-a and imm-scale-b, "
+                raise self.error(f"'{_text(inst)}' takes d, {a_what}, b-desc, scale-d, imm-scale-a and imm-scale-b, "
                                  f"got {len(ops)} operands", PtxSemanticError)
             ops += [ast.Imm(0, "int"), ast.Imm(0, "int")]
+        elif a_regs:  # A in registers: no imm-trans-a
+            if len(ops) != 7:
+                raise self.error(f"'{_text(inst)}' takes d, {a_what}, b-desc, scale-d, imm-scale-a, imm-scale-b and "
+                                 f"imm-trans-b, got {len(ops)} operands", PtxSemanticError)
+            ops.insert(6, ast.Imm(0, "int"))
         if len(ops) != 8:
             raise self.error(f"'{_text(inst)}' takes d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, "
                              f"imm-trans-a and imm-trans-b, got {len(ops)} operands", PtxSemanticError)
-        if isinstance(ops[1], ast.Vector):
-            raise self.error(f"'{_text(inst)}' with A in registers is not supported yet (only shared-memory "
-                             "descriptors)")
         d, nregs = ops[0], n // 4 if f16acc else n // 2
         if not isinstance(d, ast.Vector) or len(d.elements) != nregs:
             raise self.error(f"'{_text(inst)}' needs {{}} with {nregs} {'f16x2' if f16acc else 'f32'} accumulator "
@@ -185,19 +191,40 @@ class AsyncLowering:
             imms.append(op.value)
         f32, u64, u32 = ptx_type("f32"), ptx_type("u64"), ptx_type("u32")
         cs = [self.read(r, u32 if f16acc else f32) for r in d.elements]  # every C register before any D is written
-        da, db, scale_d = self.read(ops[1], u64), self.read(ops[2], u64), self.read(ops[3], PRED)
+        da, db, scale_d = self._wgmma_a(ops[1]), self.read(ops[2], u64), self.read(ops[3], PRED)
         attrs = dict(n=n, atype=types[1], btype=types[2], scale_a=imms[0], scale_b=imms[1], trans_a=imms[2],
-                     trans_b=imms[3], wgmma_id=next(_wgmma_ids), **({"acc": "f16"} if f16acc else {}))
+                     trans_b=imms[3], wgmma_id=next(_wgmma_ids), **({"acc": "f16"} if f16acc else {}),
+                     **({"a_regs": True} if a_regs else {}))
         if f16acc:  # element k from the packed register k / 2 (its half k % 2), the halves packed back
-            halves = [self.emit("wgmma", u32, [cs[k // 2], da, db, scale_d], u32, part=k, **attrs).result
+            halves = [self.emit("wgmma", u32, [cs[k // 2], da[(k // 2) % 2], db, scale_d], u32, part=k, **attrs).result
                       for k in range(n // 2)]
             parts = [self.emit("or", u32, [lo, self.emit("shl", u32, [hi, Const(u32, 16)], u32).result], u32).result
                      for lo, hi in zip(halves[::2], halves[1::2])]
         else:
-            parts = [self.emit("wgmma", f32, [c, da, db, scale_d], f32, part=k, **attrs).result
+            parts = [self.emit("wgmma", f32, [c, da[(k // 2) % 2], db, scale_d], f32, part=k, **attrs).result
                      for k, c in enumerate(cs)]
         for reg, v in zip(d.elements, parts):
             self.write(reg, v)
+
+    def _wgmma_a(self, op) -> tuple:
+        """The A operand each half of the parts reads (part k: element ``(k/2)%2``): the u64 descriptor for both,
+        or, with A in registers ``{a0, a1, a2, a3}`` (32-bit registers or immediates), the u64 pairs a0|a2<<32 and
+        a1|a3<<32 (:func:`xcc.semantics.wgmma.register_a`: a part reads only the rows of its half)."""
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        if not isinstance(op, ast.Vector):
+            desc = self.read(op, u64)
+            return desc, desc
+        if len(op.elements) != 4:
+            raise self.error(f"'{_text(self.inst)}': A in registers must be a vector of 4 .b32 registers, got "
+                             f"{len(op.elements)}", PtxSemanticError)
+        for r in op.elements:
+            if not (isinstance(r, RegVar) and r.type.bits == 32 or isinstance(r, ast.Imm) and r.kind == "int"):
+                what = f"register '{r.key}' is {r.type}" if isinstance(r, RegVar) else (
+                    "a float literal" if isinstance(r, ast.Imm) else f"a {type(r).__name__.lower()}")
+                raise self.error(f"'{_text(self.inst)}': A in registers takes 32-bit registers, {what}",
+                                 PtxSemanticError)
+        regs = [self.read(r, u32) for r in op.elements]
+        return tuple(self.emit("pack", u64, [regs[h], regs[h + 2]], u64).result for h in (0, 1))
 
     def _wgmma_int(self, inst, m, types) -> None:
         """``wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a-desc, b-desc, scale-d`` and
@@ -213,20 +240,19 @@ class AsyncLowering:
                              "or m64nNk256.s32.b1.b1.and.popc)")
         ops = list(inst.operands)
         if len(ops) != 4:
-            raise self.error(f"'{_text(inst)}' takes d, a-desc, b-desc and scale-d, got {len(ops)} operands",
+            a_what = "{a0, a1, a2, a3}" if len(ops) > 1 and isinstance(ops[1], ast.Vector) else "a-desc"
+            raise self.error(f"'{_text(inst)}' takes d, {a_what}, b-desc and scale-d, got {len(ops)} operands",
                              PtxSemanticError)
-        if isinstance(ops[1], ast.Vector):
-            raise self.error(f"'{_text(inst)}' with A in registers is not supported yet (only shared-memory "
-                             "descriptors)")
         d = ops[0]
         if not isinstance(d, ast.Vector) or len(d.elements) != n // 2:
             raise self.error(f"'{_text(inst)}' needs {{}} with {n // 2} .s32 accumulator registers", PtxSemanticError)
         s32, u64 = ptx_type("s32"), ptx_type("u64")
         cs = [self.read(r, s32) for r in d.elements]
-        da, db, scale_d = self.read(ops[1], u64), self.read(ops[2], u64), self.read(ops[3], PRED)
+        da, db, scale_d = self._wgmma_a(ops[1]), self.read(ops[2], u64), self.read(ops[3], PRED)
+        flags = {"satfinite": "satfinite" in inst.modifiers, "a_regs": isinstance(ops[1], ast.Vector)}
         attrs = dict(n=n, atype=types[1], btype=types[2], scale_a=1, scale_b=1, trans_a=0, trans_b=0,
-                     wgmma_id=next(_wgmma_ids), acc="s32", **({"satfinite": True} if "satfinite" in inst.modifiers
-                                                              else {}))
-        parts = [self.emit("wgmma", s32, [c, da, db, scale_d], s32, part=k, **attrs).result for k, c in enumerate(cs)]
+                     wgmma_id=next(_wgmma_ids), acc="s32", **{k: True for k, v in flags.items() if v})
+        parts = [self.emit("wgmma", s32, [c, da[(k // 2) % 2], db, scale_d], s32, part=k, **attrs).result
+                 for k, c in enumerate(cs)]
         for reg, v in zip(d.elements, parts):
             self.write(reg, v)

@@ -148,7 +148,8 @@ OPS.update({
                            effects=True),
     "wgmma": OpDef("wgmma", 4, "d = accumulator register attrs.part of D = A*B + (scale-d ? C : 0), "
                    "wgmma.mma_async.m64n{attrs.n}k16 over the warpgroup; args: this part's f32 register of C, "
-                   "the u64 shared matrix descriptors of A and B, the scale-d predicate; attrs.atype, btype, "
+                   "the u64 shared matrix descriptors of A and B, the scale-d predicate (attrs.a_regs: A in registers, "
+                   "the first u64 the thread's A registers (part/2)%2 and +2, low and high word); attrs.atype, btype, "
                    "scale_a, scale_b, trans_a, trans_b, wgmma_id (one per PTX instruction); attrs.acc = f16 (.f16 "
                    "accumulator): C is the packed f16x2 register holding the part, d the f16 bits zero-extended",
                    reads_memory=True),

@@ -53,6 +53,15 @@ accumulator (0 when ``scale-d`` is false) wraps modulo 2^32, or with ``.satfinit
 as bytes in the byte layouts, element ``8j + i`` being bit ``i`` of byte ``j`` (xcc's reading: the PTX ISA gives
 the layouts in bytes); ``D = popc(A & B) + (scale-d ? C : 0)``, wrapping.
 
+A in registers (``wgmma.mma_async... d, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a, imm-scale-b{, imm-trans-b}``,
+9.7.15.5.1.1, "Register Fragments"; no imm-trans-a): each thread holds four .b32 registers of A, packing ``p = 4/e``
+elements each (low bits first; .b1: bytes of 8 elements, as above).  Register ``j``, element ``s`` of thread ``t``
+(warp ``w``, lane ``l``) is A(``16w + l/4 + 8(j%2)``, ``p(l%4) + s + 4p(j/2)``): each warp holds 16 rows, and
+registers 0 and 2 hold rows ``l/4``, 1 and 3 rows ``l/4 + 8`` -- the mma.sync A fragments m16n8k16 (f16/bf16),
+m16n8k8 (tf32), m16n8k32 (8-bit) and m16n8k256 (.b1, xcc's reading by analogy) per warp.  An accumulator register
+``part`` reads only rows of its own half ``(part/2)%2``, so one instruction's part needs just the pair of registers
+(``half``, ``half + 2``) of every thread: :func:`register_a`.
+
 A ``.f16`` accumulator (``m64nNk16.f16.f16.f16`` and ``m64nNk32.f16.{e4m3,e5m2}.{e4m3,e5m2}``; ptxas 13.0 rejects
 ``.f16.bf16.bf16``): ``N/4`` packed f16x2 registers per thread, register ``j`` holding elements ``2j`` (low half)
 and ``2j+1`` (high half) of the f32 layout above; each element the exact sum of the products and its f16
@@ -139,6 +148,25 @@ def to_f64(bits: np.ndarray, etype: str) -> np.ndarray:
     if etype == "bf16":
         return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     raise ValueError(f"wgmma element type {etype}")
+
+
+def register_a(pairs: np.ndarray, etype: str, half: int) -> np.ndarray:
+    """A (G, 64, K) f64 from the register pairs of ``G`` warpgroups: ``pairs`` (G, 128) uint64, thread t's registers
+    ``half`` (low word) and ``half + 2`` (high word) of its A fragment; the rows of the other half are 0 (no part of
+    this half reads them)."""
+    eb = ELEMENT_BYTES[etype]
+    per, k = 4 // eb, k_of(etype)
+    pairs = np.asarray(pairs, np.uint64)
+    g = pairs.shape[0]
+    t = np.arange(128)
+    row = 16 * (t // 32) + (t % 32) // 4 + 8 * half
+    words = np.stack([pairs & np.uint64(0xFFFFFFFF), pairs >> np.uint64(32)], axis=-1)  # (G, 128, 2): j/2
+    shift = np.arange(per, dtype=np.uint64) * np.uint64(8 * eb)
+    elems = (words[..., None] >> shift) & np.uint64((1 << (8 * eb)) - 1)  # (G, 128, 2, per)
+    col = per * (t % 4)[:, None, None] + np.arange(per)[None, None, :] + 4 * per * np.arange(2)[None, :, None]
+    bits = np.zeros((g, M, k), np.uint64)
+    bits[:, np.broadcast_to(row[:, None, None], col.shape), col] = elems
+    return to_f64(bits.astype({1: np.uint8, 2: np.uint16, 4: np.uint32}[eb]), etype)
 
 
 def accumulator_coords(part: int) -> tuple[np.ndarray, np.ndarray]:

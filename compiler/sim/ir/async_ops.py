@@ -12,7 +12,8 @@
   ``scale-d`` must be the same in all of them.  The multiplication is performed when ``wgmma.mma_async``
   executes (its shared-memory operands are read then, so the accumulators are complete at once and
   ``wgmma.wait_group`` has nothing left to wait for); the operands are read once per execution and shared by
-  the instruction's parts.
+  the instruction's parts.  With A in registers (``attrs.a_regs``) each part reads its half of A from the register
+  pairs of the warpgroup's 128 threads (:func:`xcc.semantics.wgmma.register_a`).
 """
 
 from __future__ import annotations
@@ -112,20 +113,26 @@ class _Operands:
         self.scale_a, self.scale_b = float(at["scale_a"]), float(at["scale_b"])
         self.ebytes, self.k = wgmma.ELEMENT_BYTES[self.atype], wgmma.k_of(self.atype)
         self.da, self.db = x.arg(1), x.arg(2)
+        self.a_regs, self.half = bool(at.get("a_regs")), (int(at["part"]) // 2) % 2
         self.addresses = np.zeros(0, np.int64)
         src = lambda sel, n: self.addresses  # noqa: E731
         self.mem, self.where = x.launch.addresser("shared", src, 0, self.ebytes)
 
     def get(self, sel, idx: np.ndarray, g: int):
         launch = self.launch
+        a = None
+        if self.a_regs:  # this part's half of A from the warpgroup's register pairs (not shared by the parts)
+            pairs = np.broadcast_to(np.asarray(self.da(sel, idx.size)).astype(np.uint64), (idx.size,)).reshape(g, 128)
+            a = wgmma.register_a(pairs, self.atype, self.half) * self.scale_a
         hit = launch.ext.get("wgmma")
         if (hit is not None and hit[0] == self.key and launch.step - hit[1] == self.pos - hit[2]
                 and np.array_equal(hit[3], idx)):
-            return hit[4]
+            return (hit[4][0] if a is None else a), hit[4][1]
         inst = "wgmma.mma_async"
         lead = idx.reshape(g, 128)[:, 0]
-        a = self._load(_uniform(self.da(sel, idx.size), g, "matrix descriptor a", inst), lead, wgmma.M,
-                       not self.trans_a, self.atype) * self.scale_a
+        if a is None:
+            a = self._load(_uniform(self.da(sel, idx.size), g, "matrix descriptor a", inst), lead, wgmma.M,
+                           not self.trans_a, self.atype) * self.scale_a
         b = self._load(_uniform(self.db(sel, idx.size), g, "matrix descriptor b", inst), lead, self.n,
                        not self.trans_b, self.btype) * self.scale_b
         launch.ext["wgmma"] = (self.key, launch.step, self.pos, idx.copy(), (a, b))

@@ -18,8 +18,9 @@ check).
 * ``WGMMA.F32``, ``QGMMA.F32`` (FP8, m64nNk32), ``TGMMA.F32`` (TF32, m64nNk8), ``IGMMA.S32`` (s8/u8, m64nNk32, :func:`xcc.semantics.wgmma.int_part`): one accumulator register (part ``b``) of ``wgmma.mma_async`` m64nNk16: A and B are read from
   the CTA's shared memory at the addresses :func:`xcc.semantics.wgmma.matrix_addresses` gives for the
   decoded descriptors and :func:`xcc.semantics.wgmma.mma_part` - the functions the IR interpreter calls -
-  computes the part.  ``WARPGROUP.ARRIVE`` / ``.COMMIT`` / ``.DEPBAR`` (wgmma.fence / commit_group /
-  wait_group) only check the warpgroup; ``FENCE.VIEW.ASYNC`` (fence.proxy.async) does nothing.
+  computes the part; with ``AREG`` (A in registers) operand a is the register pair of the part's half of A in
+  each thread, gathered over the warpgroup by :func:`xcc.semantics.wgmma.register_a`.  ``WARPGROUP.ARRIVE`` /
+  ``.COMMIT`` / ``.DEPBAR`` (wgmma.fence / commit_group / wait_group) only check the warpgroup; ``FENCE.VIEW.ASYNC`` (fence.proxy.async) does nothing.
 
 HMMA, IMMA and LDSM are warp-collective: all 32 lanes of the warp must execute them together, otherwise the
 kernel faults (as :mod:`xcc.sim.ir.matrix` does); WGMMA and WARPGROUP.* are warpgroup-collective: all 128
@@ -254,7 +255,7 @@ def _wgmma(x: Binder):
     mn = x.inst.mnemonic
     part, n = int(x.ops["b"]), int(x.mod("n")[1:])
     atype, btype = x.mod("atype").lower(), x.mod("btype").lower()
-    ka, kb, acc16 = not x.flag("TRANS_A"), not x.flag("TRANS_B"), x.flag("ACC_F16")
+    ka, kb, acc16, areg = not x.flag("TRANS_A"), not x.flag("TRANS_B"), x.flag("ACC_F16"), x.flag("AREG")
     sa, sb = (-1.0 if x.flag("NEG_A") else 1.0), (-1.0 if x.flag("NEG_B") else 1.0)
     da, db, c, scale_d, wr, ctx = x.w("a"), x.w("c"), x.r("e"), x.p("ps"), x.set_r(), x.ctx
     if not 0 <= part < n // 2:
@@ -264,9 +265,12 @@ def _wgmma(x: Binder):
     def run(sel, idx, cnt):
         g = full_warpgroups(ctx, idx, "wgmma.mma_async")
         lead = idx.reshape(g, 128)[:, 0]
-        a_desc = _uniform(np.broadcast_to(np.asarray(da(sel, cnt), U64), (cnt,)), g, "matrix descriptor a")
+        a_val = np.broadcast_to(np.asarray(da(sel, cnt), U64), (cnt,))
         b_desc = _uniform(np.broadcast_to(np.asarray(db(sel, cnt), U64), (cnt,)), g, "matrix descriptor b")
-        a = wgmma_operand(ctx, a_desc, lead, wgmma.M, ka, atype) * sa
+        if areg:  # the part's half of A from the warpgroup's register pairs
+            a = wgmma.register_a(a_val.reshape(g, 128), atype, (part // 2) % 2) * sa
+        else:
+            a = wgmma_operand(ctx, _uniform(a_val, g, "matrix descriptor a"), lead, wgmma.M, ka, atype) * sa
         b = wgmma_operand(ctx, b_desc, lead, n, kb, btype) * sb
         sd = _uniform(np.broadcast_to(np.asarray(scale_d(sel, cnt), bool), (cnt,)), g, "scale-d")
         cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
