@@ -6,7 +6,9 @@ every predecessor is cold (an edge block out of a cold block), or when it always
 every general-register value live into a cold region, :func:`split_around_cold` gives the region its own copy:
 
 * at the top of each region entry (a cold block with a hot predecessor, which is then its only one: critical
-  edges are split at selection) ``t = MOV v``;
+  edges are split at selection) ``t = MOV v``, or, for a value whose one definition computes a constant from no
+  register (an immediate, a constant-bank word, a launch-constant special register), that definition again
+  into ``t``, which the spiller can then rematerialise inside the region;
 * inside the cold blocks every read and write of ``v`` becomes one of ``t``;
 * at the end of each region exit (a cold block whose one successor is hot) ``v = MOV t`` for the values that
   successor reads.
@@ -20,9 +22,12 @@ regions the same way, by block frequency).  The copies themselves run only on co
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from xcc.backend.isel import MBlock
-from xcc.backend.minst import Half, MInst, VReg, block_predecessors, inst_defs, mi, new_vreg
+from xcc.backend.minst import Ctrl, Half, MInst, VReg, block_predecessors, inst_defs, mi, new_vreg
 from xcc.backend.regalloc import liveness
+from xcc.backend.spill import rematerialisable
 
 
 def machine_cold_blocks(blocks: list[MBlock], cold_names: set[str]) -> set[str]:
@@ -69,8 +74,10 @@ def split_around_cold(blocks: list[MBlock], cold: set[str], exclude: set = froze
         if b.name in cold:
             for m in b.insts:
                 _rename(m, copy)
+    remat = _rematerialisable_defs(blocks)
     for b in entries:
-        moves = [mv for v in sorted(live_in[b.name], key=lambda v: v.id) if v in copy for mv in _moves(copy[v], v)]
+        moves = [mv for v in sorted(live_in[b.name], key=lambda v: v.id) if v in copy
+                 for mv in ([_recompute(remat[v], copy[v])] if v in remat else _moves(copy[v], v))]
         at = next((i for i, m in enumerate(b.insts) if "reconverge" not in m.d.classes), len(b.insts))
         b.insts[at:at] = moves
     for b in exits:
@@ -82,6 +89,21 @@ def split_around_cold(blocks: list[MBlock], cold: set[str], exclude: set = froze
             at -= 1
         b.insts[at:at] = moves
     return list(copy.values())
+
+
+def _rematerialisable_defs(blocks: list[MBlock]) -> dict[VReg, MInst]:
+    """The values whose only definition computes a constant from no register (the spiller's rematerialisable
+    ones): their cold copy recomputes them instead of copying, so it is rematerialisable in turn."""
+    defs: dict[VReg, list[MInst]] = {}
+    for b in blocks:
+        for m in b.insts:
+            for v in inst_defs(m):
+                defs.setdefault(v, []).append(m)
+    return {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and rematerialisable(ms[0], v)}
+
+
+def _recompute(m: MInst, dst: VReg) -> MInst:
+    return replace(m, ops={**m.ops, "d": dst}, mods=dict(m.mods), ctrl=Ctrl())
 
 
 def _moves(dst: VReg, src: VReg) -> list[MInst]:

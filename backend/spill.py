@@ -147,11 +147,11 @@ def _chooser(blocks: list[MBlock], spills: Spills) -> SpillChooser:
         for m in b.insts:
             for v in inst_defs(m):
                 defs.setdefault(v, []).append(m)
-    remat = {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and _rematerialisable(ms[0], v)}
+    remat = {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and rematerialisable(ms[0], v)}
     return SpillChooser(blocks, spills.temps, remat)
 
 
-def _rematerialisable(m: MInst, v: VReg) -> bool:
+def rematerialisable(m: MInst, v: VReg) -> bool:
     """``m``, the only definition of ``v``, computes a constant from no register: it can be repeated."""
     if m.guard is not None or m.ops.get("d") is not v:
         return False
