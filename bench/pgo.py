@@ -10,6 +10,10 @@ norm, conv2d, GELU/SiLU/SwiGLU, upsample, timestep embedding, the GEMMs), on its
 * ``pgo``: ``rt.load_module(path, profile_use=profile)``, the same launch;
 * ``spec``: ``rt.load_module(path, specialize=True)``, the same launch (its first: the variant is compiled).
 
+A second table (:func:`cold_path_rows`): examples/cold_path.cu's ``rare_fixup`` under register limits that make it
+spill, plain against profile use with and without live-range splitting around the cold blocks (spill code in
+cold blocks, docs/profiles.md), outputs bit for bit with the plain build's.
+
 Every launch's outputs are checked against the case's numpy reference (a wrong one is reported and left out of
 the means).  Cycles are the ISA interpreter's cycle model (``LaunchStats.cycles``, backend/machines/xg1.toml);
 means are geometric.  ``--write`` puts the section between its markers in docs/BENCHMARKS.md.
@@ -97,11 +101,52 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
+COLD_PATH = ROOT / "examples" / "cold_path.sm_80.ptx"
+
+
+def cold_path_rows(tmp: Path, limits=(16, 20, 24)) -> list[dict]:
+    """``rare_fixup`` (256 elements, inputs in [-1, 1]: the fix-up path never runs) at each register limit: modelled
+    cycles of the plain build, of profile use, and of profile use without the cold split; spill instructions of
+    each (static)."""
+    import xcc.backend.codegen as codegen
+    from xcc.runtime import jit
+
+    n = 256
+    x = np.random.default_rng(0).uniform(-1, 1, n).astype(np.float32)
+    rows = []
+    for regs in limits:
+        def run(split: bool = True, **kw):
+            saved = codegen._split_if_spilling
+            if not split:  # the same build without the split, in a cache of its own
+                codegen._split_if_spilling = lambda *a: ([], set())
+                os.environ["XCC_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp)
+                jit._cache = None
+            try:
+                fn = rt.load_module(str(COLD_PATH), max_registers=regs, **kw).get_function("rare_fixup")
+                args = [np.int32(n), rt.to_device(x), rt.to_device(np.zeros(n, np.float32)),
+                        rt.to_device(np.zeros(n, np.int32))]
+                st = fn.launch((2, 1, 1), (128, 1, 1), args, profile=not kw)
+                return st, args[2].copy_to_host()
+            finally:
+                codegen._split_if_spilling = saved
+
+        plain, y0 = run()
+        prof = tmp / f"cold{regs}.json"
+        plain.profile.save(str(prof))
+        split, y1 = run(profile_use=str(prof))
+        nosplit, y2 = run(False, profile_use=str(prof))
+        same = np.array_equal(y0.view(np.uint32), y1.view(np.uint32)) and np.array_equal(y0.view(np.uint32),
+                                                                                        y2.view(np.uint32))
+        rows.append({"registers": regs, "plain": plain.cycles, "pgo": split.cycles, "pgo_nosplit": nosplit.cycles,
+                     "same": same})
+    return rows
+
+
 def _fmt(v) -> str:
     return "" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
-def markdown_section(rows: list[dict], summary: dict) -> list[str]:
+def markdown_section(rows: list[dict], summary: dict, cold: list[dict] = ()) -> list[str]:
     lines = [BEGIN, "## Profiles and launch-time specialisation", "",
              "`python bench/pgo.py --write`: modelled cycles (ISA interpreter's cycle model, xg1.toml) of one launch "
              "of each transformer/diffusion kernel case, at plain `-O3`, with profile use (`rt.load_module(path, "
@@ -129,8 +174,17 @@ def markdown_section(rows: list[dict], summary: dict) -> list[str]:
               "GEMM, softmax and the norms). Folding values (known trip counts, divisions by constants) removes "
               "little that the time is spent on; conv2d, group norm, upsample and the timestep embedding gain most "
               "from it. Loops whose loads sit under a condition (conv2d's padding tests) or behind a barrier "
-              "(the shared-memory tiled GEMMs) are not pipelined.", END]
-    return lines
+              "(the shared-memory tiled GEMMs) are not pipelined."]
+    if cold:
+        lines += ["", "Spill code in cold blocks: examples/cold_path.cu's `rare_fixup` (a 24-step loop with eight live "
+                  "coefficients and a fix-up branch this launch never takes) under register limits that make it "
+                  "spill; profile use with live-range splitting around the blocks that never ran, and without it "
+                  "(the same build otherwise); outputs bit for bit with the plain build's in every column.", "",
+                  "| registers | plain -O3 cycles | pgo cycles | pgo without the cold split | split / no split |",
+                  "|---:|---:|---:|---:|---:|"]
+        lines += [f"| {r['registers']} | {r['plain']} | {r['pgo']} | {r['pgo_nosplit']} | "
+                  f"{r['pgo_nosplit'] / r['pgo']:.3f} |" + ("" if r["same"] else " (outputs differ)") for r in cold]
+    return lines + [END]
 
 
 def main(argv=None) -> int:
@@ -146,12 +200,17 @@ def main(argv=None) -> int:
             r = rows[-1]
             print(f"{r['case']:<28} -O3 {_fmt(r.get('o3')):>8}  pgo {_fmt(r.get('pgo')):>8}  "
                   f"spec {_fmt(r.get('spec')):>8}  {r['errors'] or ''}", flush=True)
+        cold = cold_path_rows(Path(tmp)) if not a.k else []
+    for r in cold:
+        print(f"rare_fixup @{r['registers']} regs: plain {r['plain']}  pgo {r['pgo']}  pgo without split "
+              f"{r['pgo_nosplit']}  same {r['same']}", flush=True)
     summary = summarise(rows)
+    summary["wrong"] += sum(1 for r in cold if not r["same"])
     print(json.dumps(summary))
     if a.json:
         Path(a.json).write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
     if a.write:
-        write_section(markdown_section(rows, summary), BENCHMARKS_MD, BEGIN, END)
+        write_section(markdown_section(rows, summary, cold), BENCHMARKS_MD, BEGIN, END)
     return 1 if summary["wrong"] else 0
 
 
