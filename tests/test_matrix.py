@@ -400,3 +400,23 @@ def test_ldmatrix_out_of_bounds_row_names_the_lane_that_gave_it():
     ret;"""
     with pytest.raises(KernelFault, match=r"out-of-bounds 2-byte shared access.*thread \(13, 0, 0\)"):
         launch_ptx(_kernel(body), "k", 1, 32, [rt.zeros(1, np.float32)], rt.Device())
+
+
+def test_mma_destination_of_the_wrong_width_is_a_located_error(tmp_path, capsys):
+    """A 64-bit register among mma's D registers: the same located message from check and compile, no traceback."""
+    from xcc.cli import main
+
+    src = tmp_path / "bad.ptx"
+    src.write_text(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+                   "  .reg .b32 %r<8>; .reg .f32 %f<8>; .reg .b64 %rd<2>;\n"
+                   "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %rd1}, {%r1, %r2, %r3, %r4},"
+                   " {%r5, %r6}, {%f4, %f5, %f6, %f7};\n  ret;\n}\n")
+    outs = []
+    for cmd in (["check"], ["compile", "-o", str(tmp_path / "k.xbin")]):
+        assert main([*cmd, str(src)]) == 1
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        outs.append(err.splitlines()[0])
+    assert outs[0] == outs[1]
+    assert outs[0].endswith(":7:3: error: 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32': D register '%rd1' is "
+                            "b64, not a 32-bit register")

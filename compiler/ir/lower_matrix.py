@@ -86,7 +86,7 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
         els = self._mx_vector(op, n, what)
         for d in els:
             if isinstance(d, RegVar) and d.type.bits != 32:
-                raise self.error(f"'{_full(self.inst)}': {what} register '{d.name}' is {d.type}, "
+                raise self.error(f"'{_full(self.inst)}': {what} register '{d.key}' is {d.type}, "
                                  "not a 32-bit register", PtxSemanticError)
         return list(els)
 
