@@ -152,10 +152,11 @@ def test_address_from_a_load_is_not_pipelined():
 
 
 def _run_chase(mod) -> np.ndarray:
-    """Every x slot holds x's own address, so each step's pointer is x again; two iterations."""
+    """Two iterations through a chain of pointers: the first buffer's slots point at the second, whose slots point
+    at a buffer of zeros; each step reads a float where its pointer leads and moves 128 bytes on."""
     device = Device()
     x = rt.to_device(np.zeros(64, np.uint64), device)
-    x = rt.to_device(np.full(64, x.ptr, np.uint64), device)  # the second allocation's slots point at the first
+    x = rt.to_device(np.full(64, x.ptr, np.uint64), device)
     first = rt.to_device(np.full(64, x.ptr, np.uint64), device)
     w = rt.to_device(np.arange(4, dtype=np.float32), device)
     out = rt.to_device(np.zeros(32, np.float32), device)
@@ -170,18 +171,6 @@ def _run_chase(mod) -> np.ndarray:
 def test_corpus_kernels_keep_their_results(name, distance):
     passes = pipeline_text(3).replace("pipeline-loads", f"pipeline-loads{{distance={distance}}}") + ",dce"
     check_pass_on_case(name, passes)
-
-
-def _run_chase(mod) -> np.ndarray:
-    """Every x slot holds x's own address, so each step's pointer is x again; two iterations."""
-    device = Device()
-    x = rt.to_device(np.zeros(64, np.uint64), device)
-    x = rt.to_device(np.full(64, x.ptr, np.uint64), device)  # the second allocation's slots point at the first
-    first = rt.to_device(np.full(64, x.ptr, np.uint64), device)
-    w = rt.to_device(np.arange(4, dtype=np.float32), device)
-    out = rt.to_device(np.zeros(32, np.float32), device)
-    IRModule(mod, device).get_function("k").launch((1, 1, 1), (1, 1, 1), [first, w, out, np.uint32(2)])
-    return out.copy_to_host()
 
 
 @pytest.mark.parametrize("name", ["softmax_rows", "gemm_mma_m16n8k16"])
