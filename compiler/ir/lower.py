@@ -16,6 +16,7 @@ from xcc.frontend import ast
 from xcc.frontend.instructions import blackwell_only
 from xcc.ir.core import Block, Const, Instruction, Param, Value, Variable
 from xcc.ir.lower_async import AsyncLowering
+from xcc.ir.lower_b128 import B128Lowering
 from xcc.ir.lower_bits import BitsLowering
 from xcc.ir.lower_hopper import HopperLowering
 from xcc.ir.lower_matrix import MatrixLowering
@@ -40,6 +41,8 @@ HINTS = frozenset({"nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "align
 BINARY = ("add", "sub", "min", "max", "and", "or", "xor", "div", "rem", "shl", "shr")
 UNARY = ("neg", "abs", "not", "popc", "clz", "brev", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh")
 SREG_TYPES = {"clock64": "u64", "globaltimer": "u64", "gridid": "u64", "current_graph_exec": "u64"}
+# The instructions with a .b128 form, and the xcc.ir.lower_b128 method lowering it.
+_B128_FORMS = {"mov": "mov_b128", "ld": "ld_b128", "ldu": "ld_b128", "st": "st_b128", "atom": "atom_b128"}
 INT_CMP = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"})
 FLOAT_CMP = INT_CMP | {"equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}
 
@@ -80,7 +83,7 @@ class SsaBuilder(Protocol):
 
 class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering, ScalarVideoLowering,
                    SimdVideoLowering, BitsLowering, Sm90Lowering, TextureLowering,
-                   TensormapLowering):
+                   TensormapLowering, B128Lowering):
     def __init__(self, builder: SsaBuilder):
         self.b = builder
         self.inst: ast.Instruction | None = None
@@ -161,6 +164,9 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         self.inst = inst
         if blackwell_only(inst.opcode, inst.modifiers):  # (xcc check --syntax-only gives the same message)
             raise self.error(f"{_full(inst)} is a Blackwell (sm_100a) instruction that xcc does not support yet")
+        if "b128" in inst.modifiers and inst.opcode in _B128_FORMS:  # two 64-bit halves (xcc.ir.lower_b128)
+            return getattr(self, _B128_FORMS[inst.opcode])(inst)
+        self.refuse_b128(inst)
         method = getattr(self, "op_" + inst.opcode.replace(".", "_"), None)
         if method is None:
             if inst.opcode in BINARY:

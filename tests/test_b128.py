@@ -1,0 +1,278 @@
+"""PTX's 128-bit values (``.b128``, PTX ISA 8.3; section 5.2.2 "Fundamental types"): ``mov`` packing and unpacking,
+``ld``/``st`` in every state space, ``.b128`` parameters, on both engines at -O0 and -O3, bit for bit with each
+other and with numpy byte arrays (xcc.ir.lower_b128 holds a ``.b128`` register as two 64-bit halves).
+
+The reference is the manual's definition written out here: a ``.b128`` value in memory is its 16 bytes,
+little-endian; ``mov.b128 d, {a, b}`` puts ``a`` in bits 63:0 and ``b`` in bits 127:64 (element 0 is the least
+significant), ``{a, b, c, e}`` of ``.b32`` likewise 32 bits each.  Nothing here calls xcc.semantics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xcc import runtime as rt
+from xcc.check import check_sources
+from xcc.diagnostics import XccError
+from xcc.sources import Source
+
+ENGINES = [("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)]
+N = 64  # threads: two warps
+
+HEADER = """\
+.version 8.3
+.target sm_90
+.address_size 64
+"""
+# %rd1 = in + 16 * tid, %rd2 = out + 16 * tid (both 16-byte aligned)
+PROLOGUE = """\
+    .reg .b128 %q<8>;
+    .reg .b64 %rd<16>;
+    .reg .b32 %r<16>;
+    .reg .pred %p<4>;
+    ld.param.u64 %rd10, [pin];
+    ld.param.u64 %rd11, [pout];
+    cvta.to.global.u64 %rd10, %rd10;
+    cvta.to.global.u64 %rd11, %rd11;
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd12, %r0, 16;
+    add.s64 %rd1, %rd10, %rd12;
+    add.s64 %rd2, %rd11, %rd12;
+"""
+
+
+def kernel(name: str, body: str, extra: str = "", params: str = "") -> str:
+    return (HEADER + extra + f"\n.visible .entry {name}(.param .u64 pin, .param .u64 pout{params})\n{{\n"
+            + PROLOGUE + body + "\n    ret;\n}\n")
+
+
+def run_all(text: str, name: str, data: np.ndarray, extra_args=(), out_bytes: int = 16 * N) -> np.ndarray:
+    """The output bytes of every engine and level (asserted equal), as uint8."""
+    assert check_sources([Source(text, f"{name}.ptx")]).ok
+    outs = []
+    for engine, opt in ENGINES:
+        dev = rt.Device()
+        din = rt.to_device(data, dev)
+        dout = rt.to_device(np.zeros(out_bytes, np.uint8), dev)
+        module = rt.load_module(Source(text, f"{name}.ptx"), device=dev, engine=engine, opt_level=opt)
+        module.get_function(name).launch((1, 1, 1), (N, 1, 1), [din, dout, *extra_args])
+        outs.append(dout.copy_to_host().view(np.uint8))
+    for (engine, opt), got in zip(ENGINES, outs):
+        assert got.tobytes() == outs[0].tobytes(), (engine, opt)
+    return outs[0]
+
+
+def data(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, 16 * N, dtype=np.uint8)
+
+
+def rows(b: np.ndarray) -> np.ndarray:
+    """Bytes -> one 16-byte row per thread."""
+    return b.reshape(N, 16)
+
+
+# ----------------------------------------------------------------- ld / st in every state space
+SPACES = {
+    "global": """\
+    ld.global.b128 %q1, [%rd1];
+    st.global.b128 [%rd2], %q1;""",
+    "global_nc_ldu": """\
+    ld.global.nc.b128 %q1, [%rd1];
+    ldu.global.b128 %q2, [%rd1];
+    st.global.b128 [%rd2], %q1;
+    st.global.b128 [%rd2+0], %q2;""",
+    "shared": """\
+    .shared .align 16 .b8 sbuf[1024];
+    ld.global.b128 %q1, [%rd1];
+    mov.u32 %r1, sbuf;
+    mad.lo.u32 %r2, %r0, 16, %r1;
+    st.shared.b128 [%r2], %q1;
+    bar.sync 0;
+    xor.b32 %r3, %r0, 1;
+    mad.lo.u32 %r4, %r3, 16, %r1;
+    ld.shared.b128 %q2, [%r4];
+    st.global.b128 [%rd2], %q2;""",
+    "local": """\
+    .local .align 16 .b8 lbuf[32];
+    ld.global.b128 %q1, [%rd1];
+    st.local.b128 [lbuf+16], %q1;
+    ld.local.b128 %q2, [lbuf+16];
+    st.global.b128 [%rd2], %q2;""",
+    "generic": """\
+    .shared .align 16 .b8 sbuf[1024];
+    ld.param.u64 %rd3, [pin];
+    add.s64 %rd3, %rd3, %rd12;
+    ld.b128 %q1, [%rd3];
+    mov.u64 %rd4, sbuf;
+    cvta.shared.u64 %rd4, %rd4;
+    add.s64 %rd4, %rd4, %rd12;
+    st.b128 [%rd4], %q1;
+    ld.b128 %q2, [%rd4];
+    ld.param.u64 %rd5, [pout];
+    add.s64 %rd5, %rd5, %rd12;
+    st.b128 [%rd5], %q2;""",
+}
+
+
+@pytest.mark.parametrize("space", list(SPACES))
+def test_load_store_in_every_space(space):
+    """A thread's 16 bytes go through ``.b128`` loads and stores in ``space`` unchanged (shared memory: the
+    neighbour's, after a barrier)."""
+    name = f"b128_{space}"
+    src = data(1)
+    got = rows(run_all(kernel(name, SPACES[space]), name, src))
+    want = rows(src)
+    if space == "shared":
+        want = want[np.arange(N) ^ 1]
+    assert got.tobytes() == want.tobytes()
+
+
+def test_const_and_global_variables():
+    """``ld.const.b128`` and ``ld.global.b128`` of initialised module variables: their bytes."""
+    init = list(range(0x10, 0x30))
+    extra = (f".const .align 16 .b8 ctab[32] = {{{', '.join(map(str, init))}}};\n"
+             ".global .align 16 .b128 gv;\n")
+    body = """\
+    and.b32 %r1, %r0, 1;
+    mul.wide.u32 %rd3, %r1, 16;
+    mov.u64 %rd4, ctab;
+    add.s64 %rd4, %rd4, %rd3;
+    ld.const.b128 %q1, [%rd4];
+    setp.eq.u32 %p1, %r0, 5;
+    @%p1 st.global.b128 [gv], %q1;
+    bar.sync 0;
+    ld.global.b128 %q2, [gv];
+    st.global.b128 [%rd2], %q1;
+    st.global.b128 [%rd2+1024], %q2;"""
+    name = "b128_const"
+    got = run_all(kernel(name, body, extra), name, data(2), out_bytes=32 * N)
+    tab = np.array(init, np.uint8).reshape(2, 16)
+    assert rows(got[:16 * N]).tobytes() == tab[np.arange(N) & 1].tobytes()
+    assert rows(got[16 * N:]).tobytes() == np.tile(tab[1], (N, 1)).tobytes()
+
+
+def test_kernel_parameters():
+    """``ld.param.b128`` of a ``.param .b128`` and of a 16-byte ``.b8`` array parameter: the bytes passed."""
+    body = """\
+    ld.param.b128 %q1, [pq];
+    ld.param.b128 %q2, [ps];
+    setp.lt.u32 %p1, %r0, 32;
+    @%p1 st.global.b128 [%rd2], %q1;
+    @!%p1 st.global.b128 [%rd2], %q2;"""
+    name = "b128_param"
+    a, b = bytes(range(100, 116)), bytes(range(200, 216))
+    text = kernel(name, body, params=", .param .b128 pq, .param .align 16 .b8 ps[16]")
+    got = rows(run_all(text, name, data(3), extra_args=(a, b)))
+    want = np.array([list(a)] * 32 + [list(b)] * 32, np.uint8)
+    assert got.tobytes() == want.tobytes()
+
+
+# ----------------------------------------------------------------- mov: pack, unpack, copy
+def test_mov_pack_and_unpack():
+    """``{a, b}`` of .b64 and ``{a, b, c, e}`` of .b32 pack and unpack with element 0 least significant;
+    ``_`` drops an element; a register copy, a guarded copy and a literal."""
+    body = """\
+    ld.global.v2.b64 {%rd3, %rd4}, [%rd1];
+    mov.b128 %q1, {%rd4, %rd3};
+    st.global.b128 [%rd2], %q1;
+    ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];
+    mov.b128 %q2, {%r4, %r3, %r2, %r1};
+    st.global.b128 [%rd2+1024], %q2;
+    mov.b128 {%rd5, %rd6}, %q2;
+    st.global.v2.b64 [%rd2+2048], {%rd6, %rd5};
+    mov.b128 {%r5, _, %r6, _}, %q1;
+    mov.b128 {_, %r7, _, %r8}, %q1;
+    st.global.v4.b32 [%rd2+3072], {%r8, %r6, %r7, %r5};
+    mov.b128 %q3, 4660;
+    setp.ne.u32 %p1, %r0, 3;
+    @%p1 mov.b128 %q3, %q1;
+    st.global.b128 [%rd2+4096], %q3;"""
+    name = "b128_mov"
+    src = data(4)
+    got = run_all(kernel(name, body), name, src, out_bytes=16 * N * 5).reshape(5, N, 16)
+    r = rows(src)
+    w64 = r.view("<u8")              # [N, 2]: little-endian 64-bit words
+    w32 = r.view("<u4")              # [N, 4]
+    swap64 = np.stack([w64[:, 1], w64[:, 0]], 1)      # q1: {hi word, lo word}
+    rev32 = w32[:, ::-1]                                # q2: the 32-bit words reversed
+    q2_64 = np.ascontiguousarray(rev32).view("<u8")
+    assert got[0].tobytes() == np.ascontiguousarray(swap64).tobytes()
+    assert got[1].tobytes() == np.ascontiguousarray(rev32).tobytes()
+    assert got[2].tobytes() == np.ascontiguousarray(q2_64[:, ::-1]).tobytes()
+    q1_32 = np.ascontiguousarray(swap64).view("<u4")   # q1's words, least significant first
+    want3 = np.stack([q1_32[:, 3], q1_32[:, 2], q1_32[:, 1], q1_32[:, 0]], 1)
+    assert got[3].tobytes() == np.ascontiguousarray(want3).tobytes()
+    want4 = np.ascontiguousarray(swap64).copy()
+    want4[3] = [4660, 0]
+    assert got[4].tobytes() == want4.tobytes()
+
+
+# ----------------------------------------------------------------- device functions
+FUNCS = """\
+.func (.param .b128 r) swap(.param .b128 a)
+{
+    .reg .b128 %x;
+    .reg .b64 %l, %h;
+    ld.param.b128 %x, [a];
+    mov.b128 {%l, %h}, %x;
+    mov.b128 %x, {%h, %l};
+    st.param.b128 [r], %x;
+    ret;
+}
+.func (.reg .b128 r) same(.reg .b128 a)
+{
+    mov.b128 r, a;
+    ret;
+}
+"""
+
+
+def test_device_function_parameters():
+    """``.param .b128`` and ``.reg .b128`` parameters and return values of a ``.func``."""
+    body = """\
+    ld.global.b128 %q1, [%rd1];
+    {
+        .param .b128 pa;
+        .param .b128 pr;
+        st.param.b128 [pa], %q1;
+        call.uni (pr), swap, (pa);
+        ld.param.b128 %q2, [pr];
+    }
+    call.uni (%q3), same, (%q2);
+    st.global.b128 [%rd2], %q3;"""
+    name = "b128_func"
+    src = data(5)
+    got = rows(run_all(kernel(name, body, FUNCS), name, src))
+    w64 = rows(src).view("<u8")
+    assert got.tobytes() == np.ascontiguousarray(w64[:, ::-1]).tobytes()
+
+
+# ----------------------------------------------------------------- refusals
+REFUSED = [
+    ("ld.volatile.global.b128 %q1, [%rd1];", ".volatile .b128 accesses are not supported yet"),
+    ("ld.relaxed.gpu.global.b128 %q1, [%rd1];", ".relaxed .b128 accesses are not supported yet"),
+    ("st.release.gpu.global.b128 [%rd1], %q1;", ".release .b128 accesses are not supported yet"),
+    ("atom.global.add.b128 %q1, [%rd1], %q2;", ".b128 atomics are .cas and .exch only"),
+    ("selp.b128 %q1, %q2, %q3, %p1;", "'selp' does not take type '.b128'"),
+    ("cvt.u32.u64 %r1, %q1;", ".b128 registers are operands of mov, ld, ldu, st"),
+    ("mov.b128 %q1, -1;", "a .b128 source is a .b128 register or an integer literal 0 .. 2^64-1"),
+    ("mov.b128 %q1, {%rd1, %rd2, %rd3};", ".b128 packs two .b64 or four .b32 elements"),
+]
+
+
+@pytest.mark.parametrize("line, msg", REFUSED, ids=[x[0].split()[0] for x in REFUSED])
+def test_refusals_are_located_and_check_agrees(line, msg):
+    """What xcc refuses, ``xcc check`` and the compile path refuse with the same located message."""
+    name = "b128_bad"
+    text = kernel(name, "    " + line)
+    try:
+        res = check_sources([Source(text, f"{name}.ptx")])
+        assert res.errors, line
+        by_check = str(res.errors[0])
+    except XccError as e:  # the checker's own refusal (a type the instruction does not take)
+        by_check = str(e)
+    assert msg in by_check and f"{name}.ptx:" in by_check.splitlines()[0]
+    module = rt.load_module(Source(text, f"{name}.ptx"), engine="isa")
+    with pytest.raises(XccError) as e:
+        module.get_function(name)
+    assert str(e.value).splitlines()[0] == by_check.splitlines()[0]
