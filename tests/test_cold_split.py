@@ -137,6 +137,17 @@ def test_live_ranges_have_holes():
     assert meet(r[v], [(1, 1)]) and not meet(r[v], [(2, 3)])
 
 
+def test_a_pair_written_half_at_a_time_is_live_between_the_halves():
+    """Writing one half of a pair does not end what the pair held (the other half may have been written already):
+    the range covers the gap between the two half writes (a hole there let another value take the register)."""
+    from xcc.backend.minst import Half
+
+    w, x = new_vreg(2), new_vreg(1)
+    b = MBlock("b", [mi("MOV", d=Half(w, 0), b=x), mi("MOV", d=x, b=x), mi("MOV", d=Half(w, 1), b=x),
+                     mi("IADD3", d=x, a=Half(w, 0), b=Half(w, 1), c=x)], [])
+    assert live_ranges([b])[w] == [(0, 3)]
+
+
 @pytest.mark.parametrize("name", ["attention_row", "timestep_embedding", "gemm_tiled_f32", "layernorm_rows",
                                   "conv2d_nchw"])
 def test_allocation_with_holes_on_the_corpus(name, monkeypatch):
