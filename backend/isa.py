@@ -610,12 +610,14 @@ _ROWS = [
      "cp.async.bulk.tensor.4d/.5d tile-mode load: as TMALD at coordinates e.lo, e.hi, b.lo, b.hi (R5: and a.hi), "
      "signed, to shared[a.lo]; d = its bytes; the cycle model charges the box's global reads", "sync global load"),
     ("TMAST", (A_W, B_WIC, C_W, E_W), (Mod("rank", ("R1", "R2", "R3", "R4", "R5")),
-                                        Mod("red", ("", "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR"))),
+                                        Mod("red", ("", "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR")),
+                                        _flag("I2C")),
      "lsu", "lsu", "UTMASTG / UTMAREDG",
      "cp.async.bulk.tensor tile-mode store: the box at shared[a.lo] to the tensor map at generic address c at "
      "coordinates e.lo, e.hi, b.lo, b.hi, a.hi (the first rank of them, signed); elements outside the tensor are not "
-     "written (red: cp.reduce.async.bulk.tensor, reduced as atomics in the map's element type); performed when it "
-     "executes (xcc.semantics.tensormap)", "sync global store"),
+     "written (red: cp.reduce.async.bulk.tensor, reduced as atomics in the map's element type; I2C: .im2col_no_offs, "
+     "the im2col map's column, xcc.semantics.tensormap.im2col_box with zero offsets); performed when it executes "
+     "(xcc.semantics.tensormap)", "sync global store"),
     ("TMAPF", (A_W, B_WIC, C_W, E_W), (Mod("rank", ("R1", "R2", "R3", "R4", "R5")),), "lsu", "lsu", "UTMAPF",
      "cp.async.bulk.prefetch.tensor: the tensor map at generic address c and the rank checked (coordinates as "
      "TMAST's); moves no data", "sync"),

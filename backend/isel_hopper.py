@@ -11,7 +11,8 @@
   BLKRED.S2S); ``bulk_copy_mc`` -> BLKCP.MC and SYNCS.TX.MC; ``tma_load`` (1d, 2d) ->
   TMALD (coordinates in a register pair, its bytes in d; TMALD.3D: the third in b; TMALD.ND for 4d/5d: coordinates
   in the pairs e, b and a.hi, the shared address in a.lo) and SYNCS.TX.COMPLETE of those bytes; ``tma_store``
-  -> TMAST (.red for a reduction), ``tma_prefetch`` -> TMAPF (im2col: TMAPF.I2C), with TMALD.ND's operand layout; a multicast
+  -> TMAST (.red for a reduction, .I2C for .im2col_no_offs), ``tma_prefetch`` -> TMAPF (im2col: TMAPF.I2C),
+  with TMALD.ND's operand layout; a multicast
   ``tma_load`` -> TMALD.MC (the ctaMask in a.hi) and SYNCS.TX.MC of its bytes on each named CTA's mbarrier; an
   ``.im2col`` one (3d, 4d) -> TMALD.I2C (the 16-bit offsets packed in a.hi); 5d im2col, 5d multicast and
   multicast im2col loads -> BOXBYTES, TMALD.X (offsets and ctaMask in the pair d) and SYNCS.TX(.MC).
@@ -141,7 +142,8 @@ class HopperSelection(SelectorCore):
         src, tmap, *coords = inst.args
         a, b, e = self._tma_pairs(self._hp_shared(src, int(inst.attrs.get("src_offset", 0))), coords)
         red = inst.attrs.get("redop")
-        mods = {"rank": f"R{len(coords)}", **({"red": str(red).upper()} if red else {})}
+        mods = {"rank": f"R{len(coords)}", **({"red": str(red).upper()} if red else {}),
+                **({"I2C": "I2C"} if inst.attrs.get("im2col") else {})}
         self.emit("TMAST", a=a, b=b, c=self.reg(tmap), e=e, mods=mods)
 
     def op_tma_prefetch(self, inst):

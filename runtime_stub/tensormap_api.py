@@ -7,10 +7,11 @@ The 128 bytes are xcc's layout of :mod:`xcc.semantics.tensormap` (CUDA's is opaq
 CUDA documents for the call (rank 1 - 5, a 16-byte-aligned global address, strides multiples of 16 below
 2^40, box dims 1 - 256 whose inner extent is a multiple of 16 bytes and fits the swizzle span), each a
 ``CUDA_ERROR_INVALID_VALUE`` naming the argument; interleaved layouts (16B/32B) and element strides 1 - 8 as
-:mod:`xcc.semantics.tensormap` states (an im2col map takes neither yet: ``CUDA_ERROR_INVALID_VALUE``); the L2
-promotion is accepted and has no effect.
+:mod:`xcc.semantics.tensormap` states; the L2 promotion is accepted and has no effect.
 The im2col map adds the pixel box's corners (``rank - 2`` each, in the range the rank allows), channelsPerPixel
-(1 - 256, a multiple of 16 bytes) and pixelsPerColumn (1 - 1024) for ``.im2col`` loads.
+(1 - 256, a multiple of 16 bytes) and pixelsPerColumn (1 - 1024) for ``.im2col`` loads and ``.im2col_no_offs``
+stores; its element strides stride the pixel walk along D, H and W (a batch stride other than 1, and a channel
+stride other than 1 with an interleaved layout, are ``CUDA_ERROR_INVALID_VALUE``: not supported yet).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ MBARRIER = HEADER + """
   mbarrier.init.shared.b64 [%rd1], 32;
   ld.param.u64 %rd2, [p];
   mov.u32 %r1, 0;
-  cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group [%rd2, {%r1, %r1, %r1}], [buf];
+  cp.async.bulk.tensor.2d.global.shared::cta.im2col_no_offs.bulk_group [%rd2, {%r1, %r1}], [buf];  // im2col needs 3d+
   ret;
 }
 """

@@ -115,19 +115,12 @@ def _version(v: str) -> str:
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
 _MMA = "MMA kinds not built yet: wgmma .sp (its metadata layout needs a GPU probe)"
-_B128 = ".b128 values (PTX 8.3, sm_90): no 128-bit packing, stores or atomics in the IR/backend"
-_BULK = "cp.async.bulk.tensor im2col-mode store (.im2col_no_offs): not lowered yet"
+_B128 = ".b128 atomics (sm_90): no 16-byte atomic transaction in the IR/xg1 yet (xcc.ir.lower_b128)"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
-    'mov.b128 %q1, {%rd1, %rd2};':
-        ("'mov.b128': 128-bit packing is not supported yet", _B128),
-    'st.global.b128 [%rd1], %q1;':
-        ('values of type b128 are not supported by the backend yet', _B128),
     'atom.global.cas.b128 %q1, [%rd1], %q2, %q3;':
         ('atom.cas.b128 is not supported yet', _B128),
     'atom.global.exch.b128 %q1, [%rd1], %q2;':
         ('atom.exch.b128 is not supported yet', _B128),
-    'cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group [%rd1, {%r2, %r3, %r4}], [%r1];':
-        ("instruction 'cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group' is not supported yet (supported: tile-mode and (3d-5d) im2col-mode loads cp.async.bulk.tensor.Nd.shared::cluster.global{.tile,.im2col}.mbarrier::complete_tx::bytes{.multicast::cluster} and tile-mode stores cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)", _BULK),
     'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r5, 0, %p1, 1, 1, 0, 0;':
         ("instruction 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16' is not supported yet", _MMA),
 }

@@ -29,8 +29,9 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   the cluster, ``cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.op.type [d], [s],
   size, [mbar]`` -> ``bulk_reduce {to_shared}`` and a complete-tx of ``size`` bytes on ``mbar``.
 * ``cp.async.bulk.tensor`` tile-mode loads -> ``tma_load``, stores -> ``tma_store``; ``cp.reduce.async.bulk
-  .tensor`` -> ``tma_store {redop}``; ``cp.async.bulk.prefetch.tensor`` -> ``tma_prefetch`` (performed when
-  they execute, :mod:`xcc.sim.tma`).
+  .tensor`` -> ``tma_store {redop}`` (``.im2col`` loads, ``.im2col_no_offs`` stores and reductions:
+  ``{im2col}``); ``cp.async.bulk.prefetch.tensor`` -> ``tma_prefetch`` (performed when they execute,
+  :mod:`xcc.sim.tma`).
 * ``elect.sync d|p, membermask`` -> the lowest lane of ``activemask & membermask`` (``bfind`` of its lowest
   set bit), ``p = laneid == d``.
 * ``setmaxnreg.{inc,dec}.sync.aligned.u32 n`` (n a multiple of 8 in 24 .. 256) and ``griddepcontrol
@@ -318,22 +319,22 @@ class HopperLowering:
         ``tma_load`` (``attrs.im2col``: ``.im2col`` with ``{o...}``, rank - 2 16-bit offsets after [mbar], the
         arguments after the coordinates; ``attrs.multicast``: the 16-bit ctaMask the last argument); stores
         ``cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint} [tensorMap, {c0, ...}],
-        [src]{, policy}`` -> ``tma_store``."""
+        [src]{, policy}`` -> ``tma_store`` (``.im2col_no_offs``, 3d-5d: ``attrs.im2col``)."""
         ms = inst.modifiers
         dims = next((m for m in ms if m in _TENSOR_DIMS), None)
         load = ms[4:6] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms
         store = ms[4:6] == ("global", "shared::cta") and "bulk_group" in ms
         multicast = load and "multicast::cluster" in ms
-        im2col = load and "im2col" in ms
+        im2col = "im2col" in ms if load else "im2col_no_offs" in ms
         known = {"async", "bulk", "tensor", "shared::cluster", "global", "shared::cta", "tile", "L2::cache_hint",
                  "mbarrier::complete_tx::bytes" if load else "bulk_group", dims,
-                 *(("multicast::cluster", "im2col") if load else ())}
+                 *(("multicast::cluster", "im2col") if load else ("im2col_no_offs",))}
         if dims is None or not (load or store) or any(m not in known for m in ms) or im2col and "tile" in ms \
                 or im2col and dims in ("1d", "2d"):
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode and (3d-5d) "
                              "im2col-mode loads cp.async.bulk.tensor.Nd.shared::cluster.global{.tile,.im2col}"
-                             ".mbarrier::complete_tx::bytes{.multicast::cluster} and tile-mode stores "
-                             "cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group)")
+                             ".mbarrier::complete_tx::bytes{.multicast::cluster}, tile-mode and (3d-5d) im2col-mode "
+                             "stores cp.async.bulk.tensor.Nd.global.shared::cta{.tile,.im2col_no_offs}.bulk_group)")
         ops, rank = self._tensor_ops(inst, (3 + multicast + im2col) if load else 2)
         if load:
             dst, doff = self._hp_shared(inst, ops[0])
@@ -355,26 +356,29 @@ class HopperLowering:
             return
         src, soff = self._hp_shared(inst, ops[1])
         tmap, coords = self._tensor_operand(inst, ops[0], rank)
-        self.emit("tma_store", None, [src, tmap, *coords], rank=rank, src_offset=soff)
+        self.emit("tma_store", None, [src, tmap, *coords], rank=rank, src_offset=soff,
+                  **({"im2col": True} if im2col else {}))
 
     def _cp_reduce_tensor(self, inst) -> None:
         """``cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op{.tile}.bulk_group{.L2::cache_hint}
         [tensorMap, {c0, ...}], [src]{, policy}`` -> ``tma_store {redop}`` (the element type is the tensor
-        map's, checked when it executes)."""
+        map's, checked when it executes; ``.im2col_no_offs``, 3d-5d: ``attrs.im2col``)."""
         ms = inst.modifiers
         dims = next((m for m in ms if m in _TENSOR_DIMS), None)
         op = next((m for m in ms if m in _REDUCE_OPS), None)
-        known = {"reduce", "async", "bulk", "tensor", "global", "shared::cta", "tile", "bulk_group", "L2::cache_hint",
-                 dims, op}
+        im2col = "im2col_no_offs" in ms
+        known = {"reduce", "async", "bulk", "tensor", "global", "shared::cta", "tile", "im2col_no_offs", "bulk_group",
+                 "L2::cache_hint", dims, op}
         if dims is None or op is None or ms[5:7] != ("global", "shared::cta") or "bulk_group" not in ms \
-                or any(m not in known for m in ms):
-            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode "
-                             "cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op.tile.bulk_group, op one of "
-                             ".add/.min/.max/.inc/.dec/.and/.or/.xor)")
+                or any(m not in known for m in ms) or im2col and ("tile" in ms or dims in ("1d", "2d")):
+            raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode and (3d-5d) "
+                             "im2col-mode cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op{.tile,.im2col_no_offs}"
+                             ".bulk_group, op one of .add/.min/.max/.inc/.dec/.and/.or/.xor)")
         ops, rank = self._tensor_ops(inst, 2)
         src, soff = self._hp_shared(inst, ops[1])
         tmap, coords = self._tensor_operand(inst, ops[0], rank)
-        self.emit("tma_store", None, [src, tmap, *coords], rank=rank, src_offset=soff, redop=op)
+        self.emit("tma_store", None, [src, tmap, *coords], rank=rank, src_offset=soff, redop=op,
+                  **({"im2col": True} if im2col else {}))
 
     def _cp_prefetch(self, inst) -> None:
         """``cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile}{.L2::cache_hint} [tensorMap, {c0, ...}]{, policy}``

@@ -31,7 +31,7 @@ driver API ignoring it otherwise) the box holds ``ceil(boxDim_d / e_d)`` element
 interleaved layout (``CU_TENSOR_MAP_INTERLEAVE_16B``/``32B``: NC/8HWC8, NC/16HWC16, the interleaved channel
 chunk being dim 0) addresses elements as any other tensor of its dims and strides; it changes the map's checks
 (rank >= 3; 32B: 32-byte aligned address and strides, the 32-byte swizzle; no swizzle-span limit on dim 0) and
-lets dim 0 have an element stride.  im2col maps take neither yet.
+lets dim 0 have an element stride.
 
 An im2col-mode load (``.im2col``, tensors of rank 3 - 5: channels, 1 - 3 spatial dims, batch; PTX ISA 9.7.9.25.5,
 "Im2col mode") at coordinates ``(c, s_1 .. s_k, n)`` with unsigned 16-bit im2col offsets ``o_1 .. o_k`` (an
@@ -40,7 +40,21 @@ H200 reads an offset of 0xFFFF as 65535, not -1: tests/data/gpu/tma_h200.jsonl) 
 order, dim 1 fastest, inside the bounding box ``lower_d .. dims_d - 1 + upper_d`` of each spatial dim (past its
 end, a dim restarts at ``lower_d`` and the next one steps; past the last spatial dim, ``n`` steps); pixel ``p``
 reads channels ``c .. c + channelsPerPixel - 1`` at spatial coordinates ``s + o`` (zero, or NaN, outside the
-tensor) to shared offset ``(p * channelsPerPixel + channel) * esize`` (swizzled as a box).
+tensor) to shared offset ``(p * channelsPerPixel + channel) * esize`` (swizzled as a box).  With element strides
+``e_d`` (PTX ISA 5.5.4.2, "Traversal Stride": they stride the walk along D, H and W and leave the pixel count to
+pixelsPerColumn) a step moves dim 1 by ``e_1`` and a carry moves the next spatial dim by its ``e_d`` (a dim that
+wraps restarts at ``lower_d``); ``n`` steps by 1.  xcc refuses (``TensorMapError``) what the manual leaves
+undefined there: a batch stride ``e_N`` other than 1, and a channel stride ``e_0`` other than 1 with an interleaved
+layout.  An interleaved im2col map addresses and lands its elements as an uninterleaved one; it changes the map's
+checks as it does a tiled map's.
+
+An im2col-mode store (``cp.async.bulk.tensor.Nd.global.shared::cta.im2col_no_offs.bulk_group``, 3d - 5d, no im2col
+offsets) is the inverse of the load with zero offsets: column element ``(p, channel)`` is read from the load's
+shared offset and written to the global coordinates the load reads it from, when they lie inside the tensor
+(others are not written: the bounding box is clipped, as a tile store's).  PTX ISA 9.7.9.25.5.1 requires of the
+``.global.shared::cta`` direction non-negative coordinates, a non-negative pixel-box lower corner and a
+non-positive upper corner (the box inside the tensor): :func:`im2col_store_check` makes each a
+``TensorMapError``.
 
 A tile-mode store (``cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group``) is the inverse: box element
 ``i`` is read from the same (swizzled) shared offset and written to global coordinates ``c + i`` when they lie
@@ -155,9 +169,12 @@ def encode_im2col(dtype: int, rank: int, address: int, dims, strides, lower, upp
         raise TensorMapError(f"channelsPerPixel = {channels} must be in 1 .. 256")
     if not 1 <= pixels <= 1024:
         raise TensorMapError(f"pixelsPerColumn = {pixels} must be in 1 .. 1024")
-    if interleave or any(x != 1 for x in element_strides[1:rank]):
-        raise TensorMapError("an im2col tensor map with an interleaved layout or elementStrides other than 1 is not "
-                             "supported yet")
+    if len(element_strides) >= rank and element_strides[rank - 1] != 1:
+        raise TensorMapError(f"elementStrides[{rank - 1}] = {element_strides[rank - 1]} (the batch dim) other than 1 "
+                             "is not supported yet for an im2col tensor map (PTX ISA 5.5.4.2 strides only D, H, W)")
+    if interleave and element_strides[:1] and element_strides[0] != 1:
+        raise TensorMapError(f"elementStrides[0] = {element_strides[0]} (the channel dim) other than 1 is not "
+                             "supported yet for an interleaved im2col tensor map")
     box = [channels] + [1] * (rank - 1)
     try:
         out = bytearray(encode_tiled(dtype, rank, address, dims, strides, box, element_strides, interleave, swizzle,
@@ -177,7 +194,7 @@ def decode(raw: bytes) -> dict:
         raise TensorMapError("the tensor map operand does not point at a tensor map made by cuTensorMapEncodeTiled "
                              "or cuTensorMapEncodeIm2col")
     dims = [x + 1 for x in struct.unpack_from("<5I", raw, 16)[:rank]]
-    return {"dtype": dtype, "rank": rank, "esize": ELEMENT_BYTES[dtype], "swizzle": SWIZZLE_BYTES[sw & 15],
+    tm = {"dtype": dtype, "rank": rank, "esize": ELEMENT_BYTES[dtype], "swizzle": SWIZZLE_BYTES[sw & 15],
             "nan_fill": bool(sw >> 4 & 1) and dtype in _FLOAT_NAN, "address": struct.unpack_from("<Q", raw, 8)[0],
             "dims": dims, "strides": list(struct.unpack_from("<4Q", raw, 40)[:rank - 1]),
             "box": list(struct.unpack_from("<5H", raw, 72)[:rank]), "im2col": _im2col_fields(raw, rank),
@@ -185,6 +202,10 @@ def decode(raw: bytes) -> dict:
             # elementStrides (0 read as 1); dim 0's only with an interleaved layout (the driver API ignores it else)
             "estrides": [max(1, x) if d or interleave else 1 for d, x in
                          enumerate(struct.unpack_from("<5B", raw, 82)[:rank])]}
+    if tm["im2col"] is not None and (tm["estrides"][rank - 1] != 1 or tm["estrides"][0] != 1):
+        raise TensorMapError("an im2col tensor map with an element stride other than 1 along the batch dim (or the "
+                             "channel dim of an interleaved layout) is not supported yet (tensormap.replace)")
+    return tm
 
 
 def _im2col_fields(raw: bytes, rank: int) -> dict | None:
@@ -202,15 +223,16 @@ def im2col_box(tm: dict, coords, offsets) -> tuple[np.ndarray, np.ndarray, np.nd
     k, dims = rank - 2, tm["dims"]
     lo = ic["lower"]
     hi = [dims[1 + d] - 1 + ic["upper"][d] for d in range(k)]
+    step = list(tm.get("estrides", [1] * rank)[1:rank - 1]) + [1]  # D, H, W strided (5.5.4.2); n by 1
     pos = [int(coords[1 + d]) for d in range(k)] + [int(coords[rank - 1])]
     pix = []
     for _ in range(ic["pixels"]):
         pix.append(list(pos))
-        pos[0] += 1
+        pos[0] += step[0]
         for d in range(k):  # carry past the bounding box into the next dim (the last into n)
             if pos[d] > hi[d]:
                 pos[d] = lo[d]
-                pos[d + 1] += 1
+                pos[d + 1] += step[d + 1]
     pix = np.asarray(pix, np.int64)  # (pixels, k + 1)
     ch = int(coords[0]) + np.arange(ic["channels"], dtype=np.int64)
     xs = [np.broadcast_to(ch[None, :], (len(pix), ch.size))]
@@ -223,6 +245,20 @@ def im2col_box(tm: dict, coords, offsets) -> tuple[np.ndarray, np.ndarray, np.nd
         addr = addr + xs[d] * (es if d == 0 else tm["strides"][d - 1])
     offsets_b = np.arange(addr.size, dtype=np.int64) * es
     return addr.reshape(-1), inside.reshape(-1), offsets_b, (_FLOAT_NAN[tm["dtype"]] if tm["nan_fill"] else 0)
+
+
+def im2col_store_check(tm: dict, coords) -> None:
+    """What PTX ISA 9.7.9.25.5.1 requires of an im2col-mode (``.im2col_no_offs``) store, as ``TensorMapError``:
+    non-negative coordinates, and the pixel box inside the tensor (lower corners >= 0, upper corners <= 0)."""
+    ic = tm["im2col"]
+    cs = [int(c) for c in coords]
+    if min(cs) < 0:
+        raise TensorMapError(f"an im2col-mode store at negative coordinates {tuple(cs)} (the .global.shared::cta "
+                             "direction needs non-negative ones)")
+    if min(ic["lower"]) < 0 or max(ic["upper"]) > 0:
+        raise TensorMapError(f"an im2col-mode store through a map whose pixel box (lower corner {tuple(ic['lower'])}, "
+                             f"upper corner {tuple(ic['upper'])}) leaves the tensor: the .global.shared::cta direction "
+                             "needs lower corners >= 0 and upper corners <= 0")
 
 
 def reduce_kind(op: str, dtype: int) -> tuple[str, int]:

@@ -175,26 +175,35 @@ def tma_load_executor(launch, view: mbar.SharedView, gmem, generic, dst, tmap, c
     return run
 
 
-def tma_store_executor(view: mbar.SharedView, gmem, generic, src, tmap, coords, redop: str | None = None):
+def tma_store_executor(view: mbar.SharedView, gmem, generic, src, tmap, coords, redop: str | None = None,
+                       im2col: bool = False):
     """``run(sel, idx, n)`` of a tile-mode store (``redop`` None) or reduction: readers of the CTA-relative
     shared source, the tensor map's generic address and each coordinate (signed); each thread's box is read
     from shared memory and its in-bounds elements written (or reduced, as the atomics do, in thread order)
-    to global memory; elements outside the tensor are dropped."""
+    to global memory; elements outside the tensor are dropped.  ``im2col``: an ``.im2col_no_offs`` store or
+    reduction, the column :func:`xcc.semantics.tensormap.im2col_box` walks with zero offsets
+    (:func:`xcc.semantics.tensormap.im2col_store_check`'s refusals are located faults)."""
     what = "cp.async.bulk.tensor" if redop is None else "cp.reduce.async.bulk.tensor"
 
     def run(sel, idx, n):
         s = _ints(src(sel, n), n)
-        maps, cs = _maps(what, generic, tmap, coords, sel, idx, n)
+        maps, cs = _maps(what, generic, tmap, coords, sel, idx, n, im2col)
         smem = view.mem()
         for i, tm in enumerate(maps):
             es = tm["esize"]
-            if redop is not None:
-                try:
+            at = [int(c[i]) for c in cs]
+            try:
+                if redop is not None:
                     kind, _ = T.reduce_kind(redop, tm["dtype"])
-                except T.TensorMapError as e:
-                    raise ExecFault(f"{what}: {e}", i) from None
-            _check_tile(what, tm, [int(c[i]) for c in cs], i, True)
-            addr, inside, off, _ = T.tile_box(tm, [c[i] for c in cs])
+                if im2col:
+                    T.im2col_store_check(tm, at)
+            except T.TensorMapError as e:
+                raise ExecFault(f"{what}: {e}", i) from None
+            if im2col:
+                addr, inside, off, _ = T.im2col_box(tm, at, [0] * (tm["rank"] - 2))
+            else:
+                _check_tile(what, tm, at, i, True)
+                addr, inside, off, _ = T.tile_box(tm, at)
             try:
                 vals = smem.load(_box_shared(what, view, int(s[i]), i, idx, tm, off), es)
                 if not inside.any():

@@ -306,7 +306,7 @@ def _tma_store(x: OpBinder):
     coords = [x.arg(2 + k) for k in range(int(x.attrs["rank"]))]
     redop = x.attrs.get("redop")
     return tma_store_executor(_view(launch), launch.gmem, _generic(launch), _plus(x, 0, "src_offset"), x.arg(1),
-                              coords, None if redop is None else str(redop))
+                              coords, None if redop is None else str(redop), bool(x.attrs.get("im2col")))
 
 
 @impl("tma_prefetch")

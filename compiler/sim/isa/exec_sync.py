@@ -170,11 +170,13 @@ def _boxbytes(x: Binder):
 
 def _im2col_offsets(x: Binder):
     """Readers of the 16-bit im2col offsets of TMALD.I2C (a.hi[15:0], a.hi[31:16]) and TMALD.X.I2C (the 64-bit d,
-    16 bits each from bit 0); None for the other rows."""
+    16 bits each from bit 0), zeros for TMAST.I2C (.im2col_no_offs); None for the other rows."""
     if x.inst.mnemonic == "TMALD.X" and x.mod("I2C"):
         d = x.w("d")
         return [lambda sel, n, k=k: (np.asarray(d(sel, n), np.uint64) >> np.uint64(16 * k)).astype(np.int64) & 0xFFFF
                 for k in range(int(x.mod("rank")[1]) - 2)]
+    if x.inst.mnemonic == "TMAST" and x.mod("I2C"):  # .im2col_no_offs: the column at zero offsets
+        return [lambda sel, n: np.zeros(n, np.int64)] * (int(x.mod("rank")[1]) - 2)
     if x.inst.mnemonic != "TMALD.I2C":
         return None
     a = _hi(x.w("a"))
@@ -193,7 +195,7 @@ def _tmast(x: Binder):
     ctx, red = x.ctx, x.mod("red")
     src, coords = _tma_operands(x)
     return tma_store_executor(_view(x), ctx.gmem, lambda: ctx.generic, src, x.w("c"), coords,
-                              red.lower() if red else None)
+                              red.lower() if red else None, bool(x.mod("I2C")))
 
 
 @impl("TMAPF", "TMAPF.I2C")
