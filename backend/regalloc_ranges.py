@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from xcc.backend.isa import NUM_PREDS
 from xcc.backend.isel import MBlock
-from xcc.backend.minst import VReg, inst_defs, inst_uses
+from xcc.backend.minst import Half, VReg, inst_uses
 from xcc.backend.regalloc import Spiller, check_values, guarded_kills, liveness
 from xcc.diagnostics import UnsupportedError
 
@@ -30,7 +30,8 @@ Ranges = list[tuple[int, int]]
 def live_ranges(blocks: list[MBlock]) -> dict[VReg, Ranges]:
     """Each value's live positions (instructions numbered in layout order) as sorted, disjoint ``(first, last)``
     ranges.  Within a block a backward walk from its live-out set closes a range at each definition that kills
-    (an unguarded one, or one :func:`xcc.backend.regalloc.guarded_kills` proves kills) and opens one at each read,
+    (an unguarded write of the whole register, or one :func:`xcc.backend.regalloc.guarded_kills` proves kills;
+    never the write of one half of a pair) and opens one at each read,
     so a value read at the top of a block and written again at its end is dead in between; a definition nothing
     reads still takes its own position.  Ranges that meet or touch are merged."""
     live_in, live_out = liveness(blocks)
@@ -43,8 +44,8 @@ def live_ranges(blocks: list[MBlock]) -> dict[VReg, Ranges]:
         open_: dict[VReg, int] = {v: last for v in live_out[b.name]}
         for q in range(last, start - 1, -1) if n else ():
             m = b.insts[q - start]
-            kills = m.guard is None or id(m) in killing
-            for v in inst_defs(m):
+            whole = m.guard is None or id(m) in killing
+            for v, kills in _defs(m, whole):
                 if v in open_:
                     if kills:
                         runs.setdefault(v, []).append((q, open_.pop(v)))
@@ -66,6 +67,20 @@ def live_ranges(blocks: list[MBlock]) -> dict[VReg, Ranges]:
             else:
                 merged.append([s, e])
         out[v] = [(s, e) for s, e in merged]
+    return out
+
+
+def _defs(m, whole: bool) -> list[tuple[VReg, bool]]:
+    """The values ``m`` writes, each with whether the write ends what the value held before: an unguarded (or
+    provably killing, ``whole``) write of the whole register does; a write of one half of a pair does not (the
+    other half may have been written earlier and still be read after), so the range reaches back past it."""
+    out = []
+    for x in m.defs():
+        x = x[0] if isinstance(x, tuple) else x
+        if isinstance(x, Half):
+            out.append((x.vreg, False))
+        elif isinstance(x, VReg):
+            out.append((x, whole))
     return out
 
 

@@ -183,36 +183,30 @@ def compile_module(sources: list[Source], options: CompileOptions = CompileOptio
     if pass_times is not None:
         pass_times["frontend"] = pass_times.get("frontend", 0.0) + time.perf_counter() - t0
     return compile_ir(module, options, kernels, print_after, out, stats, machine, pass_times,
-                      sources[0].name if sources else "", on_stage)
+                      sources[0].name if sources else "", on_stage, rebuild=lambda: frontend(sources, kernels))
 
 
 def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kernels: list[str] | None = None,
                print_after: str | None = None, out: TextIO | None = None,
                stats: dict[str, KernelStats] | None = None, machine: Machine | None = None,
                pass_times: dict[str, float] | None = None, source_name: str = "",
-               on_stage: Callable[[str, Module], None] | None = None) -> ObjectFile:
+               on_stage: Callable[[str, Module], None] | None = None,
+               rebuild: Callable[[], Module] | None = None) -> ObjectFile:
     """The back half of :func:`compile_module`, from a linked IR ``module`` (changed in place): the ``-O``
     pipeline (or ``options.passes``) and the backend, for ``kernels`` (all when None).  ``xcc link`` enters here
-    with the IR of ``.xo`` objects (xcc.lto).  ``on_stage``: see :func:`optimise`."""
+    with the IR of ``.xo`` objects (xcc.lto).  ``on_stage``: see :func:`optimise`.  ``rebuild``: the module
+    built again from its sources, for a profile-guided build's second try (:class:`_Unpipelined`)."""
     check_print_after(print_after)
     machine = machine or load_machine(options.machine)
     if kernels is not None:
         require_kernels(kernels, [f.name for f in module.functions if f.is_entry])
-    chosen = [f for f in module.functions if f.is_entry and (kernels is None or f.name in kernels)]
-    by_name = {f.name: f for f in module.functions}
-    called = {g.name for fn in chosen for g in reachable_functions(fn, by_name)[1:]}
-    module.functions = chosen + [f for f in module.functions if f.name in called]  # with the device functions
-    specialise(chosen, options)
-    if options.profile_use is not None:  # value-specialised clones, the profile indexed for the passes
-        from xcc.profile.use import apply_profile
-
-        apply_profile(module, chosen, options.profile_use)
+    _prepare(module, options, kernels)
+    unpipelined = None
+    if options.profile_use is not None and rebuild is not None and print_after is None and on_stage is None:
+        unpipelined = _Unpipelined(rebuild, options, kernels)
     optimise(module, options, print_after, out, pass_times, on_stage)
     if options.profile_use is not None:
-        from xcc.passes.block_layout import layout_blocks
-
-        for fn in module.functions:
-            layout_blocks(fn)
+        _lay_out(module)
     observer = None
     if print_after is not None or options.verify or pass_times is not None:
         observer = StageObserver(print_after, options.verify, out, pass_times)
@@ -228,12 +222,65 @@ def compile_ir(module: Module, options: CompileOptions = CompileOptions(), kerne
         t0 = time.perf_counter()
         report: dict = {}
         k = compile_function(fn, machine, backend, module.variables, report, functions)
+        if unpipelined is not None and k.spill_bytes and _profile_pipelined(fn):
+            k, report = unpipelined.fewer_spills(k, report, fn.name, machine, backend)
         images[k.name] = k
         if stats is not None:
             stats[k.name] = KernelStats(k.registers, k.instruction_count, k.shared_bytes, k.spill_bytes,
                                         round((time.perf_counter() - t0) * 1000, 3), k.barriers, k.local_bytes,
                                         report["pred_spills"].count, k.spill_stores, k.spill_loads)
     return ObjectFile(images, options.arch, source_name, dict(module.source_files))
+
+
+def _prepare(module: Module, options: CompileOptions, kernels: list[str] | None) -> None:
+    """The kernels asked for (all when None) and the device functions they call; launch-time values folded in;
+    with a profile, its value-specialised clones and the index the passes read (xcc.profile.use)."""
+    chosen = [f for f in module.functions if f.is_entry and (kernels is None or f.name in kernels)]
+    by_name = {f.name: f for f in module.functions}
+    called = {g.name for fn in chosen for g in reachable_functions(fn, by_name)[1:]}
+    module.functions = chosen + [f for f in module.functions if f.name in called]  # with the device functions
+    specialise(chosen, options)
+    if options.profile_use is not None:
+        from xcc.profile.use import apply_profile
+
+        apply_profile(module, chosen, options.profile_use)
+
+
+def _lay_out(module: Module) -> None:
+    from xcc.passes.block_layout import layout_blocks
+
+    for fn in module.functions:
+        layout_blocks(fn)
+
+
+def _profile_pipelined(fn) -> bool:
+    """Whether a profile had ``pipeline-loads`` issue some of ``fn``'s loads iterations ahead."""
+    return any(i.attrs.get("ahead") == "profile" for i in fn.instructions())
+
+
+class _Unpipelined:
+    """The module built again from its sources, prepared as profile use prepares it and optimised without the
+    profile's software pipelining, on demand: a kernel whose pipelined loads made it spill is compiled from it too, and the
+    build with fewer spill bytes is kept (the loads a profile issues ahead take registers the limit may not have;
+    an explicit ``pipeline-loads{distance=N}``, such as the autotuner's, is left as asked)."""
+
+    def __init__(self, rebuild: Callable[[], Module], options: CompileOptions, kernels: list[str] | None):
+        self.rebuild, self.options, self.kernels, self.module = rebuild, options, kernels, None
+
+    def fewer_spills(self, k, report: dict, name: str, machine: Machine, backend) -> tuple:
+        if self.module is None:
+            self.module = self.rebuild()
+            _prepare(self.module, self.options, self.kernels)
+            for fn in self.module.functions:
+                index = getattr(fn, "profile_index", None)
+                if index is not None:
+                    index.pipelining = False
+            optimise(self.module, self.options)
+            _lay_out(self.module)
+        functions = {f.name: f for f in self.module.functions}
+        again: dict = {}
+        other = compile_function(functions[name], machine, backend, self.module.variables, again, functions)
+        return (other, again) if other.spill_bytes < k.spill_bytes else (k, report)
 
 
 def specialise(kernels: list, options: CompileOptions) -> None:

@@ -29,7 +29,8 @@ block.
 
 ``distance = 0`` pipelines nothing, except, with a profile (``profile_use``), the loops whose profiled mean
 trip count is at least 2 and whose loads' uses the profile shows waiting on memory (long-scoreboard stall
-cycles): those get ``min(trip - 1, max_distance)``.  The autotuner searches ``distance`` as a knob.
+cycles): those get ``min(trip - 1, max_distance)``, their loads marked ``ahead="profile"`` (the driver builds a
+kernel that then spills again without them, :func:`xcc.driver.compile_ir`).  The autotuner searches ``distance`` as a knob.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class PipelineLoads(FunctionPass):
                 continue
             d = self.distance if self.distance > 0 else \
                 index.pipeline_distance(loop.header.terminator, loop.header.instructions, self.max_distance)
-            if d > 0 and _pipeline(fn, loop, d):
+            if d > 0 and _pipeline(fn, loop, d, True if self.distance > 0 else "profile"):
                 unroll_partially(fn, loop, d + 1)
                 changed = True
         if changed:  # the prologue's copies of the address arithmetic start from constants; clones nobody reads
@@ -149,7 +150,7 @@ def _all(conds: list[Value], continue_on_true: bool, out: list[Instruction], loc
 
 
 def _guarded_load(load: Instruction, addr: Value, fallback: Value, runs: Value | None, continue_on_true: bool,
-                  out: list[Instruction]) -> Value:
+                  out: list[Instruction], mark: bool | str = True) -> Value:
     """``ld [runs ? addr : fallback]`` (``runs`` None: ``ld [addr]``)."""
     if runs is not None:
         sel = Value(addr.type)
@@ -157,7 +158,7 @@ def _guarded_load(load: Instruction, addr: Value, fallback: Value, runs: Value |
         out.append(Instruction("selp", addr.type, args, sel, {}, load.loc, load.debug_loc))
         addr = sel
     v = Value(load.result.type, load.result.name)
-    out.append(Instruction(load.op, load.type, [addr, *load.args[1:]], v, {**load.attrs, "ahead": True}, load.loc,
+    out.append(Instruction(load.op, load.type, [addr, *load.args[1:]], v, {**load.attrs, "ahead": mark}, load.loc,
                            load.debug_loc))
     return v
 
@@ -171,7 +172,7 @@ def _loadable(inst: Instruction, written: frozenset[str], adv: _Advancer, loop: 
             and all(is_invariant(a, loop) for a in inst.args[1:]))
 
 
-def _pipeline(fn: Function, loop: Loop, d: int) -> bool:
+def _pipeline(fn: Function, loop: Loop, d: int, mark: bool | str = True) -> bool:
     h = loop.header
     if any(i.op == "call" for i in h.instructions):
         return False
@@ -208,13 +209,13 @@ def _pipeline(fn: Function, loop: Loop, d: int) -> bool:
     pconds = [pre_adv.at(cond, penvs[k], memo_pre[k]) for k in range(d - 1)]
     for load in loads:
         first = pre_adv.at(load.args[0], penvs[0], memo_pre[0])
-        inits = [_guarded_load(load, first, first, None, continue_on_true, prologue)]
+        inits = [_guarded_load(load, first, first, None, continue_on_true, prologue, mark)]
         for k in range(1, d):
             addr = pre_adv.at(load.args[0], penvs[k], memo_pre[k])
             inits.append(_guarded_load(load, addr, first, _all(pconds[:k], continue_on_true, prologue, term.loc),
-                                       continue_on_true, prologue))
+                                       continue_on_true, prologue, mark))
         ahead = adv.at(load.args[0], envs[d], memo_loop[d])
-        nxt = _guarded_load(load, ahead, load.args[0], runs, continue_on_true, body)
+        nxt = _guarded_load(load, ahead, load.args[0], runs, continue_on_true, body, mark)
         phis = [Phi(Value(load.result.type, load.result.name), [None, None], h) for _ in range(d)]
         for k, phi in enumerate(phis):
             phi.args[oi] = inits[k]

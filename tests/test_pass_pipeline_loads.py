@@ -212,3 +212,38 @@ def test_profile_use_pipelines_the_loop_that_waited(tmp_path):
         launch.grid, launch.block, args)
     np.testing.assert_allclose(args[3].copy_to_host(), launch.expected[3], atol=case.atol)
     assert stats.cycles < res.cycles
+
+
+def test_profile_pipelining_that_spills_is_built_again_without_it(tmp_path, monkeypatch):
+    """At a register limit where the loads a profile issues ahead make attention_row spill, the driver keeps the
+    build without them when it spills less; its results are the plain build's bits."""
+    import xcc.driver as driver
+    from xcc.driver import CompileOptions, compile_module, read_source
+
+    case = CASES_BY_NAME["attention_row"]
+    path = str(ptx_path(case, "sm_80"))
+    launch = case.make(np.random.default_rng(0))
+
+    def args():
+        return [rt.to_device(a) if isinstance(a, np.ndarray) else a for a in launch.args]
+
+    a = args()
+    res = rt.load_module(path, max_registers=16).get_function(case.entry).launch(
+        launch.grid, launch.block, a, shared_mem=case.shared_mem, profile=True)
+    want = a[6].copy_to_host()
+    prof = tmp_path / "p.json"
+    res.profile.save(str(prof))
+
+    def spill_bytes() -> int:
+        stats: dict = {}
+        compile_module([read_source(path)], CompileOptions(opt_level=3, max_registers=16, profile_use=str(prof)),
+                       kernels=[case.entry], stats=stats)
+        return stats[case.entry].spill_bytes
+
+    kept = spill_bytes()
+    b = args()
+    rt.load_module(path, max_registers=16, profile_use=str(prof)).get_function(case.entry).launch(
+        launch.grid, launch.block, b, shared_mem=case.shared_mem)
+    np.testing.assert_array_equal(b[6].copy_to_host().view(np.uint32), want.view(np.uint32))
+    monkeypatch.setattr(driver._Unpipelined, "fewer_spills", lambda self, k, report, *rest: (k, report))
+    assert kept < spill_bytes()

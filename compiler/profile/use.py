@@ -11,7 +11,8 @@ lookup survives the passes that ran before them:
 * ``ifconvert``: a branch that diverged in at least a tenth of its warps is converted with a larger budget, one
   that never diverged and is biased is left alone;
 * ``pipeline-loads``: a single-block loop whose instructions waited on memory and whose mean trip count is at
-  least 2 issues its loads that many iterations ahead, less one (at most ``max-distance``);
+  least 2 issues its loads that many iterations ahead, less one (at most ``max-distance``); a kernel that then
+  spills is built again without it and the build with fewer spill bytes kept (:func:`xcc.driver.compile_ir`);
 * ``inline``: a call that ran gets a four times higher threshold, one that never ran is not inlined;
 * block layout (:func:`xcc.passes.block_layout.layout_blocks`, after the pipeline): the likelier successor of
   each branch falls through, blocks that never ran go last.
@@ -45,6 +46,7 @@ class ProfileIndex:
             acc = self.loops.setdefault((lp["file"], lp["line"]), [0, 0])
             acc[0] += lp["entries"]
             acc[1] += lp["iterations"]
+        self.pipelining = True  # False: pipeline_distance is 0 everywhere (the driver's build without it)
         self.memory_waits: dict[tuple[str, int], int] = {}
         for st in kernel.get("stalls", ()):
             key = (st["file"], st["line"])
@@ -89,7 +91,7 @@ class ProfileIndex:
         """Iterations ahead to issue the loads of the loop whose back edge ``latch_branch`` is: the profile's mean
         trip count less one (at most ``most``) when ``insts`` (the loop's) waited on memory; 0 otherwise."""
         t = self.trip_count(latch_branch)
-        if t is None or t < MIN_UNROLL or not self.waits_on_memory(insts):
+        if not self.pipelining or t is None or t < MIN_UNROLL or not self.waits_on_memory(insts):
             return 0
         return max(1, min(most, int(round(t)) - 1))
 
