@@ -767,6 +767,20 @@ _ROWS = [
      "d = the bytes of one box of the tensor map at generic address c (I2C: an im2col map's channelsPerPixel x "
      "pixelsPerColumn elements; else the tiled box, element strides applied), the map checked as a load of that "
      "rank and mode checks it", "sync"),
+    # tex/tld4 with texel offsets or a depth compare (appended: opcodes stay stable; TEX's modifiers fill the field)
+    ("TEX.X", (D_R, A_W, Operand("b", "W"), C_W, E_W), (_TEX_DIM, Mod("ctype", ("F32", "S32")), _TEX_COMP,
+                                                         Mod("gather", ("NONE", "R", "G", "B", "A")),
+                                                         Mod("out", ("B32", "F16", "F16X2")),
+                                                         Mod("mip", ("NONE", "BASE", "LEVEL")), _flag("DC")),
+     "lsu", "lsu", "TEX.AOFFI.DC / TLD4.AOFFI.DC",
+     "as TEX (coordinates b.lo, b.hi, e.lo, layer e.hi; level of detail c.lo) with texel offsets packed 4 bits "
+     "each (x bits 0-3, y 4-7, z 8-11, signed) in the coordinate slot the geometry leaves free: e.lo (D1, D2, A1, "
+     "A2), e.hi (D3), none (CUBE, ACUBE); DC: depth compare against the f32 c.hi "
+     "(xcc.semantics.texture.fetch/gather's offsets and dc)", "sync load"),
+    # tex.grad on cube geometries: the direction and one gradient per row (appended: opcodes stay stable)
+    ("TEXGRAD.CUBE", (D_W, A_W, Operand("b", "W"), C_W, E_W), (), "lsu", "lsu", "(TEX.GRAD's LOD)",
+     "d = the squared length (f64) of the gradient (c.hi, e.lo, e.hi) in level-0 texels of the face the direction "
+     "(b.lo, b.hi, c.lo) picks of the cubemap texture object a (xcc.semantics.texture.grad_sq_cube)", "sync load"),
 ]
 
 

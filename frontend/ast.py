@@ -54,6 +54,16 @@ class Symbol:
 
 
 @dataclass(frozen=True)
+class InitField:
+    """A field of an opaque variable's initialiser: ``addr_mode_0 = clamp_to_edge`` (``.samplerref``); the value
+    a name or an integer."""
+
+    name: str
+    value: str | int
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class Address:
     """A memory operand ``[base+offset]``; base is a Reg, Symbol or None (absolute ``[imm]``).
     In a variable initialiser it is an address constant: ``sym+offset`` (an offset in sym's state

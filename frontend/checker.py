@@ -163,6 +163,7 @@ class _Checker:
     def run(self) -> None:
         try:
             self.header()
+            self.opaque_initialisers()
             module_names = self.functions | {v.name for v in self.module.variables}
             bodies: dict[str, ast.Function] = {}
             for fn in self.module.functions:
@@ -265,6 +266,32 @@ class _Checker:
             _InstructionCheck(self, ins, regs).run()
         if ins.opcode in ("tex", "tld4") and "texmode_independent" in self.module.target:
             self.independent_texture(ins)
+
+    def opaque_initialisers(self) -> None:
+        """``{ field = value, ... }`` initialises an opaque variable only (PTX ISA, "Texture Sampler and Surface
+        Types"): a ``.samplerref``'s fields ``addr_mode_0..2``, ``filter_mode``, ``force_unnormalized_coords``
+        (ptxas 13: "Unrecognized field name ... in opaque struct initializer"), in a ``texmode_independent``
+        module (ptxas: "violates .target texmode_unified setting")."""
+        for v in self.module.variables:
+            fields = [e for e in v.init or () if isinstance(e, ast.InitField)]
+            if not fields and not (v.type == "samplerref" and v.init is not None):
+                continue
+            if v.type not in ("texref", "samplerref", "surfref"):
+                self.error(f"'{v.name}': a {{ field = value }} initialiser needs an opaque type (.samplerref)",
+                           v.loc)
+                continue
+            if v.type != "samplerref":
+                self.error(f"'{v.name}': a .{v.type} initialiser is not supported yet (xcc's texture and surface "
+                           "objects come from the driver API; a .samplerref's initialiser is supported)", v.loc)
+                continue
+            if "texmode_independent" not in self.module.target:
+                self.error(f"'{v.name}': an initialised .samplerref needs .target texmode_independent (the "
+                           "module is texmode_unified)", v.loc)
+            for f in fields:
+                if f.name not in ("addr_mode_0", "addr_mode_1", "addr_mode_2",
+                                  "filter_mode", "force_unnormalized_coords"):
+                    self.error(f"'{v.name}': unknown .samplerref field '{f.name}' (addr_mode_0, addr_mode_1, "
+                               "addr_mode_2, filter_mode, force_unnormalized_coords)", f.loc or v.loc)
 
     def independent_texture(self, ins: ast.Instruction) -> None:
         """A ``texmode_independent`` module's ``tex``/``tld4`` names its sampler, ``[texture, sampler,

@@ -408,7 +408,12 @@ class _Builder(Transformer):
                 align = it[1]
             elif it[0] == "var":
                 _, tok, dims, init = it
-                if init is not None:
+                if isinstance(init, _InitList) and any(isinstance(e, ast.InitField) for e in init):
+                    if not all(isinstance(e, ast.InitField) for e in init):
+                        raise PtxSyntaxError("an initialiser mixes 'field = value' and plain elements",
+                                             self._loc(tok))
+                    init = list(init)  # an opaque type's fields: { addr_mode_0 = clamp_to_edge, ... }
+                elif init is not None:
                     shape = [*dims[1:], *([vector] if vector else [])]
                     init = _flatten_init(init, shape, _zero(type_))
                 out.append(ast.VarDecl(space, type_, tok.value, align, dims, init, None, vector,
@@ -433,6 +438,10 @@ class _Builder(Transformer):
 
     def init_list(self, c):
         return _InitList(c)
+
+    def init_field(self, c):
+        v = c[1].value
+        return ast.InitField(c[0].value, _int(v) if c[1].type == "INT" else v, self._loc(c[0]))
 
     def c_int(self, c):
         return ast.Imm(_int(c[0].value), loc=self._loc(c[0]))

@@ -199,6 +199,8 @@ def format_var_decl(var: ast.VarDecl) -> str:
 
 def format_initialiser(var: ast.VarDecl) -> str:
     """The initialiser, nested by the inner dimensions when the element count allows it."""
+    if var.init and all(isinstance(e, ast.InitField) for e in var.init):
+        return "{ " + ", ".join(f"{e.name} = {e.value}" for e in var.init) + " }"
     elements = [format_constant(e) for e in var.init]
     shape = [*var.dims[1:], *([var.vector] if var.vector else [])]
     if not var.dims and not var.vector and len(elements) == 1:

@@ -10,7 +10,8 @@ element bytes``, no padding), layer after layer; ``cuMemcpyHtoA`` / ``cuMemcpyAt
 in that layout.
 
 Mipmapped arrays (``cuMipmappedArrayCreate``, ``cuMipmappedArrayGetLevel``, ``cuMipmappedArrayDestroy``): each
-level a CUDA array, extents halved per level; the texture reads them through ``tex.level``/``tex.base`` with the
+level a CUDA array, extents halved per level (a cubemap's, ``CUDA_ARRAY3D_CUBEMAP`` with or without ``LAYERED``:
+its faces, the six per cube kept); the texture reads them through ``tex.level``/``tex.base`` with the
 descriptor's mipmap filter (point or linear), level bias and level clamps.
 
 Supported: resources of type ``ARRAY`` (1D/2D/3D and layered 1D/2D arrays, cubemaps and cubemap arrays:
@@ -20,7 +21,7 @@ HALF and FLOAT with 1, 2 or 4 channels; address modes wrap, clamp, mirror, borde
 linear filtering (linear only with float results: a float format, or 8/16-bit integers read as normalized
 float); ``CU_TRSF_NORMALIZED_COORDINATES`` and ``CU_TRSF_READ_AS_INTEGER``.  Surfaces need an ``ARRAY``
 resource made with ``CUDA_ARRAY3D_SURFACE_LDST``.  Refused with ``CUDA_ERROR_NOT_SUPPORTED``:
-resource views, sRGB, anisotropy, cubemap surfaces and layered mipmaps; anything malformed is
+resource views, sRGB, anisotropy, cubemap surfaces and layered (non-cubemap) mipmaps; anything malformed is
 ``CUDA_ERROR_INVALID_VALUE`` naming the field.
 """
 
@@ -226,13 +227,15 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels) -> CUmipmappedA
     n = as_int(numMipmapLevels, "numMipmapLevels")
     w, h, d, fl = (as_int(v, k) for v, k in ((a.Width, "Width"), (a.Height, "Height"), (a.Depth, "Depth"),
                                              (a.Flags, "Flags")))
-    if fl:
-        raise CudaError(_NOT_SUPPORTED, f"{fn}: Flags {fl:#x} (layered and surface mipmaps are not supported)")
-    most = max(w, h, d, 1).bit_length()
+    cube = bool(fl & CUDA_ARRAY3D_CUBEMAP)  # a cubemap (array): each level six square faces per cube, Depth kept
+    if fl & ~(CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED) or (fl and not cube):
+        raise CudaError(_NOT_SUPPORTED, f"{fn}: Flags {fl:#x} (layered and surface mipmaps are not supported; "
+                        "cubemaps are)")
+    most = max(w, h, 1 if cube else d, 1).bit_length()
     if not 1 <= n <= min(most, 255):
         raise CudaError(_INVALID, f"{fn}: numMipmapLevels {n} must be 1 .. {most} for {w} x {h} x {d}")
-    levels = [_new_array(fn, max(w >> k, 1), max(h >> k, 1) if h else 0, max(d >> k, 1) if d else 0, a.Format,
-                         a.NumChannels, 0) for k in range(n)]
+    levels = [_new_array(fn, max(w >> k, 1), max(h >> k, 1) if h else 0, d if cube else max(d >> k, 1) if d else 0,
+                         a.Format, a.NumChannels, fl) for k in range(n)]
     ctx = current()
     table = ctx.memory.alloc(8 * n)
     ctx.memory.write(table, b"".join(array_of(h).address.to_bytes(8, "little") for h in levels))

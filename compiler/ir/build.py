@@ -57,6 +57,8 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
     signatures = {fn.name: fn for fn in mod.functions}
     spaces = {v.name: v.space for v in mod.variables}
     variables = [_variable(v, functions=function_names, spaces=spaces) for v in mod.variables]
+    # initialised .samplerref variables (texmode_independent): a tex naming one takes its fields at compile time
+    samplers = {v.name: v for v in mod.variables if v.type == "samplerref" and v.init is not None}
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}
     for fn in mod.functions:
@@ -65,7 +67,7 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
                 declarations.setdefault(fn.name, fn.loc)
             continue
         try:
-            functions.append(FunctionBuilder(fn, variables, function_names, signatures).build())
+            functions.append(FunctionBuilder(fn, variables, function_names, signatures, samplers).build())
         except XccError:
             if entries is None or not fn.is_entry or fn.name in entries:
                 raise  # else a kernel not asked for is left out: its error comes when it is asked for
@@ -97,8 +99,8 @@ def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[st
     for d in decl.dims:
         count *= d if d is not None else 0
     size = t.bytes * (decl.vector or 1) * count
-    init = None
-    if decl.init:
+    init, relocs, addr_relocs = None, [], []
+    if decl.init and decl.type not in ("texref", "samplerref", "surfref"):  # (an opaque one's fields: no bytes)
         if t.kind == "pred":
             raise UnsupportedError(f"initialiser of variable '{decl.name}' is not supported yet", decl.loc)
         data, relocs, addr_relocs = bytearray(), [], []
@@ -123,7 +125,7 @@ def _variable(decl: ast.VarDecl, key: str | None = None, functions: frozenset[st
         init = bytes(data.ljust(size, b"\0"))
     extern = decl.linkage == "extern"
     return Variable(key or decl.name, decl.space, size, decl.align or t.bytes, init, extern, decl.linkage,
-                    tuple(relocs) if decl.init else (), tuple(addr_relocs) if decl.init else ())
+                    tuple(relocs), tuple(addr_relocs))
 
 
 def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int = 0) -> list[Param]:
@@ -149,8 +151,9 @@ def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int 
 
 class FunctionBuilder:
     def __init__(self, fn: ast.Function, module_vars: list[Variable], function_names: frozenset[str] = frozenset(),
-                 signatures: dict[str, ast.Function] | None = None):
+                 signatures: dict[str, ast.Function] | None = None, samplers: dict[str, ast.VarDecl] | None = None):
         self.ast_fn = fn
+        self.samplers = samplers or {}  # the module's initialised .samplerref variables
         self.signatures = signatures or {}  # the module's functions (the types of a callee's .reg parameters)
         self.function_names = function_names  # the module's functions (their addresses are function pointers)
         self.params = _params(fn)

@@ -12,8 +12,9 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
 * ``tex.2dms.v4.{f32,s32,u32,f16}.s32 d, [h, {sample, x, y, -}]`` and ``tex.a2dms ... [h, {layer, sample, x,
   y}]`` (multisample) -> four ``tex {ms}`` of the 2d / a2d geometry, the sample index the last argument.
 * ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
-  argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` (1d, 2d, 3d geometries) -> ``tex_lod`` of the gradients, then
-  as ``tex.level``.
+  argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` -> ``tex_lod`` of the gradients (cube, acube:
+  ``tex_lod {cube}`` of the direction and the gradients, measured on the direction's face), then as
+  ``tex.level``.
 * ``tld4.{r,g,b,a}.{2d,a2d,cube,acube}.v4.{f32,s32,u32}.f32 d, [h, c]`` -> four ``tex {gather}``.
 * ``txq.q.b32 d, [h]`` and ``suq.q.b32 d, [h]`` -> ``txq``; ``txq.level.{width,height,depth}.b32 d, [h], lod``
   -> ``txq`` with the level a second argument; ``istypep.kind p, h`` -> ``istypep``.
@@ -22,20 +23,24 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   ``sured``; ``sust.p.dim{.v2,.v4}.b32`` (formatted: x in elements, words converted to the format) -> ``sust
   {formatted}``, ``sured.p.op.dim.{b32,b64}`` (x in elements, signedness the format's) -> ``sured {formatted}``.
 
-``tex``/``tld4``'s ``d|p`` residency predicate: p = true (every texel xcc holds is resident).
+``tex``/``tld4``'s ``d|p`` residency predicate: p = true (every texel xcc holds is resident).  Their optional
+``{e}`` texel offsets (.s32, packed 4 bits per axis into one word) and ``f`` depth compare value (.f32) follow
+the level of detail as the last arguments (attrs ``off``, ``dc``).
 
-Refused with a located message: independent mode (a separate sampler),
-``tex.grad`` on cube geometries, depth compare, texel offsets and ``.v8``.
+Independent mode: ``[h, s, c]`` with ``s`` an initialised module ``.samplerref`` -> the handle combined with the
+sampler's fields (:meth:`TextureLowering._tx_sampled`), read at compile time.
+
+Refused with a located message: a sampler that is not an initialised module .samplerref, texel offsets on multisample geometries and ``.v8``.
 """
 
 from __future__ import annotations
 
-from xcc.diagnostics import PtxSemanticError
+from xcc.diagnostics import PtxSemanticError, UnsupportedError
 from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
-from xcc.semantics.texture import SUQ_QUERIES, TXQ_QUERIES
+from xcc.semantics.texture import CLAMP, SAMPLED, SAMPLER_MODES, SUQ_QUERIES, TXQ_QUERIES, sampler_word
 
 _DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True), "cube": (3, False),
          "acube": (3, True)}
@@ -55,10 +60,42 @@ def _text(inst) -> str:
     return ".".join((inst.opcode, *inst.modifiers))
 
 
+def sampler_of(decl: ast.VarDecl) -> int:
+    """The sampler word (:func:`xcc.semantics.texture.sampler_word`) of an initialised ``.samplerref``: its
+    ``addr_mode_N`` (wrap, mirror, clamp_to_edge, clamp_to_border), ``filter_mode`` (nearest, linear) and
+    ``force_unnormalized_coords`` (0, 1), a later field overriding an earlier one.  *A field it does not name
+    reads clamp_to_edge, nearest, 0* (the manual gives no defaults; OpenCL's unnamed ones are its zeros:
+    CLK_ADDRESS_NONE, which needs in-range coordinates, CLK_FILTER_NEAREST)."""
+    modes, linear, force = [CLAMP, CLAMP, CLAMP], False, False
+    for f in decl.init or ():
+        where = f.loc or decl.loc
+        if f.name.startswith("addr_mode_"):
+            if f.value not in SAMPLER_MODES:
+                known = f.value == "clamp_ogl" or isinstance(f.value, int)  # ptxas takes them; xcc does not yet
+                why = "is not supported yet" if known else "is not an address mode"
+                raise (UnsupportedError if known else PtxSemanticError)(
+                    f"'{decl.name}': {f.name} = {f.value} {why} (xcc takes wrap, mirror, clamp_to_edge, "
+                    "clamp_to_border)", where)
+            modes[int(f.name[-1])] = SAMPLER_MODES[f.value]
+        elif f.name == "filter_mode":
+            if f.value not in ("nearest", "linear"):
+                known = isinstance(f.value, int)
+                why = "is not supported yet" if known else "is not a filter mode"
+                raise (UnsupportedError if known else PtxSemanticError)(
+                    f"'{decl.name}': filter_mode = {f.value} {why} (xcc takes nearest, linear)", where)
+            linear = f.value == "linear"
+        elif f.name == "force_unnormalized_coords":
+            if f.value not in (0, 1):
+                raise PtxSemanticError(f"'{decl.name}': force_unnormalized_coords takes 0 or 1", where)
+            force = f.value == 1
+    return sampler_word(tuple(modes), linear, force)
+
+
 class TextureLowering:
     def _tx_refuse(self, inst, why: str):
         return self.error(f"'{_text(inst)}': {why} is not supported yet (xcc runs unified-mode texture and "
-                          "surface objects: docs/semantics.md, 'Textures and surfaces')")
+                          "surface objects, and independent mode with initialised .samplerref variables: "
+                          "docs/semantics.md, 'Textures and surfaces')")
 
     def _tx_handle(self, op):
         """The 64-bit handle an address operand's base names: a register, a kernel parameter or a module
@@ -79,12 +116,14 @@ class TextureLowering:
         raise self.error(f"'{_text(self.inst)}': expected a texture or surface handle (a .u64 register, a kernel "
                          "parameter or a .texref/.surfref variable)", PtxSemanticError)
 
-    def _tx_operand(self, inst, op, want_coords: bool):
-        """(handle, coordinate operands) of ``[h]`` / ``[h, {c...}]``."""
+    def _tx_operand(self, inst, op, want_coords: bool, sampler_ok: bool = False):
+        """(handle, coordinate operands) of ``[h]`` / ``[h, {c...}]``; ``sampler_ok`` (tex, tld4): also ``[h, s,
+        {c...}]``, the sampler ``s`` an initialised ``.samplerref`` (:meth:`_tx_sampled`)."""
         if not isinstance(op, ast.Address):
             raise self.error(f"'{_text(inst)}': expected [handle{', {coordinates}' if want_coords else ''}]",
                              PtxSemanticError)
-        if len(op.elements) > 1 or (op.elements and not want_coords):
+        if len(op.elements) > 1 + sampler_ok or (op.elements and not want_coords) or (
+                len(op.elements) > 1 and not sampler_ok):
             raise self._tx_refuse(inst, "independent mode (a separate sampler operand)")
         if op.offset:
             raise self.error(f"'{_text(inst)}': a handle operand takes no offset", PtxSemanticError)
@@ -93,8 +132,22 @@ class TextureLowering:
             return h, []
         if not op.elements:
             raise self.error(f"'{_text(inst)}': expected [handle, {{coordinates}}]", PtxSemanticError)
-        c = op.elements[0]
+        if len(op.elements) == 2:
+            h = self._tx_sampled(inst, h, op.elements[0])
+        c = op.elements[-1]
         return h, list(c.elements if isinstance(c, ast.Vector) else (c,))
+
+    def _tx_sampled(self, inst, h, sampler):
+        """Independent mode: the texture handle combined with the sampler's fields
+        (:data:`xcc.semantics.texture.SAMPLED`), read at compile time from the module's initialised
+        ``.samplerref`` (:func:`sampler_of`)."""
+        decl = self.b.samplers.get(sampler.name) if isinstance(sampler, ast.Symbol) else None
+        if decl is None:
+            raise self._tx_refuse(inst, "a sampler that is not an initialised module .samplerref (a register, a "
+                                  "parameter or an uninitialised variable)")
+        u64 = ptx_type("u64")
+        word = SAMPLED | sampler_of(decl) << 48
+        return self.emit("or", u64, [h, Const(u64, word)], u64).result
 
     def _tx_dests(self, inst, op, n: int) -> list:
         ds = list(op.elements) if isinstance(op, ast.Vector) else [op]
@@ -144,9 +197,15 @@ class TextureLowering:
             raise self._tx_refuse(inst, "this form (xcc runs .v4.{f32,s32,u32,f16}.{f32,s32} and .v2.f16x2)")
         if gather and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': tld4 takes .f32 coordinates", PtxSemanticError)
-        if len(inst.operands) != 2 + (mip == "level") + 2 * (mip == "grad") or isinstance(dests, ast.Address):
-            raise self._tx_refuse(inst, "a texel offset or depth compare operand")
-        h, coords = self._tx_operand(inst, inst.operands[1], True)
+        nmip = 2 + (mip == "level") + 2 * (mip == "grad")
+        tail = list(inst.operands[nmip:])  # {, e} {, f}: texel offsets (a vector), depth compare (a scalar)
+        offs = tail.pop(0) if tail and isinstance(tail[0], ast.Vector) else None
+        dcop = tail.pop(0) if tail and not isinstance(tail[0], (ast.Vector, ast.Address)) else None
+        if len(inst.operands) < nmip or tail or isinstance(dests, ast.Address):
+            raise self.error(f"'{_text(inst)}': expected d, [handle, {{coordinates}}]{', lod' if mip == 'level' else ''}"
+                             f"{', dPdx, dPdy' if mip == 'grad' else ''} {{, {{offsets}}}} {{, depth compare}}",
+                             PtxSemanticError)
+        h, coords = self._tx_operand(inst, inst.operands[1], True, sampler_ok=True)
         sample = []
         if dim in _MS_DIMS:  # multisample: {sample, x, y, -} / {layer, sample, x, y}, .s32 (PTX ISA, tex)
             if gather or mip or types[1] != "s32":
@@ -166,6 +225,13 @@ class TextureLowering:
             raise self.error(f"'{_text(inst)}': tld4 takes .2d, .a2d, .cube or .acube", PtxSemanticError)
         if dim in ("cube", "acube") and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': .{dim} takes .f32 coordinates", PtxSemanticError)
+        if offs is not None and (dim in ("cube", "acube") or sample):
+            if sample:
+                raise self._tx_refuse(inst, "a texel offset on a multisample geometry")
+            raise self.error(f"'{_text(inst)}': .{dim} takes no texel offsets (PTX ISA, tex)", PtxSemanticError)
+        if dcop is not None and (dim == "3d" or sample or types[1] != "f32"):
+            raise self.error(f"'{_text(inst)}': a depth compare takes .f32 coordinates and no .3d or multisample "
+                             "geometry (PTX ISA, tex)", PtxSemanticError)
         # (.f16 results are typed by their bits: they are no half arithmetic for the selector's half rules)
         dt, ct = ptx_type({"f16": "b16", "f16x2": "b32"}.get(types[0], types[0])), ptx_type(types[1])
         cvals = [self.read(c, ct) for c in xs]
@@ -175,33 +241,60 @@ class TextureLowering:
             extra["half"] = types[0]
         if sample:  # the sample index after the coordinates
             extra["ms"] = True
+        tail_vals = []  # after the level of detail: the packed offsets, the depth compare value
+        if offs is not None:
+            extra["off"] = True
+            tail_vals.append(self._tx_offsets(inst, offs, dims))
+        if dcop is not None:
+            extra["dc"] = True
+            tail_vals.append(self.read(dcop, ptx_type("f32")))
         lod = []
         if mip is not None:
             extra["mip"] = "level" if mip == "grad" else mip
             if mip == "level":
                 lod = [self.read(inst.operands[2], ptx_type("f32"))]
             if mip == "grad":  # the level of detail of the gradients, then as tex.level
-                lod = [self._tx_grad(inst, h, dims)]
+                lod = [self._tx_grad(inst, h, dims, cvals if dim in ("cube", "acube") else None)]
         for k, d in enumerate(self._tx_dests(inst, dests, vec)):
             if isinstance(d, ast.Sink):
                 continue
             rt = d.type if isinstance(d, RegVar) else dt
-            v = self.emit("tex", dt, [h, *lvals, *cvals, *sample, *lod], rt, dim=dim, ctype=types[1], comp=k,
+            v = self.emit("tex", dt, [h, *lvals, *cvals, *sample, *lod, *tail_vals], rt, dim=dim, ctype=types[1],
+                          comp=k,
                           layered=layered, **extra)
             self.write(d, v.result)
         if resident is not None:
             self.write(resident, Const(PRED, 1))
 
-    def _tx_grad(self, inst, h, dims: int):
-        """``tex_lod`` of ``tex.grad``'s gradient vectors (operands 2 and 3: .v2.f32 for 1d/2d, .v4.f32 for 3d)."""
-        if inst_dim(inst) in ("cube", "acube"):
-            raise self._tx_refuse(inst, "tex.grad on a cube geometry")
+    def _tx_offsets(self, inst, op, dims: int):
+        """``{e}``'s texel offsets (.s32, the first ``dims`` elements) packed 4 bits each, x in bits 0-3
+        (:func:`xcc.semantics.texture.unpack_offsets`: a value outside -8..+7 wraps)."""
+        es = list(op.elements)
+        if len(es) < dims or any(isinstance(e, ast.Sink) for e in es[:dims]):
+            raise self.error(f"'{_text(inst)}': expected a texel offset vector of {dims} element(s)",
+                             PtxSemanticError)
+        u32 = ptx_type("u32")
+        word = None
+        for k, e in enumerate(es[:dims]):
+            v = self.read(e, ptx_type("s32"))
+            v = self.emit("and", u32, [v, Const(u32, 0xF)], u32).result
+            if k:
+                v = self.emit("shl", u32, [v, Const(u32, 4 * k)], u32).result
+            word = v if word is None else self.emit("or", u32, [word, v], u32).result
+        return word
+
+    def _tx_grad(self, inst, h, dims: int, direction=None):
+        """``tex_lod`` of ``tex.grad``'s gradient vectors (operands 2 and 3: .v2.f32 for 1d/2d, .v4.f32 for 3d,
+        cube and acube, the fourth element ignored); ``direction``: a cube fetch's, the gradients measured on
+        its face (``tex_lod {cube}``, the direction first)."""
         f32, grads = ptx_type("f32"), []
         for op in inst.operands[2:4]:
             es = list(op.elements) if isinstance(op, ast.Vector) else [op]
             if len(es) < dims:
                 raise self.error(f"'{_text(inst)}': expected gradient vectors of {dims} element(s)", PtxSemanticError)
             grads.append([self.read(e, f32) for e in es[:dims]])
+        if direction is not None:
+            return self.emit("tex_lod", f32, [h, *direction, *grads[0], *grads[1]], f32, cube=True).result
         return self.emit("tex_lod", f32, [h, *grads[0], *grads[1]], f32).result
 
     def op_tld4(self, inst) -> None:

@@ -216,10 +216,12 @@ OPS.update({
 #    xcc.sim.texture).  a is the object's 64-bit handle; one op per destination or source element.
 OPS.update({
     "tex": OpDef("tex", None, "word attrs.comp of tex.attrs.dim (attrs.gather: tld4's component r|g|b|a) of the "
-                 "texture object a at coordinates args 1.. (attrs.ctype f32|s32; attrs.layered: the layer first)",
+                 "texture object a at coordinates args 1.. (attrs.ctype f32|s32; attrs.layered: the layer first; then "
+                 "the level of detail, attrs.off: the packed texel offsets, attrs.dc: the depth compare value)",
                  reads_memory=True),
     "tex_lod": OpDef("tex_lod", None, "d = tex.grad's level of detail (f32) of the texture object a for the "
-                     "gradients dPdx = args 1 .. k, dPdy = args k+1 .. 2k (k = the geometry's dimensions)",
+                     "gradients dPdx = args 1 .. k, dPdy = args k+1 .. 2k (k = the geometry's dimensions; attrs.cube: "
+                     "the direction args 1 .. 3 first, the gradients of three elements measured on its face)",
                      reads_memory=True),
     "txq": OpDef("txq", None, "d = txq.attrs.query (attrs.surface: suq) of the texture (surface) object a; "
                  "with a second argument b, txq.level: the query of mipmap level b (.s32)", reads_memory=True),

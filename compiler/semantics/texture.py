@@ -115,6 +115,38 @@ def decode(words) -> dict:
             "bias": _bits_f32(w[11]), "min_clamp": _bits_f32(w[11] >> 32), "max_clamp": _bits_f32(w[12])}
 
 
+SAMPLER_MODES = {"wrap": WRAP, "clamp_to_edge": CLAMP, "mirror": MIRROR, "clamp_to_border": BORDER}
+"""A ``.samplerref`` initialiser's ``addr_mode_N`` values (PTX ISA, "Texture Sampler and Surface Types")."""
+SAMPLER_FIELDS = ("addr_mode_0", "addr_mode_1", "addr_mode_2", "filter_mode", "force_unnormalized_coords")
+SAMPLED = 1 << 63
+"""Independent mode: a handle with this bit carries a sampler (:func:`sampler_word`) in bits 48-55 and the
+texture object's descriptor address in bits 0-47 (as NVIDIA's bindless handles combine a texture and a sampler
+index)."""
+
+
+def sampler_word(modes=(CLAMP, CLAMP, CLAMP), linear: bool = False, force_unnormalized: bool = False) -> int:
+    """The 8 bits of an independent-mode sampler: address modes 2 bits each, linear filtering (bit 6), forced
+    unnormalized coordinates (bit 7)."""
+    return modes[0] | modes[1] << 2 | modes[2] << 4 | int(linear) << 6 | int(force_unnormalized) << 7
+
+
+def split_handle(h: int) -> tuple[int, int | None]:
+    """(descriptor address, sampler word or None) of a handle (:data:`SAMPLED`)."""
+    h = int(h)
+    return (h & ((1 << 48) - 1), h >> 48 & 0xFF) if h & SAMPLED else (h, None)
+
+
+def with_sampler(d: dict, word: int) -> dict:
+    """The descriptor as an independent-mode sampler reads it: its address modes and filter replaced, its
+    normalized coordinates kept unless the sampler forces unnormalized ones (PTX ISA: the texture's
+    ``normalized_coords``, the sampler's ``filter_mode``, ``addr_mode_N``, ``force_unnormalized_coords``)."""
+    linear = bool(word >> 6 & 1)
+    if linear and not float_output(d):
+        raise TextureError("a linear-filtering sampler on a texture whose texels are not floats")
+    return dict(d, modes=(word & 3, word >> 2 & 3, word >> 4 & 3), linear=linear,
+                normalized=d["normalized"] and not word >> 7 & 1)
+
+
 def kind_of(words) -> str | None:
     """'texref' (a texture object), 'surfref' (a surface object) or None (``istypep``)."""
     magic = int(words[0]) & 0xFFFFFFFF
@@ -211,19 +243,30 @@ def _sizes(d: dict) -> list[int]:
     return [max(d["width"], 1), max(d["height"], 1), max(d["depth"], 1)][:d["dims"]]
 
 
-def _taps(d: dict, coords, integer: bool, gather: bool = False):
-    """Per axis, [(texel index or None, weight numerator of 256)] (linear) or [(index, 256)] (point)."""
+def unpack_offsets(word: int, n: int) -> list[int]:
+    """The ``n`` texel offsets of ``tex``/``tld4``'s offset operand packed as xcc's lowering packs them: 4 bits per
+    axis (x bits 0-3, y 4-7, z 8-11), each signed, so an offset is its value's low 4 bits (the manual's range -8
+    to +7; *a value outside it wraps*)."""
+    return [((int(word) >> 4 * k & 0xF) ^ 8) - 8 for k in range(n)]
+
+
+def _taps(d: dict, coords, integer: bool, gather: bool = False, offsets=None):
+    """Per axis, [(texel index or None, weight numerator of 256)] (linear) or [(index, 256)] (point); ``offsets``:
+    texel offsets added to the unnormalized coordinate (an integer one exactly, a float one ``u + o`` in f32)."""
     out = []
     for k, n in enumerate(_sizes(d)):
         mode = d["modes"][k]
+        off = offsets[k] if offsets else 0
         if integer:
-            i = int(coords[k])
+            i = int(coords[k]) + off
             if d["restype"] == RES_LINEAR:
                 out.append([(i if 0 <= i < n else None, 256)])
             else:
                 out.append([(address_index(i, n, mode, d["normalized"]), 256)])
             continue
         u = _axis_u(float(coords[k]), n, d["normalized"])
+        if off:
+            u = _f32(u + off)
         if d["linear"] or gather:
             ub = _f32(u - 0.5)
             i0 = math.floor(ub)
@@ -278,6 +321,29 @@ def grad_sq(d: dict, g: list[float]) -> float:
     return sum((x * k) * (x * k) for x, k in zip(g, scale))
 
 
+_CUBE_AXES = ((0, 1, 2, -1, 1, -1), (0, -1, 2, 1, 1, -1), (1, 1, 0, 1, 2, 1), (1, -1, 0, 1, 2, -1),
+              (2, 1, 0, 1, 1, -1), (2, -1, 0, -1, 1, -1))
+"""Per face of :func:`cube_face`: (axis, sign) of m, s and t: ``m = sign * P[axis]`` and so on."""
+
+
+def grad_sq_cube(d: dict, direction: list[float], g: list[float]) -> float:
+    """The squared length (f64) of one ``tex.grad.cube``/``.acube`` gradient ``g`` (of the direction, three
+    elements) in texels of the face :func:`cube_face` picks for ``direction``: the derivative of the face's
+    normalized coordinates ``(s / m + 1) / 2`` is ``(ds * m - s * dm) / (2 m^2)`` (the quotient rule; OpenGL
+    4.6's cube-map derivatives), each scaled by the face's width (*computed in f64*); a direction with no major
+    axis (m = 0) gives 0 (the base level)."""
+    face = cube_face(*direction)[0]
+    am, sm, as_, ss, at, st = _CUBE_AXES[face]
+    m, sc, tc = sm * direction[am], ss * direction[as_], st * direction[at]
+    dm, ds, dt = sm * g[am], ss * g[as_], st * g[at]
+    if m == 0 or math.isnan(m):
+        return 0.0
+    n = max(d["width"], 1)
+    du = (ds * m - sc * dm) / (2 * m * m) * n
+    dv = (dt * m - tc * dm) / (2 * m * m) * n
+    return du * du + dv * dv
+
+
 def lod_of_sq(sx: float, sy: float) -> float:
     """``tex.grad``'s level of detail (f32) from the two squared gradient lengths: ``log2`` of the longer,
     computed in f64 and rounded once; a zero gradient gives -inf (the level clamps then pick the base level),
@@ -293,43 +359,58 @@ def grad_lod(d: dict, dx: list[float], dy: list[float]) -> float:
     return lod_of_sq(grad_sq(d, dx), grad_sq(d, dy))
 
 
+def _compared(texel_x: float, ref: float) -> float:
+    """A depth compare's per-texel result (PTX ISA, ``tex``: "each element fetched from texture is compared
+    against [the operand]. If comparison passes, result is 1.0; otherwise result is 0.0", and these results are
+    filtered).  The compare function is the sampler's, and no CUDA API sets one (``CUDA_TEXTURE_DESC`` has no
+    compare mode), so *xcc compares as OpenGL's default ``GL_LEQUAL``: passes when ``ref <= texel``* (the texel's
+    x channel; NaN fails); the result reads ``(r, 0, 0, 1)`` as a one-channel float texel does."""
+    return 1.0 if ref <= texel_x else 0.0
+
+
 def fetch(d: dict, read, coords, integer: bool, layer: int = 0, lod: float | None = None,
-          base: bool = False) -> list[int]:
+          base: bool = False, offsets=None, dc: float | None = None) -> list[int]:
     """The four result words of a ``tex`` at ``coords`` (floats, or ints with ``integer``); ``read(address,
     nbytes)`` reads global memory (bytes).  A mipmapped texture is read at level 0 (``base``: ``tex.base``) or
     at the level of detail ``lod`` (``tex.level``; None: 0) plus the bias, clamped: the nearest level (ties up)
     or, with linear mipmap filtering, the two levels around it weighted as linear filtering weighs texels
-    (9-bit fixed point)."""
+    (9-bit fixed point).  ``offsets``: texel offsets (:func:`_taps`; at each level in that level's texels);
+    ``dc``: depth compare (:func:`_compared`)."""
     if d["surface"]:
         raise TextureError("a tex through a surface object")
+    if dc is not None and not float_output(d):
+        raise TextureError("a depth compare on a texture whose texels are not floats")
     if d["cube"]:  # a face of six (per cube of the array) square 2D layers, read with normalized coordinates
         if integer or len(coords) != 3:
             raise TextureError("a cubemap texture takes .cube/.acube fetches with .f32 coordinates")
         face, u, v = cube_face(*(float(c) for c in coords))
         flat = dict(d, cube=False, normalized=True, modes=(CLAMP, CLAMP, CLAMP))
         cubes = max(d["layers"] // 6, 1)
-        return fetch(flat, read, [u, v], False, 6 * min(max(int(layer), 0), cubes - 1) + face, lod, base)
+        return fetch(flat, read, [u, v], False, 6 * min(max(int(layer), 0), cubes - 1) + face, lod, base, dc=dc)
     if d["levels"]:
         lam = 0.0 if base else _lod(d, lod)
         if not (d["mip_linear"] and float_output(d)) or base:
-            return fetch(level_of(d, read, int(math.floor(lam + 0.5))), read, coords, integer, layer)
+            return fetch(level_of(d, read, int(math.floor(lam + 0.5))), read, coords, integer, layer,
+                         offsets=offsets, dc=dc)
         l0 = int(math.floor(lam))
         a = int(math.floor((lam - l0) * 256 + 0.5))
-        w0 = fetch(level_of(d, read, l0), read, coords, integer, layer)
+        w0 = fetch(level_of(d, read, l0), read, coords, integer, layer, offsets=offsets, dc=dc)
         if a == 0 or l0 + 1 >= d["levels"]:
             return w0
-        w1 = fetch(level_of(d, read, l0 + 1), read, coords, integer, layer)
+        w1 = fetch(level_of(d, read, l0 + 1), read, coords, integer, layer, offsets=offsets, dc=dc)
         return [_f32_bits(_f32(((256 - a) * _bits_f32(x) + a * _bits_f32(y)) / 256)) for x, y in zip(w0, w1)]
     if d["layered"]:
         layer = min(max(int(layer), 0), max(d["layers"], 1) - 1)
-    taps = _taps(d, coords, integer)
+    taps = _taps(d, coords, integer, offsets=offsets)
     eb = element_bytes(d)
     border = _border(d)
 
     def value(idx):
         if any(i is None for i in idx):
-            return border if d["restype"] != RES_LINEAR else [0.0 if float_output(d) else 0] * 4
-        return texel(d, read(texel_address(d, *idx, *([0] * (3 - len(idx))), layer=layer), eb))
+            v = border if d["restype"] != RES_LINEAR else [0.0 if float_output(d) else 0] * 4
+        else:
+            v = texel(d, read(texel_address(d, *idx, *([0] * (3 - len(idx))), layer=layer), eb))
+        return v if dc is None else [_compared(v[0], dc), 0.0, 0.0, 1.0]
 
     if all(len(t) == 1 for t in taps):
         return _words(value([t[0][0] for t in taps]), d)
@@ -385,12 +466,15 @@ def _product(taps):
     return combos
 
 
-def gather(d: dict, read, coords, comp: int, layer: int = 0) -> list[int]:
+def gather(d: dict, read, coords, comp: int, layer: int = 0, offsets=None, dc: float | None = None) -> list[int]:
     """``tld4.comp``: component ``comp`` of the four texels a bilinear fetch at ``coords`` reads, in the order
     (i0, j1), (i1, j1), (i1, j0), (i0, j0) (``i1 = i0 + 1``; CUDA's ``tex2Dgather``), of level 0; ``.a2d``: of
-    the (clamped) layer; ``.cube``/``.acube``: coords is a direction, gathered on its face as ``tex.cube`` reads."""
+    the (clamped) layer; ``.cube``/``.acube``: coords is a direction, gathered on its face as ``tex.cube`` reads; ``offsets``: texel offsets (:func:`_taps`); ``dc``: each texel's
+    depth compare (:func:`_compared`, of its x channel whatever ``comp``)."""
     if d["surface"] or d["dims"] != 2:
         raise TextureError("tld4 needs a 2D, layered 2D or cubemap texture object")
+    if dc is not None and not float_output(d):
+        raise TextureError("a depth compare on a texture whose texels are not floats")
     if d["levels"]:
         d = level_of(d, read, 0)
     if d["cube"]:
@@ -402,13 +486,12 @@ def gather(d: dict, read, coords, comp: int, layer: int = 0) -> list[int]:
         d = dict(d, cube=False, normalized=True, modes=(CLAMP, CLAMP, CLAMP))
     elif d["layered"]:
         layer = min(max(int(layer), 0), max(d["layers"], 1) - 1)
-    tx, ty = _taps(d, list(coords[:2]), False, gather=True)
+    tx, ty = _taps(d, list(coords[:2]), False, gather=True, offsets=offsets)
     eb, border = element_bytes(d), _border(d)
 
     def value(i, j):
-        if i is None or j is None:
-            return border[comp]
-        return texel(d, read(texel_address(d, i, j, layer=layer), eb))[comp]
+        v = border if i is None or j is None else texel(d, read(texel_address(d, i, j, layer=layer), eb))
+        return v[comp] if dc is None else _compared(v[0], dc)
 
     (i0, _), (i1, _) = tx
     (j0, _), (j1, _) = ty

@@ -13,8 +13,8 @@ from xcc.semantics import texture as TX
 from xcc.semantics.faults import MemoryFault
 from xcc.sim.waves import ExecFault
 
-__all__ = ["grad_sq_executor", "istypep_executor", "lod_executor", "lod_sq_executor", "query_executor", "suld_executor", "sured_executor", "sust_executor",
-           "tex_executor"]
+__all__ = ["cube_lod_executor", "grad_sq_executor", "istypep_executor", "lod_executor", "lod_sq_executor",
+           "query_executor", "suld_executor", "sured_executor", "sust_executor", "tex_executor"]
 
 _WORDS = np.arange(16, dtype=np.uint64) * np.uint64(8)
 
@@ -35,12 +35,14 @@ def _reader(gmem, i: int):
 
 
 def _descriptors(what: str, gmem, handle, sel, n, want: str | None) -> list[dict]:
-    """Each thread's decoded descriptor; ``want``: 'texref' or 'surfref' (None: either)."""
+    """Each thread's decoded descriptor; ``want``: 'texref' or 'surfref' (None: either); a texture handle that
+    carries an independent-mode sampler (:func:`xcc.semantics.texture.split_handle`) reads as it says."""
     h = _vals(handle, sel, n)
     out = []
     for i in range(n):
+        addr, sampler = TX.split_handle(int(h[i])) if want == "texref" else (int(h[i]), None)
         try:
-            words = gmem.load(np.uint64(h[i]) + _WORDS, 8)
+            words = gmem.load(np.uint64(addr) + _WORDS, 8)
         except MemoryFault as f:
             f.thread = i
             raise
@@ -52,22 +54,30 @@ def _descriptors(what: str, gmem, handle, sel, n, want: str | None) -> list[dict
         if want is not None and d["surface"] != (want == "surfref"):
             kind = "surface" if d["surface"] else "texture"
             raise ExecFault(f"{what}: handle {int(h[i]):#x} is a {kind} object", i)
+        if sampler is not None:
+            try:
+                d = TX.with_sampler(d, sampler)
+            except TX.TextureError as e:
+                raise ExecFault(f"{what}: {e}", i) from None
         out.append(d)
     return out
 
 
 def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, what: str = "tex",
                  gather: int | None = None, half: str | None = None, lod=None, base: bool = False,
-                 cube: bool = False, sample: bool = False):
+                 cube: bool = False, sample: bool = False, offsets=None, dc=None):
     """``run(sel, idx, n)``: word ``comp`` of each thread's fetch (``gather``: tld4's component) written;
     ``half``: ``f16`` (four halves) or ``f16x2`` (two packed words) results of a float texture; ``lod``: the
     reader of tex.level's level of detail (f32), ``base``: tex.base; ``sample``: tex.2dms/.a2dms, the last
-    coordinate reader the sample index."""
+    coordinate reader the sample index; ``offsets``: the reader of the packed texel offsets
+    (:func:`xcc.semantics.texture.unpack_offsets`), ``dc``: of the depth compare value (f32)."""
     def run(sel, idx, n):
         ds = _descriptors(what, gmem, handle, sel, n, "texref")
         cs = [_vals(c, sel, n, np.uint32) for c in coords]
         lay = None if layer is None else _vals(layer, sel, n, np.uint32).view(np.int32)
         lods = None if lod is None else _vals(lod, sel, n, np.uint32).view(np.float32)
+        offs = None if offsets is None else _vals(offsets, sel, n, np.uint32)
+        dcs = None if dc is None else _vals(dc, sel, n, np.uint32).view(np.float32)
         out = np.zeros(n, np.uint32)
         for i, d in enumerate(ds):
             if integer:
@@ -82,16 +92,18 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
             if (layer is not None) != d["layered"] and not cube:
                 raise ExecFault(f"{what}: {'an array' if layer is not None else 'a non-array'} fetch through a "
                                 f"{'layered' if d['layered'] else 'non-layered'} texture", i)
+            ext = {"offsets": None if offs is None else TX.unpack_offsets(int(offs[i]), 3),
+                   "dc": None if dcs is None else float(dcs[i])}
             try:
                 if sample:
                     words = TX.fetch_sample(d, _reader(gmem, i), xs[0], xs[1], xs[2],
                                             0 if lay is None else int(lay[i]))
                 elif gather is not None:
-                    words = TX.gather(d, _reader(gmem, i), xs, gather, 0 if lay is None else int(lay[i]))
+                    words = TX.gather(d, _reader(gmem, i), xs, gather, 0 if lay is None else int(lay[i]), **ext)
                 else:
                     words = TX.fetch(d, _reader(gmem, i), xs if cube else xs[:d["dims"]], integer,
                                      0 if lay is None else int(lay[i]),
-                                     None if lods is None else float(lods[i]), base)
+                                     None if lods is None else float(lods[i]), base, **ext)
             except TX.TextureError as e:
                 raise ExecFault(f"{what}: {e}", i) from None
             if half is not None:
@@ -116,13 +128,37 @@ def lod_executor(gmem, handle, dx, dy, write, what: str = "tex.grad"):
     return run
 
 
-def grad_sq_executor(gmem, handle, g, write, what: str = "tex.grad"):
-    """The squared length (f64 bits) of one tex.grad gradient (readers ``g``, f32) in level-0 texels."""
+def grad_sq_executor(gmem, handle, g, write, what: str = "tex.grad", direction=None):
+    """The squared length (f64 bits) of one tex.grad gradient (readers ``g``, f32) in level-0 texels;
+    ``direction`` (readers, f32): a cube fetch's direction, the gradient measured on its face."""
     def run(sel, idx, n):
         ds = _descriptors(what, gmem, handle, sel, n, "texref")
         gs = [_vals(r, sel, n, np.uint32).view(np.float32) for r in g]
-        out = np.array([TX.grad_sq(d, [float(x[i]) for x in gs]) for i, d in enumerate(ds)], np.float64)
+        if direction is None:
+            out = np.array([TX.grad_sq(d, [float(x[i]) for x in gs]) for i, d in enumerate(ds)], np.float64)
+        else:
+            ps = [_vals(r, sel, n, np.uint32).view(np.float32) for r in direction]
+            out = np.array([TX.grad_sq_cube(d, [float(p[i]) for p in ps], [float(x[i]) for x in gs])
+                            for i, d in enumerate(ds)], np.float64)
         write(sel, out.view(np.uint64))
+    return run
+
+
+def cube_lod_executor(gmem, handle, direction, dx, dy, write, what: str = "tex.grad"):
+    """``tex.grad.cube``'s level of detail (f32 bits): each gradient's squared length on the direction's face
+    (:func:`xcc.semantics.texture.grad_sq_cube`, as TEXGRAD.CUBE), then as TEXLOD.SQ
+    (:func:`xcc.semantics.texture.lod_of_sq`)."""
+    def run(sel, idx, n):
+        ds = _descriptors(what, gmem, handle, sel, n, "texref")
+        ps = [_vals(r, sel, n, np.uint32).view(np.float32) for r in direction]
+        gx = [_vals(r, sel, n, np.uint32).view(np.float32) for r in dx]
+        gy = [_vals(r, sel, n, np.uint32).view(np.float32) for r in dy]
+        out = np.zeros(n, np.float32)
+        for i, d in enumerate(ds):
+            p = [float(c[i]) for c in ps]
+            sq = [float(np.float64(TX.grad_sq_cube(d, p, [float(c[i]) for c in g]))) for g in (gx, gy)]
+            out[i] = TX.lod_of_sq(*sq)
+        write(sel, out.view(np.uint32))
     return run
 
 

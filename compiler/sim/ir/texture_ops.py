@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from xcc.sim.ir.ops import OpBinder, impl
 from xcc.sim.texture import (
+    cube_lod_executor,
     istypep_executor,
     lod_executor,
     query_executor,
@@ -27,18 +28,24 @@ def _geometry(x: OpBinder, last: int | None = None):
 @impl("tex")
 def _tex(x: OpBinder):
     mip = x.attrs.get("mip")
-    layer, coords = _geometry(x, len(x.inst.args) - 1 if mip == "level" else None)
+    off, dc = bool(x.attrs.get("off")), bool(x.attrs.get("dc"))
+    end = len(x.inst.args) - off - dc  # after the coordinates (and the level of detail): offsets, depth compare
+    layer, coords = _geometry(x, end - 1 if mip == "level" else end)
     g = x.attrs.get("gather")
     ms = bool(x.attrs.get("ms"))
     what = f"tld4.{'rgba'[int(g)]}" if g is not None else f"tex.{x.attrs['dim']}{'ms' if ms else ''}"
     return tex_executor(x.launch.gmem, x.arg(0), coords, layer, x.attrs["ctype"] == "s32", int(x.attrs["comp"]),
                         x.set(), what, None if g is None else int(g), x.attrs.get("half"),
-                        x.arg(len(x.inst.args) - 1) if mip == "level" else None, mip == "base",
-                        x.attrs["dim"] in ("cube", "acube"), ms)
+                        x.arg(end - 1) if mip == "level" else None, mip == "base",
+                        x.attrs["dim"] in ("cube", "acube"), ms, x.arg(end) if off else None,
+                        x.arg(end + off) if dc else None)
 
 
 @impl("tex_lod")
 def _tex_lod(x: OpBinder):
+    if x.attrs.get("cube"):  # the direction, then the two gradients (three elements each)
+        a = [x.arg(i) for i in range(1, 10)]
+        return cube_lod_executor(x.launch.gmem, x.arg(0), a[0:3], a[3:6], a[6:9], x.set())
     k = (len(x.inst.args) - 1) // 2
     return lod_executor(x.launch.gmem, x.arg(0), [x.arg(1 + i) for i in range(k)],
                         [x.arg(1 + k + i) for i in range(k)], x.set())

@@ -1,4 +1,5 @@
-"""Executors of the texture and surface instructions (``TEX``, ``TEXLOD``, ``TEXGRAD.SQ``, ``TEXLOD.SQ``, ``TXQ``, ``TXQ.LEVEL``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
+"""Executors of the texture and surface instructions (``TEX``, ``TEX.X``, ``TEXLOD``, ``TEXGRAD.SQ``,
+``TEXGRAD.CUBE``, ``TEXLOD.SQ``, ``TXQ``, ``TXQ.LEVEL``, ``ISTYPEP``, ``SULD``, ``SULD.64``,
 ``SUST``, ``SUST.64``, ``SURED``, ``SURED.64``; PTX ISA 9.7.10 - 9.7.11).
 
 Each binds its operands (the handle in the pair a, coordinates x, y in the pair b and z, layer in the pair e)
@@ -59,6 +60,24 @@ def _tex(x: Binder):
                         x.r("c") if mip == "LEVEL" else None, mip == "BASE", x.mod("dim") in ("CUBE", "ACUBE"), ms)
 
 
+@impl("TEX.X")
+def _tex_x(x: Binder):
+    """TEX with texel offsets (packed, in the coordinate slot the geometry leaves free) and DC's depth compare
+    value c.hi; the level of detail c.lo."""
+    dim = x.mod("dim")
+    coords, layer = _coords(x)
+    g = x.mod("gather")
+    gather = None if g == "NONE" else "RGBA".index(g)
+    what = f"tld4.{g.lower()}" if gather is not None else f"tex.{dim.lower()}"
+    out, mip = x.mod("out"), x.mod("mip")
+    c, e = x.w("c"), x.w("e")
+    offsets = None if dim in ("CUBE", "ACUBE") else _half(e, 1 if dim == "D3" else 0)
+    return tex_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("ctype") == "S32", _COMP[x.mod("comp")],
+                        x.set_r("d"), what, gather, None if out == "B32" else out.lower(),
+                        _half(c, 0) if mip == "LEVEL" else None, mip == "BASE", dim in ("CUBE", "ACUBE"), False,
+                        offsets, _half(c, 1) if x.flag("DC") else None)
+
+
 @impl("TEXLOD")
 def _texlod(x: Binder):
     k = int(x.mod("dim")[1])
@@ -71,6 +90,13 @@ def _texlod(x: Binder):
 def _texgrad_sq(x: Binder):
     b = x.w("b")
     return grad_sq_executor(x.ctx.gmem, x.w("a"), [_half(b, 0), _half(b, 1), x.r("c")], x.set_w("d"))
+
+
+@impl("TEXGRAD.CUBE")
+def _texgrad_cube(x: Binder):
+    b, c, e = x.w("b"), x.w("c"), x.w("e")
+    return grad_sq_executor(x.ctx.gmem, x.w("a"), [_half(c, 1), _half(e, 0), _half(e, 1)], x.set_w("d"),
+                            direction=[_half(b, 0), _half(b, 1), _half(c, 0)])
 
 
 @impl("TEXLOD.SQ")

@@ -1,0 +1,563 @@
+"""The texture forms beyond tests/test_texture.py (issue 19): ``tex``/``tld4`` with texel offsets (the manual's
+operand ``e``) and with a depth compare (operand ``f``), on both engines at -O0 and -O3, each against a reference
+written out here from the PTX ISA's ``tex`` section and docs/semantics.md's rules (never xcc.semantics):
+
+* texel offsets: ``.s32`` values "applied to coordinates before doing texture lookup", range -8..+7; xcc adds each to
+  the unnormalized coordinate (``u = x * N`` for normalized ones) in f32 (an integer coordinate exactly) and keeps
+  an offset's low 4 bits, signed (so 9 reads as -7);
+* depth compare: "each element fetched from texture is compared against [f]. If comparison passes, result is 1.0;
+  otherwise result is 0.0. These per-element comparison results are used for the filtering"; no CUDA API sets the
+  compare function, so xcc's rule is OpenGL's default LEQUAL (``f <= texel.x``), the result reading (r, 0, 0, 1).
+
+Filtering as the CUDA Programming Guide's "Texture Fetching" appendix: nearest texel ``floor(u)``; linear: texels
+``floor(u - 0.5)`` and the next, weight ``frac(u - 0.5)`` in 9-bit fixed point (8 fraction bits, rounded to
+nearest), weighted sum rounded once to f32.  tld4: the four bilinear texels (i0, j1), (i1, j1), (i1, j0), (i0, j0).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from xcc import runtime as rt
+from xcc.check import check_sources
+from xcc.diagnostics import XccError
+from xcc.runtime import driver as cuda
+from xcc.runtime.driver_core import current
+from xcc.sources import Source
+
+ENGINES = [(e, o) for e in ("ir", "isa") for o in (0, 3)]
+F = cuda.CUarray_format
+WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
+N_THREADS = 64
+
+
+@pytest.fixture(scope="module")
+def device():
+    assert cuda.cuInit(0)[0] == 0
+    _, dev = cuda.cuDeviceGet(0)
+    err, ctx = cuda.cuCtxCreate(0, dev)
+    assert err == 0
+    yield current().device
+    cuda.cuCtxDestroy(ctx)
+
+
+def ok(res):
+    err, *vals = res
+    assert err == 0, cuda.last_error_message()
+    return vals[0] if len(vals) == 1 else vals
+
+
+def make_texture(data: np.ndarray, dims: int, layered: bool = False, mode=CLAMP, linear=False, normalized=False,
+                 border=0.0, cube: bool = False):
+    """A one-channel f32 texture object of ``data`` (shape [layers,] [depth,] [height,] width)."""
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width = data.shape[-1]
+    d.Height = data.shape[-2] if dims >= 2 else 0
+    d.Depth = data.shape[0] if (dims == 3 or layered or cube) else 0
+    d.Format, d.NumChannels = F.CU_AD_FORMAT_FLOAT, 1
+    d.Flags = (cuda.CUDA_ARRAY3D_LAYERED if layered else 0) | (cuda.CUDA_ARRAY3D_CUBEMAP if cube else 0)
+    arr = ok(cuda.cuArray3DCreate(d))
+    data = np.ascontiguousarray(data, np.float32)
+    ok(cuda.cuMemcpyHtoA(arr, 0, data, data.nbytes))
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_ARRAY
+    r.res.array.hArray = arr
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode = [mode, mode, mode]
+    t.filterMode = int(linear)
+    t.flags = cuda.CU_TRSF_NORMALIZED_COORDINATES if normalized else 0
+    t.borderColor = [border] * 4
+    return ok(cuda.cuTexObjectCreate(r, t, None)), arr
+
+
+# Each thread reads sixteen 32-bit words: coordinate words c0, c1, c2, c3 (f32 bits, or .s32 / the .u32 layer),
+# offsets o0, o1, o2 (.s32), the depth compare value (f32), then eight more (%f14 .. %f21: tex.grad's gradients),
+# and stores its four result words.
+KERNEL = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 tex, .param .u64 inp, .param .u64 outp)
+{{
+    .reg .b32 %r<24>;
+    .reg .f32 %f<24>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [inp];
+    ld.param.u64 %rd3, [outp];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd4, %r1, 64;
+    add.u64 %rd4, %rd2, %rd4;
+    ld.global.v4.b32 {{%r2, %r3, %r4, %r5}}, [%rd4];
+    ld.global.v4.b32 {{%r6, %r7, %r8, %r9}}, [%rd4+16];
+    ld.global.v4.f32 {{%f14, %f15, %f16, %f17}}, [%rd4+32];
+    ld.global.v4.f32 {{%f18, %f19, %f20, %f21}}, [%rd4+48];
+    mov.b32 %f1, %r2;
+    mov.b32 %f2, %r3;
+    mov.b32 %f3, %r4;
+    mov.b32 %f4, %r5;
+    mov.b32 %f9, %r9;
+    {inst}
+    mul.wide.u32 %rd5, %r1, 16;
+    add.u64 %rd5, %rd3, %rd5;
+    st.global.v4.b32 [%rd5], {{%r10, %r11, %r12, %r13}};
+    ret;
+}}
+"""
+DEST = "{%r10, %r11, %r12, %r13}"
+
+
+def run(device, inst: str, tex, words: np.ndarray, engine: str, opt: int, sampler: str | None = None) -> np.ndarray:
+    """The four result words of each thread (rows of ``words``: its input words, up to sixteen); ``sampler``: a
+    texmode_independent module with ``.global .texref gt`` (holding ``tex``) and ``.global .samplerref smp =
+    {sampler}``."""
+    ptx = KERNEL.format(inst=inst)
+    if sampler is not None:
+        ptx = ptx.replace(".target sm_80\n", ".target sm_80, texmode_independent\n.global .texref gt;\n"
+                          f".global .samplerref smp = {sampler};\n")
+    n = len(words)
+    words = np.pad(np.asarray(words, np.uint32), ((0, 0), (0, 16 - words.shape[1])))
+    buf = ok(cuda.cuMemAlloc(words.nbytes))
+    ok(cuda.cuMemcpyHtoD(buf, np.ascontiguousarray(words, np.uint32), words.nbytes))
+    out = ok(cuda.cuMemAlloc(n * 16))
+    mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
+    f = mod.get_function("k")
+    if sampler is not None:
+        mod.get_global("gt", np.uint64).copy_from_host(np.array([int(tex)], np.uint64))
+    f.launch((1, 1, 1), (n, 1, 1), [np.uint64(int(tex)), np.uint64(int(buf)), np.uint64(int(out))])
+    got = np.zeros((n, 4), np.uint32)
+    ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
+    ok(cuda.cuMemFree(buf))
+    ok(cuda.cuMemFree(out))
+    return got
+
+
+# ----------------------------------------------------------------------------------------- the reference
+def f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def fbits(w: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", int(w) & 0xFFFFFFFF))[0]
+
+
+def offset4(o: int) -> int:
+    """A texel offset as the 4-bit signed field keeps it (the manual's range -8..+7)."""
+    return ((o & 0xF) ^ 8) - 8
+
+
+def address(i: int, n: int, mode: int, normalized: bool):
+    if not normalized and mode in (WRAP, MIRROR):
+        mode = CLAMP
+    if mode == WRAP:
+        return i % n
+    if mode == MIRROR:  # i mod 2N, reflected
+        m = i % (2 * n)
+        return m if m < n else 2 * n - 1 - m
+    if mode == BORDER:
+        return i if 0 <= i < n else None
+    return min(max(i, 0), n - 1)
+
+
+def axis_taps(x, n: int, mode: int, linear: bool, normalized: bool, off: int, integer: bool = False):
+    """[(texel index or None, weight of 256)] of one axis."""
+    if integer:
+        return [(address(int(x) + off, n, mode, normalized), 256)]
+    u = f32(x * n) if normalized else x
+    u = f32(u + off)
+    if not linear:
+        return [(address(math.floor(u), n, mode, normalized), 256)]
+    ub = f32(u - 0.5)
+    i0 = math.floor(ub)
+    a = math.floor((ub - i0) * 256 + 0.5)
+    return [(address(i0, n, mode, normalized), 256 - a), (address(i0 + 1, n, mode, normalized), a)]
+
+
+def reference(img: np.ndarray, coords, mode=CLAMP, linear=False, normalized=False, border=0.0, offs=(0, 0, 0),
+              dc=None, integer=False) -> list[int]:
+    """tex of a one-channel f32 image (shape [depth,] [height,] width) at ``coords``: the four result words."""
+    dims = img.ndim
+    sizes = list(img.shape[::-1])
+    modes = mode if isinstance(mode, tuple) else (mode,) * 3
+    taps = [axis_taps(coords[k], sizes[k], modes[k], linear, normalized, offset4(offs[k]), integer)
+            for k in range(dims)]
+
+    def value(idx):
+        """The texel (x, 0, 0, 1) or the border colour (b, b, b, b); compared: (x <= f, 0, 0, 1)."""
+        outside = any(i is None for i in idx)
+        v = [border] * 4 if outside else [float(img[tuple(idx[::-1])]), 0.0, 0.0, 1.0]
+        return v if dc is None else [1.0 if dc <= v[0] else 0.0, 0.0, 0.0, 1.0]
+
+    combos = [[]]
+    for axis in taps:
+        combos = [c + [t] for c in combos for t in axis]
+    if all(len(t) == 1 for t in taps):
+        return [bits(x) for x in value([t[0][0] for t in taps])]
+    acc = [0.0] * 4
+    for combo in combos:
+        w = 1
+        for _, wk in combo:
+            w *= wk
+        v = value([i for i, _ in combo])
+        acc = [a + w * x for a, x in zip(acc, v)]
+    return [bits(f32(a / 256.0 ** dims)) for a in acc]
+
+
+def reference_gather(img: np.ndarray, coords, mode=CLAMP, normalized=False, border=0.0, offs=(0, 0), dc=None):
+    """tld4.r of a one-channel f32 2D image: the four bilinear texels (i0, j1), (i1, j1), (i1, j0), (i0, j0)."""
+    h, w = img.shape
+    modes = mode if isinstance(mode, tuple) else (mode,) * 2
+    (i0, _), (i1, _) = axis_taps(coords[0], w, modes[0], True, normalized, offset4(offs[0]))
+    (j0, _), (j1, _) = axis_taps(coords[1], h, modes[1], True, normalized, offset4(offs[1]))
+
+    def value(i, j):
+        v = border if i is None or j is None else float(img[j, i])
+        return v if dc is None else (1.0 if dc <= v else 0.0)
+
+    return [bits(value(i0, j1)), bits(value(i1, j1)), bits(value(i1, j0)), bits(value(i0, j0))]
+
+
+# ----------------------------------------------------------------------------------------- the inputs
+RNG = np.random.default_rng(19)
+W, H, D, L = 7, 5, 3, 3
+IMG2 = (RNG.integers(-40, 40, (H, W)) * 0.25).astype(np.float32)
+IMG1 = (RNG.integers(-40, 40, (W,)) * 0.5).astype(np.float32)
+IMG3 = (RNG.integers(-40, 40, (D, H, W)) * 0.125).astype(np.float32)
+IMGL = (RNG.integers(-40, 40, (L, H, W)) * 0.375).astype(np.float32)
+
+
+def inputs(n: int, ncoords: int, scale: float, integer: bool = False, layers: int = 0):
+    """Rows of eight words: coordinates (a layer first when ``layers``), offsets in -10..10 (some outside
+    -8..+7), a depth compare value."""
+    rows = np.zeros((n, 8), np.uint32)
+    for t in range(n):
+        cs = []
+        if layers:
+            cs.append(int(RNG.integers(-1, layers + 1)) & 0xFFFFFFFF)
+        for _ in range(ncoords):
+            if integer:
+                cs.append(int(RNG.integers(-3, 10)) & 0xFFFFFFFF)
+            else:
+                cs.append(bits(f32(float(RNG.integers(-64, 10 * 64)) / 64 * scale)))
+        rows[t, :len(cs)] = cs
+        rows[t, 4:7] = [int(RNG.integers(-10, 11)) & 0xFFFFFFFF for _ in range(3)]
+        rows[t, 7] = bits(f32(float(RNG.integers(-40, 40)) * 0.25))
+    return rows
+
+
+def s32(w) -> int:
+    w = int(w)
+    return w - (1 << 32) if w >> 31 else w
+
+
+# ----------------------------------------------------------------------------------------- texel offsets
+OFFSET_CASES = [
+    # (name, instruction, image, dims, layered, integer coordinates)
+    ("1d", "tex.1d.v4.s32.f32 " + DEST + ", [%rd1, {%f1}], {%r6};", "1", False, False),
+    ("1d.s32", "tex.1d.v4.s32.s32 " + DEST + ", [%rd1, {%r2}], {%r6};", "1", False, True),
+    ("2d", "tex.2d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2}], {%r6, %r7};", "2", False, False),
+    ("2d.s32", "tex.2d.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3}], {%r6, %r7};", "2", False, True),
+    ("3d", "tex.3d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2, %f3, %f4}], {%r6, %r7, %r8, %r8};", "3", False,
+     False),
+    ("a2d", "tex.a2d.v4.s32.f32 " + DEST + ", [%rd1, {%r2, %f2, %f3, %f4}], {%r6, %r7};", "L", True, False),
+]
+IMAGES = {"1": IMG1, "2": IMG2, "3": IMG3, "L": IMGL}
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("name, inst, img, layered, integer", OFFSET_CASES, ids=[c[0] for c in OFFSET_CASES])
+@pytest.mark.parametrize("mode, linear, normalized", [(CLAMP, False, False), (BORDER, True, False),
+                                                      (WRAP, True, True)])
+def test_texel_offsets_match_the_reference(device, engine, opt, name, inst, img, layered, integer, mode, linear,
+                                           normalized):
+    if integer and (linear or normalized):
+        pytest.skip("integer coordinates are never filtered nor normalized")
+    data = IMAGES[img]
+    dims = data.ndim - layered
+    tex, arr = make_texture(data, dims, layered, mode, linear, normalized, border=-2.5)
+    n = N_THREADS
+    rows = inputs(n, dims, 1.0 / 6 if normalized else 1.0, integer, layers=L if layered else 0)
+    got = run(device, inst, tex, rows, engine, opt)
+    for t in range(n):
+        r = rows[t]
+        if layered:
+            layer = min(max(s32(r[0]), 0), L - 1)
+            img_t, cs = data[layer], [fbits(w) for w in r[1:1 + dims]]
+        else:
+            img_t = data
+            cs = [s32(w) for w in r[:dims]] if integer else [fbits(w) for w in r[:dims]]
+        offs = [s32(w) for w in r[4:7]]
+        want = reference(img_t, cs, mode, linear, normalized, -2.5, offs, integer=integer)
+        assert list(got[t]) == want, (t, cs, offs, got[t], want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("dc", [False, True])
+def test_tld4_with_offsets_and_depth_compare(device, engine, opt, dc):
+    tex, arr = make_texture(IMG2, 2, mode=BORDER, border=1.5)
+    rows = inputs(N_THREADS, 2, 1.0)
+    inst = f"tld4.r.2d.v4.s32.f32 {DEST}, [%rd1, {{%f1, %f2}}], {{%r6, %r7}}{', %f9' if dc else ''};"
+    got = run(device, inst, tex, rows, engine, opt)
+    for t, r in enumerate(rows):
+        want = reference_gather(IMG2, [fbits(r[0]), fbits(r[1])], BORDER, False, 1.5, [s32(r[4]), s32(r[5])],
+                                fbits(r[7]) if dc else None)
+        assert list(got[t]) == want, (t, got[t], want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_immediate_offsets_fold_and_wrap_to_four_bits(device, engine, opt):
+    """{9, -20}: 9 reads as -7, -20 as -4 (the low 4 bits, signed)."""
+    tex, arr = make_texture(IMG2, 2)
+    rows = inputs(16, 2, 1.0)
+    got = run(device, f"tex.2d.v4.s32.f32 {DEST}, [%rd1, {{%f1, %f2}}], {{9, -20}};", tex, rows, engine, opt)
+    for t, r in enumerate(rows):
+        assert list(got[t]) == reference(IMG2, [fbits(r[0]), fbits(r[1])], offs=(-7, -4, 0))
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+# ----------------------------------------------------------------------------------------- depth compare
+DC_CASES = [
+    ("1d", "tex.1d.v4.s32.f32 " + DEST + ", [%rd1, {%f1}], %f9;", "1", False, False),
+    ("2d", "tex.2d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2}], %f9;", "2", False, False),
+    ("2d+offsets", "tex.2d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2}], {%r6, %r7}, %f9;", "2", False, True),
+    ("a2d", "tex.a2d.v4.s32.f32 " + DEST + ", [%rd1, {%r2, %f2, %f3, %f4}], %f9;", "L", True, False),
+]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("name, inst, img, layered, offsets", DC_CASES, ids=[c[0] for c in DC_CASES])
+@pytest.mark.parametrize("mode, linear, normalized", [(CLAMP, False, False), (BORDER, True, False),
+                                                      (WRAP, True, True)])
+def test_depth_compare_matches_the_reference(device, engine, opt, name, inst, img, layered, offsets, mode, linear,
+                                             normalized):
+    data = IMAGES[img]
+    dims = data.ndim - layered
+    tex, arr = make_texture(data, dims, layered, mode, linear, normalized, border=0.75)
+    rows = inputs(N_THREADS, dims, 1.0 / 6 if normalized else 1.0, layers=L if layered else 0)
+    rows[::7, 7] = bits(math.nan)  # NaN never compares: 0.0
+    got = run(device, inst, tex, rows, engine, opt)
+    for t, r in enumerate(rows):
+        if layered:
+            img_t, cs = data[min(max(s32(r[0]), 0), L - 1)], [fbits(w) for w in r[1:1 + dims]]
+        else:
+            img_t, cs = data, [fbits(w) for w in r[:dims]]
+        offs = [s32(w) for w in r[4:7]] if offsets else (0, 0, 0)
+        want = reference(img_t, cs, mode, linear, normalized, 0.75, offs, dc=fbits(r[7]))
+        assert list(got[t]) == want, (t, cs, fbits(r[7]), got[t], want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+def test_depth_compare_filters_the_comparisons_not_the_texels(device):
+    """Halfway between texels 1.0 and 3.0 compared against 2.0: one passes, one fails, so 0.5 (filtering the
+    texels first would give 2.0, which passes: 1.0)."""
+    img = np.array([1.0, 3.0], np.float32)
+    tex, arr = make_texture(img, 1, linear=True)
+    rows = np.zeros((1, 8), np.uint32)
+    rows[0, 0], rows[0, 7] = bits(1.0), bits(2.0)
+    for engine in ("ir", "isa"):
+        got = run(device, "tex.1d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [%rd1, {%f1}], %f9;\n"
+                          "mov.b32 %r10, %f10; mov.b32 %r11, %f11; mov.b32 %r12, %f12; mov.b32 %r13, %f13;",
+                  tex, rows, engine, 0)
+        assert [fbits(w) for w in got[0]] == [0.5, 0.0, 0.0, 1.0]
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+# ----------------------------------------------------------------------------------------- tex.grad on cubemaps
+# The CUDA Programming Guide's cubemap table: per face (+x, -x, +y, -y, +z, -z) the (axis, sign) of m, s and t.
+CUBE_TABLE = {0: ((0, 1), (2, -1), (1, -1)), 1: ((0, -1), (2, 1), (1, -1)), 2: ((1, 1), (0, 1), (2, 1)),
+              3: ((1, -1), (0, 1), (2, -1)), 4: ((2, 1), (0, 1), (1, -1)), 5: ((2, -1), (0, -1), (1, -1))}
+CN, CLEVELS = 16, 5
+
+
+def cube_face_ref(p):
+    """The face of direction p: the major axis (ties to x, then y), its sign."""
+    ax, ay, az = (abs(c) for c in p)
+    if ax >= ay and ax >= az:
+        return 0 if p[0] >= 0 else 1
+    if ay >= az:
+        return 2 if p[1] >= 0 else 3
+    return 4 if p[2] >= 0 else 5
+
+
+def cube_grad_reference(levels, p, gx, gy, cube: int = 0) -> list[int]:
+    """tex.grad.cube of a point-filtered, point-mip-filtered mipmapped cubemap (level clamps 0 .. 10): the level of
+    detail log2 of the longer gradient on the direction's face, in level-0 texels (the derivative of the face's
+    normalized coordinate (s / m + 1) / 2 by the quotient rule: (ds m - s dm) / (2 m^2), times the width), the
+    nearest level, then the face's texel at ((s / m + 1) / 2, (t / m + 1) / 2) (f32)."""
+    face = cube_face_ref(p)
+    (am, sm), (a_s, ss), (at, st) = CUBE_TABLE[face]
+    m, sc, tc = sm * p[am], ss * p[a_s], st * p[at]
+    sq = []
+    for g in (gx, gy):
+        dm, ds, dt = sm * g[am], ss * g[a_s], st * g[at]
+        du = (ds * m - sc * dm) / (2 * m * m) * CN
+        dv = (dt * m - tc * dm) / (2 * m * m) * CN
+        sq.append(du * du + dv * dv)
+    rho = math.sqrt(max(sq))
+    lod = -math.inf if rho == 0 else f32(math.log2(rho))
+    lam = min(max(min(max(lod, 0.0), 10.0), 0.0), CLEVELS - 1.0)
+    lv = math.floor(lam + 0.5)
+    n = CN >> lv
+    u = f32(f32(f32(sc / m) + 1.0) * 0.5)
+    v = f32(f32(f32(tc / m) + 1.0) * 0.5)
+    i = min(max(math.floor(f32(u * n)), 0), n - 1)
+    j = min(max(math.floor(f32(v * n)), 0), n - 1)
+    return [bits(float(levels[lv][6 * cube + face, j, i])), 0, 0, bits(1.0)]
+
+
+def mipmapped_cube(cubes: int):
+    """A 5-level 16 x 16 mipmapped cubemap (array of ``cubes``): level l, layer k holds 1000 l + 100 k + 10 y + x
+    (x, y < 10 keep it distinct enough), and the levels' images."""
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width = d.Height = CN
+    d.Depth, d.Format, d.NumChannels = 6 * cubes, F.CU_AD_FORMAT_FLOAT, 1
+    d.Flags = cuda.CUDA_ARRAY3D_CUBEMAP | (cuda.CUDA_ARRAY3D_LAYERED if cubes > 1 else 0)
+    mm = ok(cuda.cuMipmappedArrayCreate(d, CLEVELS))
+    imgs = []
+    for lv in range(CLEVELS):
+        n = CN >> lv
+        img = (1000.0 * lv + 100 * np.arange(6 * cubes)[:, None, None] + 10 * (np.arange(n)[None, :, None] % 10)
+               + np.arange(n)[None, None, :] % 10).astype(np.float32)
+        ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, img, img.nbytes))
+        imgs.append(img)
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    r.res.mipmap.hMipmappedArray = mm
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode, t.flags, t.maxMipmapLevelClamp = [CLAMP] * 3, cuda.CU_TRSF_NORMALIZED_COORDINATES, 10.0
+    return ok(cuda.cuTexObjectCreate(r, t, None)), mm, imgs
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("geom", ["cube", "acube"])
+def test_tex_grad_on_cubemaps_picks_the_level_of_the_gradients_on_the_face(device, engine, opt, geom):
+    cubes = 2 if geom == "acube" else 1
+    tex, mm, imgs = mipmapped_cube(cubes)
+    n = N_THREADS
+    rows = np.zeros((n, 16), np.uint32)
+    for t in range(n):
+        p = [float(RNG.integers(-64, 65)) / 64 for _ in range(3)]
+        if not any(p):
+            p[t % 3] = 0.5
+        rows[t, 0:3] = [bits(c) for c in p]
+        rows[t, 3] = int(RNG.integers(-1, cubes + 1)) & 0xFFFFFFFF
+        scale = 2.0 ** int(RNG.integers(-8, 1))
+        grads = [0.0] * 6 if t == 0 else [float(RNG.integers(-64, 65)) / 64 * scale for _ in range(6)]
+        rows[t, 8:14] = [bits(f32(g)) for g in grads]
+    coords = "{%r5, %f1, %f2, %f3}" if geom == "acube" else "{%f1, %f2, %f3, %f4}"
+    inst = (f"tex.grad.{geom}.v4.s32.f32 {DEST}, [%rd1, {coords}], {{%f14, %f15, %f16, %f16}}, "
+            "{%f17, %f18, %f19, %f19};")
+    got = run(device, inst, tex, rows, engine, opt)
+    seen = set()
+    for t, r in enumerate(rows):
+        p = [fbits(w) for w in r[0:3]]
+        g = [fbits(w) for w in r[8:14]]
+        cube = min(max(s32(r[3]), 0), cubes - 1) if geom == "acube" else 0
+        want = cube_grad_reference(imgs, p, g[0:3], g[3:6], cube)
+        assert list(got[t]) == want, (t, p, g, got[t], want)
+        seen.add(int(fbits(want[0]) // 1000))
+    assert len(seen) >= 4, seen  # the gradients reach most levels
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuMipmappedArrayDestroy(mm))
+
+
+# ----------------------------------------------------------------------------------------- independent samplers
+# (initialiser, address modes of x and y, linear, force unnormalized): the sampler's fields replace the texture
+# object's address modes and filter; a field it does not name reads clamp_to_edge / nearest / 0; the later of two
+# names wins; the texture's normalized_coords and border colour stay the object's.
+SAMPLERS = [
+    ("{ addr_mode_0 = clamp_to_border, addr_mode_1 = wrap, filter_mode = linear }", (BORDER, WRAP), True, False),
+    ("{ addr_mode_0 = mirror, addr_mode_1 = mirror, filter_mode = nearest, force_unnormalized_coords = 1 }",
+     (MIRROR, MIRROR), False, True),
+    ("{ addr_mode_1 = mirror, filter_mode = linear }", (CLAMP, MIRROR), True, False),
+    ("{ filter_mode = linear, filter_mode = nearest, addr_mode_0 = wrap }", (WRAP, CLAMP), False, False),
+    ("{ }", (CLAMP, CLAMP), False, False),
+]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("sampler, modes, linear, force", SAMPLERS, ids=range(len(SAMPLERS)))
+@pytest.mark.parametrize("op", ["tex", "tld4"])
+def test_independent_mode_samplerref_initialisers(device, engine, opt, sampler, modes, linear, force, op):
+    tex, arr = make_texture(IMG2, 2, mode=CLAMP, linear=False, normalized=True, border=-2.5)
+    rows = inputs(N_THREADS, 2, 1.0 if force else 1.0 / 6)
+    inst = (f"tex.2d.v4.s32.f32 {DEST}, [gt, smp, {{%f1, %f2}}];" if op == "tex" else
+            f"tld4.r.2d.v4.s32.f32 {DEST}, [gt, smp, {{%f1, %f2}}], {{%r6, %r7}};")
+    got = run(device, inst, tex, rows, engine, opt, sampler=sampler)
+    for t, r in enumerate(rows):
+        cs = [fbits(r[0]), fbits(r[1])]
+        if op == "tex":
+            want = reference(IMG2, cs, modes, linear, not force, -2.5)
+        else:
+            want = reference_gather(IMG2, cs, modes, not force, -2.5, [s32(r[4]), s32(r[5])])
+        assert list(got[t]) == want, (t, cs, got[t], want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+# ----------------------------------------------------------------------------------------- refusals
+def _refusals(text: str) -> tuple[str | None, str | None]:
+    """(xcc check's first error, compile's), full located messages (None: accepted)."""
+    try:  # (a parse or checker error raises; later ones are collected)
+        res = check_sources([Source(text, "t.ptx")])
+        by_check = str(res.errors[0]) if res.errors else None
+    except XccError as e:
+        by_check = str(e)
+    try:
+        rt.load_module(Source(text, "t.ptx"), engine="isa").get_function("k")
+    except XccError as e:
+        return by_check, str(e)
+    return by_check, None
+
+
+@pytest.mark.parametrize("inst, why", [
+    ("tex.cube.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2, %f3, %f4}], {%r6, %r7};", "takes no texel offsets"),
+    ("tex.3d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2, %f3, %f4}], %f9;", "depth compare"),
+    ("tex.2d.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3}], %f9;", "depth compare"),
+    ("tex.2d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2}], {%r6};", "texel offset vector of 2"),
+    ("tex.2dms.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3, %r4, %r5}], {%r6, %r7};", "multisample"),
+])
+def test_bad_forms_are_located_errors_in_check_and_compile(device, inst, why):
+    by_check, by_compile = _refusals(KERNEL.format(inst=inst))
+    assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
+        by_check, by_compile)
+
+
+def _independent(sampler_decl: str, inst: str = "tex.2d.v4.s32.f32 " + DEST + ", [gt, smp, {%f1, %f2}];",
+                 target: str = "sm_80, texmode_independent") -> str:
+    return KERNEL.format(inst=inst).replace(".target sm_80\n", f".target {target}\n.global .texref gt;\n"
+                                            f"{sampler_decl}\n")
+
+
+@pytest.mark.parametrize("text, why", [
+    (_independent(".global .samplerref smp = { filter_mode = linear };", target="sm_80"),
+     "an initialised .samplerref needs .target texmode_independent"),
+    (_independent(".global .samplerref smp = { normalized_coords = 1 };"), "unknown .samplerref field"),
+    (_independent(".global .samplerref smp = { addr_mode_0 = clamp_ogl };"), "clamp_ogl is not supported yet"),
+    (_independent(".global .samplerref smp = { filter_mode = 1 };"), "filter_mode = 1 is not supported yet"),
+    (_independent(".global .samplerref smp = { addr_mode_1 = sideways };"), "is not an address mode"),
+    (_independent(".global .samplerref smp;"), "not an initialised module .samplerref"),
+    (_independent(".global .samplerref smp = { filter_mode = linear };\n.global .texref t2 = { width = 4 };"),
+     "a .texref initialiser is not supported yet"),
+    (_independent(".global .samplerref smp = { filter_mode = linear };",
+                  "tex.2d.v4.s32.f32 " + DEST + ", [gt, %rd1, {%f1, %f2}];"), "not an initialised module"),
+])
+def test_bad_samplers_are_located_errors_in_check_and_compile(device, text, why):
+    by_check, by_compile = _refusals(text)
+    assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
+        by_check, by_compile)
