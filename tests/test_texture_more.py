@@ -379,6 +379,48 @@ def test_depth_compare_filters_the_comparisons_not_the_texels(device):
     ok(cuda.cuArrayDestroy(arr))
 
 
+def mipmapped_2d(levels: int = 4, w: int = 16, h: int = 8):
+    """A point-filtered, point-mip-filtered mipmapped 16 x 8 f32 texture (normalized coordinates, level clamps 0 ..
+    10) whose level l holds 1000 l + 10 y + x, and its levels' images."""
+    d = cuda.CUDA_ARRAY3D_DESCRIPTOR()
+    d.Width, d.Height, d.Depth, d.Format, d.NumChannels = w, h, 0, F.CU_AD_FORMAT_FLOAT, 1
+    mm = ok(cuda.cuMipmappedArrayCreate(d, levels))
+    imgs = []
+    for lv in range(levels):
+        img = (1000.0 * lv + 10 * np.arange(max(h >> lv, 1))[:, None] + np.arange(max(w >> lv, 1))[None, :]
+               ).astype(np.float32)
+        ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, img, img.nbytes))
+        imgs.append(img)
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    r.res.mipmap.hMipmappedArray = mm
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode, t.flags, t.maxMipmapLevelClamp = [CLAMP] * 3, cuda.CU_TRSF_NORMALIZED_COORDINATES, 10.0
+    return ok(cuda.cuTexObjectCreate(r, t, None)), mm, imgs
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("dc", [False, True])
+def test_tex_level_with_offsets_reads_them_in_the_levels_texels(device, engine, opt, dc):
+    """tex.level.2d ..., lod, {e} {, f}: the nearest level (lod clamped to the levels), the offsets in that
+    level's texels."""
+    tex, mm, imgs = mipmapped_2d()
+    rows = inputs(N_THREADS, 2, 1.0 / 10)
+    for t in range(N_THREADS):
+        rows[t, 2] = bits(f32(float(RNG.integers(-8, 34)) / 8))  # the level of detail, -1 .. 4.1
+        rows[t, 7] = bits(f32(float(RNG.integers(0, 3500))))
+    inst = f"tex.level.2d.v4.s32.f32 {DEST}, [%rd1, {{%f1, %f2}}], %f3, {{%r6, %r7}}{', %f9' if dc else ''};"
+    got = run(device, inst, tex, rows, engine, opt)
+    for t, r in enumerate(rows):
+        lam = min(max(fbits(r[2]), 0.0), len(imgs) - 1.0)
+        img = imgs[math.floor(lam + 0.5)]
+        want = reference(img, [fbits(r[0]), fbits(r[1])], CLAMP, False, True, 0.0, [s32(r[4]), s32(r[5]), 0],
+                         fbits(r[7]) if dc else None)
+        assert list(got[t]) == want, (t, got[t], want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuMipmappedArrayDestroy(mm))
+
+
 # ----------------------------------------------------------------------------------------- tex.grad on cubemaps
 # The CUDA Programming Guide's cubemap table: per face (+x, -x, +y, -y, +z, -z) the (axis, sign) of m, s and t.
 CUBE_TABLE = {0: ((0, 1), (2, -1), (1, -1)), 1: ((0, -1), (2, 1), (1, -1)), 2: ((1, 1), (0, 1), (2, 1)),
