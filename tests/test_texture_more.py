@@ -554,6 +554,41 @@ def test_independent_mode_samplerref_initialisers(device, engine, opt, sampler, 
     ok(cuda.cuArrayDestroy(arr))
 
 
+SAMPLER_QUERY = """.version 8.0
+.target sm_80, texmode_independent
+.address_size 64
+.global .samplerref smp = {init};
+.entry k(.param .u64 outp)
+{{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<2>;
+    txq.addr_mode_0.b32 %r1, [smp];
+    txq.addr_mode_1.b32 %r2, [smp];
+    txq.addr_mode_2.b32 %r3, [smp];
+    txq.filter_mode.b32 %r4, [smp];
+    txq.force_unnormalized_coords.b32 %r5, [smp];
+    ld.param.u64 %rd1, [outp];
+    st.global.v4.b32 [%rd1], {{%r1, %r2, %r3, %r4}};
+    st.global.b32 [%rd1+16], %r5;
+    ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("sampler, modes, linear, force", SAMPLERS, ids=range(len(SAMPLERS)))
+def test_txq_of_an_initialised_samplerref_answers_its_fields(device, engine, opt, sampler, modes, linear, force):
+    """txq.{addr_mode_N, filter_mode, force_unnormalized_coords} of the sampler: address modes as CUDA numbers
+    them (wrap 0, clamp 1, mirror 2, border 3), unnamed ones clamp."""
+    out = ok(cuda.cuMemAlloc(20))
+    f = rt.load_module(SAMPLER_QUERY.format(init=sampler), device=device, engine=engine, opt_level=opt)
+    f.get_function("k").launch((1, 1, 1), (1, 1, 1), [np.uint64(int(out))])
+    got = np.zeros(5, np.uint32)
+    ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
+    ok(cuda.cuMemFree(out))
+    assert list(got) == [*modes, *([CLAMP] * (3 - len(modes))), int(linear), int(force)]
+
+
 # ----------------------------------------------------------------------------------------- refusals
 def _refusals(text: str) -> tuple[str | None, str | None]:
     """(xcc check's first error, compile's), full located messages (None: accepted)."""
@@ -600,6 +635,8 @@ def _independent(sampler_decl: str, inst: str = "tex.2d.v4.s32.f32 " + DEST + ",
      "a .texref initialiser is not supported yet"),
     (_independent(".global .samplerref smp = { filter_mode = linear };",
                   "tex.2d.v4.s32.f32 " + DEST + ", [gt, %rd1, {%f1, %f2}];"), "not an initialised module"),
+    (_independent(".global .samplerref smp = { filter_mode = linear };", "txq.width.b32 %r10, [smp];"),
+     "a texture query needs a .texref"),
 ])
 def test_bad_samplers_are_located_errors_in_check_and_compile(device, text, why):
     by_check, by_compile = _refusals(text)

@@ -28,7 +28,8 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
 the level of detail as the last arguments (attrs ``off``, ``dc``).
 
 Independent mode: ``[h, s, c]`` with ``s`` an initialised module ``.samplerref`` -> the handle combined with the
-sampler's fields (:meth:`TextureLowering._tx_sampled`), read at compile time.
+sampler's fields (:meth:`TextureLowering._tx_sampled`), read at compile time; ``txq.{filter_mode,addr_mode_N,
+force_unnormalized_coords}.b32 d, [s]`` -> their constants.
 
 Refused with a located message: a sampler that is not an initialised module .samplerref, texel offsets on multisample geometries and ``.v8``.
 """
@@ -49,6 +50,7 @@ _MS_DIMS = ("2dms", "a2dms")  # multisample: tex only, surfaces refuse them
 _SURF_MODES = ("trap", "clamp", "zero")
 _SURF_WIDTH = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
 _SURED_OPS = ("add", "min", "max", "and", "or")
+_SAMPLER_QUERIES = ("force_unnormalized_coords", "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2")
 _CACHE_OPS = ("ca", "cg", "cs", "cv", "lu", "wb", "wt")  # cache operators: hints, no effect on the result
 
 
@@ -312,8 +314,20 @@ class TextureLowering:
         if q is None or "b32" not in inst.modifiers or len(inst.operands) != 2 + level:
             form = "txq.level.query.b32 d, [handle], lod" if level else f"{inst.opcode}.query.b32 d, [handle]"
             raise self.error(f"'{_text(inst)}': expected {form}", PtxSemanticError)
-        h, _ = self._tx_operand(inst, inst.operands[1], False)
         u32 = ptx_type("u32")
+        addr = inst.operands[1]
+        decl = self.b.samplers.get(addr.base.name) if isinstance(addr, ast.Address) and isinstance(
+            addr.base, ast.Symbol) and not surface else None
+        if decl is not None:  # an initialised .samplerref: its fields are known at compile time
+            if q not in _SAMPLER_QUERIES or level:
+                raise self.error(f"'{_text(inst)}': a .samplerref answers .force_unnormalized_coords, "
+                                 ".filter_mode and .addr_mode_0..2 (a texture query needs a .texref or a .u64 "
+                                 "register)", PtxSemanticError)
+            w = sampler_of(decl)
+            val = {"filter_mode": w >> 6 & 1, "force_unnormalized_coords": w >> 7 & 1}.get(q)
+            self.write(inst.operands[0], Const(u32, w >> 2 * int(q[-1]) & 3 if val is None else val))
+            return
+        h, _ = self._tx_operand(inst, inst.operands[1], False)
         lod = [self.read(inst.operands[2], ptx_type("s32"))] if level else []
         v = self.emit("txq", u32, [h, *lod], u32, query=q, surface=surface)
         self.write(inst.operands[0], v.result)
