@@ -124,8 +124,7 @@ class TextureLowering:
         if not isinstance(op, ast.Address):
             raise self.error(f"'{_text(inst)}': expected [handle{', {coordinates}' if want_coords else ''}]",
                              PtxSemanticError)
-        if len(op.elements) > 1 + sampler_ok or (op.elements and not want_coords) or (
-                len(op.elements) > 1 and not sampler_ok):
+        if len(op.elements) > 1 + sampler_ok or (op.elements and not want_coords):
             raise self._tx_refuse(inst, "independent mode (a separate sampler operand)")
         if op.offset:
             raise self.error(f"'{_text(inst)}': a handle operand takes no offset", PtxSemanticError)
