@@ -28,7 +28,7 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   (performed when it executes, element by element as atomics; .f16/.bf16 as atom.add.noftz/min/max); into a CTA of
   the cluster, ``cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.op.type [d], [s],
   size, [mbar]`` -> ``bulk_reduce {to_shared}`` and a complete-tx of ``size`` bytes on ``mbar``.
-* ``cp.async.bulk.tensor`` tile-mode loads -> ``tma_load``, stores -> ``tma_store``; ``cp.reduce.async.bulk
+* ``cp.async.bulk.tensor`` tile-mode loads (into ``.shared::cluster`` or ``.shared::cta``) -> ``tma_load``, stores -> ``tma_store``; ``cp.reduce.async.bulk
   .tensor`` -> ``tma_store {redop}`` (``.im2col`` loads, ``.im2col_no_offs`` stores and reductions:
   ``{im2col}``); ``cp.async.bulk.prefetch.tensor`` -> ``tma_prefetch`` (performed when they execute,
   :mod:`xcc.sim.tma`).
@@ -315,14 +315,17 @@ class HopperLowering:
 
     def _cp_tensor(self, inst) -> None:
         """Tile-mode loads ``cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
-        {.multicast::cluster}{.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, ctaMask}{, policy}`` ->
+        {.multicast::cluster}{.L2::cache_hint} [dst], [tensorMap, {c0, ...}], [mbar]{, ctaMask}{, policy}`` and
+        PTX ISA 8.6's ``.shared::cta.global`` form (no multicast; a shared::cta address names the executing CTA's
+        memory in the shared::cluster window too, xcc.semantics.cluster, so it is the same copy) ->
         ``tma_load`` (``attrs.im2col``: ``.im2col`` with ``{o...}``, rank - 2 16-bit offsets after [mbar], the
         arguments after the coordinates; ``attrs.multicast``: the 16-bit ctaMask the last argument); stores
         ``cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint} [tensorMap, {c0, ...}],
         [src]{, policy}`` -> ``tma_store`` (``.im2col_no_offs``, 3d-5d: ``attrs.im2col``)."""
         ms = inst.modifiers
         dims = next((m for m in ms if m in _TENSOR_DIMS), None)
-        load = ms[4:6] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms
+        to_cta = ms[4:6] == ("shared::cta", "global")  # PTX ISA 8.6: into the executing CTA, no multicast
+        load = (ms[4:6] == ("shared::cluster", "global") or to_cta) and "mbarrier::complete_tx::bytes" in ms
         store = ms[4:6] == ("global", "shared::cta") and "bulk_group" in ms
         multicast = load and "multicast::cluster" in ms
         im2col = "im2col" in ms if load else "im2col_no_offs" in ms
@@ -330,10 +333,12 @@ class HopperLowering:
                  "mbarrier::complete_tx::bytes" if load else "bulk_group", dims,
                  *(("multicast::cluster", "im2col") if load else ("im2col_no_offs",))}
         if dims is None or not (load or store) or any(m not in known for m in ms) or im2col and "tile" in ms \
-                or im2col and dims in ("1d", "2d"):
+                or im2col and dims in ("1d", "2d") or to_cta and multicast:
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: tile-mode and (3d-5d) "
                              "im2col-mode loads cp.async.bulk.tensor.Nd.shared::cluster.global{.tile,.im2col}"
-                             ".mbarrier::complete_tx::bytes{.multicast::cluster}, tile-mode and (3d-5d) im2col-mode "
+                             ".mbarrier::complete_tx::bytes{.multicast::cluster} and "
+                             "cp.async.bulk.tensor.Nd.shared::cta.global{.tile,.im2col}.mbarrier::complete_tx::bytes, "
+                             "tile-mode and (3d-5d) im2col-mode "
                              "stores cp.async.bulk.tensor.Nd.global.shared::cta{.tile,.im2col_no_offs}.bulk_group)")
         ops, rank = self._tensor_ops(inst, (3 + multicast + im2col) if load else 2)
         if load:
