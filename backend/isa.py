@@ -93,17 +93,18 @@ CLASSES = {
     "warpgroup": "warpgroup-collective: the 128 threads of a warpgroup execute it together",
     "tensor": "a tensor-core instruction (its family: tensor=hmma, imma or gmma; its shape in MMA_SHAPE)",
     "nop": "does nothing; kept in place",
+    "latch": "reads or writes the thread's 128-bit atomic latch X (ATOM*.128, ATOMX.*): kept in order, in place",
 }
 SPACES = ("global", "shared", "local", "generic", "const")
 TENSOR_FAMILIES = ("hmma", "imma", "gmma")  # Nsight's op kinds of the tensor pipe: HMMA, IMMA, HGMMA
 # classes whose instructions are never removed as dead code: they write memory, synchronise or change
 # control flow
 EFFECT_CLASSES = frozenset({"store", "atomic", "async_copy", "async_wait", "branch", "reconverge", "call",
-                            "barrier", "sync", "warp_sync"})
+                            "barrier", "sync", "warp_sync", "latch"})
 # classes nothing is scheduled across (control flow, synchronisation, warp- and warpgroup-collective
 # exchanges, cp.async group boundaries): the active mask each instruction runs with is unchanged
 FENCE_CLASSES = frozenset({"branch", "reconverge", "barrier", "sync", "warp_sync", "async_wait", "warpgroup",
-                           "nop"})
+                           "nop", "latch"})
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ FENCE_SCOPE = Mod("scope", ("CTA", "GPU", "SYS"))
 PRMT_MODE = Mod("mode", ("IDX", "F4E", "B4E", "RC8", "ECL", "ECR", "RC16"))
 FDIV_PREC = Mod("prec", ("RN", "FULL", "APPROX"))
 ATOM64_TYPE = Mod("type", ("U64", "S64", "F64"))
+ATOM128_OP = Mod("op", ("EXCH", "CAS"))  # ATOMG.128/ATOMS.128/ATOM.128
 # ATOMG.H/ATOMS.H/ATOM.H: 16-bit (U16 CAS, F16/BF16 ADD) and packed-half (F16X2/BF16X2 ADD, 32-bit) atomics
 HALF_ATOM_TYPE = Mod("type", ("U16", "F16", "BF16", "F16X2", "BF16X2"))
 MATCH_MODE = Mod("mode", ("ANY", "ALL"))
@@ -781,6 +783,33 @@ _ROWS = [
     ("TEXGRAD.CUBE", (D_W, A_W, Operand("b", "W"), C_W, E_W), (), "lsu", "lsu", "(TEX.GRAD's LOD)",
      "d = the squared length (f64) of the gradient (c.hi, e.lo, e.hi) in level-0 texels of the face the direction "
      "(b.lo, b.hi, c.lo) picks of the cubemap texture object a (xcc.semantics.texture.grad_sq_cube)", "sync load"),
+    # atom.cas.b128 / atom.exch.b128 (sm_90): one 16-byte transaction.  The word holds two register pairs, so
+    # a CAS's new value goes in, and the old bits 127:64 come out, through the thread's 128-bit atomic latch X
+    # (appended: opcodes stay stable)
+    ("ATOMX.SET", (C_W, E_W), (), "alu", "alu", "(part of ATOMG.E.CAS.128)",
+     "X = {c, e} (c bits 63:0): the new value of the ATOM*.128 CAS that follows", "latch"),
+    ("ATOMG.128", (D_W, A_W, B_I, C_W, E_W), (ATOM128_OP,), "lsu", "lsu", "ATOMG.E.EXCH.128 / ATOMG.E.CAS.128",
+     "old = global[a + b], 16 bytes; global[a + b] = EXCH: {c, e}, CAS: old == {c, e} ? X : old (c bits 63:0), "
+     "in one step; d = old bits 63:0, X = old", "atomic global latch"),
+    ("ATOMS.128", (D_W, A_R, B_I, C_W, E_W), (ATOM128_OP,), "lsu", "lsu", "ATOMS.EXCH.128 / ATOMS.CAS.128",
+     "as ATOMG.128 on shared[a + b]", "atomic shared latch"),
+    ("ATOM.128", (D_W, A_W, B_I, C_W, E_W), (ATOM128_OP,), "lsu", "lsu", "ATOM.E.EXCH.128 / ATOM.E.CAS.128",
+     "as ATOMG.128 on generic[a + b]", "atomic generic latch"),
+    ("ATOMX.GET", (D_W, A_W), (), "alu", "alu", "(part of ATOMG.E.CAS.128)",
+     "d = X bits 127:64: the old high half of the ATOM*.128 before it, whose d is a (read for ordering only)",
+     "latch"),
+    # Sparse warpgroup MMA, sm_90a wgmma.mma_async.sp m64nNk32 .f16/.bf16 (appended: opcodes stay stable; executor in
+    # exec_matrix.py, selection in isel_matrix.py)
+    ("WGMMA.SP", (D_R, A_W, B_I, C_W, E_W, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("F16", "BF16")),
+      Mod("btype", ("F16", "BF16")), _flag("TRANS_A"), _flag("TRANS_B"), NEG_A, NEG_B, _flag("ACC_F16"), A_REGS,
+      Mod("sel", ("SEL0", "SEL1"))), "tensor", "tensor",
+     "one accumulator register of HGMMA.64xNx32.F32.SP (.F16 / .BF16) gdesc[a], gdesc[c]",
+     "as WGMMA.F32 for m64nNk32 with a 2:4 sparse A: a (descriptor or AREG registers) is the compressed A "
+     "(64 x 16, a dense m64nNk16 A's layout), c B (32 x N); e.lo the accumulator register, e.hi the thread's "
+     "metadata register, the pair of each quad that modifier sel names holding it (xcc.semantics.wgmma.sparse_a); "
+     "d = accumulator register b of D = A*B + (ps ? e.lo : 0), the exact sum rounded once",
+     "warpgroup tensor=gmma"),
 ]
 
 
@@ -854,7 +883,7 @@ MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA
              "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16),
              "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32), "QGMMA.F32": (16, 4, 32),
              "HMMA.1688.F32.TF32": (16, 8, 8), "HMMA.1684.F32.TF32": (16, 8, 4), "TGMMA.F32": (16, 4, 8),
-             "IGMMA.S32": (16, 4, 32)}
+             "IGMMA.S32": (16, 4, 32), "WGMMA.SP": (16, 4, 32)}
 
 
 def tensor_ops(mnemonic: str) -> int:

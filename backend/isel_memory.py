@@ -242,6 +242,8 @@ class MemorySelection(SelectorCore):
     def op_atom(self, inst):
         """atom/red on global or shared memory: ATOMG/ATOMS (32-bit), ATOMG.64/ATOMS.64 (64-bit); a red,
         or an atom whose result is unused, writes RZ."""
+        if "part" in inst.attrs:
+            return self._atom128(inst)
         prefix, a, off, _ = self._mem(inst)
         if prefix == "L":
             raise self.error("atomics on the .local space are not defined by PTX")
@@ -263,6 +265,22 @@ class MemorySelection(SelectorCore):
         e = self.reg(inst.args[2]) if op == "CAS" else RZ
         d = self.vreg(inst.result) if inst.result is not None else RZ
         self.emit(f"ATOM{prefix}" + (".64" if wide else ""), d=d, a=a, b=off, c=c, e=e, mods={"op": op, "type": typ})
+
+    def _atom128(self, inst):
+        """A ``.b128`` atomic's parts (xcc.ir.lower_b128): part 0 is ATOM{G,S,}.128 (a CAS's new value put in the
+        latch by ATOMX.SET first), part 1, right after it, ATOMX.GET reading the old high half."""
+        if inst.attrs["part"] == 1:
+            self.emit("ATOMX.GET", d=self.vreg(inst.result), a=self._atom128_d)
+            return
+        prefix, a, off, _ = self._mem(inst)
+        if prefix == "L":
+            raise self.error("atomics on the .local space are not defined by PTX")
+        op = inst.attrs["atom_op"].upper()
+        if op == "CAS":
+            self.emit("ATOMX.SET", c=self.reg(inst.args[3]), e=self.reg(inst.args[4]))
+        d = self._atom128_d = self.vreg(inst.result)
+        self.emit(f"ATOM{prefix}.128", d=d, a=a, b=off, c=self.reg(inst.args[1]), e=self.reg(inst.args[2]),
+                  mods={"op": op})
 
     # ----------------------------------------------------------------- narrow kernel parameters
     def ld_param_narrow(self, inst, off: int):

@@ -318,6 +318,8 @@ def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> li
             need(f"vector {opcode}", 90, (8, 1))
         if "cluster" in ms or "shared::cluster" in ms:
             need(f"{opcode} with cluster scope", 90, (7, 8))
+        if "b128" in ms:  # ptxas 13.0: sm_90; with .sys, PTX ISA 8.4
+            need(f"{opcode}.b128", 90, (8, 4) if "sys" in ms else (8, 3))
     if ms & {"bf16", "bf16x2"} and opcode in ("add", "sub", "mul") and "rn" in ms:
         need(f"{opcode}.rn.bf16", 90, (7, 8))
     if ms & {"bf16", "bf16x2"} and opcode in ("fma", "min", "max", "neg", "abs", "cvt"):

@@ -261,10 +261,10 @@ REFUSED = [
     ("ld.relaxed.gpu.global.b128 %q1, [%rd1];", ".relaxed .b128 accesses are not supported yet"),
     ("st.release.gpu.global.b128 [%rd1], %q1;", ".release .b128 accesses are not supported yet"),
     ("atom.global.add.b128 %q1, [%rd1], %q2;", ".b128 atomics are .cas and .exch only"),
-    # not built yet: one 16-byte atomic transaction (xcc.ir.lower_b128)
-    ("atom.global.cas.b128 %q1, [%rd1], %q2, %q3;", "atom.cas.b128 is not supported yet"),
-    ("atom.shared.cas.b128 %q1, [%r1], %q2, %q3;", "atom.cas.b128 is not supported yet"),
-    ("atom.exch.b128 %q1, [%rd1], %q2;", "atom.exch.b128 is not supported yet"),
+    ("atom.global.cas.L2::cache_hint.b128 %q1, [%rd1], %q2, %q3, %rd3;", "atom.cas takes no .L2::cache_hint"),
+    ("atom.local.exch.b128 %q1, [%rd1], %q2;", ".b128 atomics address .global, .shared or generic memory"),
+    ("atom.global.v2.exch.b128 %q1, [%rd1], %q2;", "a vector of .b128 exceeds 128 bits"),
+    ("atom.sys.global.exch.b128 %q1, [%rd1], %q2;", "'atom.b128' needs PTX ISA 8.4 or later"),
     ("selp.b128 %q1, %q2, %q3, %p1;", "'selp' does not take type '.b128'"),
     ("cvt.u32.u64 %r1, %q1;", ".b128 registers are operands of mov, ld, ldu, st"),
     ("mov.b128 %q1, -1;", "a .b128 source is a .b128 register or an integer literal 0 .. 2^64-1"),
@@ -288,3 +288,213 @@ def test_refusals_are_located_and_check_agrees(line, msg):
     with pytest.raises(XccError) as e:
         module.get_function(name)
     assert str(e.value).splitlines()[0] == by_check.splitlines()[0]
+
+
+# ----------------------------------------------------------------- atom.cas.b128 / atom.exch.b128 (sm_90)
+# The manual's definition (PTX ISA 9.7.13.4): d = the 16 bytes at [a]; for .cas, [a] = (d == b) ? c : d, for
+# .exch, [a] = b, in one atomic step.  Each thread works on its own 16 bytes of ``out`` (rows 0 .. N-1) and
+# writes the old value it got to row N + tid.
+ATOM_FORMS = {  # name: (how the target's address %rd5 is made from its row, the atom's spelling)
+    "global": ("add.s64 %rd5, %rd11, %rd12;", "atom.global"),
+    "generic": ("add.s64 %rd5, %rd11, %rd12;", "atom"),
+    "acq_rel_gpu": ("add.s64 %rd5, %rd11, %rd12;", "atom.acq_rel.gpu.global"),
+    "shared": ("mov.u64 %rd5, sbuf; add.s64 %rd5, %rd5, %rd12;", "atom.shared"),
+    "shared_cta": ("mov.u64 %rd5, sbuf; add.s64 %rd5, %rd5, %rd12;", "atom.relaxed.cta.shared::cta"),
+    "shared_cluster": ("mov.u64 %rd5, sbuf; add.s64 %rd5, %rd5, %rd12;", "atom.acquire.cluster.shared::cluster"),
+    "generic_shared": ("mov.u64 %rd5, sbuf; add.s64 %rd5, %rd5, %rd12;", "atom"),
+}
+SHARED_DECL = f".shared .align 16 .b8 sbuf[{16 * N}];\n"
+
+
+def atom_kernel(name: str, form: str, op: str) -> str:
+    """``in``: three rows per thread (the target's initial value, b, c); the target is row ``tid`` of ``out``
+    (global forms) or of ``sbuf`` (shared forms: copied back to ``out`` after); the old value goes to row
+    N + tid of ``out``.  The generic forms address the target through cvta."""
+    setup, spelling = ATOM_FORMS[form]
+    shared = "sbuf" in setup
+    space = ".shared" if shared else ".global"
+    cvta = f"cvta{space}.u64 %rd6, %rd5;" if spelling == "atom" else "mov.u64 %rd6, %rd5;"
+    srcs = "%q2, %q3" if op == "cas" else "%q2"
+    body = f"""\
+    mul.wide.u32 %rd12, %r0, 16;
+    mul.wide.u32 %rd13, %r0, 48;
+    add.s64 %rd1, %rd10, %rd13;
+    {setup}
+    {cvta}
+    ld.global.b128 %q1, [%rd1];
+    ld.global.b128 %q2, [%rd1+16];
+    ld.global.b128 %q3, [%rd1+32];
+    st{space}.b128 [%rd5], %q1;
+    {spelling}.{op}.b128 %q4, [%rd6], {srcs};
+    add.s64 %rd7, %rd11, {16 * N};
+    add.s64 %rd7, %rd7, %rd12;
+    st.global.b128 [%rd7], %q4;
+    ld{space}.b128 %q5, [%rd5];
+    add.s64 %rd8, %rd11, %rd12;
+    st.global.b128 [%rd8], %q5;
+"""
+    return kernel(name, body, extra=SHARED_DECL if shared else "")
+
+
+def run_engines(text: str, name: str, inputs: np.ndarray, out_bytes: int, block: int = N, args=None):
+    """The ``out`` bytes of every engine and level (asserted equal), as uint8."""
+    assert check_sources([Source(text, f"{name}.ptx")]).ok
+    outs = []
+    for engine, opt in ENGINES:
+        dev = rt.Device()
+        din = rt.to_device(inputs, dev)
+        dout = rt.to_device(np.zeros(out_bytes, np.uint8), dev)
+        module = rt.load_module(Source(text, f"{name}.ptx"), device=dev, engine=engine, opt_level=opt)
+        module.get_function(name).launch((1, 1, 1), (block, 1, 1), [din, dout, *(args or [])])
+        outs.append(dout.copy_to_host().view(np.uint8))
+    for (engine, opt), got in zip(ENGINES, outs):
+        assert got.tobytes() == outs[0].tobytes(), (engine, opt)
+    return outs[0]
+
+
+@pytest.mark.parametrize("op", ["cas", "exch"])
+@pytest.mark.parametrize("form", list(ATOM_FORMS))
+def test_atom_b128_single_thread_each(form, op):
+    """Every thread its own target: cas succeeds for the even threads (b equals the target), fails for the odd
+    ones in one byte only (low half, then high half); exch always stores b.  The old value is the target's."""
+    name = f"atom_{form}_{op}"
+    src = data(11).reshape(N, 16)
+    ins = np.concatenate([src, data(12).reshape(N, 16), data(13).reshape(N, 16)], axis=1)  # init, b, c
+    ins[::2, 16:32] = ins[::2, 0:16]
+    ins[1::4, 16:32] = ins[1::4, 0:16]
+    ins[1::4, 16 + 3] ^= 0x40  # differs in bits 63:0 only
+    ins[3::4, 16:32] = ins[3::4, 0:16]
+    ins[3::4, 16 + 12] ^= 0x01  # differs in bits 127:64 only
+    got = run_engines(atom_kernel(name, form, op), name, ins.reshape(-1), 32 * N).reshape(2 * N, 16)
+    init, b, c = ins[:, 0:16], ins[:, 16:32], ins[:, 32:48]
+    if op == "exch":
+        want = b
+    else:
+        hit = (init == b).all(axis=1)
+        assert hit.sum() == N // 2
+        want = np.where(hit[:, None], c, init)
+    assert got[N:].tobytes() == init.tobytes()
+    assert got[:N].tobytes() == want.tobytes()
+
+
+COUNTER = N * 4  # threads incrementing one 128-bit counter
+
+
+def _carry_kernel(name: str, space: str) -> str:
+    """Each thread adds its increment {lo: (tid + 1) * K, hi: tid} to the counter at ``out`` by a cas loop
+    (carry from bits 63:0 into 127:64 by add.cc/addc), and writes the old value of its successful cas to row
+    1 + tid of ``out``."""
+    shared = space == "shared"
+    body = f"""\
+    mul.wide.u32 %rd12, %r0, 16;
+    cvt.u64.u32 %rd9, %r0;
+    add.s64 %rd8, %rd9, 1;
+    mul.lo.u64 %rd8, %rd8, 0x9E3779B97F4A7C15;
+    {"mov.u64 %rd5, sbuf;" if shared else "mov.u64 %rd5, %rd11;"}
+    {"ld.global.b128 %q1, [%rd10]; setp.eq.u32 %p1, %r0, 0; @%p1 st.shared.b128 [%rd5], %q1; bar.sync 0;"
+     if shared else ""}
+    ld.volatile{'.shared' if shared else '.global'}.u64 %rd3, [%rd5];
+    ld.volatile{'.shared' if shared else '.global'}.u64 %rd4, [%rd5+8];
+    mov.b128 %q1, {{%rd3, %rd4}};
+LOOP:
+    mov.b128 {{%rd3, %rd4}}, %q1;
+    add.cc.u64 %rd6, %rd3, %rd8;
+    addc.u64 %rd7, %rd4, %rd9;
+    mov.b128 %q2, {{%rd6, %rd7}};
+    atom{'.shared' if shared else '.global'}.cas.b128 %q3, [%rd5], %q1, %q2;
+    mov.b128 {{%rd6, %rd7}}, %q3;
+    mov.b128 %q1, %q3;
+    setp.ne.u64 %p2, %rd6, %rd3;
+    setp.ne.or.u64 %p2, %rd7, %rd4, %p2;
+    @%p2 bra LOOP;
+    add.s64 %rd13, %rd11, 16;
+    add.s64 %rd13, %rd13, %rd12;
+    st.global.b128 [%rd13], %q3;
+    {"bar.sync 0; @%p1 ld.shared.b128 %q4, [%rd5]; @%p1 st.global.b128 [%rd11], %q4;" if shared else ""}"""
+    return (HEADER + (".shared .align 16 .b8 sbuf[16];\n" if shared else "")
+            + f"\n.visible .entry {name}(.param .u64 pin, .param .u64 pout)\n{{\n" + PROLOGUE
+            + body + "\n    ret;\n}\n")
+
+
+@pytest.mark.parametrize("space", ["global", "shared"])
+def test_atom_cas_b128_contended_counter(space):
+    """256 threads increment one 128-bit counter by cas loops: the final value is the initial one plus every
+    increment (mod 2^128), and the old values of the successful cas steps chain from the initial value to
+    the final one in some serial order, one step per thread."""
+    name = f"atom_counter_{space}"
+    init = int.from_bytes(data(21)[:16].tobytes(), "little")
+    init |= (1 << 64) - 1 - 0xFF  # bits 63:0 near the top: carries into bits 127:64
+    ins = np.frombuffer(init.to_bytes(16, "little"), np.uint8).copy()
+    text = _carry_kernel(name, space)
+    if space == "global":  # the counter starts as init: the host sets it
+        outs = []
+        for engine, opt in ENGINES:
+            dev = rt.Device()
+            out0 = np.zeros(16 * (COUNTER + 1), np.uint8)
+            out0[:16] = ins
+            din, dout = rt.to_device(ins, dev), rt.to_device(out0, dev)
+            module = rt.load_module(Source(text, f"{name}.ptx"), device=dev, engine=engine, opt_level=opt)
+            module.get_function(name).launch((1, 1, 1), (COUNTER, 1, 1), [din, dout])
+            outs.append(dout.copy_to_host().view(np.uint8))
+        for (engine, opt), o in zip(ENGINES, outs):
+            assert o.tobytes() == outs[0].tobytes(), (engine, opt)
+        got = outs[0]
+    else:
+        got = run_engines(text, name, ins, 16 * (COUNTER + 1), block=COUNTER)
+    vals = [int.from_bytes(got[16 * k:16 * k + 16].tobytes(), "little") for k in range(COUNTER + 1)]
+    incs = [(((t + 1) * 0x9E3779B97F4A7C15) % (1 << 64)) | (t << 64) for t in range(COUNTER)]
+    assert vals[0] == (init + sum(incs)) % (1 << 128)
+    by_old = {v: t for t, v in enumerate(vals[1:])}
+    assert len(by_old) == COUNTER  # no two cas steps read the same value
+    cur = init
+    for _ in range(COUNTER):
+        t = by_old[cur]
+        cur = (cur + incs[t]) % (1 << 128)
+    assert cur == vals[0]
+
+
+def test_atom_exch_b128_contended():
+    """256 threads exchange their own {tid, ~tid} into one location: the old values and the final one are
+    the initial value and every thread's, each once (a serial order)."""
+    name = "atom_exch_many"
+    body = """\
+    cvt.u64.u32 %rd3, %r0;
+    not.b64 %rd4, %rd3;
+    mov.b128 %q1, {%rd3, %rd4};
+    atom.global.exch.b128 %q2, [%rd11], %q1;
+    mul.wide.u32 %rd12, %r0, 16;
+    add.s64 %rd13, %rd11, 16;
+    add.s64 %rd13, %rd13, %rd12;
+    st.global.b128 [%rd13], %q2;"""
+    text = kernel(name, body)
+    init = bytes(range(100, 116))
+    outs = []
+    for engine, opt in ENGINES:
+        dev = rt.Device()
+        out0 = np.zeros(16 * (COUNTER + 1), np.uint8)
+        out0[:16] = np.frombuffer(init, np.uint8)
+        din, dout = rt.to_device(np.zeros(16, np.uint8), dev), rt.to_device(out0, dev)
+        module = rt.load_module(Source(text, f"{name}.ptx"), device=dev, engine=engine, opt_level=opt)
+        module.get_function(name).launch((1, 1, 1), (COUNTER, 1, 1), [din, dout])
+        outs.append(dout.copy_to_host().view(np.uint8))
+    for (engine, opt), o in zip(ENGINES, outs):
+        assert o.tobytes() == outs[0].tobytes(), (engine, opt)
+    got = [outs[0][16 * k:16 * k + 16].tobytes() for k in range(COUNTER + 1)]
+    mine = [t.to_bytes(8, "little") + ((1 << 64) - 1 - t).to_bytes(8, "little") for t in range(COUNTER)]
+    assert sorted(got) == sorted([init, *mine])
+
+
+@pytest.mark.parametrize("engine", ["ir", "isa"])
+@pytest.mark.parametrize("space", ["global", "shared"])
+def test_atom_b128_misaligned_faults(space, engine):
+    """A .b128 atomic's address must be 16-byte aligned (PTX ISA 9.7.13.4): 8 bytes off faults, located."""
+    name = "atom_misaligned"
+    pre = "mov.u64 %rd11, sbuf;" if space == "shared" else ""
+    text = kernel(name, f"    {pre}\n    atom.{space}.exch.b128 %q3, [%rd11+8], %q1;\n    st.global.b128 [%rd2], %q3;",
+                  extra=".shared .align 16 .b8 sbuf[64];\n")
+    dev = rt.Device()
+    din, dout = rt.to_device(np.zeros(16 * N, np.uint8), dev), rt.to_device(np.zeros(16 * N, np.uint8), dev)
+    module = rt.load_module(Source(text, f"{name}.ptx"), device=dev, engine=engine)
+    with pytest.raises(XccError) as e:
+        module.get_function(name).launch((1, 1, 1), (4, 1, 1), [din, dout])
+    assert f"misaligned 16-byte {space} access" in str(e.value) and f"{name}.ptx:" in str(e.value)

@@ -115,12 +115,7 @@ def _version(v: str) -> str:
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
 _MMA = "MMA kinds not built yet: wgmma .sp (its metadata layout needs a GPU probe)"
-_B128 = ".b128 atomics (sm_90): no 16-byte atomic transaction in the IR/xg1 yet (xcc.ir.lower_b128)"
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
-    'atom.global.cas.b128 %q1, [%rd1], %q2, %q3;':
-        ('atom.cas.b128 is not supported yet', _B128),
-    'atom.global.exch.b128 %q1, [%rd1], %q2;':
-        ('atom.exch.b128 is not supported yet', _B128),
     'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r5, 0, %p1, 1, 1, 0, 0;':
         ("instruction 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16' is not supported yet", _MMA),
 }

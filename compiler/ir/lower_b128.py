@@ -17,8 +17,14 @@ ptxas 13.0 accepts it (``.target sm_80`` and up for mov/ld/st):
   8-byte alignment).  Memory is little-endian, so the bytes are those of the 128-bit value.  xg1 has no
   single-copy-atomic 128-bit access, so the strong forms (``.volatile``, ``.relaxed``, ``.acquire``,
   ``.release``, ``.mmio``) are refused.
-* ``atom.cas.b128`` / ``atom.exch.b128`` (sm_90) need one 16-byte memory transaction, which neither the IR nor
-  xg1 has yet: refused with a located message.
+* ``atom{.sem}{.scope}{.ss}.cas.b128 d, [a], b, c`` / ``atom....exch.b128 d, [a], b`` (PTX 8.3, sm_90; .global,
+  .shared{::cta,::cluster}, generic): one 16-byte transaction.  An IR value being 64 bits, it is two ``atom``
+  instructions with the same operands (address, then the halves of b and c, low first), ``attrs.part`` 0 and
+  1: part 0 performs the whole transaction, d = the old bits 63:0, and leaves the old bits 127:64 in the
+  thread's 64-bit *atomic latch*; part 1, always right after it, d = the latch.  xg1 does the same with
+  ``ATOMG.128``/``ATOMS.128``/``ATOM.128`` and ``ATOMX.GET`` (and ``ATOMX.SET``, which puts a CAS's new value in
+  the 128-bit latch first: the instruction word has room for two register pairs only).  Both interpreters
+  perform the 16 bytes in one step (xcc.sim.memory._atomic16).
 
 Any other instruction naming a ``.b128`` register (but ``call``, whose ``.reg .b128`` arguments move through
 ``st.param.b128``/``ld.param.b128``) is refused at its place.
@@ -116,12 +122,31 @@ class B128Lowering:
             self.write(e, v)
 
     def atom_b128(self, inst) -> None:
-        """``atom{.sem}{.scope}{.ss}.cas.b128`` / ``.exch.b128`` (sm_90): refused until the IR and xg1 have a
-        16-byte atomic transaction; any other operation is not a .b128 atomic."""
+        """``atom{.sem}{.scope}{.ss}.cas.b128 d, [a], b, c`` / ``.exch.b128 d, [a], b`` (sm_90): one 16-byte
+        transaction, as two ``atom`` IR instructions with the same operands (the address, then each .b128
+        source's halves, low first): ``attrs.part = 0`` performs it and gives the old bits 63:0, ``part = 1``,
+        right after it, the old bits 127:64 of the same transaction (module docstring)."""
         aop = next((m for m in inst.modifiers if m in ("cas", "exch")), None)
         if aop is None:
             raise self.error(f"'{_text(inst)}': .b128 atomics are .cas and .exch only", PtxSemanticError)
-        raise self.error(f"atom.{aop}.b128 is not supported yet")
+        if "L2::cache_hint" in inst.modifiers and aop == "cas":
+            raise self.error(f"'{_text(inst)}': atom.cas takes no .L2::cache_hint", PtxSemanticError)
+        if self._vec(inst) > 1:
+            raise self.error(f"'{_text(inst)}': a vector of .b128 exceeds 128 bits", PtxSemanticError)
+        inst = self.without_cache_hint(inst)
+        self._check(inst, 4 if aop == "cas" else 3)
+        d, addr, *srcs = inst.operands
+        base, off, param = self._address(addr)
+        space = self._space(inst)
+        if param is not None or space == "param":
+            raise self.error("atomics on kernel parameters are not supported (they are read-only)")
+        if space not in ("global", "shared", "generic"):
+            raise self.error(f"'{_text(inst)}': .b128 atomics address .global, .shared or generic memory",
+                             PtxSemanticError)
+        args = [base, *(h for s in srcs for h in self.read128(s))]
+        lo, hi = (self.emit("atom", _B64, list(args), _B64, space=space, offset=off, atom_op=aop, part=k).result
+                  for k in (0, 1))
+        self.write128(d, lo, hi)
 
     def _b128_access(self, inst) -> None:
         if self._vec(inst) > 1:

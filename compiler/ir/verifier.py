@@ -50,6 +50,11 @@ def verify_function(fn: Function, after: str = "") -> None:
                 fail(f"'{inst.op}' result mismatch", inst)
             if inst.block is not b:
                 fail(f"instruction '{inst.op}' has a stale block link", inst)
+            if inst.op == "atom" and "part" in inst.attrs:
+                k = i + 1 if inst.attrs["part"] == 0 else i - 1
+                other = b.instructions[k] if 0 <= k < len(b.instructions) else None
+                if other is None or other.op != "atom" or other.attrs.get("part") != 1 - inst.attrs["part"]:
+                    fail("the two parts of a .b128 atom must be adjacent, part 0 first (xcc.ir.lower_b128)", inst)
         for s in b.succs:
             if s not in blocks:
                 fail(f"{b.name} branches to a block outside the function")

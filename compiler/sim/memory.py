@@ -219,6 +219,8 @@ def _half_atomic(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, 
 
 def _atomic_core(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, kind: str, compare):
     """Apply one atomic for all threads; ``off`` is already checked."""
+    if width == 16:
+        return _atomic16(buf, off, op, values, compare)
     if kind in HALF_ATOMIC_KINDS:
         return _half_atomic(buf, off, op, values, width, kind)
     if op not in ATOMIC_OPS:
@@ -272,6 +274,26 @@ def _atomic_core(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, 
     old = np.empty(n, tdt)
     old[order] = before
     return old.view(udt)
+
+
+def _atomic16(buf: np.ndarray, off: np.ndarray, op: str, values, compare) -> np.ndarray:
+    """``atom.cas.b128`` / ``atom.exch.b128`` (PTX ISA 9.7.13.4): each thread's 16 bytes read and written in one
+    step, the threads one after another in order.  ``values`` and ``compare`` (cas) are ``(n, 2)`` uint64, the low
+    half first (memory is little-endian); returns the old 16 bytes of each thread the same way."""
+    if op not in ("cas", "exch"):
+        raise ValueError(f"16-byte atomics are cas and exch only, not {op!r}")
+    if op == "cas" and compare is None:
+        raise ValueError("atomic cas needs compare values")
+    n = off.size
+    words = buf[: buf.size & ~15].view(np.uint64).reshape(-1, 2)
+    v = np.broadcast_to(np.asarray(values, np.uint64).reshape(-1, 2), (n, 2))
+    c = None if compare is None else np.broadcast_to(np.asarray(compare, np.uint64).reshape(-1, 2), (n, 2))
+    old = np.empty((n, 2), np.uint64)
+    for t, k in enumerate((off >> 4).tolist()):
+        old[t] = words[k]
+        if c is None or (old[t] == c[t]).all():
+            words[k] = v[t]
+    return old
 
 
 def _apply(op, o, v, c):

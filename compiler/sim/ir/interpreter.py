@@ -223,6 +223,13 @@ class _Launch(Launch):
             s = self._slots[v] = len(self._slots)
         return s
 
+    def atom_latch(self) -> np.ndarray:
+        """Each thread's old bits 127:64 of its last ``.b128`` atomic (xcc.sim.ir.ops._atom128)."""
+        latch = getattr(self, "_atom_latch", None)
+        if latch is None or latch.size != self.T:
+            latch = self._atom_latch = np.zeros(self.T, np.uint64)
+        return latch
+
     def address_of(self, symbol: str, space: str, inst: Instruction | None = None):
         """(address, per-thread frame base array or None) of ``symbol``; None if unknown.  ``.local``
         and ``.param`` variables of a device function lie at its frame base (which differs per thread)."""

@@ -226,6 +226,8 @@ def _atom(x: OpBinder):
     (mem, where), width = _memory(x)
     t, rt, wr = x.inst.type, x.inst.result.type, x.set()
     op = x.attrs["atom_op"]
+    if "part" in x.attrs:  # a .b128 atomic's two halves (xcc.ir.lower_b128)
+        return _atom128(x)
     kind = "f" if t.is_float else "s" if t.kind == "s" else "u"
     if t.name in HALF_ATOMIC_KINDS and op in ("add", "min", "max"):  # f16/bf16 (x2): their own rules (xcc.sim.memory)
         kind = t.name
@@ -239,6 +241,32 @@ def _atom(x: OpBinder):
         raise x.error(f"atom.{op}.{t} is not supported by the memory model")
     return lambda sel, idx, n: wr(sel, _extend(mem().atomic(op, where(sel, idx, n), _truncate(b(sel, n), t.bits),
                                                             width, kind), t, rt))
+
+
+def _atom128(x: OpBinder):
+    """``atom.cas.b128`` / ``atom.exch.b128``: part 0 performs the 16-byte transaction at ``[a + offset]`` (new value
+    {b, c} for exch; compare {b, c}, new {d, e} for cas: low halves first), d = the old bits 63:0, and keeps the
+    old bits 127:64 in the thread's latch; part 1, which follows it, d = that latch (both as xg1's ATOM*.128 and
+    ATOMX.GET)."""
+    wr, launch = x.set(), x.launch
+    if x.attrs["part"] == 1:
+        return lambda sel, idx, n: wr(sel, launch.atom_latch()[idx])
+    mem, where = launch.addresser(x.attrs["space"], x.arg(0), int(x.attrs.get("offset", 0)), 16)
+    if where is None:
+        raise x.error(f"memory accesses to the .{x.attrs['space']} space are not supported by the IR interpreter yet")
+    rds = [x.arg(k) for k in range(1, len(x.inst.args))]
+
+    def pair(r0, r1, sel, n):
+        return np.stack([np.asarray(r0(sel, n), U64), np.asarray(r1(sel, n), U64)], axis=1)
+
+    def run(sel, idx, n):
+        v = pair(*rds[-2:], sel, n)
+        c = pair(*rds[:2], sel, n) if len(rds) == 4 else None
+        old = np.asarray(mem().atomic(x.attrs["atom_op"], where(sel, idx, n), v, 16, "u", compare=c)).reshape(-1, 2)
+        launch.atom_latch()[idx] = old[:, 1]
+        wr(sel, old[:, 0])
+
+    return run
 
 
 # ============================================================================= warp-level

@@ -342,7 +342,7 @@ class _Launch(Launch):
                     rec.global_access(np.repeat((eidx >> 5) + wb, z), np.repeat(base, z) + (16 * k).astype(np.uint64),
                                       16)
             return blkcp
-        width = 8 if inst.mnemonic.endswith(".64") else (
+        width = 8 if inst.mnemonic.endswith(".64") else 16 if inst.mnemonic.endswith(".128") else (
             SIZE_BYTES[b.mod("size")][0] if any(m.name == "size" for m in inst.d.mods) else 4)
         if space == "g":
             addr = global_addr(b)

@@ -217,3 +217,54 @@ def _atom_generic(x: Binder):
     return _atomic(x, "generic")
 
 
+def _latch(x: Binder) -> np.ndarray:
+    """The wave's 128-bit atomic latches X (uint64 [T, 2], bits 63:0 first), made with the wave's registers."""
+    ctx, T = x.ctx, x.ctx.regs.shape[1]
+    if getattr(ctx, "xlatch", None) is None or ctx.xlatch.shape[0] != T:
+        ctx.xlatch = np.zeros((T, 2), np.uint64)
+    return ctx.xlatch
+
+
+@impl("ATOMX.SET")
+def _atomx_set(x: Binder):
+    latch, c, e = _latch(x), x.w("c"), x.w("e")
+
+    def run(sel, idx, n):
+        latch[sel, 0], latch[sel, 1] = c(sel, n), e(sel, n)
+
+    return run
+
+
+@impl("ATOMX.GET")
+def _atomx_get(x: Binder):
+    latch, d = _latch(x), x.set_w()
+    return lambda sel, idx, n: d(sel, latch[sel, 1])
+
+
+@impl("ATOMG.128", "ATOMS.128", "ATOM.128")
+def _atom128(x: Binder):
+    """16 bytes in one step (xcc.sim.memory._atomic16): EXCH stores {c, e}; CAS compares with {c, e} and stores
+    the latch; d = the old bits 63:0, the latch = the old 16 bytes."""
+    latch, d, c, e, ctx = _latch(x), x.set_w(), x.w("c"), x.w("e"), x.ctx
+    op = x.mod("op").lower()
+    if x.inst.mnemonic == "ATOMS.128":
+        saddr, mem = shared_addr(x), ctx.smem
+
+        def where(sel, idx, n):
+            return saddr(sel, idx, n, 16)
+    else:
+        gaddr, mem = global_addr(x), (ctx.gmem if x.inst.mnemonic == "ATOMG.128" else ctx.generic)
+
+        def where(sel, idx, n):
+            return gaddr(sel, n) if mem is ctx.gmem else (gaddr(sel, n), idx)
+
+    def run(sel, idx, n):
+        ce = np.stack([np.broadcast_to(np.asarray(c(sel, n), U64), (n,)),
+                       np.broadcast_to(np.asarray(e(sel, n), U64), (n,))], axis=1)
+        new, cmp = (latch[sel], ce) if op == "cas" else (ce, None)
+        old = np.asarray(mem.atomic(op, where(sel, idx, n), new, 16, "u", compare=cmp)).reshape(-1, 2)
+        latch[sel] = old
+        d(sel, old[:, 0])
+
+    return run
+
