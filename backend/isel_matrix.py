@@ -23,7 +23,9 @@
   immediate), ``e`` the part's C register, ``ps`` scale-d; ``n``, the types, imm-trans-a/-b (TRANS_A/B) and
   imm-scale-a/-b = -1 (NEG_A/B) as modifiers; FP8 (m64nNk32 .e4m3/.e5m2, K-major) the same as QGMMA.F32, TF32
   (m64nNk8, K-major) as TGMMA.F32, integer (m64nNk32 .s32.{s8,u8}.{s8,u8}, K-major, SAT for .satfinite) as
-  IGMMA.S32; A in registers (``attrs.a_regs``): ``a`` the part's pair of A registers, and AREG.  ``wgmma_sync``
+  IGMMA.S32; A in registers (``attrs.a_regs``): ``a`` the part's pair of A registers, and AREG; sparse
+  (``attrs.sparse``, .f16/.bf16 m64nNk32) as WGMMA.SP, ``e`` the pair (C register, metadata register), SEL0/SEL1
+  the sparsity selector.  ``wgmma_sync``
   fence / commit_group / wait_group n -> WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n
   (``fence.proxy.async``, an IR ``fence`` of scope ``proxy``, is FENCE.VIEW.ASYNC: see
   :meth:`InstructionSelector.op_fence`).
@@ -381,8 +383,11 @@ class MatrixSelection(SelectorCore):
                                                         **sat})
         if atype == btype == "tf32" and 8 <= n <= 256 and n % 8 == 0 and 0 <= part < n // 2 and not acc16:
             return self._wgmma_emit(inst, "TGMMA.F32", {"n": f"N{n}", "atype": "TF32", "btype": "TF32"})
+        if at.get("sparse") and 8 <= n <= 256 and n % 8 == 0 and atype in _WGMMA_TYPES and btype == atype \
+                and 0 <= part < n // 2:
+            return self._wgmma_sparse(inst)
         if not (8 <= n <= 256 and n % 8 == 0) or atype not in _WGMMA_TYPES or btype not in _WGMMA_TYPES \
-                or not 0 <= part < n // 2:
+                or not 0 <= part < n // 2 or at.get("sparse"):
             raise self.error(f"wgmma.mma_async m64n{n}k16.f32.{atype}.{btype} is not supported by the xg1 backend "
                              "(m64nNk16, N a multiple of 8 up to 256, f32 accumulators, f16/bf16 A and B)")
         mods = {"n": f"N{n}", "atype": _WGMMA_TYPES[atype], "btype": _WGMMA_TYPES[btype], **acc16}
@@ -390,6 +395,28 @@ class MatrixSelection(SelectorCore):
             if int(at[key]) == 1:
                 mods[flag] = flag
         self._wgmma_emit(inst, "WGMMA.F32", mods)
+
+    def _wgmma_sparse(self, inst) -> None:
+        """wgmma.mma_async.sp: one WGMMA.SP, the accumulator register and the metadata register paired in e."""
+        at = inst.attrs
+        mods = {"n": f"N{int(at['n'])}", "atype": _WGMMA_TYPES[at["atype"]], "btype": _WGMMA_TYPES[at["btype"]],
+                "sel": f"SEL{int(at['sp_sel'])}", **({"ACC_F16": "ACC_F16"} if at.get("acc") == "f16" else {})}
+        for flag, key in (("TRANS_A", "trans_a"), ("TRANS_B", "trans_b")):
+            if int(at[key]) == 1:
+                mods[flag] = flag
+        for flag, key in (("NEG_A", "scale_a"), ("NEG_B", "scale_b")):
+            if int(at[key]) == -1:
+                mods[flag] = flag
+        if at.get("a_regs"):
+            mods["AREG"] = "AREG"
+        c, da, db, scale_d, meta = inst.args
+        e = new_vreg(2)
+        self.emit("MOV", d=Half(e, 0), b=self.src_b(c))
+        self.emit("MOV", d=Half(e, 1), b=self.src_b(meta))
+        d = new_vreg(1)
+        self.emit("WGMMA.SP", d=d, a=self.reg(da), b=int(at["part"]), c=self.reg(db), e=e,
+                  ps=self.pred_src(scale_d), mods=mods)
+        self._mx_result(inst, d)
 
     def _wgmma_emit(self, inst, mnemonic: str, mods: dict) -> None:
         """One WGMMA.F32 / QGMMA.F32 for accumulator register ``part``; imm-scale-a/-b = -1 as NEG_A/B."""

@@ -114,11 +114,7 @@ def _version(v: str) -> str:
 
 
 # Lines xcc refuses today: instruction -> (the exact refusal message, without its location; why).
-_MMA = "MMA kinds not built yet: wgmma .sp (its metadata layout needs a GPU probe)"
-KNOWN_GAPS: dict[str, tuple[str, str]] = {
-    'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r5, 0, %p1, 1, 1, 0, 0;':
-        ("instruction 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16' is not supported yet", _MMA),
-}
+KNOWN_GAPS: dict[str, tuple[str, str]] = {}
 
 
 def _refusal(fn) -> str | None:

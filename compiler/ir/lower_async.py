@@ -16,7 +16,9 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   per accumulator register (``part``),
   each reading its own register of C (all are read before any is written).  With A in registers (``{a0, a1, a2,
   a3}`` in place of a-desc, no imm-trans-a) a part's A operand is the pair ``a[h] | a[h+2] << 32`` of its half
-  ``h = (part/2)%2`` (``attrs.a_regs``; :func:`xcc.semantics.wgmma.register_a`).  ``wgmma.fence``,
+  ``h = (part/2)%2`` (``attrs.a_regs``; :func:`xcc.semantics.wgmma.register_a`); ``wgmma.mma_async.sp`` m64nNk32
+  .f16/.bf16 ``d, a, b-desc, sp-meta, sp-sel, scale-d, ...`` -> the same with ``attrs.sparse``, ``sp_sel`` and the
+  metadata register a fifth arg (:func:`xcc.semantics.wgmma.sparse_a`).  ``wgmma.fence``,
   ``commit_group``, ``wait_group N`` -> ``wgmma_sync {kind, n}`` (PTX ISA 9.7.15).
 * ``fence.proxy.async`` needs nothing here: :meth:`op_fence` (= ``op_membar``) makes it a ``fence``, and in
   the interpreter's model generic-proxy writes are already visible to the async proxy (``wgmma`` reads
@@ -137,7 +139,7 @@ class AsyncLowering:
             raise self.error(f"a guarded '{_text(inst)}' is not supported (wgmma is executed by the whole "
                              "warpgroup)")
         kind = next((m for m in ms if m in ("fence", "commit_group", "wait_group", "mma_async")), None)
-        if kind is None or "sp" in ms:
+        if kind is None or "sp" in ms and kind != "mma_async":
             raise self.error(f"instruction '{_text(inst)}' is not supported yet")
         if kind == "mma_async":
             return self._wgmma_mma(inst)
@@ -153,16 +155,27 @@ class AsyncLowering:
         n = int(m.group(1)) if m else 0
         fp8 = len(types) == 3 and types[1] in _WGMMA_FP8 and types[2] in _WGMMA_FP8
         tf32 = types == ["f32", "tf32", "tf32"]
-        if len(types) == 3 and types[0] == "s32":  # integer: wgmma.mma_async...m64nNk32.s32.{s8,u8}.{s8,u8}
+        if len(types) == 3 and types[0] == "s32" and "sp" not in ms:  # integer: wgmma.mma_async...m64nNk32.s32.{s8,u8}.{s8,u8}
             return self._wgmma_int(inst, m, types)
         f16acc = len(types) == 3 and types[0] == "f16" and (fp8 or types[1:] == ["f16", "f16"])
+        sparse = "sp" in ms  # wgmma.mma_async.sp: .f16/.bf16 only (xcc.semantics.wgmma.sparse_a)
         if not m or not (8 <= n <= 256 and n % 8 == 0) or len(types) != 3 or not (types[0] == "f32" or f16acc) \
                 or not (fp8 or tf32 or types[1] == types[2] and types[1] in _WGMMA_TYPES) or "satfinite" in ms \
-                or m.group(2) != ("32" if fp8 else "8" if tf32 else "16"):
+                or m.group(2) != ("32" if fp8 or sparse else "8" if tf32 else "16") or sparse and (fp8 or tf32):
             raise self.error(f"'{_text(inst)}' is not supported yet (supported: m64nNk16 with an f32 "
                              "accumulator and f16 or bf16 A and B, or an f16 accumulator and f16 A and B; "
-                             "m64nNk32 with an f32 or f16 accumulator and e4m3/e5m2 A and B; m64nNk8 .f32.tf32.tf32)")
+                             "m64nNk32 with an f32 or f16 accumulator and e4m3/e5m2 A and B; m64nNk8 .f32.tf32.tf32; "
+                             "sparse .sp m64nNk32 with f16 or bf16 A and B)")
         ops = list(inst.operands)
+        meta = sel = None
+        if sparse:  # d, a, b-desc, sp-meta, sp-sel, scale-d, ...: the rest as the dense form's
+            if len(ops) < 5:
+                raise self.error(f"'{_text(inst)}' takes d, a, b-desc, sp-meta, sp-sel, scale-d, ..., got {len(ops)} "
+                                 "operands", PtxSemanticError)
+            meta, sel = ops.pop(3), ops.pop(3)
+            if not isinstance(sel, ast.Imm) or sel.kind != "int" or sel.value not in (0, 1):
+                raise self.error(f"'{_text(inst)}': sp-sel must be the constant 0 or 1 (the pair of threads of each "
+                                 "quad that holds the metadata)", PtxSemanticError)
         a_regs = len(ops) > 1 and isinstance(ops[1], ast.Vector)
         a_what = "{a0, a1, a2, a3}" if a_regs else "a-desc"
         if fp8 or tf32:  # no imm-trans operands: both K-major
@@ -192,16 +205,17 @@ class AsyncLowering:
         f32, u64, u32 = ptx_type("f32"), ptx_type("u64"), ptx_type("u32")
         cs = [self.read(r, u32 if f16acc else f32) for r in d.elements]  # every C register before any D is written
         da, db, scale_d = self._wgmma_a(ops[1]), self.read(ops[2], u64), self.read(ops[3], PRED)
+        sp = [self.read(meta, u32)] if sparse else []
         attrs = dict(n=n, atype=types[1], btype=types[2], scale_a=imms[0], scale_b=imms[1], trans_a=imms[2],
                      trans_b=imms[3], wgmma_id=next(_wgmma_ids), **({"acc": "f16"} if f16acc else {}),
-                     **({"a_regs": True} if a_regs else {}))
+                     **({"a_regs": True} if a_regs else {}), **({"sparse": True, "sp_sel": sel.value} if sparse else {}))
         if f16acc:  # element k from the packed register k / 2 (its half k % 2), the halves packed back
-            halves = [self.emit("wgmma", u32, [cs[k // 2], da[(k // 2) % 2], db, scale_d], u32, part=k, **attrs).result
-                      for k in range(n // 2)]
+            halves = [self.emit("wgmma", u32, [cs[k // 2], da[(k // 2) % 2], db, scale_d, *sp], u32, part=k,
+                                **attrs).result for k in range(n // 2)]
             parts = [self.emit("or", u32, [lo, self.emit("shl", u32, [hi, Const(u32, 16)], u32).result], u32).result
                      for lo, hi in zip(halves[::2], halves[1::2])]
         else:
-            parts = [self.emit("wgmma", f32, [c, da[(k // 2) % 2], db, scale_d], f32, part=k, **attrs).result
+            parts = [self.emit("wgmma", f32, [c, da[(k // 2) % 2], db, scale_d, *sp], f32, part=k, **attrs).result
                      for k, c in enumerate(cs)]
         for reg, v in zip(d.elements, parts):
             self.write(reg, v)

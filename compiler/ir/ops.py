@@ -146,12 +146,14 @@ OPS.update({
     "cp_async_wait": OpDef("cp_async_wait", 0, "cp.async.wait_group attrs.n: perform the thread's copies in all but "
                            "its attrs.n most recent groups (attrs.all: wait_all, commit first)", has_result=False,
                            effects=True),
-    "wgmma": OpDef("wgmma", 4, "d = accumulator register attrs.part of D = A*B + (scale-d ? C : 0), "
+    "wgmma": OpDef("wgmma", None, "d = accumulator register attrs.part of D = A*B + (scale-d ? C : 0), "
                    "wgmma.mma_async.m64n{attrs.n}k16 over the warpgroup; args: this part's f32 register of C, "
                    "the u64 shared matrix descriptors of A and B, the scale-d predicate (attrs.a_regs: A in registers, "
                    "the first u64 the thread's A registers (part/2)%2 and +2, low and high word); attrs.atype, btype, "
                    "scale_a, scale_b, trans_a, trans_b, wgmma_id (one per PTX instruction); attrs.acc = f16 (.f16 "
-                   "accumulator): C is the packed f16x2 register holding the part, d the f16 bits zero-extended",
+                   "accumulator): C is the packed f16x2 register holding the part, d the f16 bits zero-extended; "
+                   "attrs.sparse (wgmma.mma_async.sp m64nNk32, attrs.sp_sel): a fifth arg, the thread's u32 "
+                   "metadata register, and A the compressed 64 x 16 (xcc.semantics.wgmma.sparse_a)",
                    reads_memory=True),
     "wgmma_sync": OpDef("wgmma_sync", 0, "wgmma.attrs.kind (fence|commit_group|wait_group, attrs.n) over the "
                         "warpgroup", has_result=False, effects=True),

@@ -67,6 +67,11 @@ A ``.f16`` accumulator (``m64nNk16.f16.f16.f16`` and ``m64nNk32.f16.{e4m3,e5m2}.
 and ``2j+1`` (high half) of the f32 layout above; each element the exact sum of the products and its f16
 accumulator rounded once to f16 (nearest even, subnormals kept, overflow to infinity; NaN ``0x7FFF``), the rule
 mma.sync's f16 accumulators follow.
+
+Sparse A (``wgmma.mma_async.sp.sync.aligned.m64nNk32.{f32,f16}.{f16,bf16}.{f16,bf16} d, a, b-desc, sp-meta, sp-sel,
+scale-d, ...``, 9.7.15.6): the compressed A (64 x 16) is laid out as a dense m64nNk16 A (descriptor or registers),
+B is 32 deep, and :func:`sparse_a` rebuilds the dense 64 x 32 A from the metadata registers in the layout of the
+manual's sparse f16/bf16 wgmma metadata (per warp ``mma.sp`` m16n8k32's); not confirmed on a GPU for wgmma.sp.
 """
 
 from __future__ import annotations
@@ -215,3 +220,24 @@ def int_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_
     if satfinite:
         d = np.clip(d, -(2**31), 2**31 - 1)
     return (d & 0xFFFFFFFF).astype(np.uint32)
+
+
+def sparse_a(compressed: np.ndarray, meta: np.ndarray, selector: int) -> np.ndarray:
+    """The dense A (G, 64, 32) of ``wgmma.mma_async.sp`` m64nNk32 .f16/.bf16 from its compressed A (G, 64, 16) and
+    the warpgroup's metadata registers ``meta`` (G, 128): row ``r`` (warp ``w = r/16``, ``g = r%8``, half
+    ``h = (r%16)/8``), chunk ``j`` (dense columns 4j .. 4j+3, compressed 2j, 2j+1) has the nibble ``i1 << 2 | i0``
+    at bits ``16h + 4(j%4)`` of thread ``32w + 4g + 2*selector + j/4``; the compressed values land at columns
+    ``4j + i0`` and ``4j + i1`` (i0 == i1, undefined in PTX: the first value wins), the rest are zeros."""
+    compressed = np.asarray(compressed, np.float64)
+    g_count = compressed.shape[0]
+    meta = np.asarray(meta, np.uint64).reshape(g_count, 128)
+    r = np.arange(M)[:, None]
+    j = np.arange(8)[None, :]
+    thread = 32 * (r // 16) + 4 * (r % 8) + 2 * selector + j // 4  # (64, 8)
+    shift = (16 * ((r % 16) // 8) + 4 * (j % 4)).astype(np.uint64)
+    nib = ((meta[:, thread] >> shift) & np.uint64(0xF)).astype(np.int64)  # (G, 64, 8)
+    dense = np.zeros((g_count, M, 32), np.float64)
+    gi, ri, ji = np.meshgrid(np.arange(g_count), np.arange(M), np.arange(8), indexing="ij")
+    dense[gi, ri, 4 * ji + (nib >> 2)] = compressed[gi, ri, 2 * ji + 1]
+    dense[gi, ri, 4 * ji + (nib & 3)] = compressed[gi, ri, 2 * ji]
+    return dense

@@ -114,6 +114,8 @@ class _Operands:
         self.ebytes, self.k = wgmma.ELEMENT_BYTES[self.atype], wgmma.k_of(self.atype)
         self.da, self.db = x.arg(1), x.arg(2)
         self.a_regs, self.half = bool(at.get("a_regs")), (int(at["part"]) // 2) % 2
+        self.sparse, self.sp_sel = bool(at.get("sparse")), int(at.get("sp_sel", 0))  # A compressed, K = 2 * 16
+        self.meta = x.arg(4) if self.sparse else None
         self.addresses = np.zeros(0, np.int64)
         src = lambda sel, n: self.addresses  # noqa: E731
         self.mem, self.where = x.launch.addresser("shared", src, 0, self.ebytes)
@@ -123,7 +125,7 @@ class _Operands:
         a = None
         if self.a_regs:  # this part's half of A from the warpgroup's register pairs (not shared by the parts)
             pairs = np.broadcast_to(np.asarray(self.da(sel, idx.size)).astype(np.uint64), (idx.size,)).reshape(g, 128)
-            a = wgmma.register_a(pairs, self.atype, self.half) * self.scale_a
+            a = self._expand(sel, idx, g, wgmma.register_a(pairs, self.atype, self.half)) * self.scale_a
         hit = launch.ext.get("wgmma")
         if (hit is not None and hit[0] == self.key and launch.step - hit[1] == self.pos - hit[2]
                 and np.array_equal(hit[3], idx)):
@@ -132,20 +134,29 @@ class _Operands:
         lead = idx.reshape(g, 128)[:, 0]
         if a is None:
             a = self._load(_uniform(self.da(sel, idx.size), g, "matrix descriptor a", inst), lead, wgmma.M,
-                           not self.trans_a, self.atype) * self.scale_a
+                           not self.trans_a, self.atype, self.k)
+            a = self._expand(sel, idx, g, a) * self.scale_a
         b = self._load(_uniform(self.db(sel, idx.size), g, "matrix descriptor b", inst), lead, self.n,
-                       not self.trans_b, self.btype) * self.scale_b
+                       not self.trans_b, self.btype, 2 * self.k if self.sparse else self.k) * self.scale_b
         launch.ext["wgmma"] = (self.key, launch.step, self.pos, idx.copy(), (a, b))
         return a, b
 
-    def _load(self, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: bool, etype: str) -> np.ndarray:
+    def _expand(self, sel, idx: np.ndarray, g: int, a: np.ndarray) -> np.ndarray:
+        """``a`` itself, or for wgmma.mma_async.sp the dense A of the compressed ``a`` and the metadata."""
+        if not self.sparse:
+            return a
+        meta = np.broadcast_to(np.asarray(self.meta(sel, idx.size)).astype(np.uint64), (idx.size,)).reshape(g, 128)
+        return wgmma.sparse_a(a, meta, self.sp_sel)
+
+    def _load(self, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: bool, etype: str,
+              k: int) -> np.ndarray:
         d = wgmma.decode_descriptor(desc)
         if (d.base_offset != 0).any():
             w = int(np.argmax(d.base_offset != 0))
             raise ExecFault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
                         f"{int(d.base_offset[w])}; only 0 is supported", w * 128)
-        addr = wgmma.matrix_addresses(d, rows, self.ebytes, k_major, self.k)
-        per = rows * self.k
+        addr = wgmma.matrix_addresses(d, rows, self.ebytes, k_major, k)
+        per = rows * k
         self.addresses = addr.reshape(-1)
         slots = np.repeat(lead, per)
         try:
@@ -153,7 +164,7 @@ class _Operands:
         except MemoryFault as f:  # name the warpgroup's first thread
             f.thread = None if f.thread is None else int(f.thread) // per * 128
             raise
-        return wgmma.to_f64(bits, etype).reshape(lead.size, rows, self.k)
+        return wgmma.to_f64(bits, etype).reshape(lead.size, rows, k)
 
 
 @impl("wgmma")

@@ -230,7 +230,8 @@ def _uniform(values: np.ndarray, g: int, what: str) -> np.ndarray:
     return v[:, 0]
 
 
-def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: bool, etype: str) -> np.ndarray:
+def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: bool, etype: str,
+                  depth: int = 1) -> np.ndarray:
     """The (G, rows, K) f64 matrix of each warpgroup's descriptor ``desc`` (G,) from the shared memory of the
     CTA of its first thread's wave slot ``lead`` (G,)."""
     d = wgmma.decode_descriptor(desc)
@@ -238,7 +239,7 @@ def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: b
         w = int(np.argmax(d.base_offset != 0))
         raise ExecFault(f"wgmma.mma_async: matrix descriptor {int(desc[w]):#x} has base offset "
                         f"{int(d.base_offset[w])}; only 0 is supported", w * 128)
-    eb, k = wgmma.ELEMENT_BYTES[etype], wgmma.k_of(etype)
+    eb, k = wgmma.ELEMENT_BYTES[etype], wgmma.k_of(etype) * depth  # depth 2: a sparse wgmma's B (K = 32)
     rel = wgmma.matrix_addresses(d, rows, eb, k_major, k).reshape(lead.size, -1)
     try:
         check_window(rel.ravel(), ctx.smem_size, eb, "shared", f"the CTA's shared memory is {ctx.smem_size} bytes")
@@ -250,16 +251,19 @@ def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: b
     return wgmma.to_f64(bits, etype).reshape(lead.size, rows, k)
 
 
-@impl("WGMMA.F32", "QGMMA.F32", "TGMMA.F32", "IGMMA.S32")
+@impl("WGMMA.F32", "QGMMA.F32", "TGMMA.F32", "IGMMA.S32", "WGMMA.SP")
 def _wgmma(x: Binder):
     mn = x.inst.mnemonic
+    sparse = mn == "WGMMA.SP"  # e: the accumulator (lo) and the metadata (hi); A compressed, K = 32
     part, n = int(x.ops["b"]), int(x.mod("n")[1:])
     atype, btype = x.mod("atype").lower(), x.mod("btype").lower()
     ka, kb, acc16, areg = not x.flag("TRANS_A"), not x.flag("TRANS_B"), x.flag("ACC_F16"), x.flag("AREG")
     sa, sb = (-1.0 if x.flag("NEG_A") else 1.0), (-1.0 if x.flag("NEG_B") else 1.0)
-    da, db, c, scale_d, wr, ctx = x.w("a"), x.w("c"), x.r("e"), x.p("ps"), x.set_r(), x.ctx
+    da, db, scale_d, wr, ctx = x.w("a"), x.w("c"), x.p("ps"), x.set_r(), x.ctx
+    c = x.w("e") if sparse else x.r("e")
+    spsel = int(x.mod("sel")[3:]) if sparse else 0
     if not 0 <= part < n // 2:
-        raise ExecFault(f"{mn} part {part} is not an accumulator register of m64n{n}k{wgmma.k_of(atype)} "
+        raise ExecFault(f"{mn} part {part} is not an accumulator register of m64n{n}k{wgmma.k_of(atype) * (1 + sparse)} "
                         f"(0..{n // 2 - 1})")
 
     def run(sel, idx, cnt):
@@ -268,12 +272,18 @@ def _wgmma(x: Binder):
         a_val = np.broadcast_to(np.asarray(da(sel, cnt), U64), (cnt,))
         b_desc = _uniform(np.broadcast_to(np.asarray(db(sel, cnt), U64), (cnt,)), g, "matrix descriptor b")
         if areg:  # the part's half of A from the warpgroup's register pairs
-            a = wgmma.register_a(a_val.reshape(g, 128), atype, (part // 2) % 2) * sa
+            a = wgmma.register_a(a_val.reshape(g, 128), atype, (part // 2) % 2)
         else:
-            a = wgmma_operand(ctx, _uniform(a_val, g, "matrix descriptor a"), lead, wgmma.M, ka, atype) * sa
-        b = wgmma_operand(ctx, b_desc, lead, n, kb, btype) * sb
+            a = wgmma_operand(ctx, _uniform(a_val, g, "matrix descriptor a"), lead, wgmma.M, ka, atype)
+        b = wgmma_operand(ctx, b_desc, lead, n, kb, btype, 2 if sparse else 1) * sb
         sd = _uniform(np.broadcast_to(np.asarray(scale_d(sel, cnt), bool), (cnt,)), g, "scale-d")
-        cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
+        if sparse:
+            ce = np.broadcast_to(np.asarray(c(sel, cnt), U64), (cnt,)).reshape(g, 128)
+            cb = (ce & U64(0xFFFFFFFF)).astype(U32)
+            a = wgmma.sparse_a(a, ce >> U64(32), spsel)
+        else:
+            cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
+        a = a * sa
         if mn == "IGMMA.S32":
             wr(sel, wgmma.int_part(a, b, part, cb, sd, x.flag("SAT"), atype == "b1").reshape(cnt))
         else:
