@@ -810,6 +810,30 @@ _ROWS = [
      "metadata register, the pair of each quad that modifier sel names holding it (xcc.semantics.wgmma.sparse_a); "
      "d = accumulator register b of D = A*B + (ps ? e.lo : 0), the exact sum rounded once",
      "warpgroup tensor=gmma"),
+    # Sparse warpgroup MMA of the other kinds, sm_90a wgmma.mma_async.sp m64nNk16 .tf32, m64nNk64 .e4m3/.e5m2 and
+    # .s8/.u8 (appended: opcodes stay stable; WGMMA.SP's modifiers fill the field; executor in exec_matrix.py)
+    ("TGMMA.SP", (D_R, A_W, B_I, C_W, E_W, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("TF32",)), Mod("btype", ("TF32",)), NEG_A,
+      NEG_B, A_REGS, Mod("sel", ("SEL0", "SEL1"))), "tensor", "tensor",
+     "one accumulator register of HGMMA.64xNx16.F32.TF32.SP gdesc[a], gdesc[c]",
+     "as WGMMA.SP for m64nNk16 with a 1:2 sparse tf32 A: a the compressed A (64 x 8, a dense m64nNk8 A's layout), "
+     "c B (16 x N), both K-major; e.lo the accumulator, e.hi the metadata (xcc.semantics.wgmma.sparse_a)",
+     "warpgroup tensor=gmma"),
+    ("QGMMA.SP", (D_R, A_W, B_I, C_W, E_W, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), _FP8_A, _FP8_B, NEG_A, NEG_B, _flag("ACC_F16"), A_REGS,
+      Mod("sel", ("SEL0",))), "tensor", "tensor",
+     "one accumulator register of QGMMA.64xNx64.F32.SP (.E4M3 / .E5M2) gdesc[a], gdesc[c]",
+     "as WGMMA.SP for m64nNk64 with a 2:4 sparse e4m3|e5m2 A: a the compressed A (64 x 32, a dense m64nNk32 A's "
+     "layout), c B (64 x N), both K-major; e.lo the accumulator, e.hi the metadata (xcc.semantics.wgmma.sparse_a)",
+     "warpgroup tensor=gmma"),
+    ("IGMMA.SP", (D_R, A_W, B_I, C_W, E_W, PS),
+     (Mod("n", tuple(f"N{8 * i}" for i in range(1, 33))), Mod("atype", ("S8", "U8")), Mod("btype", ("S8", "U8")),
+      SAT, A_REGS, Mod("sel", ("SEL0",))), "tensor", "tensor",
+     "one accumulator register of IGMMA.64xNx64.S32.SP (.S8 / .U8) gdesc[a], gdesc[c]",
+     "as IGMMA.S32 for m64nNk64 with a 2:4 sparse s8|u8 A: a the compressed A (64 x 32, a dense m64nNk32 A's "
+     "layout), c B (64 x N), both K-major; e.lo the .s32 accumulator, e.hi the metadata "
+     "(xcc.semantics.wgmma.sparse_a); exact, wrapping or with SAT clamped to s32",
+     "warpgroup tensor=gmma"),
 ]
 
 
@@ -883,7 +907,8 @@ MMA_SHAPE = {"HMMA.16816.F32": (16, 8, 16), "HMMA.16816.F16": (16, 8, 16), "HMMA
              "HMMA.1688.F16": (16, 8, 8), "IMMA.16832": (16, 8, 32), "WGMMA.F32": (16, 4, 16),
              "HMMA.16832.F32": (16, 8, 32), "HMMA.16832.F16": (16, 8, 32), "QGMMA.F32": (16, 4, 32),
              "HMMA.1688.F32.TF32": (16, 8, 8), "HMMA.1684.F32.TF32": (16, 8, 4), "TGMMA.F32": (16, 4, 8),
-             "IGMMA.S32": (16, 4, 32), "WGMMA.SP": (16, 4, 32)}
+             "IGMMA.S32": (16, 4, 32), "WGMMA.SP": (16, 4, 32), "TGMMA.SP": (16, 4, 16), "QGMMA.SP": (16, 4, 64),
+             "IGMMA.SP": (16, 4, 64)}
 
 
 def tensor_ops(mnemonic: str) -> int:

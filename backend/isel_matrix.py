@@ -25,7 +25,7 @@
   (m64nNk8, K-major) as TGMMA.F32, integer (m64nNk32 .s32.{s8,u8}.{s8,u8}, K-major, SAT for .satfinite) as
   IGMMA.S32; A in registers (``attrs.a_regs``): ``a`` the part's pair of A registers, and AREG; sparse
   (``attrs.sparse``, .f16/.bf16 m64nNk32) as WGMMA.SP, ``e`` the pair (C register, metadata register), SEL0/SEL1
-  the sparsity selector.  ``wgmma_sync``
+  the sparsity selector; sparse tf32 (m64nNk16), FP8 and integer (m64nNk64) as TGMMA.SP, QGMMA.SP, IGMMA.SP.  ``wgmma_sync``
   fence / commit_group / wait_group n -> WARPGROUP.ARRIVE / WARPGROUP.COMMIT / WARPGROUP.DEPBAR n
   (``fence.proxy.async``, an IR ``fence`` of scope ``proxy``, is FENCE.VIEW.ASYNC: see
   :meth:`InstructionSelector.op_fence`).
@@ -369,6 +369,11 @@ class MatrixSelection(SelectorCore):
         at = inst.attrs
         n, atype, btype = int(at["n"]), at["atype"], at["btype"]
         part = int(at["part"])
+        if at.get("sparse") and 8 <= n <= 256 and n % 8 == 0 and 0 <= part < n // 2 \
+                and (atype in FP8 and btype in FP8 or atype == btype == "tf32" or at.get("acc") == "s32"
+                     and atype in ("s8", "u8") and btype in ("s8", "u8")):
+            return self._wgmma_sparse(inst, "QGMMA.SP" if atype in FP8 else "TGMMA.SP" if atype == "tf32"
+                                      else "IGMMA.SP")
         fp8 = atype in FP8 and btype in FP8
         acc16 = {"ACC_F16": "ACC_F16"} if at.get("acc") == "f16" else {}
         if fp8 and 8 <= n <= 256 and n % 8 == 0 and 0 <= part < n // 2 and not int(at["trans_a"]) \
@@ -396,11 +401,14 @@ class MatrixSelection(SelectorCore):
                 mods[flag] = flag
         self._wgmma_emit(inst, "WGMMA.F32", mods)
 
-    def _wgmma_sparse(self, inst) -> None:
-        """wgmma.mma_async.sp: one WGMMA.SP, the accumulator register and the metadata register paired in e."""
+    def _wgmma_sparse(self, inst, mnemonic: str = "WGMMA.SP") -> None:
+        """wgmma.mma_async.sp: one WGMMA.SP (TGMMA.SP, QGMMA.SP, IGMMA.SP), the accumulator register and the
+        metadata register paired in e."""
         at = inst.attrs
-        mods = {"n": f"N{int(at['n'])}", "atype": _WGMMA_TYPES[at["atype"]], "btype": _WGMMA_TYPES[at["btype"]],
-                "sel": f"SEL{int(at['sp_sel'])}", **({"ACC_F16": "ACC_F16"} if at.get("acc") == "f16" else {})}
+        types = _WGMMA_TYPES if mnemonic == "WGMMA.SP" else {t: t.upper() for t in (at["atype"], at["btype"])}
+        mods = {"n": f"N{int(at['n'])}", "atype": types[at["atype"]], "btype": types[at["btype"]],
+                "sel": f"SEL{int(at['sp_sel'])}", **({"ACC_F16": "ACC_F16"} if at.get("acc") == "f16" else {}),
+                **({"SAT": "SAT"} if at.get("satfinite") else {})}
         for flag, key in (("TRANS_A", "trans_a"), ("TRANS_B", "trans_b")):
             if int(at[key]) == 1:
                 mods[flag] = flag
@@ -414,7 +422,7 @@ class MatrixSelection(SelectorCore):
         self.emit("MOV", d=Half(e, 0), b=self.src_b(c))
         self.emit("MOV", d=Half(e, 1), b=self.src_b(meta))
         d = new_vreg(1)
-        self.emit("WGMMA.SP", d=d, a=self.reg(da), b=int(at["part"]), c=self.reg(db), e=e,
+        self.emit(mnemonic, d=d, a=self.reg(da), b=int(at["part"]), c=self.reg(db), e=e,
                   ps=self.pred_src(scale_d), mods=mods)
         self._mx_result(inst, d)
 

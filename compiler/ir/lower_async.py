@@ -16,9 +16,9 @@ A mixin of :class:`xcc.ir.lower.InstLowering`: one ``op_<opcode>`` method per PT
   per accumulator register (``part``),
   each reading its own register of C (all are read before any is written).  With A in registers (``{a0, a1, a2,
   a3}`` in place of a-desc, no imm-trans-a) a part's A operand is the pair ``a[h] | a[h+2] << 32`` of its half
-  ``h = (part/2)%2`` (``attrs.a_regs``; :func:`xcc.semantics.wgmma.register_a`); ``wgmma.mma_async.sp`` m64nNk32
-  .f16/.bf16 ``d, a, b-desc, sp-meta, sp-sel, scale-d, ...`` -> the same with ``attrs.sparse``, ``sp_sel`` and the
-  metadata register a fifth arg (:func:`xcc.semantics.wgmma.sparse_a`).  ``wgmma.fence``,
+  ``h = (part/2)%2`` (``attrs.a_regs``; :func:`xcc.semantics.wgmma.register_a`); ``wgmma.mma_async.sp`` (m64nNk32
+  .f16/.bf16, m64nNk16 .tf32, m64nNk64 .e4m3/.e5m2/.s8/.u8) ``d, a, b-desc, sp-meta, sp-sel, scale-d, ...`` -> the
+  same with ``attrs.sparse``, ``sp_sel`` and the metadata register a fifth arg (:func:`xcc.semantics.wgmma.sparse_a`).  ``wgmma.fence``,
   ``commit_group``, ``wait_group N`` -> ``wgmma_sync {kind, n}`` (PTX ISA 9.7.15).
 * ``fence.proxy.async`` needs nothing here: :meth:`op_fence` (= ``op_membar``) makes it a ``fence``, and in
   the interpreter's model generic-proxy writes are already visible to the async proxy (``wgmma`` reads
@@ -39,7 +39,7 @@ from xcc.ir.types import PRED, ptx_type
 CP_SIZES = (4, 8, 16)
 _CP_COPY_MODS = frozenset({"async", "ca", "cg", "shared", "shared::cta", "global", "L2::cache_hint", "L2::64B",
                            "L2::128B", "L2::256B"})
-_WGMMA_SHAPE = re.compile(r"m64n(\d+)k(8|16|32|256)$")
+_WGMMA_SHAPE = re.compile(r"m64n(\d+)k(8|16|32|64|256)$")
 _WGMMA_TYPES = ("f16", "bf16")
 _WGMMA_FP8 = ("e4m3", "e5m2")
 _wgmma_ids = itertools.count(1)
@@ -155,27 +155,20 @@ class AsyncLowering:
         n = int(m.group(1)) if m else 0
         fp8 = len(types) == 3 and types[1] in _WGMMA_FP8 and types[2] in _WGMMA_FP8
         tf32 = types == ["f32", "tf32", "tf32"]
-        if len(types) == 3 and types[0] == "s32" and "sp" not in ms:  # integer: wgmma.mma_async...m64nNk32.s32.{s8,u8}.{s8,u8}
-            return self._wgmma_int(inst, m, types)
+        sparse = "sp" in ms  # wgmma.mma_async.sp: A compressed, K doubled (xcc.semantics.wgmma.sparse_a)
+        if len(types) == 3 and types[0] == "s32":  # integer: wgmma.mma_async{.sp}...s32.{s8,u8}.{s8,u8}
+            return self._wgmma_int(inst, m, types, sparse)
         f16acc = len(types) == 3 and types[0] == "f16" and (fp8 or types[1:] == ["f16", "f16"])
-        sparse = "sp" in ms  # wgmma.mma_async.sp: .f16/.bf16 only (xcc.semantics.wgmma.sparse_a)
+        dense_k = 32 if fp8 else 8 if tf32 else 16
         if not m or not (8 <= n <= 256 and n % 8 == 0) or len(types) != 3 or not (types[0] == "f32" or f16acc) \
                 or not (fp8 or tf32 or types[1] == types[2] and types[1] in _WGMMA_TYPES) or "satfinite" in ms \
-                or m.group(2) != ("32" if fp8 or sparse else "8" if tf32 else "16") or sparse and (fp8 or tf32):
+                or m.group(2) != str(dense_k * (2 if sparse else 1)):
             raise self.error(f"'{_text(inst)}' is not supported yet (supported: m64nNk16 with an f32 "
                              "accumulator and f16 or bf16 A and B, or an f16 accumulator and f16 A and B; "
                              "m64nNk32 with an f32 or f16 accumulator and e4m3/e5m2 A and B; m64nNk8 .f32.tf32.tf32; "
-                             "sparse .sp m64nNk32 with f16 or bf16 A and B)")
+                             "sparse .sp: the same with K doubled)")
         ops = list(inst.operands)
-        meta = sel = None
-        if sparse:  # d, a, b-desc, sp-meta, sp-sel, scale-d, ...: the rest as the dense form's
-            if len(ops) < 5:
-                raise self.error(f"'{_text(inst)}' takes d, a, b-desc, sp-meta, sp-sel, scale-d, ..., got {len(ops)} "
-                                 "operands", PtxSemanticError)
-            meta, sel = ops.pop(3), ops.pop(3)
-            if not isinstance(sel, ast.Imm) or sel.kind != "int" or sel.value not in (0, 1):
-                raise self.error(f"'{_text(inst)}': sp-sel must be the constant 0 or 1 (the pair of threads of each "
-                                 "quad that holds the metadata)", PtxSemanticError)
+        meta, sel = self._wgmma_sp_operands(inst, ops, (0,) if fp8 else (0, 1)) if sparse else (None, None)
         a_regs = len(ops) > 1 and isinstance(ops[1], ast.Vector)
         a_what = "{a0, a1, a2, a3}" if a_regs else "a-desc"
         if fp8 or tf32:  # no imm-trans operands: both K-major
@@ -240,19 +233,34 @@ class AsyncLowering:
         regs = [self.read(r, u32) for r in op.elements]
         return tuple(self.emit("pack", u64, [regs[h], regs[h + 2]], u64).result for h in (0, 1))
 
-    def _wgmma_int(self, inst, m, types) -> None:
+    def _wgmma_sp_operands(self, inst, ops: list, sels: tuple) -> tuple:
+        """Take sp-meta and sp-sel out of ``ops`` (d, a, b-desc, sp-meta, sp-sel, scale-d, ...: the rest as the dense
+        form's); sp-sel must be a constant of ``sels`` (ptxas 13.0: 0 or 1 for f16/bf16/tf32, 0 for 8-bit types)."""
+        if len(ops) < 5:
+            raise self.error(f"'{_text(inst)}' takes d, a, b-desc, sp-meta, sp-sel, scale-d, ..., got {len(ops)} "
+                             "operands", PtxSemanticError)
+        meta, sel = ops.pop(3), ops.pop(3)
+        if not isinstance(sel, ast.Imm) or sel.kind != "int" or sel.value not in sels:
+            what = "the constant 0 or 1 (the pair of threads of each quad that holds the metadata)" if len(sels) > 1 \
+                else "the constant 0 for 8-bit types"
+            raise self.error(f"'{_text(inst)}': sp-sel must be {what}", PtxSemanticError)
+        return meta, sel
+
+    def _wgmma_int(self, inst, m, types, sparse: bool = False) -> None:
         """``wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a-desc, b-desc, scale-d`` and
         ``...m64nNk256.s32.b1.b1.and.popc``: one ``wgmma`` per .s32 accumulator register (``attrs.acc = s32``), both
-        operands K-major."""
+        operands K-major; ``wgmma.mma_async.sp...m64nNk64.s32.{s8,u8}.{s8,u8}{.satfinite} d, a, b-desc, sp-meta, 0,
+        scale-d``: the same with ``attrs.sparse`` and the metadata register a fifth arg."""
         n = int(m.group(1)) if m else 0
         b1 = types[1:] == ["b1", "b1"]
-        if not m or m.group(2) != ("256" if b1 else "32") or not (8 <= n <= 256 and n % 8 == 0) \
-                or not (b1 or types[1] in ("s8", "u8") and types[2] in ("s8", "u8")) \
+        if not m or m.group(2) != ("256" if b1 else "64" if sparse else "32") or not (8 <= n <= 256 and n % 8 == 0) \
+                or not (b1 or types[1] in ("s8", "u8") and types[2] in ("s8", "u8")) or b1 and sparse \
                 or b1 and ("and" not in inst.modifiers or "popc" not in inst.modifiers or "satfinite" in inst.modifiers) \
                 or not b1 and ("and" in inst.modifiers or "popc" in inst.modifiers):
             raise self.error(f"'{_text(inst)}' is not supported yet (integer wgmma: m64nNk32.s32 with .s8/.u8 A and B, "
-                             "or m64nNk256.s32.b1.b1.and.popc)")
+                             "or m64nNk256.s32.b1.b1.and.popc; sparse .sp m64nNk64.s32 with .s8/.u8 A and B)")
         ops = list(inst.operands)
+        meta, sel = self._wgmma_sp_operands(inst, ops, (0,)) if sparse else (None, None)
         if len(ops) != 4:
             a_what = "{a0, a1, a2, a3}" if len(ops) > 1 and isinstance(ops[1], ast.Vector) else "a-desc"
             raise self.error(f"'{_text(inst)}' takes d, {a_what}, b-desc and scale-d, got {len(ops)} operands",
@@ -263,10 +271,13 @@ class AsyncLowering:
         s32, u64 = ptx_type("s32"), ptx_type("u64")
         cs = [self.read(r, s32) for r in d.elements]
         da, db, scale_d = self._wgmma_a(ops[1]), self.read(ops[2], u64), self.read(ops[3], PRED)
-        flags = {"satfinite": "satfinite" in inst.modifiers, "a_regs": isinstance(ops[1], ast.Vector)}
+        flags = {"satfinite": "satfinite" in inst.modifiers, "a_regs": isinstance(ops[1], ast.Vector),
+                 "sparse": sparse}
+        sp = [self.read(meta, ptx_type("u32"))] if sparse else []
         attrs = dict(n=n, atype=types[1], btype=types[2], scale_a=1, scale_b=1, trans_a=0, trans_b=0,
-                     wgmma_id=next(_wgmma_ids), acc="s32", **{k: True for k, v in flags.items() if v})
-        parts = [self.emit("wgmma", s32, [c, da[(k // 2) % 2], db, scale_d], s32, part=k, **attrs).result
+                     wgmma_id=next(_wgmma_ids), acc="s32", **{k: True for k, v in flags.items() if v},
+                     **({"sp_sel": sel.value} if sparse else {}))
+        parts = [self.emit("wgmma", s32, [c, da[(k // 2) % 2], db, scale_d, *sp], s32, part=k, **attrs).result
                  for k, c in enumerate(cs)]
         for reg, v in zip(d.elements, parts):
             self.write(reg, v)

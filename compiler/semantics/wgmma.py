@@ -69,9 +69,11 @@ accumulator rounded once to f16 (nearest even, subnormals kept, overflow to infi
 mma.sync's f16 accumulators follow.
 
 Sparse A (``wgmma.mma_async.sp.sync.aligned.m64nNk32.{f32,f16}.{f16,bf16}.{f16,bf16} d, a, b-desc, sp-meta, sp-sel,
-scale-d, ...``, 9.7.15.6): the compressed A (64 x 16) is laid out as a dense m64nNk16 A (descriptor or registers),
-B is 32 deep, and :func:`sparse_a` rebuilds the dense 64 x 32 A from the metadata registers in the layout of the
-manual's sparse f16/bf16 wgmma metadata (per warp ``mma.sp`` m16n8k32's); not confirmed on a GPU for wgmma.sp.
+scale-d, ...``, 9.7.15.6; also ``m64nNk16.f32.tf32.tf32``, ``m64nNk64.{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2}`` and
+``m64nNk64.s32.{s8,u8}.{s8,u8}{.satfinite}``): the compressed A (64 x K) is laid out as a dense A of the kind's
+dense K (descriptor or registers), B is 2K deep, and :func:`sparse_a` rebuilds the dense 64 x 2K A from the
+metadata registers in the layout of the manual's sparse wgmma metadata (per warp the ``mma.sp`` layout of the same
+kind: m16n8k32 f16, m16n8k16 tf32, m16n8k64 8-bit); not confirmed on a GPU for wgmma.sp.
 """
 
 from __future__ import annotations
@@ -222,22 +224,37 @@ def int_part(a: np.ndarray, b: np.ndarray, part: int, c_bits: np.ndarray, scale_
     return (d & 0xFFFFFFFF).astype(np.uint32)
 
 
-def sparse_a(compressed: np.ndarray, meta: np.ndarray, selector: int) -> np.ndarray:
-    """The dense A (G, 64, 32) of ``wgmma.mma_async.sp`` m64nNk32 .f16/.bf16 from its compressed A (G, 64, 16) and
-    the warpgroup's metadata registers ``meta`` (G, 128): row ``r`` (warp ``w = r/16``, ``g = r%8``, half
-    ``h = (r%16)/8``), chunk ``j`` (dense columns 4j .. 4j+3, compressed 2j, 2j+1) has the nibble ``i1 << 2 | i0``
-    at bits ``16h + 4(j%4)`` of thread ``32w + 4g + 2*selector + j/4``; the compressed values land at columns
-    ``4j + i0`` and ``4j + i1`` (i0 == i1, undefined in PTX: the first value wins), the rest are zeros."""
+def sparse_a(compressed: np.ndarray, meta: np.ndarray, selector: int, etype: str = "f16") -> np.ndarray:
+    """The dense A (G, 64, 2K) of ``wgmma.mma_async.sp`` from its compressed A (G, 64, K) (K = :func:`k_of` of
+    ``etype``) and the warpgroup's metadata registers ``meta`` (G, 128); row ``r``: warp ``w = r/16``, ``g = r%8``,
+    half ``h = (r%16)/8``.
+
+    * .f16/.bf16 (m64nNk32): chunk ``j`` (dense columns 4j .. 4j+3, compressed 2j, 2j+1) has the nibble
+      ``i1 << 2 | i0`` at bits ``16h + 4(j%4)`` of thread ``32w + 4g + 2*selector + j/4``; the compressed values land
+      at columns ``4j + i0`` and ``4j + i1`` (i0 == i1, undefined in PTX: the first value wins), the rest are zeros.
+    * .tf32 (m64nNk16, 1:2): the same in 16-bit units: chunk ``j`` is dense columns 2j, 2j+1 and compressed
+      column j, its nibble (0x4 or 0xE; others undefined) at the same place; the value lands at ``2j + i0/2``.
+    * 8-bit .e4m3/.e5m2/.s8/.u8 (m64nNk64, selector 0): chunk ``j`` (0 .. 15, dense 4j .., compressed 2j, 2j+1)
+      has its nibble at bits ``4(j%8)`` of thread ``32w + 4g + 2(j/8) + h`` (per warp mma.sp m16n8k64's)."""
     compressed = np.asarray(compressed, np.float64)
-    g_count = compressed.shape[0]
+    g_count, k = compressed.shape[0], compressed.shape[2]
     meta = np.asarray(meta, np.uint64).reshape(g_count, 128)
+    byte = ELEMENT_BYTES[etype] == 1
+    chunks = k if etype == "tf32" else k // 2  # a tf32 chunk holds 1 stored value, the others 2
     r = np.arange(M)[:, None]
-    j = np.arange(8)[None, :]
-    thread = 32 * (r // 16) + 4 * (r % 8) + 2 * selector + j // 4  # (64, 8)
-    shift = (16 * ((r % 16) // 8) + 4 * (j % 4)).astype(np.uint64)
-    nib = ((meta[:, thread] >> shift) & np.uint64(0xF)).astype(np.int64)  # (G, 64, 8)
-    dense = np.zeros((g_count, M, 32), np.float64)
-    gi, ri, ji = np.meshgrid(np.arange(g_count), np.arange(M), np.arange(8), indexing="ij")
+    j = np.arange(chunks)[None, :]
+    if byte:
+        thread = 32 * (r // 16) + 4 * (r % 8) + 2 * (j // 8) + (r % 16) // 8
+        shift = np.broadcast_to(4 * (j % 8), thread.shape).astype(np.uint64)
+    else:
+        thread = 32 * (r // 16) + 4 * (r % 8) + 2 * selector + j // 4  # (64, chunks)
+        shift = (16 * ((r % 16) // 8) + 4 * (j % 4)).astype(np.uint64)
+    nib = ((meta[:, thread] >> shift) & np.uint64(0xF)).astype(np.int64)  # (G, 64, chunks)
+    gi, ri, ji = np.meshgrid(np.arange(g_count), np.arange(M), np.arange(chunks), indexing="ij")
+    dense = np.zeros((g_count, M, 2 * k), np.float64)
+    if etype == "tf32":
+        dense[gi, ri, 2 * ji + ((nib & 3) >> 1)] = compressed[gi, ri, ji]
+        return dense
     dense[gi, ri, 4 * ji + (nib >> 2)] = compressed[gi, ri, 2 * ji + 1]
     dense[gi, ri, 4 * ji + (nib & 3)] = compressed[gi, ri, 2 * ji]
     return dense

@@ -114,7 +114,7 @@ class _Operands:
         self.ebytes, self.k = wgmma.ELEMENT_BYTES[self.atype], wgmma.k_of(self.atype)
         self.da, self.db = x.arg(1), x.arg(2)
         self.a_regs, self.half = bool(at.get("a_regs")), (int(at["part"]) // 2) % 2
-        self.sparse, self.sp_sel = bool(at.get("sparse")), int(at.get("sp_sel", 0))  # A compressed, K = 2 * 16
+        self.sparse, self.sp_sel = bool(at.get("sparse")), int(at.get("sp_sel", 0))  # A compressed, B 2K deep
         self.meta = x.arg(4) if self.sparse else None
         self.addresses = np.zeros(0, np.int64)
         src = lambda sel, n: self.addresses  # noqa: E731
@@ -146,7 +146,7 @@ class _Operands:
         if not self.sparse:
             return a
         meta = np.broadcast_to(np.asarray(self.meta(sel, idx.size)).astype(np.uint64), (idx.size,)).reshape(g, 128)
-        return wgmma.sparse_a(a, meta, self.sp_sel)
+        return wgmma.sparse_a(a, meta, self.sp_sel, self.atype)
 
     def _load(self, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: bool, etype: str,
               k: int) -> np.ndarray:

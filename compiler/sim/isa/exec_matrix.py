@@ -251,10 +251,10 @@ def wgmma_operand(ctx, desc: np.ndarray, lead: np.ndarray, rows: int, k_major: b
     return wgmma.to_f64(bits, etype).reshape(lead.size, rows, k)
 
 
-@impl("WGMMA.F32", "QGMMA.F32", "TGMMA.F32", "IGMMA.S32", "WGMMA.SP")
+@impl("WGMMA.F32", "QGMMA.F32", "TGMMA.F32", "IGMMA.S32", "WGMMA.SP", "TGMMA.SP", "QGMMA.SP", "IGMMA.SP")
 def _wgmma(x: Binder):
     mn = x.inst.mnemonic
-    sparse = mn == "WGMMA.SP"  # e: the accumulator (lo) and the metadata (hi); A compressed, K = 32
+    sparse = mn.endswith(".SP")  # e: the accumulator (lo) and the metadata (hi); A compressed, B 2K deep
     part, n = int(x.ops["b"]), int(x.mod("n")[1:])
     atype, btype = x.mod("atype").lower(), x.mod("btype").lower()
     ka, kb, acc16, areg = not x.flag("TRANS_A"), not x.flag("TRANS_B"), x.flag("ACC_F16"), x.flag("AREG")
@@ -280,11 +280,11 @@ def _wgmma(x: Binder):
         if sparse:
             ce = np.broadcast_to(np.asarray(c(sel, cnt), U64), (cnt,)).reshape(g, 128)
             cb = (ce & U64(0xFFFFFFFF)).astype(U32)
-            a = wgmma.sparse_a(a, ce >> U64(32), spsel)
+            a = wgmma.sparse_a(a, ce >> U64(32), spsel, atype)
         else:
             cb = np.broadcast_to(np.asarray(c(sel, cnt), U32), (cnt,)).reshape(g, 128)
         a = a * sa
-        if mn == "IGMMA.S32":
+        if atype in ("s8", "u8", "b1"):  # IGMMA.S32, IGMMA.SP
             wr(sel, wgmma.int_part(a, b, part, cb, sd, x.flag("SAT"), atype == "b1").reshape(cnt))
         else:
             wr(sel, wgmma.mma_part(a, b, part, cb, sd, "f16" if acc16 else "f32").reshape(cnt))
