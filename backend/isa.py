@@ -652,7 +652,8 @@ _ROWS = [
      "direction's cubemap face); gather: tld4's component "
      "of the four bilinear texels; out F16: half comp of the values rounded to f16, F16X2: packed pair comp; mip: "
      "a mipmapped texture's level 0 (NONE, BASE) or level of detail c (LEVEL, f32); MS (D2/A2, tex.2dms/.a2dms): "
-     "the S32 texel b.lo, b.hi of sample e.lo (xcc.semantics.texture.fetch_sample)",
+     "the S32 texel b.lo, b.hi of sample e.lo, moved by the texel offsets packed in c as TEX.X packs them (RZ: "
+     "none) (xcc.semantics.texture.fetch_sample)",
      "sync load"),
     ("TXQ", (D_R, A_W), (Mod("query", ("WIDTH", "HEIGHT", "DEPTH", "CHANNEL_DATA_TYPE", "CHANNEL_ORDER",
                                        "NORMALIZED_COORDS", "ARRAY_SIZE", "NUM_MIPMAP_LEVELS", "NUM_SAMPLES",

@@ -1,8 +1,8 @@
 """Instruction selection for the texture and surface ops (a rule group of
 :class:`xcc.backend.isel.InstructionSelector`; see :mod:`xcc.backend.isel_core`).
 
-``tex`` -> TEX (``gather``: tld4; ``ms``: .2dms/.a2dms, the sample index in e.lo; texel offsets or a depth
-compare: TEX.X), ``tex_lod`` -> TEXLOD (the gradients in b and e; 3d: TEXGRAD.SQ per gradient, cube:
+``tex`` -> TEX (``gather``: tld4; ``ms``: .2dms/.a2dms, the sample index in e.lo, texel offsets in c; texel
+offsets or a depth compare otherwise: TEX.X), ``tex_lod`` -> TEXLOD (the gradients in b and e; 3d: TEXGRAD.SQ per gradient, cube:
 TEXGRAD.CUBE per gradient, then TEXLOD.SQ), ``txq`` -> TXQ (.SURF for suq; txq.level: TXQ.LEVEL), ``istypep`` -> ISTYPEP, ``suld`` -> SULD
 (SULD.64 for 64-bit elements), ``sust`` -> SUST / SUST.64, ``sured`` -> SURED / SURED.64.  The handle is the
 register pair a; the coordinates travel in two pairs: b = (x, y), e = (z, layer), unused ones zero, built once
@@ -48,6 +48,13 @@ class TextureSelection(SelectorCore):
         off, dc = bool(at.get("off")), bool(at.get("dc"))
         end = len(inst.args) - off - dc  # then the packed offsets, the depth compare value
         level = at.get("mip") == "level"  # the level of detail is the last argument before them
+        if at.get("ms"):  # .2dms/.a2dms: the sample index in e.lo, the packed offsets (or none: RZ) in c
+            b, e = self._tx_coords(inst, 1, end)
+            mods = {"dim": _DIM[at["dim"]], "ctype": str(at["ctype"]).upper(), "comp": _COMP[int(at["comp"])],
+                    "out": str(at.get("half", "b32")).upper(), "MS": "MS"}
+            self.emit("TEX", d=self.vreg(inst.result), a=self.reg(inst.args[0]), b=b,
+                      c=self.reg(inst.args[end]) if off else RZ, e=e, mods=mods)
+            return
         b, e = self._tx_coords(inst, 1, end - 1 if level else end, inst.args[end] if off else None)
         g = at.get("gather")
         mods = {"dim": _DIM[at["dim"]], "ctype": str(at["ctype"]).upper(), "comp": _COMP[int(at["comp"])],

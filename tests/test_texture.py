@@ -422,8 +422,6 @@ def test_texref_module_variable_and_parameter_hold_handles(device, engine, opt):
 
 REFUSED = {
     "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, %rd2, {%f5, %f5}];": "independent mode",
-    "tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1, %r1, %r1}], {%r1, %r1};":
-        "a texel offset on a multisample geometry",
 }
 
 

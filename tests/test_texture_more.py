@@ -303,6 +303,40 @@ def test_texel_offsets_match_the_reference(device, engine, opt, name, inst, img,
     ok(cuda.cuArrayDestroy(arr))
 
 
+MS_CASES = [  # (name, instruction, layered): coordinates {sample, x, y, -} / {layer, sample, x, y}
+    ("2dms", "tex.2dms.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3, %r4, %r5}], {%r6, %r7};", False),
+    ("a2dms", "tex.a2dms.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3, %r4, %r5}], {%r6, %r7};", True),
+]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("name, inst, layered", MS_CASES, ids=[c[0] for c in MS_CASES])
+@pytest.mark.parametrize("mode", [CLAMP, BORDER])
+def test_texel_offsets_on_multisample_geometries(device, engine, opt, name, inst, layered, mode):
+    """tex.2dms / tex.a2dms with {offsets}: sample 0 (xcc's objects hold one sample per texel) of texel
+    (x + o0, y + o1), the offsets (4-bit signed, -10..10 wrapping) added to the integer coordinates before the
+    address mode, the layer clamped and not offset."""
+    data = IMGL if layered else IMG2
+    tex, arr = make_texture(data, 2, layered, mode, border=-2.5)
+    n = N_THREADS
+    base = inputs(n, 2, 1.0, True, layers=L if layered else 0)
+    rows = np.zeros_like(base)  # the sample index 0 in its slot: {0, x, y, -} / {layer, 0, x, y}
+    if layered:
+        rows[:, 0], rows[:, 2:4] = base[:, 0], base[:, 1:3]
+    else:
+        rows[:, 1:3] = base[:, 0:2]
+    rows[:, 4:8] = base[:, 4:8]
+    got = run(device, inst, tex, rows, engine, opt)
+    for t in range(n):
+        r = rows[t]
+        img_t = data[min(max(s32(r[0]), 0), L - 1)] if layered else data
+        xy = [s32(w) for w in (r[2:4] if layered else r[1:3])]
+        want = reference(img_t, xy, mode, False, False, -2.5, [s32(w) for w in r[4:7]], integer=True)
+        assert list(got[t]) == want, (name, t, list(r), list(got[t]), want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
 @pytest.mark.parametrize("engine, opt", ENGINES)
 @pytest.mark.parametrize("dc", [False, True])
 def test_tld4_with_offsets_and_depth_compare(device, engine, opt, dc):
@@ -609,7 +643,7 @@ def _refusals(text: str) -> tuple[str | None, str | None]:
     ("tex.3d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2, %f3, %f4}], %f9;", "depth compare"),
     ("tex.2d.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3}], %f9;", "depth compare"),
     ("tex.2d.v4.s32.f32 " + DEST + ", [%rd1, {%f1, %f2}], {%r6};", "texel offset vector of 2"),
-    ("tex.2dms.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3, %r4, %r5}], {%r6, %r7};", "multisample"),
+    ("tex.2dms.v4.s32.s32 " + DEST + ", [%rd1, {%r2, %r3, %r4, %r5}], {%r6};", "texel offset vector of 2"),
 ])
 def test_bad_forms_are_located_errors_in_check_and_compile(device, inst, why):
     by_check, by_compile = _refusals(KERNEL.format(inst=inst))

@@ -10,7 +10,8 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
   coordinates of 3d, a2d and cube are a four-element vector whose last element is ignored; a1d/a2d/acube's first is
   the layer (.u32; acube: the cube).
 * ``tex.2dms.v4.{f32,s32,u32,f16}.s32 d, [h, {sample, x, y, -}]`` and ``tex.a2dms ... [h, {layer, sample, x,
-  y}]`` (multisample) -> four ``tex {ms}`` of the 2d / a2d geometry, the sample index the last argument.
+  y}]`` (multisample) -> four ``tex {ms}`` of the 2d / a2d geometry, the sample index the last coordinate
+  argument (texel offsets ``{e}``: added to the integer x, y of the sample's texel).
 * ``tex.base`` and ``tex.level ... , lod`` (mipmapped textures) -> ``tex {mip}``, the level of detail the last
   argument of ``.level``; ``tex.grad ..., dPdx, dPdy`` -> ``tex_lod`` of the gradients (cube, acube:
   ``tex_lod {cube}`` of the direction and the gradients, measured on the direction's face), then as
@@ -31,7 +32,7 @@ Independent mode: ``[h, s, c]`` with ``s`` an initialised module ``.samplerref``
 sampler's fields (:meth:`TextureLowering._tx_sampled`), read at compile time; ``txq.{filter_mode,addr_mode_N,
 force_unnormalized_coords}.b32 d, [s]`` -> their constants.
 
-Refused with a located message: a sampler that is not an initialised module .samplerref, texel offsets on multisample geometries and ``.v8``.
+Refused with a located message: a sampler that is not an initialised module .samplerref and ``.v8``.
 """
 
 from __future__ import annotations
@@ -226,9 +227,7 @@ class TextureLowering:
             raise self.error(f"'{_text(inst)}': tld4 takes .2d, .a2d, .cube or .acube", PtxSemanticError)
         if dim in ("cube", "acube") and types[1] != "f32":
             raise self.error(f"'{_text(inst)}': .{dim} takes .f32 coordinates", PtxSemanticError)
-        if offs is not None and (dim in ("cube", "acube") or sample):
-            if sample:
-                raise self._tx_refuse(inst, "a texel offset on a multisample geometry")
+        if offs is not None and dim in ("cube", "acube"):
             raise self.error(f"'{_text(inst)}': .{dim} takes no texel offsets (PTX ISA, tex)", PtxSemanticError)
         if dcop is not None and (dim == "3d" or sample or types[1] != "f32"):
             raise self.error(f"'{_text(inst)}': a depth compare takes .f32 coordinates and no .3d or multisample "

@@ -428,9 +428,10 @@ def fetch(d: dict, read, coords, integer: bool, layer: int = 0, lod: float | Non
     return _words([_f32(a / scale) for a in acc], d)
 
 
-def fetch_sample(d: dict, read, x: int, y: int, sample: int, layer: int = 0) -> list[int]:
+def fetch_sample(d: dict, read, x: int, y: int, sample: int, layer: int = 0, offsets=None) -> list[int]:
     """``tex.2dms`` / ``tex.a2dms``: sample ``sample`` of texel ``(x, y)`` (integer coordinates, unfiltered, as
-    ``tex.2d.s32`` reads; ``.a2dms``: of the clamped layer).  No public CUDA API makes a multisample array
+    ``tex.2d.s32`` reads; ``.a2dms``: of the clamped layer; ``offsets``: texel offsets added to ``x``, ``y`` before
+    the addressing mode, as :func:`fetch`'s integer coordinates take them).  No public CUDA API makes a multisample array
     (``CUDA_ARRAY3D_DESCRIPTOR`` has no sample count; such arrays come only from graphics interop), so every
     object xcc makes holds one sample per texel: *sample 0 reads the texel; any other sample index, and a
     cubemap or non-2D texture, is a* :class:`TextureError` (the executors make it a located fault)."""
@@ -441,7 +442,7 @@ def fetch_sample(d: dict, read, x: int, y: int, sample: int, layer: int = 0) -> 
                            "single-sample: no public CUDA API creates multisample arrays)")
     if d["levels"]:
         d = level_of(d, read, 0)
-    return fetch(d, read, [x, y], True, layer)
+    return fetch(d, read, [x, y], True, layer, offsets=offsets)
 
 
 def _half_bits(x: float) -> int:

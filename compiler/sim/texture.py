@@ -97,7 +97,7 @@ def tex_executor(gmem, handle, coords, layer, integer: bool, comp: int, write, w
             try:
                 if sample:
                     words = TX.fetch_sample(d, _reader(gmem, i), xs[0], xs[1], xs[2],
-                                            0 if lay is None else int(lay[i]))
+                                            0 if lay is None else int(lay[i]), ext["offsets"])
                 elif gather is not None:
                     words = TX.gather(d, _reader(gmem, i), xs, gather, 0 if lay is None else int(lay[i]), **ext)
                 else:

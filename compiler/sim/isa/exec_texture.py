@@ -52,12 +52,13 @@ def _tex(x: Binder):
     what = f"tld4.{g.lower()}" if gather is not None else f"tex.{x.mod('dim').lower()}"
     out, mip = x.mod("out"), x.mod("mip")
     ms = x.flag("MS")
-    if ms:  # the sample index in e.lo
+    if ms:  # the sample index in e.lo, the packed texel offsets in c (RZ: none)
         coords = [*coords, _half(x.w("e"), 0)]
         what = f"tex.{'a2dms' if layer is not None else '2dms'}"
     return tex_executor(x.ctx.gmem, x.w("a"), coords, layer, x.mod("ctype") == "S32", _COMP[x.mod("comp")],
                         x.set_r("d"), what, gather, None if out == "B32" else out.lower(),
-                        x.r("c") if mip == "LEVEL" else None, mip == "BASE", x.mod("dim") in ("CUBE", "ACUBE"), ms)
+                        x.r("c") if mip == "LEVEL" else None, mip == "BASE", x.mod("dim") in ("CUBE", "ACUBE"), ms,
+                        x.r("c") if ms else None)
 
 
 @impl("TEX.X")
