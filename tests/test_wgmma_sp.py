@@ -68,6 +68,32 @@ def _bits(x: np.ndarray, etype: str) -> np.ndarray:
     return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # exact for these values
 
 
+def _launch_sparse(ptx: str, img, c0, sel: int, a_regs: bool, sw: int, a_lbo_sbo, b_lbo_sbo, scale_d: int,
+                   acc: str, n: int, engine: str, opt: int) -> np.ndarray:
+    """Run the kernel ``ptx`` (its metadata, and A when ``a_regs``, loaded from shared memory) on the shared image
+    ``img`` with accumulators ``c0``; A's and B's descriptors from their leading/stride byte offsets; the D
+    fragment as 32-bit words (f16 accumulators widened)."""
+    a_op = "{%r12, %r13, %r14, %r15}" if a_regs else "%rd7"
+    loads = (f"    shl.b32 %r11, %r1, 2;\n    add.u32 %r11, %r11, %r6;\n    ld.shared.u32 %r10, [%r11+{META_AT}];\n"
+             + (f"    shl.b32 %r11, %r1, 4;\n    add.u32 %r11, %r11, %r6;\n"
+                f"    ld.shared.v4.u32 {{%r12, %r13, %r14, %r15}}, [%r11+{REGS_AT}];\n" if a_regs else ""))
+    ptx = ptx.replace("%rd7, %rd8, %p2", f"{a_op}, %rd8, %r10, {sel}, %p2").replace(
+        "    bar.sync 0;\n", "    bar.sync 0;\n" + loads)
+
+    def desc(start, lbo, sbo):
+        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | SW_MODE[sw] << 62
+
+    dev = rt.Device()
+    d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(np.ascontiguousarray(c0), dev)
+    module = rt.load_module(ptx, device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (128, 1, 1), [d_img, d_out, np.uint64(desc(0, *a_lbo_sbo)),
+                                                             np.uint64(desc(8192, *b_lbo_sbo)), np.uint32(scale_d)])
+    got = d_out.copy_to_host().view(np.uint32).reshape(c0.shape)
+    if acc == "f16":
+        got = got.view(np.uint16).reshape(128, n // 2).astype(np.uint32)
+    return got
+
+
 def run_sparse(n: int, sw: int, sel: int, engine: str, opt: int, etype: str = "f16", acc: str = "f32",
                scale_d: bool = True, seed: int = 0, a_regs: bool = False):
     rng = np.random.default_rng(seed)
@@ -122,27 +148,9 @@ def run_sparse(n: int, sw: int, sel: int, engine: str, opt: int, etype: str = "f
             want[t, i] = round_f32(s) if acc == "f32" else int(np.float16(float(s)).view(np.uint16))
     mma = f"wgmma.mma_async.sp.sync.aligned.m64n{n}k32.{acc}.{etype}.{etype}"
     ptx = kernel(mma, nr, "f32" if acc == "f32" else "b32", ", 1, 1, 0" if a_regs else ", 1, 1, 0, 0")
-    a_op = "{%r12, %r13, %r14, %r15}" if a_regs else "%rd7"
-    loads = (f"    shl.b32 %r11, %r1, 2;\n    add.u32 %r11, %r11, %r6;\n    ld.shared.u32 %r10, [%r11+{META_AT}];\n"
-             + (f"    shl.b32 %r11, %r1, 4;\n    add.u32 %r11, %r11, %r6;\n"
-                f"    ld.shared.v4.u32 {{%r12, %r13, %r14, %r15}}, [%r11+{REGS_AT}];\n" if a_regs else ""))
-    ptx = ptx.replace("%rd7, %rd8, %p2", f"{a_op}, %rd8, %r10, {sel}, %p2").replace(
-        "    bar.sync 0;\n", "    bar.sync 0;\n" + loads)
     la, sa = _layout(sw, 16)
     lb, sb = _layout(sw, 32)
-
-    def desc(start, lbo, sbo):
-        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | SW_MODE[sw] << 62
-
-    dev = rt.Device()
-    d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(np.ascontiguousarray(c0), dev)
-    module = rt.load_module(ptx, device=dev, engine=engine, opt_level=opt)
-    module.get_function("k").launch((1, 1, 1), (128, 1, 1), [d_img, d_out, np.uint64(desc(0, la, sa)),
-                                                             np.uint64(desc(8192, lb, sb)), np.uint32(scale_d)])
-    got = d_out.copy_to_host().view(np.uint32).reshape(c0.shape)
-    if acc == "f16":
-        got = got.view(np.uint16).reshape(128, n // 2).astype(np.uint32)
-    return got, want
+    return _launch_sparse(ptx, img, c0, sel, a_regs, sw, (la, sa), (lb, sb), scale_d, acc, n, engine, opt), want
 
 
 @pytest.mark.parametrize("engine,opt", ENGINES)
@@ -292,27 +300,10 @@ def run_kind(etype: str, n: int, sw: int, sel: int, engine: str, opt: int, acc: 
     mma = f"wgmma.mma_async.sp.sync.aligned.{shape}.{'s32' if integer else acc}.{etype}.{btype}" \
         + (".satfinite" if satfinite else "")
     ptx = kernel(mma, nr, "s32" if integer else "f32" if acc == "f32" else "b32", "" if integer else f", {scale_a}, 1")
-    a_op = "{%r12, %r13, %r14, %r15}" if a_regs else "%rd7"
-    loads = (f"    shl.b32 %r11, %r1, 2;\n    add.u32 %r11, %r11, %r6;\n    ld.shared.u32 %r10, [%r11+{META_AT}];\n"
-             + (f"    shl.b32 %r11, %r1, 4;\n    add.u32 %r11, %r11, %r6;\n"
-                f"    ld.shared.v4.u32 {{%r12, %r13, %r14, %r15}}, [%r11+{REGS_AT}];\n" if a_regs else ""))
-    ptx = ptx.replace("%rd7, %rd8, %p2", f"{a_op}, %rd8, %r10, {sel}, %p2").replace(
-        "    bar.sync 0;\n", "    bar.sync 0;\n" + loads)
     lbo_a, sbo_a = (128, 8 * kc * eb) if sw == 0 else (0, 8 * sw)
     lbo_b, sbo_b = (128, 8 * kd * eb) if sw == 0 else (0, 8 * sw)
-
-    def desc(start, lbo, sbo):
-        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | SW_MODE[sw] << 62
-
-    dev = rt.Device()
-    d_img, d_out = rt.to_device(img.view(np.uint32), dev), rt.to_device(np.ascontiguousarray(c0), dev)
-    module = rt.load_module(ptx, device=dev, engine=engine, opt_level=opt)
-    module.get_function("k").launch((1, 1, 1), (128, 1, 1), [d_img, d_out, np.uint64(desc(0, lbo_a, sbo_a)),
-                                                             np.uint64(desc(8192, lbo_b, sbo_b)), np.uint32(scale_d)])
-    got = d_out.copy_to_host().view(np.uint32).reshape(c0.shape)
-    if acc == "f16":
-        got = got.view(np.uint16).reshape(128, n // 2).astype(np.uint32)
-    return got, want
+    return _launch_sparse(ptx, img, c0, sel, a_regs, sw, (lbo_a, sbo_a), (lbo_b, sbo_b), scale_d, acc, n, engine,
+                          opt), want
 
 
 @pytest.mark.parametrize("engine,opt", ENGINES)
