@@ -413,6 +413,16 @@ def test_depth_compare_filters_the_comparisons_not_the_texels(device):
     ok(cuda.cuArrayDestroy(arr))
 
 
+def _mipmapped_object(mm):
+    """A texture object over the mipmapped array ``mm``: clamped, normalized coordinates, every level."""
+    r = cuda.CUDA_RESOURCE_DESC()
+    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+    r.res.mipmap.hMipmappedArray = mm
+    t = cuda.CUDA_TEXTURE_DESC()
+    t.addressMode, t.flags, t.maxMipmapLevelClamp = [CLAMP] * 3, cuda.CU_TRSF_NORMALIZED_COORDINATES, 10.0
+    return ok(cuda.cuTexObjectCreate(r, t, None))
+
+
 def mipmapped_2d(levels: int = 4, w: int = 16, h: int = 8):
     """A point-filtered, point-mip-filtered mipmapped 16 x 8 f32 texture (normalized coordinates, level clamps 0 ..
     10) whose level l holds 1000 l + 10 y + x, and its levels' images."""
@@ -425,12 +435,7 @@ def mipmapped_2d(levels: int = 4, w: int = 16, h: int = 8):
                ).astype(np.float32)
         ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, img, img.nbytes))
         imgs.append(img)
-    r = cuda.CUDA_RESOURCE_DESC()
-    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
-    r.res.mipmap.hMipmappedArray = mm
-    t = cuda.CUDA_TEXTURE_DESC()
-    t.addressMode, t.flags, t.maxMipmapLevelClamp = [CLAMP] * 3, cuda.CU_TRSF_NORMALIZED_COORDINATES, 10.0
-    return ok(cuda.cuTexObjectCreate(r, t, None)), mm, imgs
+    return _mipmapped_object(mm), mm, imgs
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
@@ -513,12 +518,7 @@ def mipmapped_cube(cubes: int):
                + np.arange(n)[None, None, :] % 10).astype(np.float32)
         ok(cuda.cuMemcpyHtoA(ok(cuda.cuMipmappedArrayGetLevel(mm, lv)), 0, img, img.nbytes))
         imgs.append(img)
-    r = cuda.CUDA_RESOURCE_DESC()
-    r.resType = cuda.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
-    r.res.mipmap.hMipmappedArray = mm
-    t = cuda.CUDA_TEXTURE_DESC()
-    t.addressMode, t.flags, t.maxMipmapLevelClamp = [CLAMP] * 3, cuda.CU_TRSF_NORMALIZED_COORDINATES, 10.0
-    return ok(cuda.cuTexObjectCreate(r, t, None)), mm, imgs
+    return _mipmapped_object(mm), mm, imgs
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
