@@ -267,9 +267,28 @@ REFUSED = [
     ("atom.sys.global.exch.b128 %q1, [%rd1], %q2;", "'atom.b128' needs PTX ISA 8.4 or later"),
     ("selp.b128 %q1, %q2, %q3, %p1;", "'selp' does not take type '.b128'"),
     ("cvt.u32.u64 %r1, %q1;", ".b128 registers are operands of mov, ld, ldu, st"),
-    ("mov.b128 %q1, -1;", "a .b128 source is a .b128 register or an integer literal 0 .. 2^64-1"),
+    ("mov.b128 %q1, 0f3F800000;", "a .b128 source is a .b128 register or a 64-bit integer literal"),
+    ("st.global.b128 [%rd1], -9223372036854775809;", "a .b128 source is a .b128 register or a 64-bit integer"),
     ("mov.b128 %q1, {%rd1, %rd2, %rd3};", ".b128 packs two .b64 or four .b32 elements"),
 ]
+
+
+LITERALS = [-1, -2, 1, -(1 << 63), (1 << 64) - 1, 0x7FFFFFFFFFFFFFFF]
+
+
+def test_signed_literals_zero_extend():
+    """A ``.b128`` integer literal is its 64 bits (two's complement for a negative one) zero-extended: ptxas 13.0
+    compiles ``mov.b128 %q, -1`` and ``%q, 1`` to the same high half (docs/semantics.md).  Rows 0 .. 5 come from
+    ``mov``, rows 6 .. 11 from ``st.b128`` of the literal."""
+    name = "b128_literals"
+    body = "\n".join(f"    mov.b128 %q1, {v};\n    st.global.b128 [%rd11+{16 * k}], %q1;\n"
+                     f"    st.global.b128 [%rd11+{16 * (k + len(LITERALS))}], {v};" for k, v in enumerate(LITERALS))
+    body = "    setp.ne.u32 %p1, %r0, 0;\n    @%p1 bra DONE;\n" + body + "\nDONE:"
+    out = run_all(kernel(name, body), name, data(9))
+    ref = np.zeros(16 * N, np.uint8)
+    for k, v in enumerate(LITERALS * 2):
+        ref[16 * k:16 * k + 16] = np.frombuffer((v % (1 << 64)).to_bytes(16, "little"), np.uint8)
+    assert out.tobytes() == ref.tobytes()
 
 
 @pytest.mark.parametrize("line, msg", REFUSED, ids=[" ".join(x[0].split()[:2]) for x in REFUSED])

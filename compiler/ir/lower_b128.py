@@ -6,7 +6,8 @@ A ``.reg .b128`` register ``%q`` is, to the SSA builder, two ``.b64`` registers 
 as a backend register is never wider than a 64-bit pair (:class:`xcc.backend.minst.VReg`).  The forms, each as
 ptxas 13.0 accepts it (``.target sm_80`` and up for mov/ld/st):
 
-* ``mov.b128 d, a`` (a register, or an integer literal 0 .. 2^64-1: zero-extended) copies both halves;
+* ``mov.b128 d, a`` (a register, or a 64-bit integer literal, -2^63 .. 2^64-1: its 64 bits zero-extended, a
+  negative one too, as ptxas does: :func:`literal_low`) copies both halves;
   ``mov.b128 d, {a, b}`` packs two ``.b64`` (``a`` the low half), ``mov.b128 d, {a, b, c, e}`` four ``.b32``
   (``a`` bits 31:0); ``mov.b128 {a, b}, d`` and ``mov.b128 {a, b, c, e}, d`` unpack (``_`` for an element not
   wanted): element 0 is the least significant (PTX ISA 9.7.9.10).
@@ -49,6 +50,14 @@ def halves(reg: RegVar) -> tuple[RegVar, RegVar]:
     return RegVar(f"{reg.key}.lo", _B64), RegVar(f"{reg.key}.hi", _B64)
 
 
+def literal_low(value: int) -> int:
+    """Bits 63:0 of a ``.b128`` integer literal: the literal's 64 bits (PTX ISA 4.5.1: an integer literal is a
+    64-bit value, a negative one in two's complement).  Bits 127:64 are 0: ptxas 13.0 *zero*-extends, even a
+    negative literal (``mov.b128 %q, -1`` gives the same code as ``mov.b128 %q, 1`` and ``-2`` for the high
+    half; docs/semantics.md)."""
+    return value & ((1 << 64) - 1)
+
+
 def is_b128(op) -> bool:
     return isinstance(op, RegVar) and op.type.bits == 128
 
@@ -65,10 +74,10 @@ class B128Lowering:
         if is_b128(op):
             lo, hi = halves(op)
             return self.b.read(lo, self.b.block), self.b.read(hi, self.b.block)
-        if isinstance(op, ast.Imm) and op.kind == "int" and 0 <= op.value < 1 << 64:
-            return Const(_B64, op.value), Const(_B64, 0)
-        raise self.error(f"'{_text(self.inst)}': a .b128 source is a .b128 register or an integer literal "
-                         "0 .. 2^64-1", PtxSemanticError)
+        if isinstance(op, ast.Imm) and op.kind == "int" and -(1 << 63) <= op.value < 1 << 64:
+            return Const(_B64, literal_low(op.value)), Const(_B64, 0)
+        raise self.error(f"'{_text(self.inst)}': a .b128 source is a .b128 register or a 64-bit integer "
+                         "literal", PtxSemanticError)
 
     def write128(self, dest, lo, hi) -> None:
         if isinstance(dest, ast.Sink):
@@ -172,11 +181,11 @@ class B128Lowering:
         addr, src = inst.operands
         if is_b128(src):
             parts = list(halves(src))
-        elif isinstance(src, ast.Imm) and src.kind == "int" and 0 <= src.value < 1 << 64:
-            parts = [src, ast.Imm(0, loc=src.loc)]
+        elif isinstance(src, ast.Imm) and src.kind == "int" and -(1 << 63) <= src.value < 1 << 64:
+            parts = [replace(src, value=literal_low(src.value)), ast.Imm(0, loc=src.loc)]
         else:
-            raise self.error(f"'{_text(inst)}': a .b128 source is a .b128 register or an integer literal "
-                             "0 .. 2^64-1", PtxSemanticError)
+            raise self.error(f"'{_text(inst)}': a .b128 source is a .b128 register or a 64-bit integer "
+                             "literal", PtxSemanticError)
         self.op_st(replace(inst, modifiers=_as_v2_b64(inst.modifiers), operands=[addr, ast.Vector(tuple(parts))]))
         self.inst = inst
 
