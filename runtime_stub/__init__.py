@@ -21,11 +21,12 @@ from xcc.runtime.jit_hooks import JitRequest
 from xcc.runtime.launch import Function
 from xcc.runtime.module import Module, load_module
 from xcc.runtime.queues import Event, PendingLaunch, Stream
+from xcc.runtime.texture_api import sampler
 from xcc.runtime.timeline import from_environment as _trace_from_environment
 from xcc.runtime.timeline import nvtx_range as range  # noqa: A001 (NVTX's name: rt.range("step"))
 from xcc.runtime.timeline import trace
 
 __all__ = ["Device", "DeviceArray", "Event", "Function", "JitRequest", "Module", "PendingLaunch", "Stream",
-           "default_device", "empty", "jit_hooks", "load_module", "range", "set_device", "to_device", "trace", "zeros"]
+           "default_device", "empty", "jit_hooks", "load_module", "range", "sampler", "set_device", "to_device", "trace", "zeros"]
 
 _trace_from_environment()  # XCC_TRACE=FILE: a timeline of the whole process, written at exit

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+import numpy as np
+
 from xcc.runtime.driver_core import CudaError, api, as_int, current, lookup, register, unregister
 from xcc.runtime.driver_types import CUresult, _Handle, _IntHandle
 from xcc.runtime.host_args import host_view
@@ -40,7 +42,7 @@ __all__ = ["CUDA_ARRAY3D_CUBEMAP", "CUDA_ARRAY3D_DESCRIPTOR", "CUDA_ARRAY3D_LAYE
            "CUresourcetype", "CUsurfObject", "CUtexObject", "cuArray3DCreate", "cuArrayCreate", "cuArrayDestroy",
            "cuMemcpyAtoH", "cuMemcpyHtoA", "cuSurfObjectCreate", "cuSurfObjectDestroy", "cuTexObjectCreate",
            "cuTexObjectDestroy", "CUmipmappedArray", "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy",
-           "cuMipmappedArrayGetLevel"]
+           "cuMipmappedArrayGetLevel", "sampler"]
 
 _LIVE: dict[int, tuple] = {}  # descriptor address -> (magic, context)
 _INVALID, _NOT_SUPPORTED = CUresult.CUDA_ERROR_INVALID_VALUE, CUresult.CUDA_ERROR_NOT_SUPPORTED
@@ -409,3 +411,35 @@ def cuTexObjectDestroy(texObject) -> None:
 @api()
 def cuSurfObjectDestroy(surfObject) -> None:
     _destroy(surfObject, TX.MAGIC_SURF, "surfObject")
+
+
+_SAMPLER_MODES = {"wrap": TX.WRAP, "clamp": TX.CLAMP, "clamp_to_edge": TX.CLAMP, "mirror": TX.MIRROR,
+                  "border": TX.BORDER, "clamp_to_border": TX.BORDER}
+
+
+def sampler(addr_mode="clamp_to_edge", filter_mode="nearest", force_unnormalized_coords: bool = False):
+    """An independent-mode sampler value (``.target ..., texmode_independent``): the ``np.uint64`` a
+    ``.samplerref`` kernel parameter takes, or that the host writes into an uninitialised module
+    ``.samplerref`` (``Module.get_global``).  Its fields are a ``.samplerref`` initialiser's: ``addr_mode`` one
+    mode (every axis) or a sequence of up to three (axes 0, 1, 2; missing ones clamp_to_edge): ``'wrap'``, ``'mirror'``,
+    ``'clamp_to_edge'`` (``'clamp'``), ``'clamp_to_border'`` (``'border'``) or CUDA's ``CUaddress_mode``
+    numbers 0-3; ``filter_mode`` ``'nearest'``/``'linear'`` (or ``CUfilter_mode`` 0/1);
+    ``force_unnormalized_coords``.  The value is xcc's ABI (docs/semantics.md, "Textures and surfaces"): bit 63
+    set, the fields in bits 48-55 (address modes 2 bits each from bit 48, linear bit 54, forced unnormalized
+    coordinates bit 55), the rest zero; a ``tex`` ORs it into the texture handle."""
+    modes = list(addr_mode) if isinstance(addr_mode, (list, tuple)) else [addr_mode] * 3
+    if not 1 <= len(modes) <= 3:
+        raise ValueError(f"sampler: addr_mode takes one to three modes, got {len(modes)}")
+    codes = []
+    for m in modes:
+        code = _SAMPLER_MODES.get(m) if isinstance(m, str) else int(m) if int(m) in (0, 1, 2, 3) else None
+        if code is None:
+            raise ValueError(f"sampler: address mode {m!r} (wrap, mirror, clamp_to_edge, clamp_to_border or 0-3)")
+        codes.append(code)
+    codes += [TX.CLAMP] * (3 - len(codes))
+    flt = {"nearest": 0, "point": 0, "linear": 1}.get(filter_mode) if isinstance(filter_mode, str) else (
+        int(filter_mode) if int(filter_mode) in (0, 1) else None)
+    if flt is None:
+        raise ValueError(f"sampler: filter_mode {filter_mode!r} (nearest or linear, or 0/1)")
+    word = TX.sampler_word(tuple(codes), bool(flt), bool(force_unnormalized_coords))
+    return np.uint64(TX.SAMPLED | word << 48)

@@ -664,15 +664,124 @@ def _independent(sampler_decl: str, inst: str = "tex.2d.v4.s32.f32 " + DEST + ",
     (_independent(".global .samplerref smp = { addr_mode_0 = clamp_ogl };"), "clamp_ogl is not supported yet"),
     (_independent(".global .samplerref smp = { filter_mode = 1 };"), "filter_mode = 1 is not supported yet"),
     (_independent(".global .samplerref smp = { addr_mode_1 = sideways };"), "is not an address mode"),
-    (_independent(".global .samplerref smp;"), "not an initialised module .samplerref"),
     (_independent(".global .samplerref smp = { filter_mode = linear };\n.global .texref t2 = { width = 4 };"),
      "a .texref initialiser is not supported yet"),
-    (_independent(".global .samplerref smp = { filter_mode = linear };",
-                  "tex.2d.v4.s32.f32 " + DEST + ", [gt, %rd1, {%f1, %f2}];"), "not an initialised module"),
     (_independent(".global .samplerref smp = { filter_mode = linear };", "txq.width.b32 %r10, [smp];"),
      "a texture query needs a .texref"),
 ])
 def test_bad_samplers_are_located_errors_in_check_and_compile(device, text, why):
+    by_check, by_compile = _refusals(text)
+    assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
+        by_check, by_compile)
+
+
+# ----------------------------------------------------------------------------------------- run-time samplers
+# A sampler held in a .samplerref kernel parameter, an uninitialised module .samplerref the host writes, or a .u64
+# register (mov.u64 %rd, smp): its value is xcc's ABI (docs/semantics.md): bit 63 set, address modes 2 bits each
+# from bit 48, linear filtering bit 54, forced unnormalized coordinates bit 55, ORed into the texture handle; the
+# fetches read as through the initialised .samplerref of the same fields.
+def sampler_bits(modes, linear: bool, force: bool) -> int:
+    """The sampler value written out from docs/semantics.md's layout."""
+    modes = [*modes, *[CLAMP] * (3 - len(modes))]
+    return 1 << 63 | (modes[0] | modes[1] << 2 | modes[2] << 4 | int(linear) << 6 | int(force) << 7) << 48
+
+
+SAMPLER_FORMS = {  # how the tex names its sampler
+    "initialised": "{op} [gt, smp, {c}]{tail};",
+    "parameter": "{op} [gt, sp, {c}]{tail};",
+    "register": "mov.u64 %rd6, sp;\n    {op} [gt, %rd6, {c}]{tail};",
+    "register of an initialised": "mov.u64 %rd6, smp;\n    {op} [gt, %rd6, {c}]{tail};",
+    "uninitialised variable": "{op} [gt, us, {c}]{tail};",
+    "register of an uninitialised": "mov.u64 %rd7, us;\n    {op} [gt, %rd7, {c}]{tail};",
+}
+
+
+def run_sampled(device, inst: str, tex, words, engine: str, opt: int, init: str, value: int) -> np.ndarray:
+    """As :func:`run` with ``.global .samplerref smp = {init}``, a ``.param .samplerref sp`` (passed ``value``)
+    and ``.global .samplerref us`` (written ``value`` by the host)."""
+    ptx = KERNEL.format(inst=inst).replace(".target sm_80\n", ".target sm_80, texmode_independent\n").replace(
+        ".address_size 64\n", ".address_size 64\n.global .texref gt;\n"
+        f".global .samplerref smp = {init};\n.global .samplerref us;\n").replace(
+        ".param .u64 outp)", ".param .u64 outp, .param .samplerref sp)")
+    n = len(words)
+    words = np.pad(np.asarray(words, np.uint32), ((0, 0), (0, 16 - words.shape[1])))
+    buf = ok(cuda.cuMemAlloc(words.nbytes))
+    ok(cuda.cuMemcpyHtoD(buf, np.ascontiguousarray(words, np.uint32), words.nbytes))
+    out = ok(cuda.cuMemAlloc(n * 16))
+    mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
+    mod.get_global("gt", np.uint64).copy_from_host(np.array([int(tex)], np.uint64))
+    mod.get_global("us", np.uint64).copy_from_host(np.array([value], np.uint64))
+    mod.get_function("k").launch((1, 1, 1), (n, 1, 1), [np.uint64(int(tex)), np.uint64(int(buf)),
+                                                        np.uint64(int(out)), np.uint64(value)])
+    got = np.zeros((n, 4), np.uint32)
+    ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
+    ok(cuda.cuMemFree(buf))
+    ok(cuda.cuMemFree(out))
+    return got
+
+
+def test_the_runtime_sampler_helper_builds_the_documented_value():
+    for (init, modes, linear, force), kw in zip(SAMPLERS, [
+            dict(addr_mode=("clamp_to_border", "wrap"), filter_mode="linear"),
+            dict(addr_mode=["mirror", "mirror"], force_unnormalized_coords=True),
+            dict(addr_mode=(CLAMP, MIRROR), filter_mode=1),
+            dict(addr_mode=("wrap",)), dict()], strict=True):
+        v = rt.sampler(**kw)
+        assert isinstance(v, np.uint64) and int(v) == sampler_bits(modes, linear, force), (init, hex(int(v)))
+    assert int(rt.sampler("border", "linear")) == 1 << 63 | (3 | 3 << 2 | 3 << 4 | 1 << 6) << 48
+    for bad in (dict(addr_mode="sideways"), dict(filter_mode="cubic"), dict(addr_mode=(0, 0, 0, 0))):
+        with pytest.raises(ValueError, match="sampler"):
+            rt.sampler(**bad)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("sampler, modes, linear, force", SAMPLERS, ids=range(len(SAMPLERS)))
+@pytest.mark.parametrize("form", list(SAMPLER_FORMS))
+def test_run_time_samplers_read_as_the_initialised_one(device, engine, opt, sampler, modes, linear, force, form):
+    tex, arr = make_texture(IMG2, 2, mode=CLAMP, linear=False, normalized=True, border=-2.5)
+    rows = inputs(N_THREADS, 2, 1.0 if force else 1.0 / 6)
+    gather = form in ("parameter", "register")  # tld4 through them as well, in the same kernel's second half
+    inst = SAMPLER_FORMS[form].format(op=f"tex.2d.v4.s32.f32 {DEST},", c="{%f1, %f2}", tail="")
+    got = run_sampled(device, inst, tex, rows, engine, opt, sampler, sampler_bits(modes, linear, force))
+    for t, r in enumerate(rows):
+        want = reference(IMG2, [fbits(r[0]), fbits(r[1])], modes, linear, not force, -2.5)
+        assert list(got[t]) == want, (t, got[t], want)
+    if gather:
+        inst = SAMPLER_FORMS[form].format(op=f"tld4.r.2d.v4.s32.f32 {DEST},", c="{%f1, %f2}", tail=", {%r6, %r7}")
+        got = run_sampled(device, inst, tex, rows, engine, opt, sampler, sampler_bits(modes, linear, force))
+        for t, r in enumerate(rows):
+            want = reference_gather(IMG2, [fbits(r[0]), fbits(r[1])], modes, not force, -2.5, [s32(r[4]), s32(r[5])])
+            assert list(got[t]) == want, (t, got[t], want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+@pytest.mark.parametrize("name", ["sp", "us"])
+def test_txq_of_a_run_time_sampler_answers_its_fields(device, engine, opt, name):
+    text = SAMPLER_QUERY.format(init="{ }").replace("[smp]", f"[{name}]").replace(
+        ".global .samplerref smp = { };", ".global .samplerref us;").replace(
+        ".param .u64 outp)", ".param .u64 outp, .param .samplerref sp)")
+    for modes, linear, force in [((BORDER, WRAP, MIRROR), True, False), ((MIRROR, CLAMP, WRAP), False, True)]:
+        value = sampler_bits(modes, linear, force)
+        out = ok(cuda.cuMemAlloc(20))
+        mod = rt.load_module(text, device=device, engine=engine, opt_level=opt)
+        mod.get_global("us", np.uint64).copy_from_host(np.array([value], np.uint64))
+        mod.get_function("k").launch((1, 1, 1), (1, 1, 1), [np.uint64(int(out)), np.uint64(value)])
+        got = np.zeros(5, np.uint32)
+        ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
+        ok(cuda.cuMemFree(out))
+        assert list(got) == [*modes, int(linear), int(force)]
+
+
+@pytest.mark.parametrize("text, why", [
+    (_independent(".global .samplerref smp;\n.global .u64 g;",
+                  "tex.2d.v4.s32.f32 " + DEST + ", [gt, g, {%f1, %f2}];"), "the sampler operand must be a .samplerref"),
+    (_independent(".global .samplerref smp;", "tex.2d.v4.s32.f32 " + DEST + ", [gt, %r1, {%f1, %f2}];"),
+     "must be a .samplerref or a .u64 register (got a 32-bit register)"),
+    (_independent(".global .samplerref smp;", "txq.width.b32 %r10, [smp];"), "a texture query needs a .texref"),
+])
+def test_bad_run_time_samplers_are_located_errors_in_check_and_compile(device, text, why):
     by_check, by_compile = _refusals(text)
     assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
         by_check, by_compile)

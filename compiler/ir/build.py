@@ -57,8 +57,9 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
     signatures = {fn.name: fn for fn in mod.functions}
     spaces = {v.name: v.space for v in mod.variables}
     variables = [_variable(v, functions=function_names, spaces=spaces) for v in mod.variables]
-    # initialised .samplerref variables (texmode_independent): a tex naming one takes its fields at compile time
-    samplers = {v.name: v for v in mod.variables if v.type == "samplerref" and v.init is not None}
+    # .samplerref variables (texmode_independent): a tex naming an initialised one takes its fields at compile
+    # time, an uninitialised one's value is read at run time
+    samplers = {v.name: v for v in mod.variables if v.type == "samplerref"}
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}
     for fn in mod.functions:
@@ -153,7 +154,7 @@ class FunctionBuilder:
     def __init__(self, fn: ast.Function, module_vars: list[Variable], function_names: frozenset[str] = frozenset(),
                  signatures: dict[str, ast.Function] | None = None, samplers: dict[str, ast.VarDecl] | None = None):
         self.ast_fn = fn
-        self.samplers = samplers or {}  # the module's initialised .samplerref variables
+        self.samplers = samplers or {}  # the module's .samplerref variables
         self.signatures = signatures or {}  # the module's functions (the types of a callee's .reg parameters)
         self.function_names = function_names  # the module's functions (their addresses are function pointers)
         self.params = _params(fn)

@@ -28,11 +28,13 @@ there through ``cuModuleGetGlobal``: CUDA 12 removed the API that bound texture 
 ``{e}`` texel offsets (.s32, packed 4 bits per axis into one word) and ``f`` depth compare value (.f32) follow
 the level of detail as the last arguments (attrs ``off``, ``dc``).
 
-Independent mode: ``[h, s, c]`` with ``s`` an initialised module ``.samplerref`` -> the handle combined with the
-sampler's fields (:meth:`TextureLowering._tx_sampled`), read at compile time; ``txq.{filter_mode,addr_mode_N,
-force_unnormalized_coords}.b32 d, [s]`` -> their constants.
+Independent mode: ``[h, s, c]`` -> the handle combined with the sampler value, ``h | s``
+(:meth:`TextureLowering._tx_sampled`): ``s`` an initialised module ``.samplerref`` (its fields read at compile
+time, a constant), an uninitialised one (the value the host wrote into it), a ``.samplerref`` kernel parameter
+or a ``.u64`` register holding a sampler value (``mov.u64 %rd, smp`` reads one); ``txq.{filter_mode,addr_mode_N,
+force_unnormalized_coords}.b32 d, [s]`` -> their constants (a run-time sampler's: its bits shifted out).
 
-Refused with a located message: a sampler that is not an initialised module .samplerref and ``.v8``.
+Refused with a located message: ``.v8``.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ def sampler_of(decl: ast.VarDecl) -> int:
 class TextureLowering:
     def _tx_refuse(self, inst, why: str):
         return self.error(f"'{_text(inst)}': {why} is not supported yet (xcc runs unified-mode texture and "
-                          "surface objects, and independent mode with initialised .samplerref variables: "
+                          "surface objects, and independent mode's samplers: "
                           "docs/semantics.md, 'Textures and surfaces')")
 
     def _tx_handle(self, op):
@@ -139,17 +141,41 @@ class TextureLowering:
         c = op.elements[-1]
         return h, list(c.elements if isinstance(c, ast.Vector) else (c,))
 
-    def _tx_sampled(self, inst, h, sampler):
-        """Independent mode: the texture handle combined with the sampler's fields
-        (:data:`xcc.semantics.texture.SAMPLED`), read at compile time from the module's initialised
-        ``.samplerref`` (:func:`sampler_of`)."""
-        decl = self.b.samplers.get(sampler.name) if isinstance(sampler, ast.Symbol) else None
-        if decl is None:
-            raise self._tx_refuse(inst, "a sampler that is not an initialised module .samplerref (a register, a "
-                                  "parameter or an uninitialised variable)")
+    def sampler_value(self, op):
+        """The sampler value (``SAMPLED | fields << 48``, :data:`xcc.semantics.texture.SAMPLED`; docs/semantics.md)
+        a ``.samplerref`` name ``op`` stands for, or None when it names none: an initialised module variable's is
+        a constant (:func:`sampler_of`); an uninitialised module variable's the 8 bytes it holds (the host writes
+        one, ``xcc.runtime.sampler``), a ``.samplerref`` kernel parameter's its value."""
+        if not isinstance(op, ast.Symbol):
+            return None
         u64 = ptx_type("u64")
-        word = SAMPLED | sampler_of(decl) << 48
-        return self.emit("or", u64, [h, Const(u64, word)], u64).result
+        decl = self.b.samplers.get(op.name)
+        if decl is not None and op.name not in self.b.local_vars:
+            if decl.init is not None:
+                return Const(u64, SAMPLED | sampler_of(decl) << 48)
+            return self.emit("ld", u64, [self.address_of(op.name)], u64, space="global", offset=0).result
+        p = self.b.param_by_name.get(op.name)
+        if p is not None and p.type == "samplerref":
+            return self.emit("ld_param", u64, [], u64, offset=p.offset).result
+        return None
+
+    def _tx_sampled(self, inst, h, sampler):
+        """Independent mode: the texture handle combined with the sampler (``h | s``, the sampler's fields in
+        bits 48-55 and bit 63 set; :data:`xcc.semantics.texture.SAMPLED`): a ``.samplerref`` name
+        (:meth:`sampler_value`: an initialised one's fields read at compile time) or a 64-bit register holding
+        a sampler value."""
+        u64 = ptx_type("u64")
+        if isinstance(sampler, RegVar):
+            if sampler.type.bits != 64:
+                raise self.error(f"'{_text(inst)}': the sampler operand must be a .samplerref or a .u64 register "
+                                 f"(got a {sampler.type.bits}-bit register)", PtxSemanticError)
+            s = self.b.read(sampler, self.b.block)
+        else:
+            s = self.sampler_value(sampler)
+        if s is None:
+            raise self.error(f"'{_text(inst)}': the sampler operand must be a .samplerref (a module variable or a "
+                             "kernel parameter) or a .u64 register", PtxSemanticError)
+        return self.emit("or", u64, [h, s], u64).result
 
     def _tx_dests(self, inst, op, n: int) -> list:
         ds = list(op.elements) if isinstance(op, ast.Vector) else [op]
@@ -316,6 +342,21 @@ class TextureLowering:
         addr = inst.operands[1]
         decl = self.b.samplers.get(addr.base.name) if isinstance(addr, ast.Address) and isinstance(
             addr.base, ast.Symbol) and not surface else None
+        sv = None
+        if isinstance(addr, ast.Address) and not surface and (decl is None or decl.init is None):
+            decl, sv = None, self.sampler_value(addr.base)  # a .samplerref parameter or uninitialised variable
+        if sv is not None:  # a run-time sampler value: its fields (bits 48-55) shifted out
+            if q not in _SAMPLER_QUERIES or level:
+                raise self.error(f"'{_text(inst)}': a .samplerref answers .force_unnormalized_coords, "
+                                 ".filter_mode and .addr_mode_0..2 (a texture query needs a .texref or a .u64 "
+                                 "register)", PtxSemanticError)
+            u64 = ptx_type("u64")
+            shift, mask = ((54, 1) if q == "filter_mode" else (55, 1) if q == "force_unnormalized_coords"
+                           else (48 + 2 * int(q[-1]), 3))
+            v = self.emit("shr", u64, [sv, Const(u64, shift)], u64).result
+            v = self.emit("and", u64, [v, Const(u64, mask)], u64).result
+            self.write(inst.operands[0], self.emit("cvt", u32, [v], u32, src="u64").result)
+            return
         if decl is not None:  # an initialised .samplerref: its fields are known at compile time
             if q not in _SAMPLER_QUERIES or level:
                 raise self.error(f"'{_text(inst)}': a .samplerref answers .force_unnormalized_coords, "
