@@ -186,7 +186,8 @@ FENCE_SCOPE = Mod("scope", ("CTA", "GPU", "SYS"))
 PRMT_MODE = Mod("mode", ("IDX", "F4E", "B4E", "RC8", "ECL", "ECR", "RC16"))
 FDIV_PREC = Mod("prec", ("RN", "FULL", "APPROX"))
 ATOM64_TYPE = Mod("type", ("U64", "S64", "F64"))
-ATOM128_OP = Mod("op", ("EXCH", "CAS"))  # ATOMG.128/ATOMS.128/ATOM.128
+# ATOMG.128/ATOMS.128/ATOM.128; LD and ST: the single-copy-atomic strong ld/st.b128 (xcc.ir.lower_b128)
+ATOM128_OP = Mod("op", ("EXCH", "CAS", "LD", "ST"))
 # ATOMG.H/ATOMS.H/ATOM.H: 16-bit (U16 CAS, F16/BF16 ADD) and packed-half (F16X2/BF16X2 ADD, 32-bit) atomics
 HALF_ATOM_TYPE = Mod("type", ("U16", "F16", "BF16", "F16X2", "BF16X2"))
 MATCH_MODE = Mod("mode", ("ANY", "ALL"))
@@ -790,8 +791,8 @@ _ROWS = [
     ("ATOMX.SET", (C_W, E_W), (), "alu", "alu", "(part of ATOMG.E.CAS.128)",
      "X = {c, e} (c bits 63:0): the new value of the ATOM*.128 CAS that follows", "latch"),
     ("ATOMG.128", (D_W, A_W, B_I, C_W, E_W), (ATOM128_OP,), "lsu", "lsu", "ATOMG.E.EXCH.128 / ATOMG.E.CAS.128",
-     "old = global[a + b], 16 bytes; global[a + b] = EXCH: {c, e}, CAS: old == {c, e} ? X : old (c bits 63:0), "
-     "in one step; d = old bits 63:0, X = old", "atomic global latch"),
+     "old = global[a + b], 16 bytes; global[a + b] = EXCH, ST: {c, e}, CAS: old == {c, e} ? X : old (c bits "
+     "63:0), LD: unchanged, in one step; d = old bits 63:0, X = old", "atomic global latch"),
     ("ATOMS.128", (D_W, A_R, B_I, C_W, E_W), (ATOM128_OP,), "lsu", "lsu", "ATOMS.EXCH.128 / ATOMS.CAS.128",
      "as ATOMG.128 on shared[a + b]", "atomic shared latch"),
     ("ATOM.128", (D_W, A_W, B_I, C_W, E_W), (ATOM128_OP,), "lsu", "lsu", "ATOM.E.EXCH.128 / ATOM.E.CAS.128",

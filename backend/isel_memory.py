@@ -267,8 +267,9 @@ class MemorySelection(SelectorCore):
         self.emit(f"ATOM{prefix}" + (".64" if wide else ""), d=d, a=a, b=off, c=c, e=e, mods={"op": op, "type": typ})
 
     def _atom128(self, inst):
-        """A ``.b128`` atomic's parts (xcc.ir.lower_b128): part 0 is ATOM{G,S,}.128 (a CAS's new value put in the
-        latch by ATOMX.SET first), part 1, right after it, ATOMX.GET reading the old high half."""
+        """A ``.b128`` atomic's parts (xcc.ir.lower_b128; a strong ld/st.b128 too, op LD/ST): part 0 is
+        ATOM{G,S,}.128 (a CAS's new value put in the latch by ATOMX.SET first), part 1, right after it, ATOMX.GET
+        reading the old high half."""
         if inst.attrs["part"] == 1:
             self.emit("ATOMX.GET", d=self.vreg(inst.result), a=self._atom128_d)
             return
@@ -279,8 +280,8 @@ class MemorySelection(SelectorCore):
         if op == "CAS":
             self.emit("ATOMX.SET", c=self.reg(inst.args[3]), e=self.reg(inst.args[4]))
         d = self._atom128_d = self.vreg(inst.result)
-        self.emit(f"ATOM{prefix}.128", d=d, a=a, b=off, c=self.reg(inst.args[1]), e=self.reg(inst.args[2]),
-                  mods={"op": op})
+        c, e = (self.reg(inst.args[1]), self.reg(inst.args[2])) if op != "LD" else (RZ, RZ)
+        self.emit(f"ATOM{prefix}.128", d=d, a=a, b=off, c=c, e=e, mods={"op": op})
 
     # ----------------------------------------------------------------- narrow kernel parameters
     def ld_param_narrow(self, inst, off: int):

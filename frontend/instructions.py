@@ -320,6 +320,8 @@ def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> li
             need(f"{opcode} with cluster scope", 90, (7, 8))
         if "b128" in ms:  # ptxas 13.0: sm_90; with .sys, PTX ISA 8.4
             need(f"{opcode}.b128", 90, (8, 4) if "sys" in ms else (8, 3))
+    if opcode in ("ld", "st") and "b128" in ms and "sys" in ms:  # ptxas 13.0: '.b128 with .sys', PTX ISA 8.4
+        need(f"{opcode}.b128 with .sys", 70, (8, 4))
     if ms & {"bf16", "bf16x2"} and opcode in ("add", "sub", "mul") and "rn" in ms:
         need(f"{opcode}.rn.bf16", 90, (7, 8))
     if ms & {"bf16", "bf16x2"} and opcode in ("fma", "min", "max", "neg", "abs", "cvt"):

@@ -257,9 +257,10 @@ def test_sm80_target():
 
 
 REFUSED = [
-    ("ld.volatile.global.b128 %q1, [%rd1];", ".volatile .b128 accesses are not supported yet"),
-    ("ld.relaxed.gpu.global.b128 %q1, [%rd1];", ".relaxed .b128 accesses are not supported yet"),
-    ("st.release.gpu.global.b128 [%rd1], %q1;", ".release .b128 accesses are not supported yet"),
+    ("ld.relaxed.sys.global.b128 %q1, [%rd1];", "'ld.b128 with .sys' needs PTX ISA 8.4 or later"),
+    ("st.mmio.relaxed.sys.global.b128 [%rd1], %q1;", "'st.b128 with .sys' needs PTX ISA 8.4 or later"),
+    ("ld.volatile.local.b128 %q1, [%rd1];", "a .volatile .b128 access addresses .global, .shared or generic"),
+    ("st.relaxed.gpu.const.b128 [%rd1], %q1;", "a .relaxed .b128 access addresses .global, .shared or generic"),
     ("atom.global.add.b128 %q1, [%rd1], %q2;", ".b128 atomics are .cas and .exch only"),
     ("atom.global.cas.L2::cache_hint.b128 %q1, [%rd1], %q2, %q3, %rd3;", "atom.cas takes no .L2::cache_hint"),
     ("atom.local.exch.b128 %q1, [%rd1], %q2;", ".b128 atomics address .global, .shared or generic memory"),
@@ -294,11 +295,20 @@ def test_signed_literals_zero_extend():
 @pytest.mark.parametrize("line, msg", REFUSED, ids=[" ".join(x[0].split()[:2]) for x in REFUSED])
 def test_refusals_are_located_and_check_agrees(line, msg):
     """What xcc refuses, ``xcc check`` and the compile path refuse with the same located message."""
+    _assert_refused(kernel("b128_bad", "    " + line), msg)
+
+
+def test_mmio_shared_refused_as_by_ptxas():
+    """ptxas 13.0: "Modifier '.mmio' cannot be applied to '.shared' space" (PTX 8.4, where .sys is allowed)."""
+    text = kernel("b128_bad", "    ld.mmio.relaxed.sys.shared.b128 %q1, [%rd1];").replace(".version 8.3", ".version 8.4")
+    _assert_refused(text, ".mmio does not apply to the .shared space")
+
+
+def _assert_refused(text: str, msg: str) -> None:
     name = "b128_bad"
-    text = kernel(name, "    " + line)
     try:
         res = check_sources([Source(text, f"{name}.ptx")])
-        assert res.errors, line
+        assert res.errors, msg
         by_check = str(res.errors[0])
     except XccError as e:  # the checker's own refusal (a type the instruction does not take)
         by_check = str(e)
@@ -517,3 +527,133 @@ def test_atom_b128_misaligned_faults(space, engine):
     with pytest.raises(XccError) as e:
         module.get_function(name).launch((1, 1, 1), (4, 1, 1), [din, dout])
     assert f"misaligned 16-byte {space} access" in str(e.value) and f"{name}.ptx:" in str(e.value)
+
+
+# ----------------------------------------------------------------- strong ld / st.b128: single-copy atomic
+# Each thread stores its row of ``in`` with the strong store into buffer B (rows N .. 2N-1 of ``out``, or shared
+# memory), and after a barrier loads its neighbour's row (tid ^ 1) with the strong load into row tid of ``out``.
+STRONG_FORMS = {  # name: (B, the load, the store, PTX version)
+    "volatile_global": ("global", "ld.volatile.global", "st.volatile.global", "8.3"),
+    "relaxed_global": ("global", "ld.relaxed.gpu.global", "st.relaxed.cta.global", "8.3"),
+    "acquire_release_global": ("global", "ld.acquire.gpu.global", "st.release.gpu.global", "8.3"),
+    "cluster_generic": ("global", "ld.acquire.cluster", "st.release.cluster", "8.3"),
+    "mmio_global": ("global", "ld.mmio.relaxed.sys.global", "st.mmio.relaxed.sys.global", "8.4"),
+    "sys_generic": ("global", "ld.relaxed.sys", "st.relaxed.sys", "8.4"),
+    "volatile_shared": ("shared", "ld.volatile.shared", "st.volatile.shared", "8.3"),
+    "acquire_release_shared_cta": ("shared", "ld.acquire.cta.shared::cta", "st.release.cta.shared::cta", "8.3"),
+    "relaxed_shared_cluster": ("shared", "ld.relaxed.cluster.shared::cluster", "st.relaxed.cluster.shared::cluster",
+                               "8.3"),
+    "volatile_generic_shared": ("shared_generic", "ld.volatile", "st.volatile", "8.3"),
+}
+
+
+@pytest.mark.parametrize("form", list(STRONG_FORMS))
+def test_strong_load_store(form):
+    """Every strong qualifier in every space ptxas 13.0 takes it in (sm_90; volatile/relaxed/acquire/release
+    also sm_80): the bytes move unchanged, against numpy."""
+    buf, ld, st, version = STRONG_FORMS[form]
+    name = f"strong_{form}"
+    where = {"global": f"add.s64 %rd5, %rd11, {16 * N}; add.s64 %rd5, %rd5, %rd12;",
+             "shared": "mov.u64 %rd5, sbuf; add.s64 %rd5, %rd5, %rd12;",
+             "shared_generic": "mov.u64 %rd5, sbuf; cvta.shared.u64 %rd5, %rd5; add.s64 %rd5, %rd5, %rd12;"}[buf]
+    body = f"""\
+    {where}
+    xor.b64 %rd6, %rd12, 16;
+    sub.s64 %rd6, %rd6, %rd12;
+    ld.global.b128 %q1, [%rd1];
+    {st}.b128 [%rd5], %q1;
+    bar.sync 0;
+    add.s64 %rd7, %rd5, %rd6;
+    {ld}.b128 %q2, [%rd7];
+    st.global.b128 [%rd2], %q2;"""
+    text = kernel(name, body, extra=SHARED_DECL).replace(".version 8.3", f".version {version}")
+    src = data(31)
+    got = run_engines(text, name, src, 32 * N)
+    ref = np.zeros(32 * N, np.uint8)
+    ref[:16 * N] = rows(src)[np.arange(N) ^ 1].reshape(-1)
+    if buf == "global":
+        ref[16 * N:] = src
+    assert got.tobytes() == ref.tobytes()
+
+
+def test_strong_b128_literal_store_and_param_load():
+    """``st.volatile.b128 [a], -1`` stores the zero-extended literal; ``ld.relaxed.gpu.param.b128`` of a kernel
+    parameter (ptxas takes it) is the parameter's bytes."""
+    name = "strong_literal_param"
+    body = """\
+    ld.relaxed.gpu.param.b128 %q1, [pq];
+    st.volatile.global.b128 [%rd2], -1;
+    st.global.b128 [%rd2+1024], %q1;"""
+    text = kernel(name, body, params=", .param .b128 pq")
+    val = int.from_bytes(bytes(range(200, 216)), "little")
+    got = run_engines(text, name, np.zeros(16, np.uint8), 16 * N + 1024,
+                      args=[val.to_bytes(16, "little")]).reshape(-1, 16)
+    assert (got[:N] == np.frombuffer(((1 << 64) - 1).to_bytes(16, "little"), np.uint8)).all()
+    assert (got[64:] == np.frombuffer(bytes(range(200, 216)), np.uint8)).all()
+
+
+TORN = 256  # threads: 4 writer warps and 4 reader warps
+
+
+@pytest.mark.parametrize("space", ["global", "shared"])
+def test_strong_b128_never_torn(space):
+    """Writer warps store {v, v} (both halves equal, v = 1 + 16 * tid + i) sixteen times into one location with
+    ``st.relaxed``/``st.release``; reader warps load it sixteen times with ``ld.relaxed``/``ld.acquire``.  A
+    single-copy-atomic access is never torn: every value a reader sees has equal halves and is 0 (the initial
+    value) or one a writer stored; each reader writes its count of torn values (0) and its last value."""
+    name = f"strong_torn_{space}"
+    sp = ".shared" if space == "shared" else ".global"
+    loc = "mov.u64 %rd5, sbuf;" if space == "shared" else f"add.s64 %rd5, %rd11, {16 * TORN};"
+    body = f"""\
+    {loc}
+    {"setp.eq.u32 %p3, %r0, 0; mov.b128 %q7, 0; @%p3 st.shared.b128 [%rd5], %q7; bar.sync 0;"
+     if space == "shared" else ""}
+    mov.u32 %r2, 0;
+    mov.u32 %r3, 0;
+    shr.u32 %r1, %r0, 5;
+    and.b32 %r1, %r1, 1;
+    setp.eq.u32 %p1, %r1, 0;
+    cvt.u64.u32 %rd3, %r0;
+    shl.b64 %rd3, %rd3, 4;
+    add.s64 %rd3, %rd3, 1;
+LOOP:
+    @!%p1 bra READ;
+    cvt.u64.u32 %rd4, %r2;
+    add.s64 %rd4, %rd3, %rd4;
+    mov.b128 %q1, {{%rd4, %rd4}};
+    and.b32 %r4, %r2, 1;
+    setp.eq.u32 %p2, %r4, 0;
+    @%p2 st.relaxed.gpu{sp}.b128 [%rd5], %q1;
+    @!%p2 st.release.gpu{sp}.b128 [%rd5], %q1;
+    bra NEXT;
+READ:
+    and.b32 %r4, %r2, 1;
+    setp.eq.u32 %p2, %r4, 0;
+    @%p2 ld.relaxed.gpu{sp}.b128 %q2, [%rd5];
+    @!%p2 ld.acquire.gpu{sp}.b128 %q2, [%rd5];
+    mov.b128 {{%rd6, %rd7}}, %q2;
+    setp.ne.u64 %p2, %rd6, %rd7;
+    selp.u32 %r4, 1, 0, %p2;
+    add.u32 %r3, %r3, %r4;
+    st.global.b128 [%rd2], %q2;
+NEXT:
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p2, %r2, 16;
+    @%p2 bra LOOP;
+    @%p1 bra DONE;
+    st.global.u32 [%rd2+8], %r3;
+DONE:"""
+    text = kernel(name, body, extra=".shared .align 16 .b8 sbuf[16];\n")
+    assert check_sources([Source(text, f"{name}.ptx")]).ok
+    written = {0} | {1 + 16 * t + i for t in range(TORN) if (t >> 5) % 2 == 0 for i in range(16)}
+    for engine, opt in ENGINES:  # the race's outcome is each engine's interleaving of warps: checked per engine
+        dev = rt.Device()
+        din, dout = rt.to_device(np.zeros(16, np.uint8), dev), rt.to_device(np.zeros(16 * (TORN + 1), np.uint8), dev)
+        module = rt.load_module(Source(text, f"{name}.ptx"), device=dev, engine=engine, opt_level=opt)
+        module.get_function(name).launch((1, 1, 1), (TORN, 1, 1), [din, dout])
+        got = dout.copy_to_host().view(np.uint8)
+        for t in range(TORN):
+            if (t >> 5) % 2 == 1:
+                lo, torn = (int(x) for x in got[16 * t:16 * t + 16].view(np.uint64))
+                assert torn & 0xFFFFFFFF == 0 and (torn >> 32) == (lo >> 32), (engine, opt, t)  # no torn value
+                assert lo in written, (engine, opt, t)

@@ -15,9 +15,12 @@ ptxas 13.0 accepts it (``.target sm_80`` and up for mov/ld/st):
   kernel parameter, a device function's ``.param`` frame, a ``.reg .b128`` parameter): two 64-bit accesses at
   ``a`` and ``a + 8``, the first marked ``attrs.vec = 16`` as a ``.v2.b64`` access is (PTX requires a
   ``.b128`` address to be 16-byte aligned; as for ``.v2.b64``, neither engine checks more than each half's
-  8-byte alignment).  Memory is little-endian, so the bytes are those of the 128-bit value.  xg1 has no
-  single-copy-atomic 128-bit access, so the strong forms (``.volatile``, ``.relaxed``, ``.acquire``,
-  ``.release``, ``.mmio``) are refused.
+  8-byte alignment).  Memory is little-endian, so the bytes are those of the 128-bit value.  The strong forms
+  (``ld.{volatile,relaxed.scope,acquire.scope,mmio.relaxed.sys}``, ``st.{volatile,relaxed.scope,release.scope,
+  mmio.relaxed.sys}``; .global, .shared{::cta,::cluster} and generic, as ptxas 13.0 takes them, sm_80 and up) are
+  single-copy atomic: one 16-byte step, the two parts of an ``atom`` (below) with ``atom_op`` ``ld`` (reads the
+  16 bytes, writes nothing) or ``st`` (writes them), ``attrs.sem`` the qualifier; xg1 ``ATOM{G,S,}.128.LD`` /
+  ``.ST`` and ``ATOMX.GET``.
 * ``atom{.sem}{.scope}{.ss}.cas.b128 d, [a], b, c`` / ``atom....exch.b128 d, [a], b`` (PTX 8.3, sm_90; .global,
   .shared{::cta,::cluster}, generic): one 16-byte transaction.  An IR value being 64 bits, it is two ``atom``
   instructions with the same operands (address, then the halves of b and c, low first), ``attrs.part`` 0 and
@@ -157,28 +160,58 @@ class B128Lowering:
                   for k in (0, 1))
         self.write128(d, lo, hi)
 
-    def _b128_access(self, inst) -> None:
+    def _b128_access(self, inst, addr) -> str | None:
+        """The memory-model qualifier of a ``.b128`` access (``volatile``, ``relaxed``, ``acquire``, ``release``,
+        ``mmio``), None for a weak one or a ``.param`` one (ptxas takes ``ld.relaxed.gpu.param.b128``: a kernel
+        parameter is never written and a ``.func``'s ``.param`` frame is the thread's own, so no other thread's
+        access can tear it and the weak form is the same access)."""
         if self._vec(inst) > 1:
             raise self.error(f"'{_text(inst)}': a vector of .b128 exceeds 128 bits", PtxSemanticError)
-        strong = next((m for m in inst.modifiers if m in _STRONG), None)
-        if strong is not None:
-            raise self.error(f"'{_text(inst)}': .{strong} .b128 accesses are not supported yet (xg1 has no "
-                             "single-copy-atomic 128-bit access)")
+        sem = next((m for m in inst.modifiers if m in _STRONG), None)
+        base = addr.base if isinstance(addr, ast.Address) else None
+        if sem is None or self._space(inst) == "param" or (isinstance(base, ast.Symbol)
+                                                           and base.name in self.b.param_by_name):
+            return None
+        return sem
+
+    def _strong_b128(self, inst, sem: str, addr, srcs: tuple) -> tuple:
+        """A strong ``ld``/``st.b128`` (module docstring): one single-copy-atomic 16-byte access, the two parts of
+        an ``atom`` with ``atom_op`` ``ld`` (writes nothing) or ``st`` (the halves of the value, low first);
+        returns the (low, high) values read (a store's are the old bytes, unused)."""
+        base, off, _ = self._address(addr)
+        space = self._space(inst)
+        if space not in ("global", "shared", "generic"):
+            raise self.error(f"'{_text(inst)}': a .{sem} .b128 access addresses .global, .shared or generic "
+                             "memory", PtxSemanticError)
+        if sem == "mmio" and space == "shared":  # as ptxas 13.0
+            raise self.error(f"'{_text(inst)}': .mmio does not apply to the .shared space", PtxSemanticError)
+        op = "st" if srcs else "ld"
+        args = [base, *srcs]
+        return tuple(self.emit("atom", _B64, list(args), _B64, space=space, offset=off, atom_op=op, sem=sem,
+                               part=k).result for k in (0, 1))
 
     def ld_b128(self, inst) -> None:
-        """``ld.b128 d, [a]``: the halves from ``[a]`` and ``[a + 8]`` (module docstring), as ``ld.v2.b64``."""
-        self._b128_access(inst)
+        """``ld.b128 d, [a]``: the halves from ``[a]`` and ``[a + 8]`` (module docstring), as ``ld.v2.b64``; a
+        strong load as one 16-byte atomic read."""
+        self._check(inst, 2)
         d, addr = inst.operands
+        sem = self._b128_access(inst, addr)
         if not isinstance(d, ast.Sink | RegVar) or isinstance(d, RegVar) and not is_b128(d):
             raise self.error(f"'{_text(inst)}': the destination must be a .b128 register", PtxSemanticError)
+        if sem is not None:
+            lo, hi = self._strong_b128(inst, sem, addr, ())
+            self.write128(d, lo, hi)
+            return
         dlo, dhi = halves(d) if is_b128(d) else (ast.Sink(), ast.Sink())
         self.op_ld(replace(inst, modifiers=_as_v2_b64(inst.modifiers), operands=[ast.Vector((dlo, dhi)), addr]))
         self.inst = inst
 
     def st_b128(self, inst) -> None:
-        """``st.b128 [a], b``: the halves to ``[a]`` and ``[a + 8]``, as ``st.v2.b64``."""
-        self._b128_access(inst)
+        """``st.b128 [a], b``: the halves to ``[a]`` and ``[a + 8]``, as ``st.v2.b64``; a strong store as one
+        16-byte atomic write."""
+        self._check(inst, 2)
         addr, src = inst.operands
+        sem = self._b128_access(inst, addr)
         if is_b128(src):
             parts = list(halves(src))
         elif isinstance(src, ast.Imm) and src.kind == "int" and -(1 << 63) <= src.value < 1 << 64:
@@ -186,6 +219,9 @@ class B128Lowering:
         else:
             raise self.error(f"'{_text(inst)}': a .b128 source is a .b128 register or a 64-bit integer "
                              "literal", PtxSemanticError)
+        if sem is not None:
+            self._strong_b128(inst, sem, addr, self.read128(src))
+            return
         self.op_st(replace(inst, modifiers=_as_v2_b64(inst.modifiers), operands=[addr, ast.Vector(tuple(parts))]))
         self.inst = inst
 

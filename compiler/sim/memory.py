@@ -277,11 +277,12 @@ def _atomic_core(buf: np.ndarray, off: np.ndarray, op: str, values, width: int, 
 
 
 def _atomic16(buf: np.ndarray, off: np.ndarray, op: str, values, compare) -> np.ndarray:
-    """``atom.cas.b128`` / ``atom.exch.b128`` (PTX ISA 9.7.13.4): each thread's 16 bytes read and written in one
+    """``atom.cas.b128`` / ``atom.exch.b128`` (PTX ISA 9.7.13.4) and the single-copy-atomic strong ``ld.b128``
+    (``op`` 'ld': nothing written) and ``st.b128`` ('st': as exch): each thread's 16 bytes read and written in one
     step, the threads one after another in order.  ``values`` and ``compare`` (cas) are ``(n, 2)`` uint64, the low
     half first (memory is little-endian); returns the old 16 bytes of each thread the same way."""
-    if op not in ("cas", "exch"):
-        raise ValueError(f"16-byte atomics are cas and exch only, not {op!r}")
+    if op not in ("cas", "exch", "ld", "st"):
+        raise ValueError(f"16-byte atomics are cas, exch, ld and st only, not {op!r}")
     if op == "cas" and compare is None:
         raise ValueError("atomic cas needs compare values")
     n = off.size
@@ -291,7 +292,7 @@ def _atomic16(buf: np.ndarray, off: np.ndarray, op: str, values, compare) -> np.
     old = np.empty((n, 2), np.uint64)
     for t, k in enumerate((off >> 4).tolist()):
         old[t] = words[k]
-        if c is None or (old[t] == c[t]).all():
+        if op != "ld" and (c is None or (old[t] == c[t]).all()):
             words[k] = v[t]
     return old
 

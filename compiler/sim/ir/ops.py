@@ -244,7 +244,8 @@ def _atom(x: OpBinder):
 
 
 def _atom128(x: OpBinder):
-    """``atom.cas.b128`` / ``atom.exch.b128``: part 0 performs the 16-byte transaction at ``[a + offset]`` (new value
+    """``atom.cas.b128`` / ``atom.exch.b128`` and the strong ``ld``/``st.b128`` (atom_op ``ld``: no operand, nothing
+    written; ``st``: as exch): part 0 performs the 16-byte transaction at ``[a + offset]`` (new value
     {b, c} for exch; compare {b, c}, new {d, e} for cas: low halves first), d = the old bits 63:0, and keeps the
     old bits 127:64 in the thread's latch; part 1, which follows it, d = that latch (both as xg1's ATOM*.128 and
     ATOMX.GET)."""
@@ -259,8 +260,8 @@ def _atom128(x: OpBinder):
     def pair(r0, r1, sel, n):
         return np.stack([np.asarray(r0(sel, n), U64), np.asarray(r1(sel, n), U64)], axis=1)
 
-    def run(sel, idx, n):
-        v = pair(*rds[-2:], sel, n)
+    def run(sel, idx, n):  # a strong ld.b128 (atom_op 'ld') has no operand: it writes nothing
+        v = pair(*rds[-2:], sel, n) if rds else np.zeros((n, 2), U64)
         c = pair(*rds[:2], sel, n) if len(rds) == 4 else None
         old = np.asarray(mem().atomic(x.attrs["atom_op"], where(sel, idx, n), v, 16, "u", compare=c)).reshape(-1, 2)
         launch.atom_latch()[idx] = old[:, 1]

@@ -243,8 +243,8 @@ def _atomx_get(x: Binder):
 
 @impl("ATOMG.128", "ATOMS.128", "ATOM.128")
 def _atom128(x: Binder):
-    """16 bytes in one step (xcc.sim.memory._atomic16): EXCH stores {c, e}; CAS compares with {c, e} and stores
-    the latch; d = the old bits 63:0, the latch = the old 16 bytes."""
+    """16 bytes in one step (xcc.sim.memory._atomic16): EXCH and ST store {c, e}; CAS compares with {c, e} and
+    stores the latch; LD stores nothing; d = the old bits 63:0, the latch = the old 16 bytes."""
     latch, d, c, e, ctx = _latch(x), x.set_w(), x.w("c"), x.w("e"), x.ctx
     op = x.mod("op").lower()
     if x.inst.mnemonic == "ATOMS.128":
@@ -261,7 +261,7 @@ def _atom128(x: Binder):
     def run(sel, idx, n):
         ce = np.stack([np.broadcast_to(np.asarray(c(sel, n), U64), (n,)),
                        np.broadcast_to(np.asarray(e(sel, n), U64), (n,))], axis=1)
-        new, cmp = (latch[sel], ce) if op == "cas" else (ce, None)
+        new, cmp = (latch[sel], ce) if op == "cas" else (ce, None)  # LD: writes nothing (c, e are RZ)
         old = np.asarray(mem.atomic(op, where(sel, idx, n), new, 16, "u", compare=cmp)).reshape(-1, 2)
         latch[sel] = old
         d(sel, old[:, 0])
