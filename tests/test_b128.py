@@ -261,6 +261,7 @@ REFUSED = [
     ("st.mmio.relaxed.sys.global.b128 [%rd1], %q1;", "'st.b128 with .sys' needs PTX ISA 8.4 or later"),
     ("ld.volatile.local.b128 %q1, [%rd1];", "a .volatile .b128 access addresses .global, .shared or generic"),
     ("st.relaxed.gpu.const.b128 [%rd1], %q1;", "a .relaxed .b128 access addresses .global, .shared or generic"),
+    ("ld.relaxed.gpu.param.b128 %q1, [pin];", "a .relaxed .b128 access addresses .global, .shared or generic"),
     ("atom.global.add.b128 %q1, [%rd1], %q2;", ".b128 atomics are .cas and .exch only"),
     ("atom.global.cas.L2::cache_hint.b128 %q1, [%rd1], %q2, %q3, %rd3;", "atom.cas takes no .L2::cache_hint"),
     ("atom.local.exch.b128 %q1, [%rd1], %q2;", ".b128 atomics address .global, .shared or generic memory"),
@@ -576,20 +577,12 @@ def test_strong_load_store(form):
     assert got.tobytes() == ref.tobytes()
 
 
-def test_strong_b128_literal_store_and_param_load():
-    """``st.volatile.b128 [a], -1`` stores the zero-extended literal; ``ld.relaxed.gpu.param.b128`` of a kernel
-    parameter (ptxas takes it) is the parameter's bytes."""
-    name = "strong_literal_param"
-    body = """\
-    ld.relaxed.gpu.param.b128 %q1, [pq];
-    st.volatile.global.b128 [%rd2], -1;
-    st.global.b128 [%rd2+1024], %q1;"""
-    text = kernel(name, body, params=", .param .b128 pq")
-    val = int.from_bytes(bytes(range(200, 216)), "little")
-    got = run_engines(text, name, np.zeros(16, np.uint8), 16 * N + 1024,
-                      args=[val.to_bytes(16, "little")]).reshape(-1, 16)
-    assert (got[:N] == np.frombuffer(((1 << 64) - 1).to_bytes(16, "little"), np.uint8)).all()
-    assert (got[64:] == np.frombuffer(bytes(range(200, 216)), np.uint8)).all()
+def test_strong_b128_literal_store():
+    """``st.volatile.b128 [a], -1`` stores the zero-extended literal, as the weak store does."""
+    name = "strong_literal"
+    text = kernel(name, "    st.volatile.global.b128 [%rd2], -1;")
+    got = rows(run_engines(text, name, np.zeros(16, np.uint8), 16 * N))
+    assert (got == np.frombuffer(((1 << 64) - 1).to_bytes(16, "little"), np.uint8)).all()
 
 
 TORN = 256  # threads: 4 writer warps and 4 reader warps
@@ -657,3 +650,25 @@ DONE:"""
                 lo, torn = (int(x) for x in got[16 * t:16 * t + 16].view(np.uint64))
                 assert torn & 0xFFFFFFFF == 0 and (torn >> 32) == (lo >> 32), (engine, opt, t)  # no torn value
                 assert lo in written, (engine, opt, t)
+
+
+def test_strong_generic_load_of_read_only_windows():
+    """A strong generic ``ld.volatile.b128`` whose address lies in the ``.const`` window (``cvta.const``) or the
+    kernel parameters' window (``cvta.param``) reads the bytes: nothing is written, so read-only memory is no
+    fault."""
+    name = "strong_read_only"
+    body = """\
+    mov.u64 %rd5, cv;
+    cvta.const.u64 %rd5, %rd5;
+    ld.volatile.b128 %q1, [%rd5];
+    st.global.b128 [%rd2], %q1;
+    mov.u64 %rd6, pq;
+    cvta.param.u64 %rd6, %rd6;
+    ld.relaxed.gpu.b128 %q2, [%rd6];
+    st.global.b128 [%rd2+1024], %q2;"""
+    cv = bytes(range(1, 17))
+    extra = ".const .align 16 .b8 cv[16] = {" + ", ".join(str(b) for b in cv) + "};\n"
+    text = kernel(name, body, extra=extra, params=", .param .align 16 .b8 pq[16]")
+    pq = bytes(range(90, 106))
+    got = run_engines(text, name, np.zeros(16, np.uint8), 16 * N + 1024, args=[pq]).reshape(-1, 16)
+    assert (got[:N] == np.frombuffer(cv, np.uint8)).all() and (got[64:] == np.frombuffer(pq, np.uint8)).all()

@@ -160,27 +160,20 @@ class B128Lowering:
                   for k in (0, 1))
         self.write128(d, lo, hi)
 
-    def _b128_access(self, inst, addr) -> str | None:
+    def _b128_access(self, inst) -> str | None:
         """The memory-model qualifier of a ``.b128`` access (``volatile``, ``relaxed``, ``acquire``, ``release``,
-        ``mmio``), None for a weak one or a ``.param`` one (ptxas takes ``ld.relaxed.gpu.param.b128``: a kernel
-        parameter is never written and a ``.func``'s ``.param`` frame is the thread's own, so no other thread's
-        access can tear it and the weak form is the same access)."""
+        ``mmio``), None for a weak one."""
         if self._vec(inst) > 1:
             raise self.error(f"'{_text(inst)}': a vector of .b128 exceeds 128 bits", PtxSemanticError)
-        sem = next((m for m in inst.modifiers if m in _STRONG), None)
-        base = addr.base if isinstance(addr, ast.Address) else None
-        if sem is None or self._space(inst) == "param" or (isinstance(base, ast.Symbol)
-                                                           and base.name in self.b.param_by_name):
-            return None
-        return sem
+        return next((m for m in inst.modifiers if m in _STRONG), None)
 
     def _strong_b128(self, inst, sem: str, addr, srcs: tuple) -> tuple:
         """A strong ``ld``/``st.b128`` (module docstring): one single-copy-atomic 16-byte access, the two parts of
         an ``atom`` with ``atom_op`` ``ld`` (writes nothing) or ``st`` (the halves of the value, low first);
         returns the (low, high) values read (a store's are the old bytes, unused)."""
-        base, off, _ = self._address(addr)
+        base, off, param = self._address(addr)
         space = self._space(inst)
-        if space not in ("global", "shared", "generic"):
+        if param is not None or space not in ("global", "shared", "generic"):  # .param, .local, .const: as ptxas
             raise self.error(f"'{_text(inst)}': a .{sem} .b128 access addresses .global, .shared or generic "
                              "memory", PtxSemanticError)
         if sem == "mmio" and space == "shared":  # as ptxas 13.0
@@ -195,7 +188,7 @@ class B128Lowering:
         strong load as one 16-byte atomic read."""
         self._check(inst, 2)
         d, addr = inst.operands
-        sem = self._b128_access(inst, addr)
+        sem = self._b128_access(inst)
         if not isinstance(d, ast.Sink | RegVar) or isinstance(d, RegVar) and not is_b128(d):
             raise self.error(f"'{_text(inst)}': the destination must be a .b128 register", PtxSemanticError)
         if sem is not None:
@@ -211,7 +204,7 @@ class B128Lowering:
         16-byte atomic write."""
         self._check(inst, 2)
         addr, src = inst.operands
-        sem = self._b128_access(inst, addr)
+        sem = self._b128_access(inst)
         if is_b128(src):
             parts = list(halves(src))
         elif isinstance(src, ast.Imm) and src.kind == "int" and -(1 << 63) <= src.value < 1 << 64:

@@ -488,6 +488,8 @@ class ReadOnlyMemory(FlatMemory):
         self._refuse(addresses, width)
 
     def atomic(self, op: str, addresses, values, width: int, kind: str, compare=None) -> np.ndarray:
+        if op == "ld":  # a strong ld.b128 (xcc.ir.lower_b128): a 16-byte read that writes nothing
+            return super().atomic(op, addresses, values, width, kind, compare)
         self._refuse(addresses, width)
 
 
@@ -506,6 +508,8 @@ class ReadOnlyView:
         _refuse_write(self.space, addresses, width)
 
     def atomic(self, op: str, addresses, values, width: int, kind: str, compare=None) -> np.ndarray:
+        if op == "ld":  # a strong ld.b128: reads only
+            return self.mem.atomic(op, addresses, values, width, kind, compare)
         _refuse_write(self.space, addresses, width)
 
     def __getattr__(self, name: str):
