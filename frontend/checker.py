@@ -280,9 +280,12 @@ class _Checker:
                 self.error(f"'{v.name}': a {{ field = value }} initialiser needs an opaque type (.samplerref)",
                            v.loc)
                 continue
+            if v.type == "texref" and "texmode_independent" not in self.module.target:
+                continue  # unified mode: its sampling fields (xcc.ir.lower_texture.sampler_of)
             if v.type != "samplerref":
                 self.error(f"'{v.name}': a .{v.type} initialiser is not supported yet (xcc's texture and surface "
-                           "objects come from the driver API; a .samplerref's initialiser is supported)", v.loc)
+                           "objects come from the driver API; a .samplerref's and a unified-mode .texref's "
+                           "initialisers are supported)", v.loc)
                 continue
             if "texmode_independent" not in self.module.target:
                 self.error(f"'{v.name}': an initialised .samplerref needs .target texmode_independent (the "

@@ -414,7 +414,7 @@ def cuSurfObjectDestroy(surfObject) -> None:
 
 
 _SAMPLER_MODES = {"wrap": TX.WRAP, "clamp": TX.CLAMP, "clamp_to_edge": TX.CLAMP, "mirror": TX.MIRROR,
-                  "border": TX.BORDER, "clamp_to_border": TX.BORDER}
+                  "border": TX.BORDER, "clamp_to_border": TX.BORDER, "clamp_ogl": TX.CLAMP_OGL}
 
 
 def sampler(addr_mode="clamp_to_edge", filter_mode="nearest", force_unnormalized_coords: bool = False):
@@ -422,11 +422,12 @@ def sampler(addr_mode="clamp_to_edge", filter_mode="nearest", force_unnormalized
     ``.samplerref`` kernel parameter takes, or that the host writes into an uninitialised module
     ``.samplerref`` (``Module.get_global``).  Its fields are a ``.samplerref`` initialiser's: ``addr_mode`` one
     mode (every axis) or a sequence of up to three (axes 0, 1, 2; missing ones clamp_to_edge): ``'wrap'``, ``'mirror'``,
-    ``'clamp_to_edge'`` (``'clamp'``), ``'clamp_to_border'`` (``'border'``) or CUDA's ``CUaddress_mode``
+    ``'clamp_to_edge'`` (``'clamp'``), ``'clamp_to_border'`` (``'border'``), ``'clamp_ogl'`` (OpenGL's GL_CLAMP:
+    the coordinate clamped to [0, size], a linear tap outside the border colour; 4) or CUDA's ``CUaddress_mode``
     numbers 0-3; ``filter_mode`` ``'nearest'``/``'linear'`` (or ``CUfilter_mode`` 0/1);
     ``force_unnormalized_coords``.  The value is xcc's ABI (docs/semantics.md, "Textures and surfaces"): bit 63
-    set, the fields in bits 48-55 (address modes 2 bits each from bit 48, linear bit 54, forced unnormalized
-    coordinates bit 55), the rest zero; a ``tex`` ORs it into the texture handle."""
+    set, the fields in bits 48-58 (address modes' low 2 bits each from bit 48, linear bit 54, forced unnormalized
+    coordinates bit 55, the modes' third bit, set by clamp_ogl only, bits 56-58), the rest zero; a ``tex`` ORs it into the texture handle."""
     modes = list(addr_mode) if isinstance(addr_mode, (list, tuple)) else [addr_mode] * 3
     if not 1 <= len(modes) <= 3:
         raise ValueError(f"sampler: addr_mode takes one to three modes, got {len(modes)}")
@@ -434,7 +435,8 @@ def sampler(addr_mode="clamp_to_edge", filter_mode="nearest", force_unnormalized
     for m in modes:
         code = _SAMPLER_MODES.get(m) if isinstance(m, str) else int(m) if int(m) in (0, 1, 2, 3) else None
         if code is None:
-            raise ValueError(f"sampler: address mode {m!r} (wrap, mirror, clamp_to_edge, clamp_to_border or 0-3)")
+            raise ValueError(f"sampler: address mode {m!r} (wrap, mirror, clamp_to_edge, clamp_to_border, clamp_ogl "
+                             "or 0-3)")
         codes.append(code)
     codes += [TX.CLAMP] * (3 - len(codes))
     flt = {"nearest": 0, "point": 0, "linear": 1}.get(filter_mode) if isinstance(filter_mode, str) else (

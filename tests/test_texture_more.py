@@ -32,6 +32,7 @@ from xcc.sources import Source
 ENGINES = [(e, o) for e in ("ir", "isa") for o in (0, 3)]
 F = cuda.CUarray_format
 WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
+CLAMP_OGL = 4  # PTX's clamp_ogl (OpenGL's GL_CLAMP): no CUaddress_mode; xcc's number 4 (docs/semantics.md)
 N_THREADS = 64
 
 
@@ -173,6 +174,9 @@ def axis_taps(x, n: int, mode: int, linear: bool, normalized: bool, off: int, in
         return [(address(int(x) + off, n, mode, normalized), 256)]
     u = f32(x * n) if normalized else x
     u = f32(u + off)
+    if mode == CLAMP_OGL:  # GL_CLAMP: u clamped to [0, N] texels; a linear tap outside takes the border colour,
+        u = min(max(u, 0.0), float(n))  # nearest-point sampling reads as clamp_to_edge
+        mode = BORDER if linear else CLAMP
     if not linear:
         return [(address(math.floor(u), n, mode, normalized), 256)]
     ub = f32(u - 0.5)
@@ -661,7 +665,7 @@ def _independent(sampler_decl: str, inst: str = "tex.2d.v4.s32.f32 " + DEST + ",
     (_independent(".global .samplerref smp = { filter_mode = linear };", target="sm_80"),
      "an initialised .samplerref needs .target texmode_independent"),
     (_independent(".global .samplerref smp = { normalized_coords = 1 };"), "unknown .samplerref field"),
-    (_independent(".global .samplerref smp = { addr_mode_0 = clamp_ogl };"), "clamp_ogl is not supported yet"),
+    (_independent(".global .samplerref smp = { addr_mode_0 = 2 };"), "addr_mode_0 = 2 is not supported yet"),
     (_independent(".global .samplerref smp = { filter_mode = 1 };"), "filter_mode = 1 is not supported yet"),
     (_independent(".global .samplerref smp = { addr_mode_1 = sideways };"), "is not an address mode"),
     (_independent(".global .samplerref smp = { filter_mode = linear };\n.global .texref t2 = { width = 4 };"),
@@ -782,6 +786,174 @@ def test_txq_of_a_run_time_sampler_answers_its_fields(device, engine, opt, name)
     (_independent(".global .samplerref smp;", "txq.width.b32 %r10, [smp];"), "a texture query needs a .texref"),
 ])
 def test_bad_run_time_samplers_are_located_errors_in_check_and_compile(device, text, why):
+    by_check, by_compile = _refusals(text)
+    assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
+        by_check, by_compile)
+
+
+# ----------------------------------------------------------------------------------------- clamp_ogl
+# PTX's clamp_ogl address mode (OpenGL's GL_CLAMP): the coordinate clamped to [0, N] texels, then with linear
+# filtering (and tld4) each tap outside [0, N - 1] the border colour; nearest-point sampling reads as
+# clamp_to_edge (the reference: axis_taps).  xcc numbers it 4: in a sampler value, the low two bits in the
+# axis's field (bits 48 + 2N) and the third in bit 56 + N (docs/semantics.md).
+OGL_SAMPLERS = [
+    ("{ addr_mode_0 = clamp_ogl, filter_mode = linear }", (CLAMP_OGL, CLAMP), True, False),
+    ("{ addr_mode_0 = clamp_ogl, addr_mode_1 = clamp_ogl, filter_mode = nearest }", (CLAMP_OGL, CLAMP_OGL), False,
+     False),
+    ("{ addr_mode_1 = clamp_ogl, addr_mode_0 = wrap, filter_mode = linear, force_unnormalized_coords = 1 }",
+     (WRAP, CLAMP_OGL), True, True),
+]
+
+
+def ogl_sampler_bits(modes, linear: bool, force: bool) -> int:
+    """The sampler value from docs/semantics.md's layout, the modes' third bit in bits 56-58."""
+    modes = [*modes, *[CLAMP] * (3 - len(modes))]
+    low = sum((m & 3) << 2 * k for k, m in enumerate(modes)) | int(linear) << 6 | int(force) << 7
+    return 1 << 63 | low << 48 | sum((m >> 2) << 56 + k for k, m in enumerate(modes))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("sampler, modes, linear, force", OGL_SAMPLERS, ids=range(len(OGL_SAMPLERS)))
+@pytest.mark.parametrize("op", ["tex", "tld4"])
+def test_clamp_ogl_samplers_match_the_reference(device, engine, opt, sampler, modes, linear, force, op):
+    """An initialised .samplerref and the same fields as a .samplerref kernel parameter's run-time value."""
+    tex, arr = make_texture(IMG2, 2, mode=CLAMP, linear=False, normalized=True, border=-2.5)
+    rows = inputs(N_THREADS, 2, 1.0 if force else 1.0 / 6)
+    c, tail = "{%f1, %f2}", "" if op == "tex" else ", {%r6, %r7}"
+    opname = f"tex.2d.v4.s32.f32 {DEST}," if op == "tex" else f"tld4.r.2d.v4.s32.f32 {DEST},"
+    for form in ("initialised", "parameter"):
+        inst = SAMPLER_FORMS[form].format(op=opname, c=c, tail=tail)
+        got = run_sampled(device, inst, tex, rows, engine, opt, sampler, ogl_sampler_bits(modes, linear, force))
+        for t, r in enumerate(rows):
+            cs = [fbits(r[0]), fbits(r[1])]
+            if op == "tex":
+                want = reference(IMG2, cs, modes, linear, not force, -2.5)
+            else:
+                want = reference_gather(IMG2, cs, modes, not force, -2.5, [s32(r[4]), s32(r[5])])
+            assert list(got[t]) == want, (form, t, cs, got[t], want)
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+def test_clamp_ogl_edges_written_out():
+    """The reference's clamp_ogl at the edges of a 4-texel axis, by hand: linear at u <= 0 reads half texel 0 and
+    half the border colour, at u >= 4 half texel 3 and half the border; nearest clamps to the edge texels."""
+    img = np.array([8.0, 4.0, 2.0, 1.0], np.float32)
+    for x, lin, want in [(-3.0, True, (8.0 - 2.0) / 2), (0.0, True, 3.0), (4.0, True, (1.0 - 2.0) / 2),
+                         (9.0, True, -0.5), (2.0, True, 3.0), (-3.0, False, 8.0), (4.0, False, 1.0),
+                         (9.0, False, 1.0)]:
+        assert fbits(reference(img, [x], CLAMP_OGL, lin, False, -2.0)[0]) == want, (x, lin)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_txq_of_clamp_ogl_samplers_answers_4(device, engine, opt):
+    """An initialised .samplerref's txq (compile-time constants) and a run-time one's (its bits shifted out)."""
+    for sampler, modes, linear, force in OGL_SAMPLERS:
+        out = ok(cuda.cuMemAlloc(20))
+        mod = rt.load_module(SAMPLER_QUERY.format(init=sampler), device=device, engine=engine, opt_level=opt)
+        mod.get_function("k").launch((1, 1, 1), (1, 1, 1), [np.uint64(int(out))])
+        got = np.zeros(5, np.uint32)
+        ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
+        assert list(got) == [*modes, CLAMP, int(linear), int(force)], sampler
+        text = SAMPLER_QUERY.format(init="{ }").replace("[smp]", "[sp]").replace(
+            ".param .u64 outp)", ".param .u64 outp, .param .samplerref sp)")
+        value = ogl_sampler_bits(modes, linear, force)
+        mod = rt.load_module(text, device=device, engine=engine, opt_level=opt)
+        mod.get_function("k").launch((1, 1, 1), (1, 1, 1), [np.uint64(int(out)), np.uint64(value)])
+        ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
+        ok(cuda.cuMemFree(out))
+        assert list(got) == [*modes, CLAMP, int(linear), int(force)], (sampler, "run time")
+
+
+def test_the_runtime_sampler_helper_takes_clamp_ogl():
+    assert int(rt.sampler(("clamp_ogl", "wrap"), "linear")) == ogl_sampler_bits((CLAMP_OGL, WRAP), True, False)
+    assert int(rt.sampler("clamp_ogl")) == ogl_sampler_bits((CLAMP_OGL,) * 3, False, False)
+
+
+# ----------------------------------------------------------------------------------------- .texref initialisers
+# Unified mode: `.global .texref gt = { filter_mode = ..., addr_mode_N = ... }` sets the sampling state of the
+# texture object the host binds to gt (writes its handle into it); a field the initialiser does not name keeps
+# the object's own (xcc's choice, docs/semantics.md); the object's normalized_coords and border colour stay.
+TEXREFS = [  # (initialiser, {axis: address mode it names}, filter it names: linear / None: the object's)
+    ("{ filter_mode = linear, addr_mode_0 = clamp_ogl }", {0: CLAMP_OGL}, True),
+    ("{ addr_mode_1 = clamp_to_border }", {1: BORDER}, None),
+    ("{ filter_mode = nearest }", {}, False),
+    ("{ addr_mode_0 = wrap, addr_mode_1 = clamp_ogl, filter_mode = linear, addr_mode_0 = mirror }",
+     {0: MIRROR, 1: CLAMP_OGL}, True),
+    ("{ }", {}, None),
+]
+OBJECTS = [(WRAP, False, True), (BORDER, True, False)]  # the bound object's (address mode, linear, normalized)
+
+
+def run_texref(device, inst: str, tex, words, engine: str, opt: int, init: str, n_out: int = 4) -> np.ndarray:
+    """As :func:`run` in a unified-mode module with ``.global .texref gt = {init}`` holding ``tex``."""
+    ptx = KERNEL.format(inst=inst).replace(".address_size 64\n", f".address_size 64\n.global .texref gt = {init};\n")
+    n = len(words)
+    words = np.pad(np.asarray(words, np.uint32), ((0, 0), (0, 16 - words.shape[1])))
+    buf = ok(cuda.cuMemAlloc(words.nbytes))
+    ok(cuda.cuMemcpyHtoD(buf, np.ascontiguousarray(words, np.uint32), words.nbytes))
+    out = ok(cuda.cuMemAlloc(n * 16))
+    mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
+    mod.get_global("gt", np.uint64).copy_from_host(np.array([int(tex)], np.uint64))
+    mod.get_function("k").launch((1, 1, 1), (n, 1, 1), [np.uint64(0), np.uint64(int(buf)), np.uint64(int(out))])
+    got = np.zeros((n, 4), np.uint32)
+    ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
+    ok(cuda.cuMemFree(buf))
+    ok(cuda.cuMemFree(out))
+    return got
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("init, named, named_linear", TEXREFS, ids=range(len(TEXREFS)))
+@pytest.mark.parametrize("obj", OBJECTS, ids=["wrap-nearest-normalized", "border-linear"])
+def test_texref_initialisers_set_the_bound_objects_sampling(device, engine, opt, init, named, named_linear, obj):
+    mode, obj_linear, normalized = obj
+    tex, arr = make_texture(IMG2, 2, mode=mode, linear=obj_linear, normalized=normalized, border=-2.5)
+    modes = tuple(named.get(k, mode) for k in range(2))
+    linear = obj_linear if named_linear is None else named_linear
+    rows = inputs(N_THREADS, 2, 1.0 / 6 if normalized else 1.0)
+    got = run_texref(device, f"tex.2d.v4.s32.f32 {DEST}, [gt, {{%f1, %f2}}];", tex, rows, engine, opt, init)
+    for t, r in enumerate(rows):
+        want = reference(IMG2, [fbits(r[0]), fbits(r[1])], modes, linear, normalized, -2.5)
+        assert list(got[t]) == want, (t, got[t], want)
+    got = run_texref(device, f"tld4.r.2d.v4.s32.f32 {DEST}, [gt, {{%f1, %f2}}], {{%r6, %r7}};", tex, rows, engine,
+                     opt, init)
+    for t, r in enumerate(rows):
+        want = reference_gather(IMG2, [fbits(r[0]), fbits(r[1])], modes, normalized, -2.5, [s32(r[4]), s32(r[5])])
+        assert list(got[t]) == want, (t, got[t], want)
+    txq = ("txq.addr_mode_0.b32 %r10, [gt];\n    txq.addr_mode_1.b32 %r11, [gt];\n    txq.filter_mode.b32 %r12, "
+           "[gt];\n    txq.normalized_coords.b32 %r13, [gt];")
+    got = run_texref(device, txq, tex, rows[:1], engine, opt, init)
+    assert list(got[0]) == [*modes, int(linear), int(normalized)]
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+def test_the_issue_texref_file_runs(device, engine, opt):
+    """A 1D form as the issue gives it: linear + clamp_ogl at x = 0 reads half texel 0, half the border colour."""
+    img = np.array([6.0, 2.0, 1.0], np.float32)
+    tex, arr = make_texture(img, 1, mode=CLAMP, linear=False, normalized=False, border=-4.0)
+    rows = np.array([[bits(x)] for x in (0.0, -5.0, 1.25, 3.0, 7.5)], np.uint32)
+    got = run_texref(device, "tex.1d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [gt, {%f1}];\n    mov.b32 %r10, "
+                     "%f10;\n    mov.b32 %r11, %f11;\n    mov.b32 %r12, %f12;\n    mov.b32 %r13, %f13;", tex, rows,
+                     engine, opt, "{ filter_mode = linear, addr_mode_0 = clamp_ogl }")
+    for t, x in enumerate((0.0, -5.0, 1.25, 3.0, 7.5)):
+        assert list(got[t]) == reference(img, [x], CLAMP_OGL, True, False, -4.0), (x, got[t])
+    assert [fbits(w) for w in got[:, 0]] == [1.0, 1.0, f32(0.25 * 6.0 + 0.75 * 2.0), -1.5, -1.5]
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+@pytest.mark.parametrize("text, why", [
+    (KERNEL.format(inst="tex.2d.v4.s32.f32 " + DEST + ", [gt, {%f1, %f2}];").replace(
+        ".address_size 64\n", ".address_size 64\n.global .texref gt = { width = 4 };\n"),
+     "a .texref initialiser's field width is not supported yet"),
+    (KERNEL.format(inst="tex.2d.v4.s32.f32 " + DEST + ", [gt, {%f1, %f2}];").replace(
+        ".address_size 64\n", ".address_size 64\n.global .texref gt = { addr_mode_0 = sideways };\n"),
+     "addr_mode_0 = sideways is not an address mode"),
+])
+def test_bad_texref_initialisers_are_located_errors_in_check_and_compile(device, text, why):
     by_check, by_compile = _refusals(text)
     assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
         by_check, by_compile)

@@ -58,8 +58,8 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
     spaces = {v.name: v.space for v in mod.variables}
     variables = [_variable(v, functions=function_names, spaces=spaces) for v in mod.variables]
     # .samplerref variables (texmode_independent): a tex naming an initialised one takes its fields at compile
-    # time, an uninitialised one's value is read at run time
-    samplers = {v.name: v for v in mod.variables if v.type == "samplerref"}
+    # time, an uninitialised one's value is read at run time; an initialised .texref's fields likewise
+    samplers = {v.name: v for v in mod.variables if v.type == "samplerref" or (v.type == "texref" and v.init)}
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}
     for fn in mod.functions:
@@ -154,7 +154,7 @@ class FunctionBuilder:
     def __init__(self, fn: ast.Function, module_vars: list[Variable], function_names: frozenset[str] = frozenset(),
                  signatures: dict[str, ast.Function] | None = None, samplers: dict[str, ast.VarDecl] | None = None):
         self.ast_fn = fn
-        self.samplers = samplers or {}  # the module's .samplerref variables
+        self.samplers = samplers or {}  # the module's .samplerref variables and initialised .texref ones
         self.signatures = signatures or {}  # the module's functions (the types of a callee's .reg parameters)
         self.function_names = function_names  # the module's functions (their addresses are function pointers)
         self.params = _params(fn)

@@ -34,6 +34,9 @@ time, a constant), an uninitialised one (the value the host wrote into it), a ``
 or a ``.u64`` register holding a sampler value (``mov.u64 %rd, smp`` reads one); ``txq.{filter_mode,addr_mode_N,
 force_unnormalized_coords}.b32 d, [s]`` -> their constants (a run-time sampler's: its bits shifted out).
 
+Unified mode's initialised ``.texref`` (``{ filter_mode = linear, addr_mode_0 = clamp_ogl }``): each use ORs its
+fields into the handle it holds as a sampler's, the fields it does not name marked kept (:func:`sampler_of`).
+
 Refused with a located message: ``.v8``.
 """
 
@@ -44,7 +47,16 @@ from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
-from xcc.semantics.texture import CLAMP, SAMPLED, SAMPLER_MODES, SUQ_QUERIES, TXQ_QUERIES, sampler_word
+from xcc.semantics.texture import (
+    CLAMP,
+    KEEP_FILTER,
+    KEEP_MODE,
+    SAMPLED,
+    SAMPLER_MODES,
+    SUQ_QUERIES,
+    TXQ_QUERIES,
+    sampler_word,
+)
 
 _DIMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True), "cube": (3, False),
          "acube": (3, True)}
@@ -67,21 +79,30 @@ def _text(inst) -> str:
 
 def sampler_of(decl: ast.VarDecl) -> int:
     """The sampler word (:func:`xcc.semantics.texture.sampler_word`) of an initialised ``.samplerref``: its
-    ``addr_mode_N`` (wrap, mirror, clamp_to_edge, clamp_to_border), ``filter_mode`` (nearest, linear) and
-    ``force_unnormalized_coords`` (0, 1), a later field overriding an earlier one.  *A field it does not name
-    reads clamp_to_edge, nearest, 0* (the manual gives no defaults; OpenCL's unnamed ones are its zeros:
-    CLK_ADDRESS_NONE, which needs in-range coordinates, CLK_FILTER_NEAREST)."""
+    ``addr_mode_N`` (wrap, mirror, clamp_to_edge, clamp_to_border, clamp_ogl), ``filter_mode`` (nearest,
+    linear) and ``force_unnormalized_coords`` (0, 1), a later field overriding an earlier one.  *A field it does
+    not name reads clamp_to_edge, nearest, 0* (the manual gives no defaults; OpenCL's unnamed ones are its zeros:
+    CLK_ADDRESS_NONE, which needs in-range coordinates, CLK_FILTER_NEAREST).  An initialised ``.texref``
+    (unified mode): the same fields but ``force_unnormalized_coords``; *one it does not name keeps the bound
+    texture object's own* (the word's keep bits, :data:`xcc.semantics.texture.KEEP_MODE`)."""
     modes, linear, force = [CLAMP, CLAMP, CLAMP], False, False
+    texref = decl.type == "texref"
+    keep = (KEEP_MODE[0] | KEEP_MODE[1] | KEEP_MODE[2] | KEEP_FILTER) if texref else 0
     for f in decl.init or ():
         where = f.loc or decl.loc
+        if texref and f.name not in ("addr_mode_0", "addr_mode_1", "addr_mode_2", "filter_mode"):
+            raise UnsupportedError(f"'{decl.name}': a .texref initialiser's field {f.name} is not supported yet "
+                                   "(xcc takes filter_mode and addr_mode_0..2; the rest describe the bound texture "
+                                   "object, which comes from the driver API)", where)
         if f.name.startswith("addr_mode_"):
             if f.value not in SAMPLER_MODES:
-                known = f.value == "clamp_ogl" or isinstance(f.value, int)  # ptxas takes them; xcc does not yet
+                known = isinstance(f.value, int)  # ptxas takes them; xcc does not yet
                 why = "is not supported yet" if known else "is not an address mode"
                 raise (UnsupportedError if known else PtxSemanticError)(
                     f"'{decl.name}': {f.name} = {f.value} {why} (xcc takes wrap, mirror, clamp_to_edge, "
-                    "clamp_to_border)", where)
+                    "clamp_to_border, clamp_ogl)", where)
             modes[int(f.name[-1])] = SAMPLER_MODES[f.value]
+            keep &= ~KEEP_MODE[int(f.name[-1])]
         elif f.name == "filter_mode":
             if f.value not in ("nearest", "linear"):
                 known = isinstance(f.value, int)
@@ -89,11 +110,12 @@ def sampler_of(decl: ast.VarDecl) -> int:
                 raise (UnsupportedError if known else PtxSemanticError)(
                     f"'{decl.name}': filter_mode = {f.value} {why} (xcc takes nearest, linear)", where)
             linear = f.value == "linear"
+            keep &= ~KEEP_FILTER
         elif f.name == "force_unnormalized_coords":
             if f.value not in (0, 1):
                 raise PtxSemanticError(f"'{decl.name}': force_unnormalized_coords takes 0 or 1", where)
             force = f.value == 1
-    return sampler_word(tuple(modes), linear, force)
+    return sampler_word(tuple(modes), linear, force, keep)
 
 
 class TextureLowering:
@@ -102,9 +124,10 @@ class TextureLowering:
                           "surface objects, and independent mode's samplers: "
                           "docs/semantics.md, 'Textures and surfaces')")
 
-    def _tx_handle(self, op):
+    def _tx_handle(self, op, sampling: bool = True):
         """The 64-bit handle an address operand's base names: a register, a kernel parameter or a module
-        ``.texref``-like variable (which holds a handle)."""
+        ``.texref``-like variable (which holds a handle; an initialised ``.texref``'s fields ORed in as a
+        sampler's unless not ``sampling``: istypep asks about the object itself)."""
         u64 = ptx_type("u64")
         if isinstance(op, RegVar):
             v = self.b.read(op, self.b.block)
@@ -117,7 +140,11 @@ class TextureLowering:
                 return self.emit("ld_param", u64, [], u64, offset=p.offset).result
             var = self.b.local_vars.get(op.name) or self.b.module_vars.get(op.name)
             if var is not None and var.space == "global":
-                return self.emit("ld", u64, [self.address_of(op.name)], u64, space="global", offset=0).result
+                h = self.emit("ld", u64, [self.address_of(op.name)], u64, space="global", offset=0).result
+                decl = self.b.samplers.get(op.name) if op.name not in self.b.local_vars else None
+                if sampling and decl is not None and decl.type == "texref":  # its initialiser's fields
+                    h = self.emit("or", u64, [h, Const(u64, SAMPLED | sampler_of(decl) << 48)], u64).result
+                return h
         raise self.error(f"'{_text(self.inst)}': expected a texture or surface handle (a .u64 register, a kernel "
                          "parameter or a .texref/.surfref variable)", PtxSemanticError)
 
@@ -150,7 +177,7 @@ class TextureLowering:
             return None
         u64 = ptx_type("u64")
         decl = self.b.samplers.get(op.name)
-        if decl is not None and op.name not in self.b.local_vars:
+        if decl is not None and decl.type == "samplerref" and op.name not in self.b.local_vars:
             if decl.init is not None:
                 return Const(u64, SAMPLED | sampler_of(decl) << 48)
             return self.emit("ld", u64, [self.address_of(op.name)], u64, space="global", offset=0).result
@@ -342,6 +369,8 @@ class TextureLowering:
         addr = inst.operands[1]
         decl = self.b.samplers.get(addr.base.name) if isinstance(addr, ast.Address) and isinstance(
             addr.base, ast.Symbol) and not surface else None
+        if decl is not None and decl.type != "samplerref":  # an initialised .texref: the texture's txq
+            decl = None
         sv = None
         if isinstance(addr, ast.Address) and not surface and (decl is None or decl.init is None):
             decl, sv = None, self.sampler_value(addr.base)  # a .samplerref parameter or uninitialised variable
@@ -355,6 +384,9 @@ class TextureLowering:
                            else (48 + 2 * int(q[-1]), 3))
             v = self.emit("shr", u64, [sv, Const(u64, shift)], u64).result
             v = self.emit("and", u64, [v, Const(u64, mask)], u64).result
+            if q.startswith("addr_mode_"):  # the mode's third bit (clamp_ogl, 4): bit 56 + N
+                hi = self.emit("shr", u64, [sv, Const(u64, 54 + int(q[-1]))], u64).result
+                v = self.emit("or", u64, [v, self.emit("and", u64, [hi, Const(u64, 4)], u64).result], u64).result
             self.write(inst.operands[0], self.emit("cvt", u32, [v], u32, src="u64").result)
             return
         if decl is not None:  # an initialised .samplerref: its fields are known at compile time
@@ -364,7 +396,8 @@ class TextureLowering:
                                  "register)", PtxSemanticError)
             w = sampler_of(decl)
             val = {"filter_mode": w >> 6 & 1, "force_unnormalized_coords": w >> 7 & 1}.get(q)
-            self.write(inst.operands[0], Const(u32, w >> 2 * int(q[-1]) & 3 if val is None else val))
+            mode = None if val is not None else w >> 2 * int(q[-1]) & 3 | (w >> 8 + int(q[-1]) & 1) << 2
+            self.write(inst.operands[0], Const(u32, mode if val is None else val))
             return
         h, _ = self._tx_operand(inst, inst.operands[1], False)
         lod = [self.read(inst.operands[2], ptx_type("s32"))] if level else []
@@ -383,7 +416,7 @@ class TextureLowering:
             raise self.error(f"'{_text(inst)}': expected istypep.{{texref,samplerref,surfref}} p, a",
                              PtxSemanticError)
         src = inst.operands[1]
-        h = self._tx_handle(src.base if isinstance(src, ast.Address) else src)
+        h = self._tx_handle(src.base if isinstance(src, ast.Address) else src, sampling=False)
         v = self.emit("istypep", PRED, [h], PRED, kind=kind)
         self.write(inst.operands[0], v.result)
 

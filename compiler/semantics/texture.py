@@ -16,8 +16,8 @@ word   field
 3      width (bits 0-31), height (32-63)
 4      depth (bits 0-31), layers (32-63)
 5      row pitch in bytes
-6      sampler: address modes of dims 0, 1, 2 (3 bits each: 0 wrap, 1 clamp, 2 mirror, 3 border), filter (bit 9:
-       linear), normalized coordinates (bit 10), normalized-float read (bit 11)
+6      sampler: address modes of dims 0, 1, 2 (3 bits each: 0 wrap, 1 clamp, 2 mirror, 3 border, 4 clamp_ogl),
+       filter (bit 9: linear), normalized coordinates (bit 10), normalized-float read (bit 11)
 7, 8   border colour: four f32 bit patterns
 9      mipmapped: the address of the level table (one 64-bit address per level)
 10     mipmapped: levels (bits 0-7), linear mipmap filtering (bit 8)
@@ -38,8 +38,10 @@ nearest), products summed in f64 and rounded once to f32 (2D and 3D: the tensor 
 Integer coordinates (``tex.*.s32``, ``tex1Dfetch``) read texel ``x`` unfiltered.  ``.f16`` results
 (``.v4.f16``, ``.v2.f16x2``) are a float fetch's values rounded to nearest even half.  A NaN coordinate reads as 0.
 Each texel index is then addressed: clamp to ``[0, N - 1]``; border: outside, the border colour; wrap: ``i mod
-N``; mirror: ``i mod 2N`` reflected.  Wrap and mirror need normalized coordinates (the guide: "only supported for
-normalized texture coordinates"); with unnormalized ones they clamp.  A linear resource fetched out of range reads
+N``; mirror: ``i mod 2N`` reflected; clamp_ogl (OpenGL's GL_CLAMP, PTX's ``clamp_ogl``): the coordinate ``u``
+clamped to ``[0, N]`` first, then with linear filtering each tap outside ``[0, N - 1]`` the border colour, with
+nearest-point sampling (and integer coordinates) clamp to ``[0, N - 1]``.  Wrap and mirror need normalized
+coordinates (the guide: "only supported for normalized texture coordinates"); with unnormalized ones they clamp.  A linear resource fetched out of range reads
 zeros (``tex1Dfetch``).  The layer of an array texture is clamped to ``[0, layers - 1]``.
 
 Surfaces (``suld.b`` / ``sust.b`` / ``sured.b``): the x coordinate is in bytes and must be a multiple of the
@@ -56,7 +58,7 @@ MAGIC_TEX = 0x58455458  # b"XTEX"
 MAGIC_SURF = 0x46525358  # b"XSRF"
 DESC_BYTES = 128
 RES_ARRAY, RES_LINEAR, RES_PITCH2D = 0, 2, 3
-WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
+WRAP, CLAMP, MIRROR, BORDER, CLAMP_OGL = 0, 1, 2, 3, 4
 FORMATS = {0x01: ("u", 1), 0x02: ("u", 2), 0x03: ("u", 4), 0x08: ("s", 1), 0x09: ("s", 2), 0x0A: ("s", 4),
            0x10: ("f", 2), 0x20: ("f", 4)}
 """``CUarray_format`` -> (kind, bytes per channel): UNSIGNED_INT8/16/32, SIGNED_INT8/16/32, HALF, FLOAT."""
@@ -115,36 +117,46 @@ def decode(words) -> dict:
             "bias": _bits_f32(w[11]), "min_clamp": _bits_f32(w[11] >> 32), "max_clamp": _bits_f32(w[12])}
 
 
-SAMPLER_MODES = {"wrap": WRAP, "clamp_to_edge": CLAMP, "mirror": MIRROR, "clamp_to_border": BORDER}
-"""A ``.samplerref`` initialiser's ``addr_mode_N`` values (PTX ISA, "Texture Sampler and Surface Types")."""
+SAMPLER_MODES = {"wrap": WRAP, "clamp_to_edge": CLAMP, "mirror": MIRROR, "clamp_to_border": BORDER,
+                 "clamp_ogl": CLAMP_OGL}
+"""A ``.samplerref`` / ``.texref`` initialiser's ``addr_mode_N`` values (PTX ISA, "Texture Sampler and Surface
+Types")."""
 SAMPLER_FIELDS = ("addr_mode_0", "addr_mode_1", "addr_mode_2", "filter_mode", "force_unnormalized_coords")
 SAMPLED = 1 << 63
-"""Independent mode: a handle with this bit carries a sampler (:func:`sampler_word`) in bits 48-55 and the
+"""Independent mode: a handle with this bit carries a sampler (:func:`sampler_word`) in bits 48-62 and the
 texture object's descriptor address in bits 0-47 (as NVIDIA's bindless handles combine a texture and a sampler
-index)."""
+index); a unified-mode ``.texref`` with an initialiser carries its fields the same way."""
+KEEP_MODE = (1 << 11, 1 << 12, 1 << 13)
+KEEP_FILTER = 1 << 14
+"""Sampler-word bits: keep the texture object's own address mode of axis 0, 1, 2 / filter mode (a ``.texref``
+initialiser that does not name the field)."""
 
 
-def sampler_word(modes=(CLAMP, CLAMP, CLAMP), linear: bool = False, force_unnormalized: bool = False) -> int:
-    """The 8 bits of an independent-mode sampler: address modes 2 bits each, linear filtering (bit 6), forced
-    unnormalized coordinates (bit 7)."""
-    return modes[0] | modes[1] << 2 | modes[2] << 4 | int(linear) << 6 | int(force_unnormalized) << 7
+def sampler_word(modes=(CLAMP, CLAMP, CLAMP), linear: bool = False, force_unnormalized: bool = False,
+                 keep: int = 0) -> int:
+    """The 15 bits of a sampler (handle bits 48-62): address modes' low 2 bits each (bits 0-5), linear
+    filtering (bit 6), forced unnormalized coordinates (bit 7), the modes' third bit (8-10: clamp_ogl, mode 4,
+    does not fit in two), ``keep`` (:data:`KEEP_MODE`, :data:`KEEP_FILTER`: bits 11-14)."""
+    return (modes[0] & 3 | (modes[1] & 3) << 2 | (modes[2] & 3) << 4 | int(linear) << 6 | int(force_unnormalized) << 7
+            | (modes[0] >> 2) << 8 | (modes[1] >> 2) << 9 | (modes[2] >> 2) << 10 | keep)
 
 
 def split_handle(h: int) -> tuple[int, int | None]:
     """(descriptor address, sampler word or None) of a handle (:data:`SAMPLED`)."""
     h = int(h)
-    return (h & ((1 << 48) - 1), h >> 48 & 0xFF) if h & SAMPLED else (h, None)
+    return (h & ((1 << 48) - 1), h >> 48 & 0x7FFF) if h & SAMPLED else (h, None)
 
 
 def with_sampler(d: dict, word: int) -> dict:
-    """The descriptor as an independent-mode sampler reads it: its address modes and filter replaced, its
-    normalized coordinates kept unless the sampler forces unnormalized ones (PTX ISA: the texture's
+    """The descriptor as a sampler reads it: its address modes and filter replaced (but those the word keeps),
+    its normalized coordinates kept unless the sampler forces unnormalized ones (PTX ISA: the texture's
     ``normalized_coords``, the sampler's ``filter_mode``, ``addr_mode_N``, ``force_unnormalized_coords``)."""
-    linear = bool(word >> 6 & 1)
-    if linear and not float_output(d):
+    linear = d["linear"] if word & KEEP_FILTER else bool(word >> 6 & 1)
+    if linear and not word & KEEP_FILTER and not float_output(d):
         raise TextureError("a linear-filtering sampler on a texture whose texels are not floats")
-    return dict(d, modes=(word & 3, word >> 2 & 3, word >> 4 & 3), linear=linear,
-                normalized=d["normalized"] and not word >> 7 & 1)
+    modes = tuple(d["modes"][k] if word & KEEP_MODE[k] else (word >> 2 * k & 3 | (word >> 8 + k & 1) << 2)
+                  for k in range(3))
+    return dict(d, modes=modes, linear=linear, normalized=d["normalized"] and not word >> 7 & 1)
 
 
 def kind_of(words) -> str | None:
@@ -267,6 +279,9 @@ def _taps(d: dict, coords, integer: bool, gather: bool = False, offsets=None):
         u = _axis_u(float(coords[k]), n, d["normalized"])
         if off:
             u = _f32(u + off)
+        if mode == CLAMP_OGL:  # GL_CLAMP: u clamped to [0, N]; a linear tap outside, the border colour
+            u = min(max(u, 0.0), float(n))
+            mode = BORDER if d["linear"] or gather else CLAMP
         if d["linear"] or gather:
             ub = _f32(u - 0.5)
             i0 = math.floor(ub)
