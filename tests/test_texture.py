@@ -1005,3 +1005,45 @@ def test_the_residency_predicate_is_true_and_the_fetch_unchanged(device, engine,
         assert got[k, 4] == 1 and got2[k, 4] == 1
         assert np.array_equal(got[k, :4].view(np.float32), np.array([want[k], 0, 0, 1], np.float32))
         assert np.array_equal(got2[k, :4].view(np.float32), np.array(_gather_reference(img, x, y, 0, 1), np.float32))
+
+
+MOV_HANDLES = """.version 8.0
+.target sm_80
+.address_size 64
+.global .texref gtex;
+.visible .entry texref_mov(.param .texref pt, .param .u64 out)
+{
+\t.reg .f32 %f<10>;
+\t.reg .b64 %rd<4>;
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<2>;
+\tld.param.u64 %rd1, [out];
+\tmov.u64 %rd2, gtex;
+\tmov.u64 %rd3, pt;
+\tmov.f32 %f1, 0f3FC00000;
+\ttex.2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [%rd2, {%f1, %f1}];
+\ttex.2d.v4.f32.f32 {%f6, %f7, %f8, %f9}, [%rd3, {%f1, %f1}];
+\tistypep.texref %p1, %rd2;
+\tselp.u32 %r1, 1, 0, %p1;
+\tst.global.f32 [%rd1], %f2;
+\tst.global.f32 [%rd1+4], %f6;
+\tst.global.u32 [%rd1+8], %r1;
+\tret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_mov_of_a_texref_gives_the_handle_it_holds(device, engine, opt):
+    """``mov.u64 %rd, gtex`` / ``mov.u64 %rd, pt`` (ptxas 13.0 -arch=sm_80 takes both): the handle the .texref
+    variable or parameter holds, which a texture instruction through the register then uses (before: the
+    variable's address, read as a handle)."""
+    arr = array(IMG, F.CU_AD_FORMAT_FLOAT)
+    tex = texture(array_resource(arr))
+    mod = kernel(device, "texref_mov", engine, opt, MOV_HANDLES)
+    g = _MODULES[(id(device), hash(MOV_HANDLES), engine, opt)].get_global("gtex", np.uint64)
+    g.copy_from_host(np.array([int(tex)], np.uint64))
+    out = alloc(12)
+    mod.launch((1, 1, 1), (1, 1, 1), [np.uint64(int(tex)), np.uint64(out)])
+    assert list(fetch(out, 2)) == [IMG[1, 1], IMG[1, 1]]
+    assert fetch(out, 3).view(np.uint32)[2] == 1  # istypep.texref of the handle

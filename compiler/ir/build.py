@@ -60,6 +60,7 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
     # .samplerref variables (texmode_independent): a tex naming an initialised one takes its fields at compile
     # time, an uninitialised one's value is read at run time; an initialised .texref's fields likewise
     samplers = {v.name: v for v in mod.variables if v.type == "samplerref" or (v.type == "texref" and v.init)}
+    handles = frozenset(v.name for v in mod.variables if v.type in ("texref", "surfref"))  # hold a handle
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}
     for fn in mod.functions:
@@ -68,7 +69,7 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
                 declarations.setdefault(fn.name, fn.loc)
             continue
         try:
-            functions.append(FunctionBuilder(fn, variables, function_names, signatures, samplers).build())
+            functions.append(FunctionBuilder(fn, variables, function_names, signatures, samplers, handles).build())
         except XccError:
             if entries is None or not fn.is_entry or fn.name in entries:
                 raise  # else a kernel not asked for is left out: its error comes when it is asked for
@@ -152,9 +153,11 @@ def _params(fn: ast.Function, plist: list[ast.Param] | None = None, offset: int 
 
 class FunctionBuilder:
     def __init__(self, fn: ast.Function, module_vars: list[Variable], function_names: frozenset[str] = frozenset(),
-                 signatures: dict[str, ast.Function] | None = None, samplers: dict[str, ast.VarDecl] | None = None):
+                 signatures: dict[str, ast.Function] | None = None, samplers: dict[str, ast.VarDecl] | None = None,
+                 handles: frozenset[str] = frozenset()):
         self.ast_fn = fn
         self.samplers = samplers or {}  # the module's .samplerref variables and initialised .texref ones
+        self.handles = handles  # the module's .texref/.surfref variables (each holds a texture/surface handle)
         self.signatures = signatures or {}  # the module's functions (the types of a callee's .reg parameters)
         self.function_names = function_names  # the module's functions (their addresses are function pointers)
         self.params = _params(fn)

@@ -436,7 +436,7 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             raise self.error(f"'{_full(inst)}': both operands are vectors", PtxSemanticError)
         vec = a if isinstance(a, ast.Vector) else d if isinstance(d, ast.Vector) else None
         if vec is None:
-            s = self.sampler_value(a)  # mov.u64 d, smp: a .samplerref's value (xcc.ir.lower_texture)
+            s = self.opaque_value(a)  # mov.u64 d, smp / tex: a sampler value or a handle (xcc.ir.lower_texture)
             self.write(d, s if s is not None else self.read(a, t))
             return
         n = len(vec.elements)

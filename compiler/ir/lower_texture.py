@@ -186,6 +186,20 @@ class TextureLowering:
             return self.emit("ld_param", u64, [], u64, offset=p.offset).result
         return None
 
+    def opaque_value(self, op):
+        """The value ``mov.u64 d, x`` gives for an opaque name ``x``, or None when ``x`` names no opaque variable or
+        parameter: a ``.samplerref``'s sampler value (:meth:`sampler_value`); a module ``.texref``/``.surfref``
+        variable's or kernel parameter's the handle it holds (an initialised ``.texref``'s fields ORed in, as a
+        texture instruction naming it would use it), not the variable's address."""
+        s = self.sampler_value(op)
+        if s is not None or not isinstance(op, ast.Symbol):
+            return s
+        p = self.b.param_by_name.get(op.name)
+        if (op.name in self.b.handles and op.name not in self.b.local_vars) or \
+                (p is not None and p.type in ("texref", "surfref")):
+            return self._tx_handle(op)
+        return None
+
     def _tx_sampled(self, inst, h, sampler):
         """Independent mode: the texture handle combined with the sampler (``h | s``, the sampler's fields in
         bits 48-55 and bit 63 set; :data:`xcc.semantics.texture.SAMPLED`): a ``.samplerref`` name
