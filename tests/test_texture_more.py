@@ -947,13 +947,60 @@ def test_the_issue_texref_file_runs(device, engine, opt):
 
 @pytest.mark.parametrize("text, why", [
     (KERNEL.format(inst="tex.2d.v4.s32.f32 " + DEST + ", [gt, {%f1, %f2}];").replace(
-        ".address_size 64\n", ".address_size 64\n.global .texref gt = { width = 4 };\n"),
-     "a .texref initialiser's field width is not supported yet"),
+        ".address_size 64\n", ".address_size 64\n.global .texref gt = { width = linear };\n"),
+     "width = linear is not supported yet (xcc takes an integer here"),
     (KERNEL.format(inst="tex.2d.v4.s32.f32 " + DEST + ", [gt, {%f1, %f2}];").replace(
         ".address_size 64\n", ".address_size 64\n.global .texref gt = { addr_mode_0 = sideways };\n"),
      "addr_mode_0 = sideways is not an address mode"),
 ])
 def test_bad_texref_initialisers_are_located_errors_in_check_and_compile(device, text, why):
+    by_check, by_compile = _refusals(text)
+    assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
+        by_check, by_compile)
+
+
+# A .texref initialiser's normalized_coords = 0 forces unnormalized coordinates on the bound object (as a sampler's
+# force_unnormalized_coords); width, height, depth, channel_data_type, channel_order are declarations the bound
+# object's own properties override (xcc's choice, docs/semantics.md): txq answers the object's.
+DECLARED = "width = 99, height = 7, depth = 3, channel_data_type = 5, channel_order = 1"
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("init, linear", [
+    ("{ normalized_coords = 0 }", False),
+    (f"{{ {DECLARED}, filter_mode = linear, normalized_coords = 0 }}", True),
+    (f"{{ {DECLARED} }}", None),
+], ids=["unnormalized", "declared-linear-unnormalized", "declared-only"])
+def test_texref_normalized_coords_and_declared_geometry(device, engine, opt, init, linear):
+    tex, arr = make_texture(IMG2, 2, mode=CLAMP, linear=False, normalized=True, border=-2.5)
+    normalized = "normalized_coords" not in init
+    rows = inputs(N_THREADS, 2, 1.0 / 6 if normalized else 1.0)
+    got = run_texref(device, f"tex.2d.v4.s32.f32 {DEST}, [gt, {{%f1, %f2}}];", tex, rows, engine, opt, init)
+    for t, r in enumerate(rows):
+        want = reference(IMG2, [fbits(r[0]), fbits(r[1])], CLAMP, bool(linear), normalized, -2.5)
+        assert list(got[t]) == want, (t, got[t], want)
+    txq = ("txq.width.b32 %r10, [gt];\n    txq.height.b32 %r11, [gt];\n    txq.depth.b32 %r12, "
+           "[gt];\n    txq.normalized_coords.b32 %r13, [gt];")
+    got = run_texref(device, txq, tex, rows[:1], engine, opt, init)
+    assert list(got[0]) == [IMG2.shape[1], IMG2.shape[0], 0, int(normalized)]
+    ok(cuda.cuTexObjectDestroy(tex))
+    ok(cuda.cuArrayDestroy(arr))
+
+
+def _texref_text(init: str) -> str:
+    return KERNEL.format(inst="tex.2d.v4.s32.f32 " + DEST + ", [gt, {%f1, %f2}];").replace(
+        ".address_size 64\n", f".address_size 64\n.global .texref gt = {init};\n")
+
+
+@pytest.mark.parametrize("text, why", [  # ptxas 13.0 -arch=sm_80 takes each of these
+    (_texref_text("{ normalized_coords = 1 }"), "normalized_coords = 1 is not supported yet"),
+    (_texref_text("{ addr_mode_0 = 2 }"), "addr_mode_0 = 2 is not supported yet (ptxas takes any integer"),
+    (_texref_text("{ filter_mode = 1 }"), "filter_mode = 1 is not supported yet (ptxas takes any integer"),
+    (_texref_text("{ normalized_coords = 2 }"), "normalized_coords = 2 takes 0 or 1"),
+    (_independent(".global .samplerref smp = { addr_mode_0 = 2 };"),
+     "addr_mode_0 = 2 is not supported yet (ptxas takes any integer"),
+])
+def test_texref_and_sampler_integer_fields_are_located_refusals(device, text, why):
     by_check, by_compile = _refusals(text)
     assert by_check == by_compile and by_check is not None and why in by_check and "t.ptx:" in by_check, (
         by_check, by_compile)

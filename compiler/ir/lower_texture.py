@@ -77,6 +77,10 @@ def _text(inst) -> str:
     return ".".join((inst.opcode, *inst.modifiers))
 
 
+_TEXREF_DECLARED = ("width", "height", "depth", "channel_data_type", "channel_order")
+_INT_WHY = "is not supported yet (ptxas takes any integer here, but the PTX ISA gives integer values no meaning)"
+
+
 def sampler_of(decl: ast.VarDecl) -> int:
     """The sampler word (:func:`xcc.semantics.texture.sampler_word`) of an initialised ``.samplerref``: its
     ``addr_mode_N`` (wrap, mirror, clamp_to_edge, clamp_to_border, clamp_ogl), ``filter_mode`` (nearest,
@@ -84,20 +88,36 @@ def sampler_of(decl: ast.VarDecl) -> int:
     not name reads clamp_to_edge, nearest, 0* (the manual gives no defaults; OpenCL's unnamed ones are its zeros:
     CLK_ADDRESS_NONE, which needs in-range coordinates, CLK_FILTER_NEAREST).  An initialised ``.texref``
     (unified mode): the same fields but ``force_unnormalized_coords``; *one it does not name keeps the bound
-    texture object's own* (the word's keep bits, :data:`xcc.semantics.texture.KEEP_MODE`)."""
+    texture object's own* (the word's keep bits, :data:`xcc.semantics.texture.KEEP_MODE`); its
+    ``normalized_coords = 0`` forces unnormalized coordinates (the word's bit 7); ``width``, ``height``, ``depth``,
+    ``channel_data_type``, ``channel_order`` (integers) are declarations the bound object's own properties
+    override (*xcc's choice*: the object comes from the driver API, and ``txq`` answers the object's)."""
     modes, linear, force = [CLAMP, CLAMP, CLAMP], False, False
     texref = decl.type == "texref"
     keep = (KEEP_MODE[0] | KEEP_MODE[1] | KEEP_MODE[2] | KEEP_FILTER) if texref else 0
     for f in decl.init or ():
         where = f.loc or decl.loc
+        if texref and f.name in _TEXREF_DECLARED:  # declarations: the bound object's own properties win
+            if not isinstance(f.value, int):
+                raise UnsupportedError(f"'{decl.name}': {f.name} = {f.value} is not supported yet (xcc takes an "
+                                       "integer here, a declaration the bound texture object's own overrides)", where)
+            continue
+        if texref and f.name == "normalized_coords":
+            if f.value != 0:
+                why = ("is not supported yet (xcc takes normalized_coords = 0, which forces unnormalized "
+                       "coordinates; the bound object's normalized ones are its own)") if f.value == 1 else "takes 0 or 1"
+                raise (UnsupportedError if f.value == 1 else PtxSemanticError)(
+                    f"'{decl.name}': normalized_coords = {f.value} {why}", where)
+            force = True
+            continue
         if texref and f.name not in ("addr_mode_0", "addr_mode_1", "addr_mode_2", "filter_mode"):
             raise UnsupportedError(f"'{decl.name}': a .texref initialiser's field {f.name} is not supported yet "
-                                   "(xcc takes filter_mode and addr_mode_0..2; the rest describe the bound texture "
-                                   "object, which comes from the driver API)", where)
+                                   "(xcc takes filter_mode, addr_mode_0..2, normalized_coords, width, height, depth, "
+                                   "channel_data_type, channel_order)", where)
         if f.name.startswith("addr_mode_"):
             if f.value not in SAMPLER_MODES:
-                known = isinstance(f.value, int)  # ptxas takes them; xcc does not yet
-                why = "is not supported yet" if known else "is not an address mode"
+                known = isinstance(f.value, int)  # ptxas takes any integer; the manual gives them no meaning
+                why = _INT_WHY if known else "is not an address mode"
                 raise (UnsupportedError if known else PtxSemanticError)(
                     f"'{decl.name}': {f.name} = {f.value} {why} (xcc takes wrap, mirror, clamp_to_edge, "
                     "clamp_to_border, clamp_ogl)", where)
@@ -106,7 +126,7 @@ def sampler_of(decl: ast.VarDecl) -> int:
         elif f.name == "filter_mode":
             if f.value not in ("nearest", "linear"):
                 known = isinstance(f.value, int)
-                why = "is not supported yet" if known else "is not a filter mode"
+                why = _INT_WHY if known else "is not a filter mode"
                 raise (UnsupportedError if known else PtxSemanticError)(
                     f"'{decl.name}': filter_mode = {f.value} {why} (xcc takes nearest, linear)", where)
             linear = f.value == "linear"
