@@ -959,21 +959,25 @@ def test_bad_texref_initialisers_are_located_errors_in_check_and_compile(device,
         by_check, by_compile)
 
 
-# A .texref initialiser's normalized_coords = 0 forces unnormalized coordinates on the bound object (as a sampler's
-# force_unnormalized_coords); width, height, depth, channel_data_type, channel_order are declarations the bound
+# A .texref initialiser's normalized_coords = 0 / 1 forces unnormalized / normalized coordinates on the bound
+# object (0 as a sampler's force_unnormalized_coords); width, height, depth, channel_data_type, channel_order are declarations the bound
 # object's own properties override (xcc's choice, docs/semantics.md): txq answers the object's.
 DECLARED = "width = 99, height = 7, depth = 3, channel_data_type = 5, channel_order = 1"
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
-@pytest.mark.parametrize("init, linear", [
-    ("{ normalized_coords = 0 }", False),
-    (f"{{ {DECLARED}, filter_mode = linear, normalized_coords = 0 }}", True),
-    (f"{{ {DECLARED} }}", None),
-], ids=["unnormalized", "declared-linear-unnormalized", "declared-only"])
-def test_texref_normalized_coords_and_declared_geometry(device, engine, opt, init, linear):
-    tex, arr = make_texture(IMG2, 2, mode=CLAMP, linear=False, normalized=True, border=-2.5)
-    normalized = "normalized_coords" not in init
+@pytest.mark.parametrize("init, linear, obj_normalized, normalized", [
+    ("{ normalized_coords = 0 }", False, True, False),
+    (f"{{ {DECLARED}, filter_mode = linear, normalized_coords = 0 }}", True, True, False),
+    (f"{{ {DECLARED} }}", None, True, True),
+    ("{ normalized_coords = 1 }", None, False, True),
+    ("{ normalized_coords = 0, filter_mode = linear, normalized_coords = 1 }", True, False, True),
+    (f"{{ {DECLARED} }}", None, False, False),
+], ids=["unnormalized", "declared-linear-unnormalized", "declared-only", "normalized", "linear-later-normalized",
+        "declared-object-unnormalized"])
+def test_texref_normalized_coords_and_declared_geometry(device, engine, opt, init, linear, obj_normalized,
+                                                        normalized):
+    tex, arr = make_texture(IMG2, 2, mode=CLAMP, linear=False, normalized=obj_normalized, border=-2.5)
     rows = inputs(N_THREADS, 2, 1.0 / 6 if normalized else 1.0)
     got = run_texref(device, f"tex.2d.v4.s32.f32 {DEST}, [gt, {{%f1, %f2}}];", tex, rows, engine, opt, init)
     for t, r in enumerate(rows):
@@ -993,7 +997,6 @@ def _texref_text(init: str) -> str:
 
 
 @pytest.mark.parametrize("text, why", [  # ptxas 13.0 -arch=sm_80 takes each of these
-    (_texref_text("{ normalized_coords = 1 }"), "normalized_coords = 1 is not supported yet"),
     (_texref_text("{ addr_mode_0 = 2 }"), "addr_mode_0 = 2 is not supported yet (ptxas takes any integer"),
     (_texref_text("{ filter_mode = 1 }"), "filter_mode = 1 is not supported yet (ptxas takes any integer"),
     (_texref_text("{ normalized_coords = 2 }"), "normalized_coords = 2 takes 0 or 1"),

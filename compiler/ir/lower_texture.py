@@ -51,10 +51,10 @@ from xcc.semantics.texture import (
     CLAMP,
     KEEP_FILTER,
     KEEP_MODE,
-    SAMPLED,
     SAMPLER_MODES,
     SUQ_QUERIES,
     TXQ_QUERIES,
+    sampler_bits,
     sampler_word,
 )
 
@@ -89,10 +89,10 @@ def sampler_of(decl: ast.VarDecl) -> int:
     CLK_ADDRESS_NONE, which needs in-range coordinates, CLK_FILTER_NEAREST).  An initialised ``.texref``
     (unified mode): the same fields but ``force_unnormalized_coords``; *one it does not name keeps the bound
     texture object's own* (the word's keep bits, :data:`xcc.semantics.texture.KEEP_MODE`); its
-    ``normalized_coords = 0`` forces unnormalized coordinates (the word's bit 7); ``width``, ``height``, ``depth``,
+    ``normalized_coords = 0`` / ``1`` forces unnormalized / normalized coordinates (the word's bit 7 / 15); ``width``, ``height``, ``depth``,
     ``channel_data_type``, ``channel_order`` (integers) are declarations the bound object's own properties
     override (*xcc's choice*: the object comes from the driver API, and ``txq`` answers the object's)."""
-    modes, linear, force = [CLAMP, CLAMP, CLAMP], False, False
+    modes, linear, force, normalize = [CLAMP, CLAMP, CLAMP], False, False, False
     texref = decl.type == "texref"
     keep = (KEEP_MODE[0] | KEEP_MODE[1] | KEEP_MODE[2] | KEEP_FILTER) if texref else 0
     for f in decl.init or ():
@@ -103,12 +103,9 @@ def sampler_of(decl: ast.VarDecl) -> int:
                                        "integer here, a declaration the bound texture object's own overrides)", where)
             continue
         if texref and f.name == "normalized_coords":
-            if f.value != 0:
-                why = ("is not supported yet (xcc takes normalized_coords = 0, which forces unnormalized "
-                       "coordinates; the bound object's normalized ones are its own)") if f.value == 1 else "takes 0 or 1"
-                raise (UnsupportedError if f.value == 1 else PtxSemanticError)(
-                    f"'{decl.name}': normalized_coords = {f.value} {why}", where)
-            force = True
+            if f.value not in (0, 1):
+                raise PtxSemanticError(f"'{decl.name}': normalized_coords = {f.value} takes 0 or 1", where)
+            force, normalize = f.value == 0, f.value == 1
             continue
         if texref and f.name not in ("addr_mode_0", "addr_mode_1", "addr_mode_2", "filter_mode"):
             raise UnsupportedError(f"'{decl.name}': a .texref initialiser's field {f.name} is not supported yet "
@@ -135,7 +132,7 @@ def sampler_of(decl: ast.VarDecl) -> int:
             if f.value not in (0, 1):
                 raise PtxSemanticError(f"'{decl.name}': force_unnormalized_coords takes 0 or 1", where)
             force = f.value == 1
-    return sampler_word(tuple(modes), linear, force, keep)
+    return sampler_word(tuple(modes), linear, force, keep, normalize)
 
 
 class TextureLowering:
@@ -163,7 +160,7 @@ class TextureLowering:
                 h = self.emit("ld", u64, [self.address_of(op.name)], u64, space="global", offset=0).result
                 decl = self.b.samplers.get(op.name) if op.name not in self.b.local_vars else None
                 if sampling and decl is not None and decl.type == "texref":  # its initialiser's fields
-                    h = self.emit("or", u64, [h, Const(u64, SAMPLED | sampler_of(decl) << 48)], u64).result
+                    h = self.emit("or", u64, [h, Const(u64, sampler_bits(sampler_of(decl)))], u64).result
                 return h
         raise self.error(f"'{_text(self.inst)}': expected a texture or surface handle (a .u64 register, a kernel "
                          "parameter or a .texref/.surfref variable)", PtxSemanticError)
@@ -199,7 +196,7 @@ class TextureLowering:
         decl = self.b.samplers.get(op.name)
         if decl is not None and decl.type == "samplerref" and op.name not in self.b.local_vars:
             if decl.init is not None:
-                return Const(u64, SAMPLED | sampler_of(decl) << 48)
+                return Const(u64, sampler_bits(sampler_of(decl)))
             return self.emit("ld", u64, [self.address_of(op.name)], u64, space="global", offset=0).result
         p = self.b.param_by_name.get(op.name)
         if p is not None and p.type == "samplerref":

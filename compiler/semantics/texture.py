@@ -123,9 +123,9 @@ SAMPLER_MODES = {"wrap": WRAP, "clamp_to_edge": CLAMP, "mirror": MIRROR, "clamp_
 Types")."""
 SAMPLER_FIELDS = ("addr_mode_0", "addr_mode_1", "addr_mode_2", "filter_mode", "force_unnormalized_coords")
 SAMPLED = 1 << 63
-"""Independent mode: a handle with this bit carries a sampler (:func:`sampler_word`) in bits 48-62 and the
-texture object's descriptor address in bits 0-47 (as NVIDIA's bindless handles combine a texture and a sampler
-index); a unified-mode ``.texref`` with an initialiser carries its fields the same way."""
+"""Independent mode: a handle with this bit carries a sampler (:func:`sampler_word`) in bits 47-62 (bit 47:
+:data:`FORCE_NORMALIZED`) and the texture object's descriptor address in bits 0-46 (as NVIDIA's bindless handles
+combine a texture and a sampler index); a unified-mode ``.texref`` with an initialiser carries its fields the same way."""
 KEEP_MODE = (1 << 11, 1 << 12, 1 << 13)
 KEEP_FILTER = 1 << 14
 """Sampler-word bits: keep the texture object's own address mode of axis 0, 1, 2 / filter mode (a ``.texref``
@@ -133,18 +133,30 @@ initialiser that does not name the field)."""
 
 
 def sampler_word(modes=(CLAMP, CLAMP, CLAMP), linear: bool = False, force_unnormalized: bool = False,
-                 keep: int = 0) -> int:
+                 keep: int = 0, force_normalized: bool = False) -> int:
     """The 15 bits of a sampler (handle bits 48-62): address modes' low 2 bits each (bits 0-5), linear
     filtering (bit 6), forced unnormalized coordinates (bit 7), the modes' third bit (8-10: clamp_ogl, mode 4,
-    does not fit in two), ``keep`` (:data:`KEEP_MODE`, :data:`KEEP_FILTER`: bits 11-14)."""
-    return (modes[0] & 3 | (modes[1] & 3) << 2 | (modes[2] & 3) << 4 | int(linear) << 6 | int(force_unnormalized) << 7
+    does not fit in two), ``keep`` (:data:`KEEP_MODE`, :data:`KEEP_FILTER`: bits 11-14), forced normalized
+    coordinates (bit 15, :data:`FORCE_NORMALIZED`: a ``.texref``'s only)."""
+    return int(force_normalized) << 15 | (modes[0] & 3 | (modes[1] & 3) << 2 | (modes[2] & 3) << 4 | int(linear) << 6 | int(force_unnormalized) << 7
             | (modes[0] >> 2) << 8 | (modes[1] >> 2) << 9 | (modes[2] >> 2) << 10 | keep)
 
 
+FORCE_NORMALIZED = 1 << 15
+"""Sampler-word bit 15 (handle bit 47, :func:`sampler_bits`): a ``.texref`` initialiser's ``normalized_coords =
+1`` forces normalized coordinates (global addresses stay below 2^47: ``GLOBAL_BASE`` is 0x7F00_0000_0000)."""
+
+
+def sampler_bits(word: int) -> int:
+    """The bits a sampler word ORs into a handle: :data:`SAMPLED`, bits 0-14 in handle bits 48-62,
+    :data:`FORCE_NORMALIZED` in handle bit 47."""
+    return SAMPLED | (word & 0x7FFF) << 48 | (word >> 15 & 1) << 47
+
+
 def split_handle(h: int) -> tuple[int, int | None]:
-    """(descriptor address, sampler word or None) of a handle (:data:`SAMPLED`)."""
+    """(descriptor address, sampler word or None) of a handle (:data:`SAMPLED`, :func:`sampler_bits`)."""
     h = int(h)
-    return (h & ((1 << 48) - 1), h >> 48 & 0x7FFF) if h & SAMPLED else (h, None)
+    return (h & ((1 << 47) - 1), h >> 48 & 0x7FFF | (h >> 47 & 1) << 15) if h & SAMPLED else (h, None)
 
 
 def with_sampler(d: dict, word: int) -> dict:
@@ -156,7 +168,8 @@ def with_sampler(d: dict, word: int) -> dict:
         raise TextureError("a linear-filtering sampler on a texture whose texels are not floats")
     modes = tuple(d["modes"][k] if word & KEEP_MODE[k] else (word >> 2 * k & 3 | (word >> 8 + k & 1) << 2)
                   for k in range(3))
-    return dict(d, modes=modes, linear=linear, normalized=d["normalized"] and not word >> 7 & 1)
+    normalized = (d["normalized"] or bool(word & FORCE_NORMALIZED)) and not word >> 7 & 1
+    return dict(d, modes=modes, linear=linear, normalized=normalized)
 
 
 def kind_of(words) -> str | None:
