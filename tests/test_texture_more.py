@@ -112,6 +112,16 @@ KERNEL = """.version 8.0
 DEST = "{%r10, %r11, %r12, %r13}"
 
 
+def _upload(words) -> tuple[int, int, int]:
+    """(threads, device copy of ``words``: one row of 16 32-bit words per thread, zero-padded, and a 16-byte
+    result slot per thread)."""
+    n = len(words)
+    words = np.pad(np.asarray(words, np.uint32), ((0, 0), (0, 16 - words.shape[1])))
+    buf = ok(cuda.cuMemAlloc(words.nbytes))
+    ok(cuda.cuMemcpyHtoD(buf, np.ascontiguousarray(words, np.uint32), words.nbytes))
+    return n, buf, ok(cuda.cuMemAlloc(n * 16))
+
+
 def run(device, inst: str, tex, words: np.ndarray, engine: str, opt: int, sampler: str | None = None) -> np.ndarray:
     """The four result words of each thread (rows of ``words``: its input words, up to sixteen); ``sampler``: a
     texmode_independent module with ``.global .texref gt`` (holding ``tex``) and ``.global .samplerref smp =
@@ -120,11 +130,7 @@ def run(device, inst: str, tex, words: np.ndarray, engine: str, opt: int, sample
     if sampler is not None:
         ptx = ptx.replace(".target sm_80\n", ".target sm_80, texmode_independent\n.global .texref gt;\n"
                           f".global .samplerref smp = {sampler};\n")
-    n = len(words)
-    words = np.pad(np.asarray(words, np.uint32), ((0, 0), (0, 16 - words.shape[1])))
-    buf = ok(cuda.cuMemAlloc(words.nbytes))
-    ok(cuda.cuMemcpyHtoD(buf, np.ascontiguousarray(words, np.uint32), words.nbytes))
-    out = ok(cuda.cuMemAlloc(n * 16))
+    n, buf, out = _upload(words)
     mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
     f = mod.get_function("k")
     if sampler is not None:
@@ -707,11 +713,7 @@ def run_sampled(device, inst: str, tex, words, engine: str, opt: int, init: str,
         ".address_size 64\n", ".address_size 64\n.global .texref gt;\n"
         f".global .samplerref smp = {init};\n.global .samplerref us;\n").replace(
         ".param .u64 outp)", ".param .u64 outp, .param .samplerref sp)")
-    n = len(words)
-    words = np.pad(np.asarray(words, np.uint32), ((0, 0), (0, 16 - words.shape[1])))
-    buf = ok(cuda.cuMemAlloc(words.nbytes))
-    ok(cuda.cuMemcpyHtoD(buf, np.ascontiguousarray(words, np.uint32), words.nbytes))
-    out = ok(cuda.cuMemAlloc(n * 16))
+    n, buf, out = _upload(words)
     mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
     mod.get_global("gt", np.uint64).copy_from_host(np.array([int(tex)], np.uint64))
     mod.get_global("us", np.uint64).copy_from_host(np.array([value], np.uint64))
@@ -888,11 +890,7 @@ OBJECTS = [(WRAP, False, True), (BORDER, True, False)]  # the bound object's (ad
 def run_texref(device, inst: str, tex, words, engine: str, opt: int, init: str, n_out: int = 4) -> np.ndarray:
     """As :func:`run` in a unified-mode module with ``.global .texref gt = {init}`` holding ``tex``."""
     ptx = KERNEL.format(inst=inst).replace(".address_size 64\n", f".address_size 64\n.global .texref gt = {init};\n")
-    n = len(words)
-    words = np.pad(np.asarray(words, np.uint32), ((0, 0), (0, 16 - words.shape[1])))
-    buf = ok(cuda.cuMemAlloc(words.nbytes))
-    ok(cuda.cuMemcpyHtoD(buf, np.ascontiguousarray(words, np.uint32), words.nbytes))
-    out = ok(cuda.cuMemAlloc(n * 16))
+    n, buf, out = _upload(words)
     mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
     mod.get_global("gt", np.uint64).copy_from_host(np.array([int(tex)], np.uint64))
     mod.get_function("k").launch((1, 1, 1), (n, 1, 1), [np.uint64(0), np.uint64(int(buf)), np.uint64(int(out))])
