@@ -27,7 +27,7 @@ from dataclasses import replace
 from xcc.backend.isel import MBlock
 from xcc.backend.minst import Ctrl, Half, MInst, VReg, block_predecessors, inst_defs, mi, new_vreg
 from xcc.backend.regalloc import liveness
-from xcc.backend.spill import rematerialisable
+from xcc.backend.spill import rematerialisable_values
 
 
 def machine_cold_blocks(blocks: list[MBlock], cold_names: set[str]) -> set[str]:
@@ -74,7 +74,7 @@ def split_around_cold(blocks: list[MBlock], cold: set[str], exclude: set = froze
         if b.name in cold:
             for m in b.insts:
                 _rename(m, copy)
-    remat = _rematerialisable_defs(blocks)
+    remat = rematerialisable_values(blocks)  # their cold copy recomputes them, rematerialisable in turn
     for b in entries:
         moves = [mv for v in sorted(live_in[b.name], key=lambda v: v.id) if v in copy
                  for mv in ([_recompute(remat[v], copy[v])] if v in remat else _moves(copy[v], v))]
@@ -89,17 +89,6 @@ def split_around_cold(blocks: list[MBlock], cold: set[str], exclude: set = froze
             at -= 1
         b.insts[at:at] = moves
     return list(copy.values())
-
-
-def _rematerialisable_defs(blocks: list[MBlock]) -> dict[VReg, MInst]:
-    """The values whose only definition computes a constant from no register (the spiller's rematerialisable
-    ones): their cold copy recomputes them instead of copying, so it is rematerialisable in turn."""
-    defs: dict[VReg, list[MInst]] = {}
-    for b in blocks:
-        for m in b.insts:
-            for v in inst_defs(m):
-                defs.setdefault(v, []).append(m)
-    return {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and rematerialisable(ms[0], v)}
 
 
 def _recompute(m: MInst, dst: VReg) -> MInst:

@@ -142,13 +142,18 @@ def allocate_with_spilling(blocks: list[MBlock], max_registers: int, kernel: str
 def _chooser(blocks: list[MBlock], spills: Spills) -> SpillChooser:
     """The spill chooser for this round: the temporaries pinned, every value with a single
     rematerialisable definition preferred."""
+    return SpillChooser(blocks, spills.temps, rematerialisable_values(blocks))
+
+
+def rematerialisable_values(blocks: list[MBlock]) -> dict[VReg, MInst]:
+    """Each value whose only definition computes a constant from no register (:func:`rematerialisable`), with that
+    definition."""
     defs: dict[VReg, list[MInst]] = {}
     for b in blocks:
         for m in b.insts:
             for v in inst_defs(m):
                 defs.setdefault(v, []).append(m)
-    remat = {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and rematerialisable(ms[0], v)}
-    return SpillChooser(blocks, spills.temps, remat)
+    return {v: ms[0] for v, ms in defs.items() if len(ms) == 1 and rematerialisable(ms[0], v)}
 
 
 def rematerialisable(m: MInst, v: VReg) -> bool:

@@ -17,23 +17,12 @@ import pytest
 from xcc import runtime as rt
 from xcc.diagnostics import KernelFault
 from xcc.runtime import driver as cuda
-from xcc.runtime.driver_core import current
 
 ROOT = Path(__file__).resolve().parents[1]
 PTX = (ROOT / "examples/texture_surface.sm_80.ptx").read_text()
 ENGINES = [(e, o) for e in ("ir", "isa") for o in (0, 3)]
 F = cuda.CUarray_format
 WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
-
-
-@pytest.fixture(scope="module")
-def device():
-    assert cuda.cuInit(0)[0] == 0
-    _, dev = cuda.cuDeviceGet(0)
-    err, ctx = cuda.cuCtxCreate(0, dev)
-    assert err == 0
-    yield current().device
-    cuda.cuCtxDestroy(ctx)
 
 
 _MODULES: dict = {}

@@ -26,7 +26,6 @@ from xcc import runtime as rt
 from xcc.check import check_sources
 from xcc.diagnostics import XccError
 from xcc.runtime import driver as cuda
-from xcc.runtime.driver_core import current
 from xcc.sources import Source
 
 ENGINES = [(e, o) for e in ("ir", "isa") for o in (0, 3)]
@@ -34,16 +33,6 @@ F = cuda.CUarray_format
 WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
 CLAMP_OGL = 4  # PTX's clamp_ogl (OpenGL's GL_CLAMP): no CUaddress_mode; xcc's number 4 (docs/semantics.md)
 N_THREADS = 64
-
-
-@pytest.fixture(scope="module")
-def device():
-    assert cuda.cuInit(0)[0] == 0
-    _, dev = cuda.cuDeviceGet(0)
-    err, ctx = cuda.cuCtxCreate(0, dev)
-    assert err == 0
-    yield current().device
-    cuda.cuCtxDestroy(ctx)
 
 
 def ok(res):
