@@ -45,6 +45,7 @@ from xcc.frontend.instructions import (
 )
 from xcc.frontend.targets import NEWEST_PTX, Target, min_ptx_version, parse_target, parse_version
 from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS
+from xcc.semantics.texture import OPAQUE_KEYWORDS, field_keyword
 
 PTX_OPCODES = frozenset(FORMS)
 BRANCH_OPCODES = frozenset({"bra"})
@@ -53,6 +54,12 @@ MAX_ERRORS = 50
 # Special registers that are 64 bits wide; every other one reads as 32 bits (16 for the legacy
 # ``mov.u16 %rh, %tid.x`` form).
 _SPECIAL_64 = frozenset({"clock64", "globaltimer", "gridid", "current_graph_exec"} | {f"pm{i}_64" for i in range(8)})
+
+_SURFACE_FIELDS = ("width", "height", "depth", "channel_data_type", "channel_order")
+_SAMPLER_FIELDS = ("addr_mode_0", "addr_mode_1", "addr_mode_2", "filter_mode", "force_unnormalized_coords")
+_OPAQUE_FIELDS = {"samplerref": _SAMPLER_FIELDS, "surfref": _SURFACE_FIELDS,
+                  "texref": (*_SURFACE_FIELDS, "normalized_coords", *_SAMPLER_FIELDS[:4])}
+"""The fields an initialiser of each opaque type takes (a ``.texref``'s: independent mode's)."""
 
 
 class RegScope:
@@ -269,9 +276,16 @@ class _Checker:
 
     def opaque_initialisers(self) -> None:
         """``{ field = value, ... }`` initialises an opaque variable only (PTX ISA, "Texture Sampler and Surface
-        Types"): a ``.samplerref``'s fields ``addr_mode_0..2``, ``filter_mode``, ``force_unnormalized_coords``
-        (ptxas 13: "Unrecognized field name ... in opaque struct initializer"), in a ``texmode_independent``
-        module (ptxas: "violates .target texmode_unified setting")."""
+        Types"), with the fields ptxas 13 takes (others: "Unrecognized field name ... in opaque struct
+        initializer"): a ``.samplerref``'s ``addr_mode_0..2``, ``filter_mode``, ``force_unnormalized_coords``, in a
+        ``texmode_independent`` module (ptxas: "violates .target texmode_unified setting"); a ``.surfref``'s
+        ``width``, ``height``, ``depth``, ``channel_data_type``, ``channel_order``; an independent-mode
+        ``.texref``'s those and ``normalized_coords``, ``filter_mode``, ``addr_mode_0..2`` (ptxas: "ignored in
+        .texref variables in independent texture mode").  A ``.surfref``'s and an independent-mode ``.texref``'s
+        fields are declarations with no effect: the bound object's properties and the sampler operand decide, and
+        ptxas's cubin is byte-identical with and without them.  A unified-mode ``.texref``'s fields:
+        :func:`xcc.ir.lower_texture.sampler_of`.  Each value an integer or one of ptxas's keywords
+        (:data:`xcc.semantics.texture.OPAQUE_KEYWORDS`; ptxas: "Unrecognized initial value symbol")."""
         for v in self.module.variables:
             fields = [e for e in v.init or () if isinstance(e, ast.InitField)]
             if not fields and not (v.type == "samplerref" and v.init is not None):
@@ -280,21 +294,23 @@ class _Checker:
                 self.error(f"'{v.name}': a {{ field = value }} initialiser needs an opaque type (.samplerref)",
                            v.loc)
                 continue
-            if v.type == "texref" and "texmode_independent" not in self.module.target:
+            independent = "texmode_independent" in self.module.target
+            if v.type == "texref" and not independent:
                 continue  # unified mode: its sampling fields (xcc.ir.lower_texture.sampler_of)
-            if v.type != "samplerref":
-                self.error(f"'{v.name}': a .{v.type} initialiser is not supported yet (xcc's texture and surface "
-                           "objects come from the driver API; a .samplerref's and a unified-mode .texref's "
-                           "initialisers are supported)", v.loc)
-                continue
-            if "texmode_independent" not in self.module.target:
+            if v.type == "samplerref" and not independent:
                 self.error(f"'{v.name}': an initialised .samplerref needs .target texmode_independent (the "
                            "module is texmode_unified)", v.loc)
+            allowed = _OPAQUE_FIELDS[v.type]
             for f in fields:
-                if f.name not in ("addr_mode_0", "addr_mode_1", "addr_mode_2",
-                                  "filter_mode", "force_unnormalized_coords"):
-                    self.error(f"'{v.name}': unknown .samplerref field '{f.name}' (addr_mode_0, addr_mode_1, "
-                               "addr_mode_2, filter_mode, force_unnormalized_coords)", f.loc or v.loc)
+                if f.name not in allowed:
+                    self.error(f"'{v.name}': unknown .{v.type} field '{f.name}' ({', '.join(allowed)})",
+                               f.loc or v.loc)
+                elif v.type != "samplerref":
+                    try:
+                        field_keyword(f.value)
+                    except ValueError:
+                        self.error(f"'{v.name}': {f.name} = {f.value}: unknown value '{f.value}' (an integer, or "
+                                   f"{', '.join(OPAQUE_KEYWORDS)})", f.loc or v.loc)
 
     def independent_texture(self, ins: ast.Instruction) -> None:
         """A ``texmode_independent`` module's ``tex``/``tld4`` names its sampler, ``[texture, sampler,

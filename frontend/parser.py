@@ -440,8 +440,13 @@ class _Builder(Transformer):
         return _InitList(c)
 
     def init_field(self, c):
-        v = c[1].value
-        return ast.InitField(c[0].value, _int(v) if c[1].type == "INT" else v, self._loc(c[0]))
+        v = c[1]
+        if isinstance(v, int):  # field_neg
+            return ast.InitField(c[0].value, v, self._loc(c[0]))
+        return ast.InitField(c[0].value, _int(v.value) if v.type == "INT" else v.value, self._loc(c[0]))
+
+    def field_neg(self, c):
+        return -_int(c[0].value)
 
     def c_int(self, c):
         return ast.Imm(_int(c[0].value), loc=self._loc(c[0]))

@@ -58,8 +58,11 @@ def build_module(mod: ast.Module, entries: Collection[str] | None = None) -> Mod
     spaces = {v.name: v.space for v in mod.variables}
     variables = [_variable(v, functions=function_names, spaces=spaces) for v in mod.variables]
     # .samplerref variables (texmode_independent): a tex naming an initialised one takes its fields at compile
-    # time, an uninitialised one's value is read at run time; an initialised .texref's fields likewise
-    samplers = {v.name: v for v in mod.variables if v.type == "samplerref" or (v.type == "texref" and v.init)}
+    # time, an uninitialised one's value is read at run time; an initialised .texref's fields likewise in unified
+    # mode (independent mode's are declarations with no effect: xcc.frontend.checker._Checker.opaque_initialisers)
+    unified = "texmode_independent" not in mod.target
+    samplers = {v.name: v for v in mod.variables
+                if v.type == "samplerref" or (v.type == "texref" and v.init and unified)}
     handles = frozenset(v.name for v in mod.variables if v.type in ("texref", "surfref"))  # hold a handle
     functions, declarations = [], {}
     defined = {fn.name for fn in mod.functions if fn.body is not None}

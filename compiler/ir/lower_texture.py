@@ -48,12 +48,16 @@ from xcc.ir.core import Const
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import PRED, ptx_type
 from xcc.semantics.texture import (
+    ADDR_KEYWORDS,
     CLAMP,
     KEEP_FILTER,
     KEEP_MODE,
+    OPAQUE_KEYWORDS,
     SAMPLER_MODES,
     SUQ_QUERIES,
     TXQ_QUERIES,
+    field_keyword,
+    keyword_code,
     sampler_bits,
     sampler_word,
 )
@@ -78,7 +82,6 @@ def _text(inst) -> str:
 
 
 _TEXREF_DECLARED = ("width", "height", "depth", "channel_data_type", "channel_order")
-_INT_WHY = "is not supported yet (ptxas takes any integer here, but the PTX ISA gives integer values no meaning)"
 
 
 def sampler_of(decl: ast.VarDecl) -> int:
@@ -90,17 +93,20 @@ def sampler_of(decl: ast.VarDecl) -> int:
     (unified mode): the same fields but ``force_unnormalized_coords``; *one it does not name keeps the bound
     texture object's own* (the word's keep bits, :data:`xcc.semantics.texture.KEEP_MODE`); its
     ``normalized_coords = 0`` / ``1`` forces unnormalized / normalized coordinates (the word's bit 7 / 15); ``width``, ``height``, ``depth``,
-    ``channel_data_type``, ``channel_order`` (integers) are declarations the bound object's own properties
-    override (*xcc's choice*: the object comes from the driver API, and ``txq`` answers the object's)."""
+    ``channel_data_type``, ``channel_order`` (any value) are declarations the bound object's own properties
+    override (*xcc's choice*: the object comes from the driver API, and ``txq`` answers the object's).
+
+    An address or filter mode given as an integer, or as the other group's keyword, reads as ptxas 13.0 stores it
+    (:data:`xcc.semantics.texture.OPAQUE_KEYWORDS`): 1-7 name the keywords in ptxas's order, any other integer
+    unsets the field (the default above again); a filter mode that stores a code other than nearest's 0 or
+    linear's 1 (``filter_mode = 3`` .. ``5``, ``= clamp_ogl`` ..) names no filter and is refused."""
     modes, linear, force, normalize = [CLAMP, CLAMP, CLAMP], False, False, False
     texref = decl.type == "texref"
     keep = (KEEP_MODE[0] | KEEP_MODE[1] | KEEP_MODE[2] | KEEP_FILTER) if texref else 0
     for f in decl.init or ():
         where = f.loc or decl.loc
+        kw = opaque_value(decl, f)
         if texref and f.name in _TEXREF_DECLARED:  # declarations: the bound object's own properties win
-            if not isinstance(f.value, int):
-                raise UnsupportedError(f"'{decl.name}': {f.name} = {f.value} is not supported yet (xcc takes an "
-                                       "integer here, a declaration the bound texture object's own overrides)", where)
             continue
         if texref and f.name == "normalized_coords":
             if f.value not in (0, 1):
@@ -112,27 +118,39 @@ def sampler_of(decl: ast.VarDecl) -> int:
                                    "(xcc takes filter_mode, addr_mode_0..2, normalized_coords, width, height, depth, "
                                    "channel_data_type, channel_order)", where)
         if f.name.startswith("addr_mode_"):
-            if f.value not in SAMPLER_MODES:
-                known = isinstance(f.value, int)  # ptxas takes any integer; the manual gives them no meaning
-                why = _INT_WHY if known else "is not an address mode"
-                raise (UnsupportedError if known else PtxSemanticError)(
-                    f"'{decl.name}': {f.name} = {f.value} {why} (xcc takes wrap, mirror, clamp_to_edge, "
-                    "clamp_to_border, clamp_ogl)", where)
-            modes[int(f.name[-1])] = SAMPLER_MODES[f.value]
-            keep &= ~KEEP_MODE[int(f.name[-1])]
+            axis = int(f.name[-1])
+            if kw is None:  # unset: the default again
+                modes[axis] = CLAMP
+                keep |= KEEP_MODE[axis] if texref else 0
+                continue
+            modes[axis] = SAMPLER_MODES[ADDR_KEYWORDS[keyword_code(kw)]]
+            keep &= ~KEEP_MODE[axis]
         elif f.name == "filter_mode":
-            if f.value not in ("nearest", "linear"):
-                known = isinstance(f.value, int)
-                why = _INT_WHY if known else "is not a filter mode"
-                raise (UnsupportedError if known else PtxSemanticError)(
-                    f"'{decl.name}': filter_mode = {f.value} {why} (xcc takes nearest, linear)", where)
-            linear = f.value == "linear"
+            if kw is None:
+                linear = False
+                keep |= KEEP_FILTER if texref else 0
+                continue
+            code = keyword_code(kw)
+            if code > 1:
+                raise UnsupportedError(f"'{decl.name}': filter_mode = {f.value} names no filter (ptxas stores filter "
+                                       f"mode {code} for it; nearest is 0, linear 1)", where)
+            linear = code == 1
             keep &= ~KEEP_FILTER
         elif f.name == "force_unnormalized_coords":
             if f.value not in (0, 1):
                 raise PtxSemanticError(f"'{decl.name}': force_unnormalized_coords takes 0 or 1", where)
             force = f.value == 1
     return sampler_word(tuple(modes), linear, force, keep, normalize)
+
+
+def opaque_value(decl: ast.VarDecl, f: ast.InitField) -> str | None:
+    """The keyword field ``f``'s value names (:func:`xcc.semantics.texture.field_keyword`; None: unset), a
+    located error for a name that is none."""
+    try:
+        return field_keyword(f.value)
+    except ValueError:
+        raise PtxSemanticError(f"'{decl.name}': {f.name} = {f.value}: unknown value '{f.value}' (an integer, or "
+                               f"{', '.join(OPAQUE_KEYWORDS)})", f.loc or decl.loc) from None
 
 
 class TextureLowering:

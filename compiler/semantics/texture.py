@@ -126,6 +126,33 @@ SAMPLED = 1 << 63
 """Independent mode: a handle with this bit carries a sampler (:func:`sampler_word`) in bits 47-62 (bit 47:
 :data:`FORCE_NORMALIZED`) and the texture object's descriptor address in bits 0-46 (as NVIDIA's bindless handles
 combine a texture and a sampler index); a unified-mode ``.texref`` with an initialiser carries its fields the same way."""
+OPAQUE_KEYWORDS = ("wrap", "mirror", "clamp_ogl", "clamp_to_edge", "clamp_to_border", "nearest", "linear")
+"""The names an opaque initialiser's field takes, in ptxas's numbering: an integer value N of 1-7 is keyword
+N - 1 of this tuple, any other integer (0, negative, 8 and up) leaves the field unset, as if not named.  Measured
+on ptxas 13.0 (the PTX ISA gives integer values no meaning): ``.samplerref`` cubins store each field in
+EIATTR_SAMPLER_INIT as its keyword's position within its own group (:data:`ADDR_KEYWORDS`, :data:`FILTER_KEYWORDS`)
+or 0xFF when unset, and ``addr_mode_0 = 4`` / ``= clamp_to_edge``, ``filter_mode = 7`` / ``= linear``, ``= 0`` /
+not named give byte-identical cubins; a keyword of the other group is stored by its position too
+(``addr_mode_0 = linear`` is mirror's 1, ``filter_mode = mirror`` linear's 1)."""
+ADDR_KEYWORDS = ("wrap", "mirror", "clamp_ogl", "clamp_to_edge", "clamp_to_border")
+FILTER_KEYWORDS = ("nearest", "linear")
+
+
+def field_keyword(value: str | int) -> str | None:
+    """The keyword an opaque field's value names (:data:`OPAQUE_KEYWORDS`), None for an integer that leaves the
+    field unset; a name that is no keyword raises ValueError."""
+    if isinstance(value, int):
+        return OPAQUE_KEYWORDS[value - 1] if 1 <= value <= len(OPAQUE_KEYWORDS) else None
+    if value not in OPAQUE_KEYWORDS:
+        raise ValueError(value)
+    return value
+
+
+def keyword_code(keyword: str) -> int:
+    """The code ptxas stores for ``keyword`` in any sampler field: its position within its own group."""
+    return (ADDR_KEYWORDS if keyword in ADDR_KEYWORDS else FILTER_KEYWORDS).index(keyword)
+
+
 KEEP_MODE = (1 << 11, 1 << 12, 1 << 13)
 KEEP_FILTER = 1 << 14
 """Sampler-word bits: keep the texture object's own address mode of axis 0, 1, 2 / filter mode (a ``.texref``
