@@ -23,7 +23,9 @@ it.  An ``.f32`` D with an ``.f16`` C takes C's elements from the lanes of the `
 **Types** (ptxas 13.0 accepts them for sm_75 .. sm_90, and PTX for sm_70): ``.f16.f16.f16.f16``,
 ``.f32.f16.f16.f32`` and ``.f32.f16.f16.f16``; ``.alayout``/``.blayout`` each ``.row`` or ``.col``.
 ``.f16.f16.f16.f32`` is refused, as ptxas refuses it (".dtype must be '.f32' when .ctype is '.f32'"), and so are
-the ``.bf16`` and ``.tf32`` m8n8k4 forms ptxas takes but the PTX ISA does not document (no fragment layout).
+the ``.bf16`` and ``.tf32`` m8n8k4 forms ptxas takes but the PTX ISA does not document (no fragment layout):
+for them ptxas 13.0 emits no arithmetic at all (sm_80 SASS through nvdisasm: no HMMA, FFMA or SHFL; D's stores
+read registers nothing wrote), so they have no result to match.
 
 **Arithmetic** (xcc's rule; PTX: products in at least single precision, accumulation in at least single
 precision when C or D is .f32 and at least half precision otherwise, order, rounding and subnormal handling
@@ -88,7 +90,8 @@ class QuadPairMmaLowering:
         dtype, atype, btype, ctype = types
         if {atype, btype} & {"bf16", "tf32"} and {atype, btype} <= {"bf16", "tf32", "f16"}:
             raise self.error(f"'{full}': .m8n8k4 with .{atype}/.{btype} A and B is not supported (the PTX ISA "
-                             "documents .f16 A and B only, and no fragment layout for these)")
+                             "documents .f16 A and B only, and no fragment layout for these; ptxas 13.0 takes them "
+                             "but emits no arithmetic for them, leaving D undefined)")
         if (atype, btype) != ("f16", "f16") or (dtype, ctype) not in QP_TYPES | {("f16", "f32")}:
             raise self.error(f"'{full}': .m8n8k4 takes .dtype.f16.f16.ctype with .f16 or .f32 C and D",
                              PtxSemanticError)
