@@ -44,7 +44,6 @@ from test_texture_more import (  # noqa: E402
     SAMPLER_QUERY,
     WRAP,
     _refusals,
-    _upload,
     cuda,
     fbits,
     inputs,
@@ -53,6 +52,7 @@ from test_texture_more import (  # noqa: E402
     reference,
     run,
     run_texref,
+    run_with_variable,
 )
 
 from xcc import runtime as rt  # noqa: E402
@@ -202,20 +202,7 @@ def _run_declared(device, inst, tex, rows, engine, opt, sampler):
     ptx = KERNEL.format(inst=inst).replace(
         ".target sm_80\n", f".target sm_80, texmode_independent\n.global .texref gt = {DECLARING};\n"
         f".global .samplerref smp = {sampler};\n")
-    return _launch(device, ptx, tex, rows, engine, opt, "gt")
-
-
-def _launch(device, ptx, handle, rows, engine, opt, var):
-    """Launch ``k`` of ``ptx`` on the input ``rows`` with ``handle`` written into the module variable ``var``."""
-    n, buf, out = _upload(rows)
-    mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
-    mod.get_global(var, np.uint64).copy_from_host(np.array([int(handle)], np.uint64))
-    mod.get_function("k").launch((1, 1, 1), (n, 1, 1), [np.uint64(0), np.uint64(int(buf)), np.uint64(int(out))])
-    got = np.zeros((n, 4), np.uint32)
-    ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
-    ok(cuda.cuMemFree(buf))
-    ok(cuda.cuMemFree(out))
-    return got
+    return run_with_variable(device, ptx, tex, rows, engine, opt, "gt")
 
 
 # A .surfref's initialiser (either mode) declares: suld reads the bound surface, suq answers its geometry.
@@ -241,7 +228,7 @@ def test_surfref_initialisers_declare_only(device, engine, opt, target):
             "    suq.width.b32 %r11, [gs];\n    suq.height.b32 %r12, [gs];\n    mov.u32 %r13, 0;")
     ptx = KERNEL.format(inst=inst).replace(".target sm_80\n", f".target {target}\n.global .surfref gs = {SURFACE};\n")
     rows = np.array([[x, y] for y in range(-1, h + 1) for x in range(-1, w + 1)], np.int32).view(np.uint32)
-    got = _launch(device, ptx, surf, rows, engine, opt, "gs")
+    got = run_with_variable(device, ptx, surf, rows, engine, opt, "gs")
     for t, (x, y) in enumerate(rows.view(np.int32)):
         inside = 0 <= x < w and 0 <= y < h
         assert list(got[t]) == [np.uint32(data[y, x]) if inside else 0, w, h, 0], (x, y, got[t])

@@ -875,9 +875,15 @@ OBJECTS = [(WRAP, False, True), (BORDER, True, False)]  # the bound object's (ad
 def run_texref(device, inst: str, tex, words, engine: str, opt: int, init: str, n_out: int = 4) -> np.ndarray:
     """As :func:`run` in a unified-mode module with ``.global .texref gt = {init}`` holding ``tex``."""
     ptx = KERNEL.format(inst=inst).replace(".address_size 64\n", f".address_size 64\n.global .texref gt = {init};\n")
+    return run_with_variable(device, ptx, tex, words, engine, opt, "gt")
+
+
+def run_with_variable(device, ptx: str, handle, words, engine: str, opt: int, var: str) -> np.ndarray:
+    """Launch ``k`` of ``ptx`` (:data:`KERNEL`'s parameters, ``tex`` 0) on ``words`` with ``handle`` written into
+    the module variable ``var``; each thread's four result words."""
     n, buf, out = _upload(words)
     mod = rt.load_module(ptx, device=device, engine=engine, opt_level=opt)
-    mod.get_global("gt", np.uint64).copy_from_host(np.array([int(tex)], np.uint64))
+    mod.get_global(var, np.uint64).copy_from_host(np.array([int(handle)], np.uint64))
     mod.get_function("k").launch((1, 1, 1), (n, 1, 1), [np.uint64(0), np.uint64(int(buf)), np.uint64(int(out))])
     got = np.zeros((n, 4), np.uint32)
     ok(cuda.cuMemcpyDtoH(got, out, got.nbytes))
