@@ -1,12 +1,14 @@
 """CUTLASS- and CuTe-generated PTX (issue 19): examples/cutlass/*.ptx compile as ptxas compiles them, and run.
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
-its nvcc command): a 2.x SIMT SGEMM, 2.x tensor-op GEMMs (multistage, strided-batched, grouped), an
-implicit-GEMM conv2d fprop, two CuTe GEMMs (SIMT, and tensor-core with TiledCopy cp.async and ldmatrix) and
-three 3.x sm_90a TMA warp-specialised GEMMs (plain; persistent cooperative with a TMA epilogue; persistent
-ping-pong on a 2x1 cluster with TMA multicast).  ``PTXAS`` records what
-``ptxas -v -O3 -arch=...`` said of each file (registers, and SASS instructions counted as bench/ptxas_ref.py
-counts them); each file must compile with ``xcc compile -v``, whose report carries the same figures for xg1.
+its nvcc command): a 2.x SIMT SGEMM, 2.x tensor-op GEMMs (f16 multistage, strided-batched, grouped, a fused
+bias + ReLU epilogue, s8 x s8 -> s32 with mma .s8), implicit-GEMM conv2d fprop and dgrad, three CuTe kernels
+(a SIMT GEMM, a tensor-core GEMM with TiledCopy cp.async and ldmatrix, an SM90 TMA load/store tile transpose)
+and four 3.x sm_90a TMA warp-specialised GEMMs (plain f16; plain FP8 e4m3 through wgmma .e4m3; persistent
+cooperative with a TMA epilogue; persistent ping-pong on a 2x1 cluster with TMA multicast).  Every file runs.
+``PTXAS`` records what ``ptxas -v -O3 -arch=...`` said of each file (registers, and SASS instructions counted as
+bench/ptxas_ref.py counts them); each file must compile with ``xcc compile -v``, whose report carries the same
+figures for xg1.
 
 The CUTLASS kernels take their ``Params`` as one ``.b8`` struct parameter.  Its bytes come from CUTLASS's own
 host code: ``X.cu -DDUMP_PARAMS`` builds ``Kernel::Params`` as ``device::Gemm::initialize`` does, for device
@@ -41,15 +43,20 @@ SENTINEL, SENTINEL_STEP = 0xA0000000000, 1 << 32
 # ptxas 13.0 (V13.0.88) -v -O3 -arch=<the file's target>: registers, SASS instructions (bench/ptxas_ref.py),
 # barriers ("used N barriers")
 PTXAS = {
+    "conv2d_dgrad.sm_80.ptx": (104, 1097, 1),
     "conv2d_fprop.sm_80.ptx": (104, 1081, 1),
     "cute_hgemm_ldsm.sm_80.ptx": (70, 197, 1),
     "cute_sgemm.sm_80.ptx": (40, 371, 1),
+    "cute_tma_transpose.sm_90a.ptx": (16, 92, 1),
     "gemm_batched.sm_80.ptx": (128, 811, 1),
+    "gemm_bias_relu.sm_80.ptx": (95, 800, 1),
     "gemm_grouped.sm_80.ptx": (124, 947, 1),
     "hgemm_tensorop.sm_80.ptx": (94, 772, 1),
+    "igemm_s8.sm_80.ptx": (96, 763, 1),
     "sgemm_simt.sm_80.ptx": (126, 2355, 1),
     "tma_cluster_gemm.sm_90a.ptx": (168, 2623, 2),
     "tma_coop_gemm.sm_90a.ptx": (168, 2049, 2),
+    "tma_fp8_gemm.sm_90a.ptx": (255, 3173, 1),
     "tma_ws_gemm.sm_90a.ptx": (234, 2579, 1),
 }
 # Files whose xcc instruction count may exceed twice ptxas's, and why (the bound below is a regression guard).
@@ -62,6 +69,14 @@ SLACK = {
     # wgmma.mma_async m64n128k16 are 1024 WGMMA (ptxas: 16 HGMMA), and the 168-register cap of 384 threads
     # spills (1560/4648 bytes stored/loaded); counting one per wgmma, 5043 (1.9x ptxas).
     "tma_cluster_gemm.sm_90a.ptx": 3,
+    # 1620 instructions (2.03x ptxas): LinearCombinationRelu's 64 max.NaN.f32 are three instructions each on xg1
+    # (FMNMX, whose NaN rule gives the other operand, then FSETP.NAN and SEL of the canonical NaN), one on sm_80;
+    # without the 128 extra, 1492 (1.9x ptxas, as hgemm_tensorop's 1403 for 772).
+    "gemm_bias_relu.sm_80.ptx": 3,
+    # 6862 instructions: the 16 wgmma.mma_async m64n128k32 .e4m3 are 1024 QGMMA (one per accumulator part, as
+    # tma_cluster_gemm's), and the FP8 mainloop's two 64-register accumulators under the 255-register cap spill
+    # (715 STL / 1008 LDL; ptxas: 255 registers and a 40-byte stack); counting one per wgmma, 5854 (1.8x ptxas).
+    "tma_fp8_gemm.sm_90a.ptx": 3,
 }
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
 REFUSED: dict[str, tuple[str, str]] = {}
@@ -169,7 +184,8 @@ def _kernel_name(ptx: str) -> str:
 def _run_gemm(name, ptx, engine, a, b, c, out_dtype=np.float32, out_shape=None):
     d = json.loads((CORPUS / f"{name}.params.json").read_text())
     da, db, dc = rt.to_device(a), rt.to_device(b), rt.to_device(c)
-    dd = rt.to_device(np.full(out_shape or (d["M"], d["N"]), np.nan, out_dtype))
+    fill = np.nan if np.issubdtype(out_dtype, np.floating) else np.iinfo(out_dtype).min
+    dd = rt.to_device(np.full(out_shape or (d["M"], d["N"]), fill, out_dtype))
     d, blob = _params(name, [da, db, dc, dd])
     mod = rt.load_module(CORPUS / ptx, engine=engine, opt_level=3)
     cluster = tuple(d["cluster"]) if "cluster" in d else None
@@ -356,6 +372,107 @@ def test_cute_hgemm_ldsm_runs(engine):
     mod.get_function("cute_hgemm_tn").launch((M // 64, N // 64, 1), (128, 1, 1),
                                              (np.int32(M), np.int32(N), np.int32(K), da, db, dc))
     np.testing.assert_array_equal(dc.copy_to_host(), a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_igemm_s8_runs(engine):
+    """D = 3 A B - 2 C in s32 with s8 A (row-major) and B (column-major: N x K row-major) over the whole s8 range,
+    64 x 128 x 192 (two CTAs, three k-tiles), mma.sync m16n8k32 .s8 .satfinite (no sum reaches the s32 bounds)."""
+    rng = np.random.default_rng(29)
+    d = json.loads((CORPUS / "igemm_s8.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    bt = rng.integers(-128, 128, (N, K)).astype(np.int8)
+    c = rng.integers(-2 ** 20, 2 ** 20, (M, N)).astype(np.int32)
+    _, got = _run_gemm("igemm_s8", "igemm_s8.sm_80.ptx", engine, a, bt, c, out_dtype=np.int32)
+    np.testing.assert_array_equal(got, 3 * (a.astype(np.int64) @ bt.astype(np.int64).T) - 2 * c.astype(np.int64))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gemm_bias_relu_runs(engine):
+    """D = max(A B + bias, 0): f16 A (row-major), B (column-major), the f32 bias a length-N vector read as C with
+    leading dimension 0, f32 D row-major, 96 x 64 x 64 (the second CTA's tile partial in M); LinearCombinationRelu's
+    max.NaN.f32."""
+    rng = np.random.default_rng(30)
+    d = json.loads((CORPUS / "gemm_bias_relu.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    bt = rng.integers(-4, 5, (N, K)).astype(np.float16)
+    bias = rng.integers(-16, 17, N).astype(np.float32)
+    _, got = _run_gemm("gemm_bias_relu", "gemm_bias_relu.sm_80.ptx", engine, a, bt, bias)
+    np.testing.assert_array_equal(got, np.maximum(a.astype(np.float32) @ bt.astype(np.float32).T + bias, 0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_conv2d_dgrad_runs(engine):
+    """dx = dgrad(dy, w) - c: dy 1x6x6x8 NHWC f16, w 8x3x3x16 KRSC f16, padding 1, stride 1, f32 dx 1x6x6x16:
+    dx[h, w, c] = sum over k, r, s of dy[h + 1 - r, w + 1 - s, k] w[k, r, s, c] (zero outside dy)."""
+    rng = np.random.default_rng(31)
+    dy = rng.integers(-3, 4, (1, 6, 6, 8)).astype(np.float16)
+    w = rng.integers(-3, 4, (8, 3, 3, 16)).astype(np.float16)
+    c = rng.integers(-8, 9, (1, 6, 6, 16)).astype(np.float32)
+    dyp = np.pad(dy.astype(np.float32), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros((1, 6, 6, 16), np.float32)
+    for r in range(3):
+        for s_ in range(3):
+            want += np.einsum("nhwk,kc->nhwc", dyp[:, 2 - r:8 - r, 2 - s_:8 - s_, :], w[:, r, s_, :].astype(np.float32))
+    ddy, dw, dc = rt.to_device(dy), rt.to_device(w), rt.to_device(c)
+    ddx = rt.to_device(np.full(c.shape, np.nan, np.float32))
+    d, blob = _params("conv2d_dgrad", [ddy, dw, dc, ddx])
+    mod = rt.load_module(CORPUS / "conv2d_dgrad.sm_80.ptx", engine=engine, opt_level=3)
+    mod.get_function(_kernel_name("conv2d_dgrad.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
+                                                                    shared_mem=d["smem"])
+    np.testing.assert_array_equal(ddx.copy_to_host(), want - c)
+
+
+def _e4m3_value(byte: np.ndarray) -> np.ndarray:
+    """The e4m3 value of each byte, from the PTX manual's definition (sign, 4 exponent bits biased by 7, 3
+    mantissa bits; exponent 0 subnormal; S.1111.111 NaN, not generated here)."""
+    b = byte.astype(np.int64)
+    e, m = (b >> 3) & 15, b & 7
+    mag = np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * 2.0 ** (e - 7))
+    return np.where(b & 0x80, -mag, mag)
+
+
+def _e4m3_bytes(rng, shape) -> np.ndarray:
+    """Random e4m3 bytes: zeros and normals of exponent -1 .. 2 (|v| <= 7.5, steps of 1/16 or more), so that every
+    product is a multiple of 2^-8 below 2^6 and every sum of 256 of them exact in f32, in any order."""
+    e = rng.choice([0, 6, 7, 8, 9], shape)
+    m = np.where(e == 0, 0, rng.integers(0, 8, shape))
+    return ((rng.integers(0, 2, shape) << 7) | (e << 3) | m).astype(np.uint8)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_fp8_gemm_runs(engine):
+    """CUTLASS 3.x KernelTmaWarpSpecialized with e4m3 inputs: D = A B - C, e4m3 A (M x K row-major) and B (N x K
+    row-major), f32 C/D column-major, 128 x 256 x 256: two CTAs of 256 threads, two 128-deep k-tiles each through
+    TMA and wgmma m64n128k32 .e4m3.e4m3 (the FP8 mainloop's promotion into a second accumulator); exact."""
+    rng = np.random.default_rng(32)
+    d = json.loads((CORPUS / "tma_fp8_gemm.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a, bt = _e4m3_bytes(rng, (M, K)), _e4m3_bytes(rng, (N, K))
+    c = rng.integers(-8, 9, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
+    _, got = _run_gemm("tma_fp8_gemm", "tma_fp8_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    np.testing.assert_array_equal(got.T, _e4m3_value(a) @ _e4m3_value(bt).T - c.T)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cute_tma_transpose_runs(engine):
+    """CuTe SM90_TMA_LOAD / SM90_TMA_STORE of 32x64 f32 tiles: out = 2 in + 1 with in M x N row-major and out
+    M x N column-major (the transpose in memory), 48 x 96 on 2 x 2 CTAs: the edge tiles' loads zero-filled past
+    the tensor and their stores clipped to it (the NaN fill around the matrix stays)."""
+    rng = np.random.default_rng(33)
+    d = json.loads((CORPUS / "cute_tma_transpose.params.json").read_text())
+    M, N = d["M"], d["N"]
+    x = rng.uniform(-4, 4, (M, N)).astype(np.float32)
+    din = rt.to_device(x)
+    dout = rt.to_device(np.full(M * N + 64, np.nan, np.float32))  # past the tensor: must stay NaN
+    d, blob = _params("cute_tma_transpose", [din, dout])
+    mod = rt.load_module(CORPUS / "cute_tma_transpose.sm_90a.ptx", engine=engine, opt_level=3)
+    mod.get_function("cute_tma_transpose").launch(tuple(d["grid"]), tuple(d["block"]), (blob,), shared_mem=d["smem"])
+    got = dout.copy_to_host()
+    np.testing.assert_array_equal(got[:M * N].reshape(N, M), (np.float32(2) * x + np.float32(1)).T)
+    assert np.isnan(got[M * N:]).all()
 
 
 BRKPT = """.version 8.0
