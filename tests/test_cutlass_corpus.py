@@ -1,11 +1,13 @@
 """CUTLASS- and CuTe-generated PTX (issue 19): examples/cutlass/*.ptx compile as ptxas compiles them, and run.
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
-its nvcc command): a 2.x SIMT SGEMM, 2.x tensor-op GEMMs (f16 multistage, strided-batched, grouped, a fused
-bias + ReLU epilogue, s8 x s8 -> s32 with mma .s8), implicit-GEMM conv2d fprop and dgrad, three CuTe kernels
-(a SIMT GEMM, a tensor-core GEMM with TiledCopy cp.async and ldmatrix, an SM90 TMA load/store tile transpose)
-and four 3.x sm_90a TMA warp-specialised GEMMs (plain f16; plain FP8 e4m3 through wgmma .e4m3; persistent
-cooperative with a TMA epilogue; persistent ping-pong on a 2x1 cluster with TMA multicast).  Every file runs.
+its nvcc command): a 2.x SIMT SGEMM; 2.x tensor-op GEMMs (f16 multistage, strided-batched, grouped, a fused
+bias + ReLU epilogue, s8 and s4 integer, f64, tf32, 2:4 structured-sparse); implicit-GEMM conv2d fprop, dgrad
+and wgrad; three CuTe kernels (a SIMT GEMM, a tensor-core GEMM with TiledCopy cp.async and ldmatrix, an SM90 TMA
+load/store tile transpose); and seven 3.x sm_90a TMA warp-specialised GEMMs (plain f16; FP8 e4m3; FP8 e4m3 x
+e5m2 with fast accumulation, persistent ping-pong; s8 x f16 mixed input with A through registers; persistent
+cooperative with a TMA epilogue; the same with a fused bias + ReLU epilogue visitor tree; persistent ping-pong
+on a 2x1 cluster with TMA multicast).  Every file runs.
 ``PTXAS`` records what ``ptxas -v -O3 -arch=...`` said of each file (registers, and SASS instructions counted as
 bench/ptxas_ref.py counts them); each file must compile with ``xcc compile -v``, whose report carries the same
 figures for xg1.
@@ -45,18 +47,26 @@ SENTINEL, SENTINEL_STEP = 0xA0000000000, 1 << 32
 PTXAS = {
     "conv2d_dgrad.sm_80.ptx": (104, 1097, 1),
     "conv2d_fprop.sm_80.ptx": (104, 1081, 1),
+    "conv2d_wgrad.sm_80.ptx": (93, 1287, 1),
     "cute_hgemm_ldsm.sm_80.ptx": (70, 197, 1),
     "cute_sgemm.sm_80.ptx": (40, 371, 1),
     "cute_tma_transpose.sm_90a.ptx": (16, 92, 1),
+    "dgemm_tensorop.sm_80.ptx": (70, 761, 1),
     "gemm_batched.sm_80.ptx": (128, 811, 1),
     "gemm_bias_relu.sm_80.ptx": (95, 800, 1),
     "gemm_grouped.sm_80.ptx": (124, 947, 1),
+    "gemm_sparse.sm_80.ptx": (128, 985, 1),
     "hgemm_tensorop.sm_80.ptx": (94, 772, 1),
+    "igemm_s4.sm_80.ptx": (96, 771, 1),
     "igemm_s8.sm_80.ptx": (96, 763, 1),
     "sgemm_simt.sm_80.ptx": (126, 2355, 1),
+    "tf32gemm_tensorop.sm_80.ptx": (96, 1071, 1),
     "tma_cluster_gemm.sm_90a.ptx": (168, 2623, 2),
     "tma_coop_gemm.sm_90a.ptx": (168, 2049, 2),
+    "tma_evt_gemm.sm_90a.ptx": (168, 2117, 2),
+    "tma_fp8_fast_gemm.sm_90a.ptx": (168, 2206, 1),
     "tma_fp8_gemm.sm_90a.ptx": (255, 3173, 1),
+    "tma_mixed_gemm.sm_90a.ptx": (234, 3174, 1),
     "tma_ws_gemm.sm_90a.ptx": (234, 2579, 1),
 }
 # Files whose xcc instruction count may exceed twice ptxas's, and why (the bound below is a regression guard).
@@ -77,6 +87,23 @@ SLACK = {
     # tma_cluster_gemm's), and the FP8 mainloop's two 64-register accumulators under the 255-register cap spill
     # (715 STL / 1008 LDL; ptxas: 255 registers and a 40-byte stack); counting one per wgmma, 5854 (1.8x ptxas).
     "tma_fp8_gemm.sm_90a.ptx": 3,
+    # 1805 instructions (2.4x ptxas): xg1 has no f64 MMA unit; each mma.sync m8n8k4 .f64 is shfl.idx gathers and a
+    # chain of fma.rn.f64 (ir.lower_dmma, docs/semantics.md): 385 SHFL, 136 DFMA, 482 MOV.
+    "dgemm_tensorop.sm_80.ptx": 3,
+    # 2148 instructions (2.01x ptxas): 625 of them MOVs building HMMA.1688.TF32's register pairs, as in
+    # cute_hgemm_ldsm.
+    "tf32gemm_tensorop.sm_80.ptx": 3,
+    # 2911 instructions (3.8x ptxas): xg1 has no 4-bit MMA; each mma.sync m16n8k64 .s4 widens its nibbles to bytes
+    # (943 LOP3, 213 SHL, 93 SHR.S32) for the .s8 IMMA.16832 (ir.lower_subbyte_mma, docs/semantics.md).
+    "igemm_s4.sm_80.ptx": 4,
+    # 4071 instructions (4.1x ptxas): xg1 has no sparse MMA; each mma.sp m16n8k32 rebuilds the dense A fragment
+    # from the compressed one and the metadata (ir.lower_sparse_mma: 161 SHFL, 564 SEL, 513 ISETP.EQ, 590 LOP3,
+    # 426 SHR) for dense HMMA.16816s.
+    "gemm_sparse.sm_80.ptx": 5,
+    # 6461 instructions: the 24 wgmma.mma_async m64n128k16 with A in registers are 1536 WGMMA.AREG (one per
+    # accumulator part, as tma_cluster_gemm's), and the 255-register cap spills (668/2568 bytes stored/loaded);
+    # counting one per wgmma, 4949 (1.6x ptxas).
+    "tma_mixed_gemm.sm_90a.ptx": 3,
 }
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
 REFUSED: dict[str, tuple[str, str]] = {}
@@ -473,6 +500,168 @@ def test_cute_tma_transpose_runs(engine):
     got = dout.copy_to_host()
     np.testing.assert_array_equal(got[:M * N].reshape(N, M), (np.float32(2) * x + np.float32(1)).T)
     assert np.isnan(got[M * N:]).all()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dgemm_tensorop_runs(engine):
+    """D = 1.5 A B - 0.25 C in f64 (mma.sync m8n8k4 .f64), A row-major, B column-major, 48 x 64 x 80 (a partial
+    tile in M, five k-tiles through four stages); small integers, so every order of the sums is exact."""
+    rng = np.random.default_rng(34)
+    d = json.loads((CORPUS / "dgemm_tensorop.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.integers(-8, 9, (M, K)).astype(np.float64)
+    bt = rng.integers(-8, 9, (N, K)).astype(np.float64)
+    c = rng.integers(-64, 65, (M, N)).astype(np.float64)
+    _, got = _run_gemm("dgemm_tensorop", "dgemm_tensorop.sm_80.ptx", engine, a, bt, c, out_dtype=np.float64)
+    np.testing.assert_array_equal(got, 1.5 * (a @ bt.T) - 0.25 * c)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tf32gemm_tensorop_runs(engine):
+    """D = 2 A B + C with f32 A (row-major) and B (column-major) through mma.sync m16n8k8 .tf32, 64 x 96 x 96
+    (the second CTA's tile partial in N, three k-tiles); small integers, exact in tf32 and in every sum."""
+    rng = np.random.default_rng(35)
+    d = json.loads((CORPUS / "tf32gemm_tensorop.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.integers(-8, 9, (M, K)).astype(np.float32)
+    bt = rng.integers(-8, 9, (N, K)).astype(np.float32)
+    c = rng.integers(-64, 65, (M, N)).astype(np.float32)
+    _, got = _run_gemm("tf32gemm_tensorop", "tf32gemm_tensorop.sm_80.ptx", engine, a, bt, c)
+    np.testing.assert_array_equal(got, 2 * (a @ bt.T) + c)
+
+
+def _pack_s4(x: np.ndarray) -> np.ndarray:
+    """Rows of signed 4-bit integers packed two to a byte, the even element in the low nibble (cutlass::int4b_t
+    arrays)."""
+    u = (x.astype(np.int64) & 15).astype(np.uint8)
+    return u[..., 0::2] | (u[..., 1::2] << 4)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_igemm_s4_runs(engine):
+    """D = A B + C in s32 with s4 A (row-major) and B (column-major: N x K row-major) over the whole s4 range,
+    64 x 64 x 384 (three k-tiles), mma.sync m16n8k64 .s4 .satfinite."""
+    rng = np.random.default_rng(36)
+    d = json.loads((CORPUS / "igemm_s4.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a, bt = rng.integers(-8, 8, (M, K)), rng.integers(-8, 8, (N, K))
+    c = rng.integers(-2 ** 20, 2 ** 20, (M, N)).astype(np.int32)
+    _, got = _run_gemm("igemm_s4", "igemm_s4.sm_80.ptx", engine, _pack_s4(a), _pack_s4(bt), c, out_dtype=np.int32)
+    np.testing.assert_array_equal(got, a @ bt.T + c)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_conv2d_wgrad_runs(engine):
+    """dw = wgrad(dy, x) - c: dy 1x8x8x16 NHWC f16, x 1x8x8x8 NHWC f16, padding 1, stride 1, f32 dw 16x3x3x8 (KRSC):
+    dw[k, r, s, c] = sum over p, q of dy[p, q, k] x[p - 1 + r, q - 1 + s, c] (zero outside x)."""
+    rng = np.random.default_rng(37)
+    dy = rng.integers(-3, 4, (1, 8, 8, 16)).astype(np.float16)
+    x = rng.integers(-3, 4, (1, 8, 8, 8)).astype(np.float16)
+    c = rng.integers(-8, 9, (16, 3, 3, 8)).astype(np.float32)
+    xp = np.pad(x.astype(np.float32), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros((16, 3, 3, 8), np.float32)
+    for r in range(3):
+        for s_ in range(3):
+            want[:, r, s_, :] = np.einsum("npqk,npqc->kc", dy.astype(np.float32), xp[:, r:r + 8, s_:s_ + 8, :])
+    ddy, dx, dc = rt.to_device(dy), rt.to_device(x), rt.to_device(c)
+    ddw = rt.to_device(np.full(c.shape, np.nan, np.float32))
+    d, blob = _params("conv2d_wgrad", [ddy, dx, dc, ddw])
+    mod = rt.load_module(CORPUS / "conv2d_wgrad.sm_80.ptx", engine=engine, opt_level=3)
+    mod.get_function(_kernel_name("conv2d_wgrad.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
+                                                                    shared_mem=d["smem"])
+    np.testing.assert_array_equal(ddw.copy_to_host(), want - c)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gemm_sparse_runs(engine):
+    """D = A B - C through CUTLASS's 2:4 sparse GEMM (mma.sp::ordered_metadata m16n8k32 .f16): the compressed A
+    (M x K/2, row-major) holds the two stored values of each group of four, every metadata nibble 0x4 (positions 0
+    and 1, the same in every element of E, so that the reorder of E's layout does not matter): the dense A has
+    them at positions 0 and 1 of each group and zeros at 2 and 3.  64 x 128 x 192, small integers (exact)."""
+    rng = np.random.default_rng(38)
+    d = json.loads((CORPUS / "gemm_sparse.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    assert (d["sparse"], d["elements_per_e"], d["e_bytes"]) == (2, 8, 2)  # f16: one 16-bit E, 4 nibbles for 8 stored values
+    ac = rng.integers(-4, 5, (M, K // 2)).astype(np.float16)
+    bt = rng.integers(-4, 5, (N, K)).astype(np.float16)
+    c = rng.integers(-8, 9, (M, N)).astype(np.float32)
+    dense = np.zeros((M, K // 4, 4), np.float32)
+    dense[:, :, :2] = ac.astype(np.float32).reshape(M, K // 4, 2)
+    bufs = [rt.to_device(ac), rt.to_device(bt), rt.to_device(c), rt.to_device(np.full((M, N), np.nan, np.float32)),
+            rt.to_device(np.full(M * K // 16, 0x4444, np.uint16))]
+    d, blob = _params("gemm_sparse", bufs)
+    mod = rt.load_module(CORPUS / "gemm_sparse.sm_80.ptx", engine=engine, opt_level=3)
+    mod.get_function(_kernel_name("gemm_sparse.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
+                                                                   shared_mem=d["smem"])
+    np.testing.assert_array_equal(bufs[3].copy_to_host(), dense.reshape(M, K) @ bt.astype(np.float32).T - c)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_mixed_gemm_runs(engine):
+    """CUTLASS 3.x mixed-input GEMM: D = A B + 0.5 C with s8 A (M x K row-major) and f16 B (N x K row-major), f32
+    C/D column-major, 128 x 256 x 128: A converted to f16 in registers and fed to wgmma from registers (the operands
+    swapped, the narrow one first); the whole s8 range, f16 integers: every product and sum exact."""
+    rng = np.random.default_rng(39)
+    d = json.loads((CORPUS / "tma_mixed_gemm.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    bt = rng.integers(-4, 5, (N, K)).astype(np.float16)
+    c = rng.integers(-8, 9, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
+    _, got = _run_gemm("tma_mixed_gemm", "tma_mixed_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    np.testing.assert_array_equal(got.T, a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T)
+
+
+def _e5m2_value(byte: np.ndarray) -> np.ndarray:
+    """The e5m2 value of each byte, from the PTX manual's definition (sign, 5 exponent bits biased by 15, 2
+    mantissa bits; exponent 0 subnormal; exponent 31 infinities and NaNs, not generated here)."""
+    b = byte.astype(np.int64)
+    e, m = (b >> 2) & 31, b & 3
+    mag = np.where(e == 0, m / 4 * 2.0 ** -14, (1 + m / 4) * 2.0 ** (e - 15))
+    return np.where(b & 0x80, -mag, mag)
+
+
+def _e5m2_bytes(rng, shape) -> np.ndarray:
+    """Random e5m2 bytes: zeros and normals of exponent -1 .. 2 (|v| <= 7, steps of 1/8 or more)."""
+    e = rng.choice([0, 14, 15, 16, 17], shape)
+    m = np.where(e == 0, 0, rng.integers(0, 4, shape))
+    return ((rng.integers(0, 2, shape) << 7) | (e << 2) | m).astype(np.uint8)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_fp8_fast_gemm_runs(engine):
+    """CUTLASS 3.x KernelTmaWarpSpecializedPingpongFP8FastAccum: D = A B - C, e4m3 A (M x K row-major) and e5m2 B
+    (N x K row-major), f32 C/D column-major, 128 x 256 x 256: four 64x128 tiles for two persistent CTAs of 384
+    threads (two consumer warp groups on alternate tiles), wgmma m64n128k32 .e4m3.e5m2; every product a multiple
+    of 2^-7 below 2^6, so every sum is exact."""
+    rng = np.random.default_rng(40)
+    d = json.loads((CORPUS / "tma_fp8_fast_gemm.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a, bt = _e4m3_bytes(rng, (M, K)), _e5m2_bytes(rng, (N, K))
+    c = rng.integers(-8, 9, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
+    _, got = _run_gemm("tma_fp8_fast_gemm", "tma_fp8_fast_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    np.testing.assert_array_equal(got.T, _e4m3_value(a) @ _e5m2_value(bt).T - c.T)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_evt_gemm_runs(engine):
+    """CUTLASS 3.x GEMM with a fused epilogue visitor tree (LinCombPerRowBiasEltAct, ReLU): D = max(A B + 0.5 C +
+    bias[m], 0), f16 A (M x K row-major), B (N x K row-major), C and D (column-major), an f16 bias per row,
+    256 x 256 x 128 on two persistent cooperative CTAs (two tiles each), C and D through TMA; small integers: every
+    value exact in f16."""
+    rng = np.random.default_rng(41)
+    d = json.loads((CORPUS / "tma_evt_gemm.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.integers(-2, 3, (M, K)).astype(np.float16)
+    bt = rng.integers(-2, 3, (N, K)).astype(np.float16)
+    c = rng.integers(-8, 9, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
+    bias = rng.integers(-64, 65, M).astype(np.float16)
+    bufs = [rt.to_device(x) for x in (a, bt, c, np.full((N, M), np.nan, np.float16), bias)]
+    d, blob = _params("tma_evt_gemm", bufs)
+    mod = rt.load_module(CORPUS / "tma_evt_gemm.sm_90a.ptx", engine=engine, opt_level=3)
+    mod.get_function(_kernel_name("tma_evt_gemm.sm_90a.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
+                                                                    shared_mem=d["smem"], cluster=tuple(d["cluster"]))
+    want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64) + bias[:, None]
+    np.testing.assert_array_equal(bufs[3].copy_to_host().T.astype(np.float64), np.maximum(want, 0))
 
 
 BRKPT = """.version 8.0

@@ -1,0 +1,71 @@
+// CUTLASS 3.x Hopper FP8 GEMM with fast accumulation and mixed FP8 kinds: e4m3 A (row-major, K-major) x e5m2 B
+// (column-major, K-major) -> f32 D (column-major), f32 accumulate in the wgmma accumulators only
+// (KernelTmaWarpSpecializedPingpongFP8FastAccum: no promotion), persistent ping-pong (two consumer warp groups on
+// alternate tiles), wgmma.mma_async ... .e4m3.e5m2, a 64x128x128 tile, cluster 1x1x1, the no-smem warp-specialised
+// epilogue (D = alpha acc + beta C, plain stores).
+// CUTLASS 4.2.0 (headers of the nvidia-cutlass 4.2.0.0 wheel, cutlass_library/source/include), nvcc 13.0:
+//   nvcc -ptx -O3 -arch=sm_90a -std=c++17 -I$CUTLASS/include tma_fp8_fast_gemm.cu -o tma_fp8_fast_gemm.sm_90a.ptx
+// Params dump (host only, no GPU or libcuda needed: dump_tensormaps.h defines cuTensorMapEncodeTiled):
+//   nvcc -O1 -arch=sm_90a -std=c++17 -I$CUTLASS/include -DDUMP_PARAMS -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL \
+//     -Xcompiler -ftrivial-auto-var-init=zero \
+//     tma_fp8_fast_gemm.cu -o /tmp/d && /tmp/d > tma_fp8_fast_gemm.params.json
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/device_kernel.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/operations.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/dispatch_policy.hpp"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+
+using namespace cute;
+
+using TileShape = Shape<_64, _128, _128>;
+using ClusterShape = Shape<_1, _1, _1>;
+
+using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+    cutlass::epilogue::collective::EpilogueTileAuto, float, float,
+    float, cutlass::layout::ColumnMajor, 4, float, cutlass::layout::ColumnMajor, 4,
+    cutlass::epilogue::NoSmemWarpSpecialized>::CollectiveOp;
+
+using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::float_e4m3_t, cutlass::layout::RowMajor, 16,
+    cutlass::float_e5m2_t, cutlass::layout::ColumnMajor, 16, float, TileShape, ClusterShape,
+    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>,
+    cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum>::CollectiveOp;
+
+using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue>;
+
+void launch(GemmKernel::Params const &p, dim3 grid, dim3 block, int smem) {
+  cutlass::device_kernel<GemmKernel><<<grid, block, smem>>>(p);
+}
+
+#ifdef DUMP_PARAMS
+#include <string>
+
+#include "dump_params.h"
+#include "dump_tensormaps.h"
+
+int main() {
+  int M = 128, N = 256, K = 256;  // four 64x128 tiles for two persistent CTAs, two k-tiles each
+  using L = int64_t;  // packed strides (M/N, K, batch L) of K-major A and B, M-major C and D
+  GemmKernel::StrideA stride_a = make_stride(L(K), _1{}, L(M) * K);
+  GemmKernel::StrideB stride_b = make_stride(L(K), _1{}, L(N) * K);
+  GemmKernel::StrideC stride_c = make_stride(_1{}, L(M), L(M) * N);
+  GemmKernel::StrideD stride_d = make_stride(_1{}, L(M), L(M) * N);
+  cutlass::KernelHardwareInfo hw;
+  hw.sm_count = 2;  // not queried: no GPU here; two SMs, so that each persistent CTA takes two tiles
+  GemmKernel::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
+                             {M, N, K, 1},
+                             {(cutlass::float_e4m3_t const *)sentinel_ptr(0), stride_a,
+                              (cutlass::float_e5m2_t const *)sentinel_ptr(1), stride_b},
+                             {{1.0f, -1.0f}, (float const *)sentinel_ptr(2), stride_c, (float *)sentinel_ptr(3), stride_d},
+                             hw};
+  if (!GemmKernel::can_implement(args)) return 1;
+  GemmKernel::Params p = GemmKernel::to_underlying_arguments(args, nullptr);
+  std::string maps = "\"cluster\": [1, 1, 1], \"tensor_maps\": " + tensor_maps_json(&p, sizeof p);
+  dump_params("tma_fp8_fast_gemm", p, GemmKernel::get_grid_shape(p), GemmKernel::get_block_shape(),
+              GemmKernel::SharedStorageSize, M, N, K, maps.c_str());
+}
+#endif
