@@ -215,12 +215,15 @@ class HopperLowering:
                  "bulk_group", "L2::cache_hint", "multicast::cluster"}
         extra = [m for m in ms if m not in known]
         s2c = ms[2:4] == ("shared::cluster", "shared::cta") and "mbarrier::complete_tx::bytes" in ms
-        g2s = ms[2:4] == ("shared::cluster", "global") and "mbarrier::complete_tx::bytes" in ms or s2c
+        to_cta = ms[2:4] == ("shared::cta", "global")  # PTX ISA 8.6: the executing CTA's memory, the same copy
+        g2s = (ms[2:4] == ("shared::cluster", "global") or to_cta) and "mbarrier::complete_tx::bytes" in ms or s2c
         s2g = ms[2:4] == ("global", "shared::cta") and "bulk_group" in ms
         multicast = "multicast::cluster" in ms
-        if extra or not (g2s or s2g) or s2c and ("L2::cache_hint" in ms or multicast) or s2g and multicast:
+        if extra or not (g2s or s2g) or (s2c or to_cta) and multicast or s2c and "L2::cache_hint" in ms \
+                or s2g and multicast:
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (supported: cp.async.bulk"
                              ".shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}, "
+                             "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes, "
                              "cp.async.bulk.shared::cluster"
                              ".shared::cta.mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta"
                              ".bulk_group)")
@@ -298,6 +301,9 @@ class HopperLowering:
         if coords is None or len(coords) != rank or op.offset:
             raise self.error(f"'{_text(inst)}': expected [tensorMap, {{{rank} coordinate(s)}}]", PtxSemanticError)
         u32, u64 = ptx_type("u32"), ptx_type("u64")
+        if isinstance(op.base, ast.Symbol) and op.base.name in self.b.param_by_name:  # ptxas: state space mismatch
+            raise self.error(f"'{_text(inst)}': the tensor map is a generic or .global address, not a kernel "
+                             "parameter's name (take its address with cvta.param or mov first)", PtxSemanticError)
         tmap = self.read(op.base, u64) if isinstance(op.base, RegVar) else self.address_of(op.base.name)
         return tmap, [self.read(c, u32) for c in coords]
 
