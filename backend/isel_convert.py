@@ -89,14 +89,14 @@ class ConvertSelection(SelectorCore):
         d = self.vreg(inst.result)
         rnd = inst.attrs.get("rnd")
         ftz = {"FTZ": "FTZ"} if inst.attrs.get("ftz") else {}
-        if inst.attrs.get("sat") and dt.is_float and not st.is_float:  # (float -> int saturates anyway)
-            raise self.error(f"cvt.sat.{dt}.{st} is not supported yet")
         if dt.is_float and dt.bits not in (32, 64) or st.is_float and st.bits not in (32, 64):
             raise self.error(f"cvt.{dt}.{st} is not supported yet")
         if not dt.is_float and not st.is_float and inst.attrs.get("sat"):
             self._cvt_int_sat(d, a, dt, st)
         elif not dt.is_float and not st.is_float:
             self._cvt_int(d, a, dt, st)
+        elif dt.is_float and not st.is_float and inst.attrs.get("sat"):  # (float -> int saturates anyway)
+            self._cvt_i2f_sat(d, a, dt, st)
         elif dt.is_float and not st.is_float:
             self._cvt_i2f(d, a, dt, st, rnd)
         elif not dt.is_float:
@@ -114,6 +114,10 @@ class ConvertSelection(SelectorCore):
         elif dt.bits == 32 and st.bits == 64:
             self.emit("F2F.F32.F64", d=d, a=self.reg(a),
                       mods={**({"rnd": rnd.upper()} if rnd and rnd != "rn" else {}), **ftz})
+        elif rnd in ("rni", "rzi", "rmi", "rpi") and inst.attrs.get("sat") and dt == st and dt.bits == 32:
+            whole = new_vreg(1)  # cvt.rXi.sat.f32.f32: rounded to an integral value, then clamped as cvt.sat.f32.f32
+            self.emit("FRND", d=whole, a=self.reg(a), mods={"rnd": rnd.upper(), **ftz})
+            self.emit("FADD", d=d, a=whole, b=Imm(0x80000000), mods=self._fmods(inst, rnd=False))
         elif rnd in ("rni", "rzi", "rmi", "rpi") and not inst.attrs.get("sat"):  # round to integral
             if dt.bits == 64:
                 self.emit("DRND", d=d, a=self.reg(a), mods={"rnd": rnd.upper()})
@@ -127,11 +131,35 @@ class ConvertSelection(SelectorCore):
             raise self.error(f"cvt.{rnd + '.' if rnd else ''}{dt}.{st} is not supported yet")
 
 
+    def _cvt_i2f_sat(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType):
+        """cvt.frnd.sat.{f32,f64}.int: an integer converted and clamped to [0, 1] is 1.0 when the value is at least
+        1 and +0.0 otherwise, whatever the rounding: ISETP against 0, SEL of the two constants."""
+        pos = new_vreg(0)
+        typ = {"type": "S64" if st.bits == 64 else "S32"} if st.kind == "s" else {}
+        if st.bits == 64:
+            self.emit("ISETP.64", pd=pos, a=self.reg(a), b=Imm(0), ps=(PT, False), mods={"cmp": "GT", **typ})
+        else:
+            self.emit("ISETP", pd=pos, a=self._narrow_int(a, st), b=Imm(0), ps=(PT, False), mods={"cmp": "GT", **typ})
+        if dt.bits == 64:
+            self.emit("MOV", d=Half(d, 0), b=Imm(0))
+            self.emit("SEL", d=Half(d, 1), a=RZ, b=Imm(0x3FF00000), ps=(pos, True))
+        else:
+            self.emit("SEL", d=d, a=RZ, b=Imm(0x3F800000), ps=(pos, True))
+
+    def _narrow_int(self, a: Value, st: ScalarType):
+        """An 8/16/32-bit integer source as 32 bits: sign-extended, or for an unsigned type its own low bits only
+        (a .u8 in a 16-bit register, a .u16 in a 32-bit one: the register's higher bits are not the value's)."""
+        if st.bits < 32 and st.kind != "s":
+            x = new_vreg(1)
+            self.emit("LOP3", d=x, a=self.reg(a), b=Imm((1 << st.bits) - 1), c=RZ, mods={"lut": f"{LUT_AND:#04x}"})
+            return x
+        return self._int_operand(a, st)
+
     def _cvt_i2f(self, d: VReg, a: Value, dt: ScalarType, st: ScalarType, rnd: str | None):
         """I2F (32-bit -> f32), I2F.64 (64-bit -> f32), I2F.F64 (32-bit -> f64, exact), I2F.F64.64."""
         signed = st.kind == "s"
         rmod = {"rnd": rnd.upper()} if rnd and rnd != "rn" else {}
-        src = self._int_operand(a, st)
+        src = self._narrow_int(a, st) if st.bits < 64 else self.reg(a)
         if st.bits == 64:
             mn = "I2F.F64.64" if dt.bits == 64 else "I2F.64"
             self.emit(mn, d=d, a=src, mods={**({"type": "S64"} if signed else {}), **rmod})

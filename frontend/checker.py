@@ -31,6 +31,7 @@ from dataclasses import replace
 
 from xcc.diagnostics import PtxSemanticError, SourceLoc, UnsupportedError, raise_errors
 from xcc.frontend import ast
+from xcc.frontend.arith_rules import modifier_problem, operand_problems
 from xcc.frontend.instructions import (
     FORMS,
     ROUND_F,
@@ -392,10 +393,20 @@ class _InstructionCheck:
             self.error(message, self.modifier_loc(mod) if mod else None)
         if not spelling and self.form.operands is not None:
             self.operands()
+        if not spelling:
+            for message, loc in operand_problems(ins, self.reg_type, c.target, c.version):
+                self.error(message, loc)
         for message in needs:
             self.error(message)
 
     # ---- operands
+
+    def reg_type(self, op) -> str | None:
+        """The declared type of a plain register operand (None for anything else)."""
+        if not isinstance(op, ast.Reg) or "." in op.name:
+            return None
+        decl = self.regs.lookup(op.name)
+        return decl.type if isinstance(decl, ast.RegDecl) and not decl.vector else None
 
     def operands(self) -> None:
         ops = self.ins.operands
@@ -471,6 +482,8 @@ class _InstructionCheck:
                 self.error(f"{where}: '-' negates only vmad's a, b and c operands (not with .po)", loc)
             else:
                 self.operand(i, role, op.operand, t)
+        elif isinstance(op, ast.Negated) and t == "pred":  # and.pred d, !a, b (ptxas 13.0 takes it)
+            self.predicate(where, "p", op)
         elif isinstance(op, ast.Negated):
             self.error(f"{where}: '!' only applies to predicate operands", loc)
 
@@ -570,8 +583,9 @@ def _opcode_problems(opcode: str, modifiers: tuple[str, ...], n_operands: int, t
                                           else f"{lo} to {hi} type modifiers")
         spelling.append((f"'{text}' takes {want}, got {len(types)}", None))
     rule = _RULES.get(opcode)
-    if not spelling and rule is not None and types:  # combinations ptxas rejects
-        msg = rule(set(modifiers), types)
+    if not spelling and types:  # combinations ptxas rejects
+        msg = (rule(set(modifiers), types) if rule is not None else None) or modifier_problem(opcode, set(modifiers),
+                                                                                              types)
         if msg:
             spelling.append((f"'{text}': {msg}", None))
     needs = []
@@ -698,9 +712,12 @@ def _cvt_rule(ms: set[str], types: list[str]) -> str | None:
         wd, wa = TYPE_WIDTH[d], TYPE_WIDTH[a]
         if wd < wa and not rf:
             return f"narrowing .{a} to .{d} needs a rounding modifier (.rn, .rz, .rm, .rp)"
-        if wd > wa and (rf or ri):
+        if wd > wa and (ri or rf and a != "bf16"):  # ptxas 13.0 takes (and ignores) .rn/.rz/.rm/.rp from .bf16
             return f"widening .{a} to .{d} is exact and takes no rounding modifier"
-        if wd == wa and rf:
+        if wd == wa and {a, d} == {"f16", "bf16"}:
+            if ri:
+                return f"converting .{a} to .{d} takes a rounding modifier (.rn, .rz, .rm, .rp), not '.{min(ri)}'"
+        elif wd == wa and rf:
             return "a same-size float conversion takes an integer rounding modifier (.rni, ...), not " \
                    f"'.{min(rf)}'"
     elif rf or ri:

@@ -151,11 +151,14 @@ VOTES = [  # (body, reference over the warp's predicates)
 @pytest.mark.parametrize("body, ref", VOTES)
 @pytest.mark.parametrize("pattern", ["ones", "mixed", "zeros"])
 def test_vote_without_sync_is_a_full_warp_vote(engine, opt, body, ref, pattern):
-    """vote without .sync (deprecated, PTX ISA 9.7.13.1): on sm_70+ it is vote.sync with a full member mask."""
+    """vote without .sync (deprecated, PTX ISA 9.7.13.1): on sm_70+ it is vote.sync with a full member mask.
+    ptxas 13.0 takes it on sm_70+ only below PTX ISA 6.4, hence the old header."""
     preds = {"ones": [1] * 32, "zeros": [0] * 32, "mixed": [(i * 7) % 3 == 0 for i in range(32)]}[pattern]
     preds = [int(p) for p in preds]
     body = "setp.ne.u32 %p1, %r2, 0; " + body
-    check(body, [(p,) for p in preds], [ref(preds, i) for i in range(32)], engine, opt)
+    old = HEADER.replace(".version 8.0\n.target sm_90", ".version 6.3\n.target sm_70")
+    got = run(body, [(p,) for p in preds], engine, opt, header=old)
+    assert got == [ref(preds, i) for i in range(32)], got
 
 
 # ----------------------------------------------------------------------------- saturating integer arithmetic
@@ -198,7 +201,10 @@ def test_add_sub_sat_s32_clamps_to_the_s32_range(engine, opt, op):
 
 
 INT_TYPES = ["s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"]
-SAT_PAIRS = [(d, s) for d in INT_TYPES for s in INT_TYPES if d != s]
+# The pairs ptxas 13.0 takes .sat on: those where the source range is not inside the destination's (cvt.sat.s32.s16
+# is refused, "Illegal modifier '.sat'").
+SAT_PAIRS = [(d, s) for d in INT_TYPES for s in INT_TYPES
+             if d != s and not (int(d[1:]) >= int(s[1:]) if d[0] == s[0] else d[0] == "s" and int(d[1:]) > int(s[1:]))]
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)

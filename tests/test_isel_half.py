@@ -343,7 +343,7 @@ def _pipeline_cases():
             cases[name + "x2"] = (f"{name}x2 %r0, %r5, %r6, %r7;" + R32, lambda a, b, c, e, fmt=fmt, kw=kw: _out(
                 halfp.lanewise(lambda p, q, r: halfp.hfma(p, q, r, fmt, **kw), _lo32(a), _lo32(b), _lo32(c))))
         for op in ("min", "max"):
-            for flags in ("", ".NaN", ".relu") + ((".ftz",) if tn == "f16" else ()):
+            for flags in ("", ".NaN") + ((".ftz",) if tn == "f16" else ()):  # (.relu: integer min/max only)
                 kw = {"ftz": "ftz" in flags, "nan": "NaN" in flags, "relu": "relu" in flags}
                 name = f"{op}{flags}.{tn}"
                 cases[name] = (H_IN + f"{name} %h0, %h1, %h2;" + H_OUT, lambda a, b, c, e, fmt=fmt, kw=kw, m=op == "min":
@@ -357,8 +357,9 @@ def _pipeline_cases():
             cases[f"{op}.{tn}x2"] = (f"{op}.{tn}x2 %r0, %r5;" + R32, lambda a, b, c, e, fn=fn, fmt=fmt: _out(
                 halfp.lanewise(lambda p: fn(p, fmt), _lo32(a))))
         for op in ("ex2", "tanh"):
-            cases[f"{op}.approx.{tn}"] = (H_IN + f"{op}.approx.{tn} %h0, %h1;" + H_OUT,
-                                          lambda a, b, c, e, op=op, fmt=fmt: _out(halfp.happrox(op, _lo16(a), fmt)))
+            name = f"{op}.approx.ftz.{tn}" if (op, tn) == ("ex2", "bf16") else f"{op}.approx.{tn}"  # ptxas: .ftz
+            cases[name] = (H_IN + f"{name} %h0, %h1;" + H_OUT,
+                           lambda a, b, c, e, op=op, fmt=fmt: _out(halfp.happrox(op, _lo16(a), fmt)))
         for cmp in ("lt", "equ", "ge", "nan", "neu"):
             cases[f"setp.{cmp}.{tn}"] = (
                 H_IN + f"setp.{cmp}.{tn} %p1, %h1, %h2;\n  selp.u32 %r0, 1, 0, %p1;" + R32,

@@ -226,7 +226,7 @@ LOOP:
     ("madc.u32 %r1, %r2, %r3, %r4;", PtxSemanticError, ".lo, .hi"),
     ("mov.b32 %r1, {%h1, %h2, %h3};", PtxSemanticError, "do not split"),
     ("cvt.rn.f16x2.f32 %r1, %f1;", PtxSemanticError, "takes 3 operands"),
-    ("cvt.rn.relu.f32.f64 %f1, %rd1;", UnsupportedError, "relu"),
+    ("cvt.rn.relu.f32.f64 %f1, %rd1;", PtxSemanticError, "relu"),  # not PTX: ptxas 13.0 refuses it
     ("add.relu.f32 %f1, %f2, %f3;", UnsupportedError, "relu"),
 ])
 def test_refused_variants_are_located(line, cls, msg):
