@@ -904,8 +904,6 @@ _GAPS = [
     (r"^mma\.sync\.aligned\.m8n8k4\.row\.col\.rz\.f64",
      "ptxas 13.0 takes a rounding modifier other than .rn on mma .f64 (the PTX ISA lists none); xcc's DMMA lowering "
      "rounds to nearest only"),
-    (r"^mma\.sync\.aligned\.m16n8k16\.row\.col\.f(16|32)\.e[45]m[23]\.",
-     "mma.m16n8k16 with FP8 inputs (PTX ISA 8.7) is not lowered yet (only m16n8k32)"),
     (r"^mma\.sp(::ordered_metadata)?\.sync\.aligned\.m16n8k(64|128)\.row\.col\.(satfinite\.)?s32\.[su]4\.",
      "sparse mma with .s4/.u4 inputs is not lowered yet (compiler/ir/lower_sparse_mma.py takes 8-bit and float "
      "inputs)"),

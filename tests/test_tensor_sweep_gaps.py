@@ -77,3 +77,74 @@ def test_check_and_compile_refuse_with_the_same_located_message(line, why):
         rt.load_module(src, device=rt.Device()).get_function("k")
     assert str(e.value) == str(res.errors[0]).replace("bad.ptx", str(e.value).split(":")[0])
     assert ":" in str(res.errors[0]).split("error")[0]  # located: file:line:column
+
+
+# ----------------------------------------------------------------------------- mma.m16n8k16 with FP8 inputs
+K16_BODY = {
+    "f32": """    mov.b32 %f4, %r7;
+    mov.b32 %f5, %r8;
+    mov.b32 %f6, %r9;
+    mov.b32 %f7, %r10;
+    mma.sync.aligned.m16n8k16.row.col.f32.AT.BT.f32 {%f0, %f1, %f2, %f3}, {%r1, %r2}, {%r5}, {%f4, %f5, %f6, %f7};
+    st.global.v4.f32 [%rd5], {%f0, %f1, %f2, %f3};""",
+    "f16": """    mma.sync.aligned.m16n8k16.row.col.f16.AT.BT.f16 {%r11, %r12}, {%r1, %r2}, {%r5}, {%r7, %r8};
+    st.global.v4.u32 [%rd5], {%r11, %r12, %r11, %r12};""",
+}
+
+
+def k16_reference(words: np.ndarray, at: str, bt: str, acc: str) -> np.ndarray:
+    """The PTX ISA's m16n8k16 8-bit fragments (9.7.14.5.8: A a0..a7 at row groupID + 8*(i >= 4), column
+    4*tig + i%4; B b0..b3 at row 4*tig + i, column groupID; C/D as m16n8k16), D = A*B + C summed exactly and
+    rounded once (test_fp8_mma's decoding and rounding)."""
+    from test_fp8_mma import _mul, acc_value, c_coord, dot, fp8
+
+    A = [[None] * 16 for _ in range(16)]
+    B = [[None] * 8 for _ in range(16)]
+    C = [[None] * 8 for _ in range(16)]
+    cbits = 32 if acc == "f32" else 16
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        w = [int(x) for x in words[lane]]
+        for i in range(8):
+            A[g + 8 * (i >= 4)][4 * t + i % 4] = fp8((w[i // 4] >> (8 * (i % 4))) & 0xFF, at)
+        for i in range(4):
+            B[4 * t + i][g] = fp8((w[4] >> (8 * i)) & 0xFF, bt)
+        for i in range(4):
+            r, c = c_coord(lane, i)
+            word = w[6 + i] if acc == "f32" else w[6 + i // 2] >> (16 * (i % 2))
+            C[r][c] = acc_value(word & ((1 << cbits) - 1), acc)
+    out = np.zeros((32, 4), np.uint32)
+    for lane in range(32):
+        d = []
+        for i in range(4):
+            r, c = c_coord(lane, i)
+            d.append(dot([C[r][c]] + [_mul(A[r][k], B[k][c]) for k in range(16)], acc))
+        out[lane] = d if acc == "f32" else [d[0] | d[1] << 16, d[2] | d[3] << 16] * 2
+    return out
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("acc", ["f32", "f16"])
+@pytest.mark.parametrize("at, bt", [("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2")])
+@pytest.mark.parametrize("kind", ["random", "edges"])
+def test_fp8_mma_m16n8k16_matches_the_exact_reference(kind, at, bt, acc, engine, opt):
+    """Random finite values and the edge values of test_fp8_mma (max normals, subnormals, negative zeros - a
+    row of them gives a -0 sum with a -0 accumulator -, NaN, e5m2 infinities, f16 overflow)."""
+    from test_fp8_mma import KERNEL, make_inputs
+
+    words = make_inputs(kind, at, bt, acc, seed=len(at + bt + acc) + 1)
+    if kind == "edges":  # A row 0 all -0, B column 0 all +0, C[0][0] = -0: D[0][0] is -0 (every term is -0)
+        words[0:4, 0] = 0x80808080
+        words[0:4, 4] = 0
+        words[0, 6] = 0x80000000 if acc == "f32" else (int(words[0, 6]) & 0xFFFF0000) | 0x8000
+    ptx = KERNEL.replace("BODY", K16_BODY[acc].replace("AT", at).replace("BT", bt))
+    dev = rt.Device()
+    din = rt.to_device(np.ascontiguousarray(words, np.uint32).reshape(-1), dev)
+    dout = rt.to_device(np.zeros(32 * 4, np.uint32), dev)
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [din, dout])
+    got, want = dout.copy_to_host().reshape(32, 4), k16_reference(words, at, bt, acc)
+    if kind == "edges":
+        assert want[0, 0] & (0xFFFFFFFF if acc == "f32" else 0xFFFF) == (0x80000000 if acc == "f32" else 0x8000)
+    bad = np.argwhere(got != want)
+    assert not bad.size, [(int(ln), int(i), hex(got[ln, i]), hex(want[ln, i])) for ln, i in bad[:8]]

@@ -10,7 +10,8 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
   ``mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32`` (sm_80 tf32) and
   ``mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32`` (PTX ISA 9.7.14.5.14)
   and ``mma.sync.aligned.m16n8k32.row.col.dtype.{e4m3,e5m2}.{e4m3,e5m2}.ctype`` (sm_89 FP8; .dtype = .ctype,
-  .f32 or .f16) -> ``mma {shape, types=d.a.b.c, na, nb, part}`` with args A, B, C registers.
+  .f32 or .f16; PTX ISA 8.7's ``.m16n8k16`` FP8 form is the m16n8k32 one with a neutral k 16..31, see
+  ``_mma_fp8_k16``) -> ``mma {shape, types=d.a.b.c, na, nb, part}`` with args A, B, C registers.
 * ``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 r, [p]`` (9.7.14.5.15)
   -> ``ldmatrix {num, trans, space, offset, part}`` with arg p.
 * ``wmma.load.{a,b,c}.sync.aligned.{row,col}.m16n16k16{.global,.shared}.type r, [p]{, stride}``,
@@ -142,8 +143,11 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
     def _mma(self, inst, shape: str, types: tuple[str, str, str, str], satfinite: bool) -> None:
         from xcc.semantics.matrix import ELEM_BITS, MMA_SHAPES  # numpy's: imported by matrix kernels only
 
-        spec = MMA_SHAPES[shape]
         dtype, atype, btype, ctype = types
+        if shape == "m16n8k16" and {atype, btype} <= {"e4m3", "e5m2"} and dtype == ctype in ("f32", "f16") \
+                and not satfinite:
+            return self._mma_fp8_k16(inst, types)
+        spec = MMA_SHAPES[shape]
         name = "wmma.mma" if spec.wmma else "mma"
         kinds = {"s8": "int", "u8": "int", "e4m3": "fp8", "e5m2": "fp8"}  # A/B may differ within a kind
         accums = ("s32",) if kinds.get(atype) == "int" else tuple(x for x in spec.accums if x != "s32")
@@ -166,6 +170,27 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
         t = ptx_type(dtype if ELEM_BITS[dtype] == 32 else _B32)
         self._mx_emit_parts("mma", dests, args, t, shape=shape, types=".".join(types), na=na, nb=nb,
                             **({"satfinite": True} if satfinite else {}))
+
+    def _mma_fp8_k16(self, inst, types: tuple[str, str, str, str]) -> None:
+        """``mma.m16n8k16`` with FP8 A and B (PTX ISA 8.7): its fragments are the first halves of m16n8k32's
+        (A registers 0, 1 and B register 0 hold k 0..15 in both layouts, 9.7.14.5.10), so it is the m16n8k32 mma
+        with k 16..31 of A all -0 (0x80) and of B all +0: each added product is -0, which leaves the exact sum
+        and the sign of a zero result as the 16 real products make them (docs/semantics.md's rounding rule)."""
+        from xcc.semantics.matrix import MMA_SHAPES
+
+        if len(inst.operands) != 4:
+            raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
+        d, a, b, c = inst.operands
+        spec = MMA_SHAPES["m16n8k32"]
+        dtype, atype, btype, ctype = types
+        nc, nd = spec.regs("c", ctype), spec.regs("d", dtype)
+        b32 = ptx_type(_B32)
+        args = (self._mx_regs(self._mx_vector(a, 2, "A")) + [Const(b32, 0x80808080)] * 2
+                + self._mx_regs(self._mx_vector(b, 1, "B")) + [Const(b32, 0)]
+                + self._mx_regs(self._mx_vector(c, nc, "C")))
+        t = ptx_type(dtype if dtype == "f32" else _B32)
+        self._mx_emit_parts("mma", self._mx_dests(d, nd, "D"), args, t, shape="m16n8k32", types=".".join(types),
+                            na=spec.regs("a", atype), nb=spec.regs("b", btype))
 
     # ----------------------------------------------------------------- ldmatrix
     def op_ldmatrix(self, inst) -> None:
