@@ -148,3 +148,50 @@ def test_fp8_mma_m16n8k16_matches_the_exact_reference(kind, at, bt, acc, engine,
         assert want[0, 0] & (0xFFFFFFFF if acc == "f32" else 0xFFFF) == (0x80000000 if acc == "f32" else 0x8000)
     bad = np.argwhere(got != want)
     assert not bad.size, [(int(ln), int(i), hex(got[ln, i]), hex(want[ln, i])) for ln, i in bad[:8]]
+
+
+# ----------------------------------------------------------------------------- wmma.mma ... .f32.f16
+WMMA_F32_F16 = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+    .reg .b32 %r<40>;
+    .reg .f32 %f<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    wmma.load.a.sync.aligned.ALAY.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1];
+    wmma.load.b.sync.aligned.BLAY.m16n16k16.global.f16 {%r11, %r12, %r13, %r14, %r15, %r16, %r17, %r18}, [%rd2];
+    wmma.load.c.sync.aligned.row.m16n16k16.global.f16 {%r21, %r22, %r23, %r24}, [%rd3];
+    wmma.mma.sync.aligned.ALAY.BLAY.m16n16k16.f32.f16 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7},
+        {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r11, %r12, %r13, %r14, %r15, %r16, %r17, %r18},
+        {%r21, %r22, %r23, %r24};
+    wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd4], {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("alay, blay", [("row", "col"), ("col", "row")])
+def test_wmma_f32_result_from_an_f16_accumulator(engine, opt, alay, blay):
+    """D (.f32) = A*B + C (.f16): numpy's float64 product of small f16 values (exact) plus C widened, rounded to
+    f32 once; C holds values f16 represents exactly but f32 rounding of the sum must keep (subnormal, large)."""
+    rng = np.random.default_rng(7)
+    a = (rng.integers(-8, 9, (16, 16)) / 4).astype(np.float16)
+    b = (rng.integers(-8, 9, (16, 16)) / 8).astype(np.float16)
+    c = (rng.integers(-64, 65, (16, 16)) / 16).astype(np.float16)
+    c[0, :4] = [np.float16(6e-8), np.float16(-0.0), np.float16(65504), np.float16(-2049)]
+    want = (a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
+    dev = rt.Device()
+    mem_a = a if alay == "row" else np.ascontiguousarray(a.T)
+    mem_b = b if blay == "row" else np.ascontiguousarray(b.T)
+    da, db, dc = (rt.to_device(x.ravel(), dev) for x in (mem_a, mem_b, c))
+    dd = rt.to_device(np.zeros(256, np.float32), dev)
+    ptx = WMMA_F32_F16.replace("ALAY", alay).replace("BLAY", blay)
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
+    np.testing.assert_array_equal(dd.copy_to_host().reshape(16, 16).view(np.uint32), want.view(np.uint32))

@@ -140,7 +140,8 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
             raise self.error(f"'{_full(inst)}' needs .dtype.atype.btype.ctype", PtxSemanticError)
         self._mma(inst, shape, tuple(types), "satfinite" in inst.modifiers)
 
-    def _mma(self, inst, shape: str, types: tuple[str, str, str, str], satfinite: bool) -> None:
+    def _mma(self, inst, shape: str, types: tuple[str, str, str, str], satfinite: bool, c_values=None) -> None:
+        """``c_values``: the C fragment's values when they are not ``inst``'s C registers (see op_wmma)."""
         from xcc.semantics.matrix import ELEM_BITS, MMA_SHAPES  # numpy's: imported by matrix kernels only
 
         dtype, atype, btype, ctype = types
@@ -165,11 +166,23 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
         na, nb = spec.regs("a", atype), spec.regs("b", btype)
         nc, nd = spec.regs("c", ctype), spec.regs("d", dtype)
         args = (self._mx_regs(self._mx_vector(a, na, "A")) + self._mx_regs(self._mx_vector(b, nb, "B"))
-                + self._mx_regs(self._mx_vector(c, nc, "C")))
+                + (self._mx_regs(self._mx_vector(c, nc, "C")) if c_values is None else c_values))
         dests = self._mx_dests(d, nd, "D")
         t = ptx_type(dtype if ELEM_BITS[dtype] == 32 else _B32)
         self._mx_emit_parts("mma", dests, args, t, shape=shape, types=".".join(types), na=na, nb=nb,
                             **({"satfinite": True} if satfinite else {}))
+
+    def _f16_fragment_as_f32(self, op) -> list:
+        """The 8 elements of a wmma .f16 accumulator fragment (4 .f16x2 registers, element 2j in register j's low
+        half) as .f32 values: element i of either accumulator type sits at the same (row, column), so
+        ``wmma.mma...f32.f16`` is ``...f32.f32`` on the exactly widened C (one rounding, as xcc's rule wants)."""
+        u16, u32, f16, f32 = (ptx_type(t) for t in ("u16", "u32", "f16", "f32"))
+        out = []
+        for v in self._mx_regs(self._mx_vector(op, 4, "C")):
+            for half in (v, self.emit("shr", u32, [v, Const(u32, 16)], u32).result):
+                h = self.emit("mov", f16, [self.emit("cvt", u16, [half], u16, src="u32").result], f16).result
+                out.append(self.emit("cvt", f32, [h], f32, src="f16").result)
+        return out
 
     def _mma_fp8_k16(self, inst, types: tuple[str, str, str, str]) -> None:
         """``mma.m16n8k16`` with FP8 A and B (PTX ISA 8.7): its fragments are the first halves of m16n8k32's
@@ -229,6 +242,9 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
             if len(types) != 2:
                 raise self.error(f"'{_full(inst)}': only .f16 inputs (wmma.mma...dtype.ctype) and "
                                  ".f32.bf16.bf16.f32 are supported")
+            if types == ["f32", "f16"] and len(inst.operands) == 4:  # .f16 C widened exactly: the .f32.f32 mma
+                return self._mma(inst, "m16n16k16", ("f32", "f16", "f16", "f32"), False,
+                                 self._f16_fragment_as_f32(inst.operands[3]))
             return self._mma(inst, "m16n16k16", (types[0], "f16", "f16", types[1]), False)
         if verb not in ("load", "store"):
             raise self.error(f"'{_full(inst)}' is not supported")
