@@ -68,6 +68,7 @@ KNOWN: dict[str, str] = {
     "fma.rn.oob.relu.bf16x2 %r1, %r2, %r3, %r4;": _OOB,
     "fma.rz.oob.bf16 %h1, %h2, %h3, %h4;": _OOB,
 }
+KNOWN.update(__import__("isa_sweep_tensor").known())  # sweep_tensor: its gaps, by pattern, in tests/isa_sweep_tensor.py
 
 
 def sweep() -> list[tuple[str, str, str]]:
