@@ -195,3 +195,16 @@ def test_wmma_f32_result_from_an_f16_accumulator(engine, opt, alay, blay):
     rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
         (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
     np.testing.assert_array_equal(dd.copy_to_host().reshape(16, 16).view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES[::3])
+def test_setmaxnreg_takes_s32_as_ptxas_does(engine, opt):
+    """ptxas 13.0 takes setmaxnreg.{inc,dec}.sync.aligned.s32 (the PTX ISA writes .u32): the same no-op."""
+    from test_mbarrier import run
+
+    body = """
+    setmaxnreg.dec.sync.aligned.s32 40;
+    setmaxnreg.inc.sync.aligned.s32 232;
+    cvt.u64.u32 %rd9, %r1;
+"""
+    assert run(body, 32, engine, opt) == list(range(32))
