@@ -213,7 +213,7 @@ FORMS: dict[str, Form] = {
     "red": _f(f"{SEMANTICS} {SCOPES} {SPACES} and or xor add inc dec min max noftz {EVICT} v2 v4 v8 async "
               "mbarrier::complete_tx::bytes", f"{INT} {FLT} {HALF}", ("ms", "msx", "msx")),
     "griddepcontrol": _f("launch_dependents wait", "", "", ntypes=(0, 0)),
-    "setmaxnreg": _f("inc dec sync aligned", "u32", "u"),
+    "setmaxnreg": _f("inc dec sync aligned", "u32 s32", "u"),  # ptxas 13.0 takes .s32 too
     "stackrestore": _f("", "u32 u64", "s"),
     "stacksave": _f("", "u32 u64", "d"),
     "alloca": _f("", "u32 u64", ("ds", "dsu")),
