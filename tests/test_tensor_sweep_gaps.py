@@ -6,6 +6,8 @@ Expected values are the copied bytes themselves (numpy's view of the source), no
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from test_mbarrier import ENGINES, HEADER, init
@@ -208,3 +210,79 @@ def test_setmaxnreg_takes_s32_as_ptxas_does(engine, opt):
     cvt.u64.u32 %rd9, %r1;
 """
     assert run(body, 32, engine, opt) == list(range(32))
+
+
+# ----------------------------------------------------------------------------- mma .f64 with .rz/.rm/.rp
+MMA_F64 = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pin, .param .u64 pout)
+{
+    .reg .b32 %r<4>;
+    .reg .f64 %fd<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [pin];
+    ld.param.u64 %rd2, [pout];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 32;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.v2.f64 {%fd1, %fd2}, [%rd4];
+    ld.global.v2.f64 {%fd3, %fd4}, [%rd4+16];
+    mma.sync.aligned.m8n8k4.row.col.RND.f64.f64.f64.f64 {%fd5, %fd6}, {%fd1}, {%fd2}, {%fd3, %fd4};
+    mul.wide.u32 %rd3, %r1, 16;
+    add.s64 %rd5, %rd2, %rd3;
+    st.global.v2.f64 [%rd5], {%fd5, %fd6};
+    ret;
+}
+"""
+"""Lane l loads a0, b0, c0, c1 (32 bytes at in + 32 l) and stores d0, d1."""
+
+
+def _round_f64(exact: Fraction, mode: str) -> float:
+    """``exact`` (finite, no overflow in these tests) rounded to binary64 in ``mode`` (directed roundings step
+    from the nearest value toward the mode's direction when the nearest went the other way)."""
+    r = float(exact)  # nearest even
+    if mode == "rn" or Fraction(r) == exact:
+        return r
+    up = Fraction(r) < exact           # exact lies above r: r rounded down
+    want_up = mode == "rp" or (mode == "rz" and exact < 0)
+    if want_up and up:
+        return float(np.nextafter(r, np.inf))
+    if not want_up and not up:
+        return float(np.nextafter(r, -np.inf))
+    return r
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("rnd", ["rz", "rm", "rp"])
+def test_mma_f64_directed_rounding_is_each_fma_of_the_chain(engine, opt, rnd):
+    """The PTX ISA's m8n8k4 .f64 fragments (A a0 at (g, t), B b0 at (t, g), C/D c0, c1 at (g, 2t + i)), and
+    xcc's order (docs/semantics.md): d = fma(a3, b3, fma(a2, b2, fma(a1, b1, fma(a0, b0, c)))), each fma
+    computed exactly and rounded in the instruction's mode; inexact values so that the modes differ."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((8, 4)) * 3.0 ** rng.integers(-5, 6, (8, 4))
+    b = rng.standard_normal((4, 8)) / 7.0
+    c = rng.standard_normal((8, 8)) * 1e3
+    words = np.zeros((32, 4))
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        words[lane] = [a[g, t], b[t, g], c[g, 2 * t], c[g, 2 * t + 1]]
+    def chain(mode):
+        out = np.zeros((8, 8))
+        for i in range(8):
+            for j in range(8):
+                acc = float(c[i, j])
+                for x in range(4):
+                    acc = _round_f64(Fraction(float(a[i, x])) * Fraction(float(b[x, j])) + Fraction(acc), mode)
+                out[i, j] = acc
+        return out
+
+    want = chain(rnd)
+    assert (want != chain("rn")).sum() > 8  # the mode matters for these values
+    dev = rt.Device()
+    din, dout = rt.to_device(words.ravel(), dev), rt.to_device(np.zeros(64), dev)
+    rt.load_module(MMA_F64.replace("RND", rnd), device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [din, dout])
+    got = dout.copy_to_host().reshape(32, 2)
+    expect = np.array([[want[ln >> 2, 2 * (ln & 3)], want[ln >> 2, 2 * (ln & 3) + 1]] for ln in range(32)])
+    np.testing.assert_array_equal(got.view(np.uint64), expect.view(np.uint64))

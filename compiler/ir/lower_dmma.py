@@ -1,5 +1,6 @@
 """Lowering of double-precision warp MMA, ``mma.sync.aligned.shape.row.col{.rn}.f64.f64.f64.f64 d, a, b, c``
-(PTX ISA 9.7.14.5: ``.m8n8k4`` sm_80, ``.m16n8k4``/``.m16n8k8``/``.m16n8k16`` sm_90), into SIMT IR: xg1 has no
+(PTX ISA 9.7.14.5: ``.m8n8k4`` sm_80, ``.m16n8k4``/``.m16n8k8``/``.m16n8k16`` sm_90; ``.rz``/``.rm``/``.rp`` round
+each step of the chain below that way), into SIMT IR: xg1 has no
 FP64 tensor-core instruction, so each lane gathers the A row and B column elements its D elements need with
 ``shfl.idx`` (each f64 as two 32-bit halves) and computes each element as a chain of fused multiply-adds.
 
@@ -32,8 +33,9 @@ F64_SHAPES = {"m8n8k4": (8, 4), "m16n8k4": (16, 4), "m16n8k8": (16, 8), "m16n8k1
 
 
 class Float64MmaLowering:
-    def f64_mma(self, inst, shape: str) -> None:
-        """``mma.sync.aligned.shape.row.col{.rn}.f64.f64.f64.f64`` as shuffles and an fma chain (module doc)."""
+    def f64_mma(self, inst, shape: str, rnd: str = "rn") -> None:
+        """``mma.sync.aligned.shape.row.col{.rnd}.f64.f64.f64.f64`` as shuffles and an fma chain, each step rounded
+        in ``rnd`` (.rn, .rz, .rm, .rp: PTX ISA 9.7.14.5.14's .rnd; module doc)."""
         m, k = F64_SHAPES[shape]
         na, nb, ncd = (1, 1, 2) if m == 8 else (k // 2, k // 4, 4)
         if len(inst.operands) != 4:
@@ -44,12 +46,12 @@ class Float64MmaLowering:
         regs_a = [self.read(o, f64) for o in self._mx_vector(a, na, "A")]
         regs_b = [self.read(o, f64) for o in self._mx_vector(b, nb, "B")]
         regs_c = [self.read(o, f64) for o in self._mx_vector(c, ncd, "C")]
-        self.f64_mma_regs(shape, regs_a, regs_b, regs_c, list(self._mx_vector(d, ncd, "D")), "rn")
+        self.f64_mma_regs(shape, regs_a, regs_b, regs_c, list(self._mx_vector(d, ncd, "D")), rnd)
 
     def f64_mma_regs(self, shape: str, regs_a, regs_b, regs_c, dests, rnd: str) -> None:
         """D (``dests``, f64 registers or sinks) of the f64 MMA ``shape`` on the fragment values ``regs_a``,
         ``regs_b``, ``regs_c``, each step an ``fma`` rounded in ``rnd`` (``wmma.mma`` m8n8k4 takes .rn, .rz, .rm
-        or .rp; mma.sync .rn)."""
+        or .rp, and so does mma.sync)."""
         m, k = F64_SHAPES[shape]
         f64, u32 = ptx_type("f64"), ptx_type("u32")
         lane = self.emit("sreg", u32, [], u32, name="laneid").result

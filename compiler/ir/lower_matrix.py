@@ -118,12 +118,13 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
                                  PtxSemanticError)
             return self.subbyte_mma(inst, shape, types)
         if types == ["f64"] * 4:  # double precision: xcc.ir.lower_dmma
-            self._mx_check(inst, {"sync", "aligned", "row", "col", "rn", *F64_SHAPES})
+            self._mx_check(inst, {"sync", "aligned", "row", "col", "rn", "rz", "rm", "rp", *F64_SHAPES})
             shape = next((m for m in inst.modifiers if m in F64_SHAPES), None)
-            if shape is None or [m for m in inst.modifiers if m in ("row", "col")] != ["row", "col"]:
-                raise self.error(f"'{_full(inst)}': .f64 mma takes .m8n8k4, .m16n8k4, .m16n8k8 or .m16n8k16 "
-                                 "and the layouts .row.col", PtxSemanticError)
-            return self.f64_mma(inst, shape)
+            rnd = [m for m in inst.modifiers if m in ("rn", "rz", "rm", "rp")]
+            if shape is None or [m for m in inst.modifiers if m in ("row", "col")] != ["row", "col"] or len(rnd) > 1:
+                raise self.error(f"'{_full(inst)}': .f64 mma takes .m8n8k4, .m16n8k4, .m16n8k8 or .m16n8k16, "
+                                 "the layouts .row.col and at most one of .rn, .rz, .rm, .rp", PtxSemanticError)
+            return self.f64_mma(inst, shape, rnd[0] if rnd else "rn")
         if "m8n8k4" in inst.modifiers:  # Volta quad pairs: xcc.ir.lower_mma884
             return self.quad_pair_mma(inst)
         shapes = {"m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32"}
