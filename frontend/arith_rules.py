@@ -115,6 +115,8 @@ def _cvt(ms: set[str], types: list[str]) -> str | None:
         return "cvt between .bf16 and 8-bit integers is not an instruction (convert through 16 bits)"
     if "bf16" in (d, s) and "sat" in ms:
         return "'.sat' does not apply to a .bf16 conversion"
+    if "ftz" in ms and {d, s} & (_FP8X2 | {"f16x2", "bf16x2", "tf32"}):
+        return "'.ftz' does not apply to a packed, FP8 or tf32 conversion"
     if "ftz" in ms and "f32" not in (d, s):
         return "'.ftz' applies only to conversions from or to .f32"
     if d == "tf32" and {"relu", "rna"} <= ms:

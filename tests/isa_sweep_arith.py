@@ -686,6 +686,14 @@ def corners():
     for r in IRND:
         yield f"cvt.{r}.ftz.sat.f32.f32 %f1, %f2;"
     yield "cvt.sat.f64.f64 %fd1, %fd2;"
+    for d in ("f16x2", "bf16x2"):
+        yield f"cvt.rn.ftz.{d}.f32 %r1, %f2, %f3;"
+        yield f"cvt.rz.satfinite.{d}.f32 %r1, %f2, %f3;"
+    yield "cvt.rna.ftz.tf32.f32 %r1, %f2;"
+    yield "cvt.rn.ftz.satfinite.e4m3x2.f32 %h1, %f2, %f3;"
+    yield "cvt.rn.ftz.satfinite.e5m2x2.f16x2 %h1, %r2;"
+    yield "cvt.rn.satfinite.f16.f32 %h1, %f2;"
+    yield "cvt.rn.satfinite.f32.f64 %f1, %fd2;"
     yield "cvt.rni.sat.f64.f64 %fd1, %fd2;"
 
 
