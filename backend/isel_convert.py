@@ -118,6 +118,8 @@ class ConvertSelection(SelectorCore):
             whole = new_vreg(1)  # cvt.rXi.sat.f32.f32: rounded to an integral value, then clamped as cvt.sat.f32.f32
             self.emit("FRND", d=whole, a=self.reg(a), mods={"rnd": rnd.upper(), **ftz})
             self.emit("FADD", d=d, a=whole, b=Imm(0x80000000), mods=self._fmods(inst, rnd=False))
+        elif dt == st and dt.bits == 64 and inst.attrs.get("sat") and rnd in (None, "rni", "rzi", "rmi", "rpi"):
+            self._cvt_sat_f64(d, a, rnd)
         elif rnd in ("rni", "rzi", "rmi", "rpi") and not inst.attrs.get("sat"):  # round to integral
             if dt.bits == 64:
                 self.emit("DRND", d=d, a=self.reg(a), mods={"rnd": rnd.upper()})
@@ -145,6 +147,23 @@ class ConvertSelection(SelectorCore):
             self.emit("SEL", d=Half(d, 1), a=RZ, b=Imm(0x3FF00000), ps=(pos, True))
         else:
             self.emit("SEL", d=d, a=RZ, b=Imm(0x3F800000), ps=(pos, True))
+
+    def _cvt_sat_f64(self, d: VReg, a: Value, rnd: str | None):
+        """cvt{.rXi}.sat.f64.f64: rounded to an integral value (DRND) when asked, then clamped to [0, 1] - a NaN or
+        a negative value other than -0 gives +0 (xcc.semantics.convert: .sat keeps an f64 -0): DSETP against 0
+        and 1.0, a SEL pair for each."""
+        src = self.reg(a)
+        if rnd:
+            src = new_vreg(2)
+            self.emit("DRND", d=src, a=self.reg(a), mods={"rnd": rnd.upper()})
+        one, low, ge, big = new_vreg(2), new_vreg(2), new_vreg(0), new_vreg(0)
+        self.emit("MOV", d=Half(one, 0), b=Imm(0))
+        self.emit("MOV", d=Half(one, 1), b=Imm(0x3FF00000))
+        self.emit("DSETP", pd=ge, a=src, b=Imm(0), ps=(PT, False), mods={"cmp": "GE"})
+        self.emit("DSETP", pd=big, a=src, b=one, ps=(PT, False), mods={"cmp": "GT"})
+        for i in (0, 1):
+            self.emit("SEL", d=Half(low, i), a=Half(one, i), b=Half(src, i), ps=(big, False))
+            self.emit("SEL", d=Half(d, i), a=Half(low, i), b=Imm(0), ps=(ge, False))
 
     def _narrow_int(self, a: Value, st: ScalarType):
         """An 8/16/32-bit integer source as 32 bits: sign-extended, or for an unsigned type its own low bits only

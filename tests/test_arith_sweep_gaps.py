@@ -102,3 +102,28 @@ def test_cvt_unsigned_narrow_to_float_reads_only_its_bits(engine, opt, dst, src,
     fmt = "<f" if dst == "f32" else "<d"
     want = [int.from_bytes(struct.pack(fmt, float(_int(x, src))), "little") for x in EDGES]
     check(body, [(x,) for x in EDGES], want, engine, opt)
+
+
+F64 = [0, 1 << 63, 1, (1 << 63) | 1, 0x3FE0000000000000, 0xBFE0000000000000, 0x3FE0000000000001, 0x3FEFFFFFFFFFFFFF,
+       0x3FF0000000000000, 0x3FF0000000000001, 0x3FF8000000000000, 0xBFF0000000000000, 0x400921FB54442D18,
+       0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0xFFF8000000000001, 0x0010000000000000]
+
+
+def _round_sat_f64(bits: int, rnd: str | None) -> int:
+    """.sat on f64 (PTX ISA 9.7.9.21): [0, 1], NaN giving +0; a -0 stays -0 (only a negative nonzero value is
+    raised to +0)."""
+    v = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    if rnd and not math.isnan(v) and not math.isinf(v):
+        v = math.copysign(float(ROUND[rnd](v)), v)  # an integral result keeps the input's sign (-0.4 -> -0)
+    if math.isnan(v) or (v < 0):
+        v = 0.0
+    elif v > 1:
+        v = 1.0
+    return struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("rnd", [None, "rni", "rzi", "rmi", "rpi"])
+def test_cvt_sat_f64(engine, opt, rnd):
+    body = f"cvt{'.' + rnd if rnd else ''}.sat.f64.f64 %fd3, %fd1; mov.b64 %rd8, %fd3;"
+    check(body, [(x,) for x in F64], [_round_sat_f64(x, rnd) for x in F64], engine, opt)

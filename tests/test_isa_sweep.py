@@ -51,8 +51,6 @@ KNOWN: dict[str, str] = {
     "cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3, %r4;": "4- and 2-bit cvt.pack (PTX ISA 9.7.9.21) is not implemented yet",
     "cvt.pack.sat.s4.s32.b32 %r1, %r2, %r3, %r4;": "as cvt.pack.sat.u4",
     "cvt.pack.sat.u2.s32.b32 %r1, %r2, %r3, %r4;": "as cvt.pack.sat.u4 (.u2 is not in the frontend's vocabulary yet)",
-    "cvt.sat.f64.f64 %fd1, %fd2;": "cvt.sat and .rXi.sat between .f64 values: not in instruction selection yet",
-    "cvt.rni.sat.f64.f64 %fd1, %fd2;": "as cvt.sat.f64.f64",
     "vadd.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     "vsub.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     "vabsdiff.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
