@@ -2,12 +2,13 @@
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
 its nvcc command): a 2.x SIMT SGEMM; 2.x tensor-op GEMMs (f16 multistage, strided-batched, grouped, a fused
-bias + ReLU epilogue, s8 and s4 integer, f64, tf32, 2:4 structured-sparse); implicit-GEMM conv2d fprop, dgrad
-and wgrad; three CuTe kernels (a SIMT GEMM, a tensor-core GEMM with TiledCopy cp.async and ldmatrix, an SM90 TMA
-load/store tile transpose); and seven 3.x sm_90a TMA warp-specialised GEMMs (plain f16; FP8 e4m3; FP8 e4m3 x
-e5m2 with fast accumulation, persistent ping-pong; s8 x f16 mixed input with A through registers; persistent
-cooperative with a TMA epilogue; the same with a fused bias + ReLU epilogue visitor tree; persistent ping-pong
-on a 2x1 cluster with TMA multicast).  Every file runs.
+bias + ReLU epilogue, s8 and s4 integer, f64, tf32, 2:4 structured-sparse, serial split-K through a global
+semaphore); implicit-GEMM conv2d fprop, dgrad and wgrad; three CuTe kernels (a SIMT GEMM, a tensor-core GEMM
+with TiledCopy cp.async and ldmatrix, an SM90 TMA load/store tile transpose); and seven 3.x sm_90a TMA
+warp-specialised GEMMs (plain f16; FP8 e4m3; FP8 e4m3 x e5m2 with fast accumulation, persistent ping-pong;
+s8 x f16 mixed input with A through registers; persistent cooperative with a TMA epilogue; the same with a
+fused bias + ReLU epilogue visitor tree; persistent ping-pong on a 2x1 cluster with TMA multicast).  Every
+file runs.
 ``PTXAS`` records what ``ptxas -v -O3 -arch=...`` said of each file (registers, and SASS instructions counted as
 bench/ptxas_ref.py counts them); each file must compile with ``xcc compile -v``, whose report carries the same
 figures for xg1.
@@ -56,6 +57,7 @@ PTXAS = {
     "gemm_bias_relu.sm_80.ptx": (95, 800, 1),
     "gemm_grouped.sm_80.ptx": (124, 947, 1),
     "gemm_sparse.sm_80.ptx": (128, 985, 1),
+    "gemm_splitk_serial.sm_80.ptx": (96, 842, 1),
     "hgemm_tensorop.sm_80.ptx": (94, 772, 1),
     "igemm_s4.sm_80.ptx": (96, 771, 1),
     "igemm_s8.sm_80.ptx": (96, 763, 1),
@@ -662,6 +664,28 @@ def test_tma_evt_gemm_runs(engine):
                                                                     shared_mem=d["smem"], cluster=tuple(d["cluster"]))
     want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64) + bias[:, None]
     np.testing.assert_array_equal(bufs[3].copy_to_host().T.astype(np.float64), np.maximum(want, 0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gemm_splitk_serial_runs(engine):
+    """CUTLASS 2.x serial split-K: D = A B - C, f16 A (row-major) and B (column-major), f32 C/D row-major,
+    64 x 128 x 256 in four K slices of 64 (blockIdx.z): the slices of each output tile take turns through a
+    semaphore in global memory (ld.global.acquire.gpu spin, st.global.release.gpu), each after the first adding
+    its partial sum to D read back as the source.  Small integers: exact."""
+    rng = np.random.default_rng(42)
+    d = json.loads((CORPUS / "gemm_splitk_serial.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    bt = rng.integers(-4, 5, (N, K)).astype(np.float16)
+    c = rng.integers(-8, 9, (M, N)).astype(np.float32)
+    bufs = [rt.to_device(x) for x in (a, bt, c, np.full((M, N), np.nan, np.float32),
+                                      np.zeros(d["semaphores"], np.int32))]
+    d, blob = _params("gemm_splitk_serial", bufs)
+    mod = rt.load_module(CORPUS / "gemm_splitk_serial.sm_80.ptx", engine=engine, opt_level=3)
+    mod.get_function(_kernel_name("gemm_splitk_serial.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]),
+                                                                          (blob,), shared_mem=d["smem"])
+    np.testing.assert_array_equal(bufs[3].copy_to_host(), a.astype(np.float32) @ bt.astype(np.float32).T - c)
+    np.testing.assert_array_equal(bufs[4].copy_to_host(), 0)  # the last slice resets its tile's semaphore
 
 
 BRKPT = """.version 8.0

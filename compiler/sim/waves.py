@@ -8,7 +8,10 @@ start exited.  Ascending slot order is ascending global thread order, the order 
 are serialised and the last of several stores wins.
 
 * :class:`Scheduler` keeps the runnable threads in groups by position (a pc, or an IR instruction
-  position); the lowest position runs next.  Deterministic.
+  position); the lowest position runs next, except that no group waits for ever: a group that has waited
+  ``STARVE_LIMIT`` pops runs next (the oldest first), so that threads spinning in a loop on a flag that
+  threads at a later position will set (CUTLASS's serial split-K semaphore: one CTA waits for another of the
+  same wave to release its tile) cannot starve them, as a GPU's scheduler does not.  Deterministic.
 * :class:`FairScheduler` (a cooperative launch) keeps the groups per CTA and lets the CTAs take turns:
   within a CTA the lowest position runs next, as above; a CTA keeps its turn until it branches backwards
   (a loop, or a spin-wait), and then every other CTA with runnable threads has its turn first.  A CTA
@@ -34,6 +37,7 @@ __all__ = ["RUN", "EXITED", "WAIT_BAR", "WAIT_BSYNC", "WAIT_CLUSTER", "WAIT_MBAR
            "bar_reduce"]
 
 RUN, EXITED, WAIT_BAR, WAIT_BSYNC = 0, 1, 2, 3
+STARVE_LIMIT = 1024  # pops a runnable group may wait behind lower positions before it runs (Scheduler)
 WAIT_MBAR = 4  # suspended by mbarrier.try_wait until a phase of its object completes (xcc.sim.mbarrier)
 WAIT_CLUSTER = 5  # at barrier.cluster.wait until every non-exited thread of the cluster arrived
 
@@ -77,13 +81,20 @@ def bar_reduce(mode: str, total, count):
 
 
 class Scheduler:
-    """Runnable threads grouped by position, lowest position first."""
+    """Runnable threads grouped by position, lowest position first; a group that waited ``STARVE_LIMIT``
+    pops runs next (module docstring).  A group's age is the pop count when it became runnable; the
+    groups a popped group makes by going forward keep its age, so that a starving group, once chosen, goes
+    on until it branches backwards or waits; a backward branch makes a new (young) group."""
 
-    __slots__ = ("groups", "heap")
+    __slots__ = ("groups", "heap", "born", "ages", "pops", "cur_pos", "cur_born")
 
     def __init__(self):
         self.groups: dict[int, list[np.ndarray]] = {}
         self.heap: list[int] = []
+        self.born: dict[int, int] = {}  # position -> its group's age
+        self.ages: list[tuple[int, int]] = []  # (age, position), oldest first; entries of popped groups stale
+        self.pops = 0
+        self.cur_pos, self.cur_born = -1, 0  # the group popped last
 
     def push(self, pos: int, arr: np.ndarray) -> None:
         """Threads ``arr`` (sorted slots) become runnable at ``pos``."""
@@ -91,19 +102,35 @@ class Scheduler:
             lst = self.groups.get(pos)
             if lst is None:
                 self.groups[pos] = [arr]
+                b = self.cur_born if pos > self.cur_pos else self.pops
+                self.born[pos] = b
+                heapq.heappush(self.ages, (b, pos))
                 heapq.heappush(self.heap, pos)
             else:
                 lst.append(arr)
 
     def pop(self) -> tuple[int, np.ndarray]:
-        """The lowest position and every thread runnable there."""
-        pos = heapq.heappop(self.heap)
+        """The lowest position and every thread runnable there, or the oldest group if it starves."""
+        self.pops += 1
+        ages, born, heap = self.ages, self.born, self.heap
+        while ages and born.get(ages[0][1]) != ages[0][0]:
+            heapq.heappop(ages)
+        if len(heap) > 1 and self.pops - ages[0][0] >= STARVE_LIMIT and ages[0][1] != heap[0]:
+            b, pos = heapq.heappop(ages)
+            heap.remove(pos)
+            heapq.heapify(heap)
+        else:
+            pos = heapq.heappop(heap)
+            b = born[pos]
+        del born[pos]
+        self.cur_pos, self.cur_born = pos, b
         return pos, merge(self.groups.pop(pos))
 
     def absorb(self, pos: int, idx: np.ndarray) -> np.ndarray:
         """``idx`` with the threads waiting at ``pos`` joined (reconvergence), if any wait there."""
         if self.heap and self.heap[0] == pos:
             heapq.heappop(self.heap)
+            del self.born[pos]
             return merge([idx, *self.groups.pop(pos)])
         return idx
 
