@@ -2,8 +2,8 @@
 
 The corpus is our own CUDA sources instantiating CUTLASS 4.2.0's templates (examples/cutlass/*.cu; each names
 its nvcc command): a 2.x SIMT SGEMM; 2.x tensor-op GEMMs (f16 multistage, strided-batched, grouped, a fused
-bias + ReLU epilogue, s8 and s4 integer, f64, tf32, 2:4 structured-sparse, serial split-K through a global
-semaphore); implicit-GEMM conv2d fprop, dgrad and wgrad; three CuTe kernels (a SIMT GEMM, a tensor-core GEMM
+bias + ReLU epilogue, s8 and s4 integer, f64, tf32, 2:4 structured-sparse, 3xTF32, serial split-K through a
+global semaphore); implicit-GEMM conv2d fprop, dgrad and wgrad; three CuTe kernels (a SIMT GEMM, a tensor-core GEMM
 with TiledCopy cp.async and ldmatrix, an SM90 TMA load/store tile transpose); and seven 3.x sm_90a TMA
 warp-specialised GEMMs (plain f16; FP8 e4m3; FP8 e4m3 x e5m2 with fast accumulation, persistent ping-pong;
 s8 x f16 mixed input with A through registers; persistent cooperative with a TMA epilogue; the same with a
@@ -61,6 +61,7 @@ PTXAS = {
     "hgemm_tensorop.sm_80.ptx": (94, 772, 1),
     "igemm_s4.sm_80.ptx": (96, 771, 1),
     "igemm_s8.sm_80.ptx": (96, 763, 1),
+    "sgemm_3xtf32.sm_80.ptx": (152, 1114, 1),
     "sgemm_simt.sm_80.ptx": (126, 2355, 1),
     "tf32gemm_tensorop.sm_80.ptx": (96, 1071, 1),
     "tma_cluster_gemm.sm_90a.ptx": (168, 2623, 2),
@@ -95,6 +96,8 @@ SLACK = {
     # 2148 instructions (2.01x ptxas): 625 of them MOVs building HMMA.1688.TF32's register pairs, as in
     # cute_hgemm_ldsm.
     "tf32gemm_tensorop.sm_80.ptx": 3,
+    # 2232 instructions (2.003x ptxas): HMMA.1688.TF32's register-pair MOVs, as tf32gemm_tensorop's.
+    "sgemm_3xtf32.sm_80.ptx": 3,
     # 2911 instructions (3.8x ptxas): xg1 has no 4-bit MMA; each mma.sync m16n8k64 .s4 widens its nibbles to bytes
     # (943 LOP3, 213 SHL, 93 SHR.S32) for the .s8 IMMA.16832 (ir.lower_subbyte_mma, docs/semantics.md).
     "igemm_s4.sm_80.ptx": 4,
@@ -686,6 +689,20 @@ def test_gemm_splitk_serial_runs(engine):
                                                                           (blob,), shared_mem=d["smem"])
     np.testing.assert_array_equal(bufs[3].copy_to_host(), a.astype(np.float32) @ bt.astype(np.float32).T - c)
     np.testing.assert_array_equal(bufs[4].copy_to_host(), 0)  # the last slice resets its tile's semaphore
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sgemm_3xtf32_runs(engine):
+    """CUTLASS 2.x 3xTF32 (OpMultiplyAddFastF32): D = A B for random f32 A (row-major) and B (column-major),
+    64 x 64 x 64, each operand split into a tf32 part and a tf32 remainder, three mma m16n8k8 .tf32 per product:
+    within 2^-17 of the exact product (f32's own order of sums: 3.3e-6 here; tf32 alone: 7.8e-3)."""
+    rng = np.random.default_rng(43)
+    d = json.loads((CORPUS / "sgemm_3xtf32.params.json").read_text())
+    M, N, K = d["M"], d["N"], d["K"]
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    bt = rng.uniform(-1, 1, (N, K)).astype(np.float32)
+    _, got = _run_gemm("sgemm_3xtf32", "sgemm_3xtf32.sm_80.ptx", engine, a, bt, np.zeros((M, N), np.float32))
+    np.testing.assert_allclose(got, a.astype(np.float64) @ bt.astype(np.float64).T, rtol=0, atol=2.0 ** -17)
 
 
 BRKPT = """.version 8.0
