@@ -286,3 +286,68 @@ def test_mma_f64_directed_rounding_is_each_fma_of_the_chain(engine, opt, rnd):
     got = dout.copy_to_host().reshape(32, 2)
     expect = np.array([[want[ln >> 2, 2 * (ln & 3)], want[ln >> 2, 2 * (ln & 3) + 1]] for ln in range(32)])
     np.testing.assert_array_equal(got.view(np.uint64), expect.view(np.uint64))
+
+
+# ----------------------------------------------------------------------------- wmma m32n8k16 / m8n32k16 (.f16)
+WMMA_TALL_WIDE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+    .reg .b32 %r<40>;
+    .reg .f32 %f<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    wmma.load.a.sync.aligned.ALAY.SHAPE.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1];
+    wmma.load.b.sync.aligned.BLAY.SHAPE.global.f16 {%r11, %r12, %r13, %r14, %r15, %r16, %r17, %r18}, [%rd2], SB;
+    wmma.load.c.sync.aligned.CLAY.SHAPE.global.CT CFRAG, [%rd3];
+    wmma.mma.sync.aligned.ALAY.BLAY.SHAPE.DT.CT DFRAG, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8},
+        {%r11, %r12, %r13, %r14, %r15, %r16, %r17, %r18}, CFRAG;
+    wmma.store.d.sync.aligned.CLAY.SHAPE.global.DT [%rd4], DFRAG, SD;
+    ret;
+}
+"""
+_FRAG = {"f32": "{%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}", "f16": "{%r21, %r22, %r23, %r24}"}
+_FRAG_D = {"f32": "{%f8, %f9, %f10, %f11, %f12, %f13, %f14, %f15}", "f16": "{%r31, %r32, %r33, %r34}"}
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("shape", ["m32n8k16", "m8n32k16"])
+@pytest.mark.parametrize("alay, blay, clay", [("row", "col", "row"), ("col", "row", "col")])
+@pytest.mark.parametrize("dt, ct", [("f32", "f32"), ("f16", "f16"), ("f32", "f16")])
+def test_wmma_tall_and_wide_f16_shapes(engine, opt, shape, alay, blay, clay, dt, ct):
+    """D = A*B + C through wmma.load/mma/store in memory (PTX leaves the fragments unspecified, so memory in and
+    out is the whole contract): numpy's float64 product of small f16 values (exact) plus C, rounded once to D's
+    type; B with a padded stride and D with one (the stride operand), the rest dense."""
+    m, n = (32, 8) if shape == "m32n8k16" else (8, 32)
+    rng = np.random.default_rng(len(shape + alay + dt + ct))
+    a = (rng.integers(-8, 9, (m, 16)) / 4).astype(np.float16)
+    b = (rng.integers(-8, 9, (16, n)) / 8).astype(np.float16)
+    c = (rng.integers(-64, 65, (m, n)) / 16).astype(np.float16 if ct == "f16" else np.float32)
+    want = (a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)).astype(
+        np.float16 if dt == "f16" else np.float32)
+    sb, sd = (n if blay == "row" else 16) + 8, (n if clay == "row" else m) + 4   # padded strides, in elements
+    mem_b = np.zeros((16, sb) if blay == "row" else (n, sb), np.float16)
+    if blay == "row":
+        mem_b[:, :n] = b
+    else:
+        mem_b[:, :16] = b.T
+    mem_a = a if alay == "row" else np.ascontiguousarray(a.T)
+    mem_c = c if clay == "row" else np.ascontiguousarray(c.T)
+    dev = rt.Device()
+    da, db, dc = (rt.to_device(np.ascontiguousarray(x).ravel(), dev) for x in (mem_a, mem_b, mem_c))
+    rows_d = m if clay == "row" else n
+    dd = rt.to_device(np.zeros(rows_d * sd, want.dtype), dev)
+    ptx = (WMMA_TALL_WIDE.replace("CFRAG", _FRAG[ct]).replace("DFRAG", _FRAG_D[dt]).replace("SHAPE", shape)
+           .replace("ALAY", alay).replace("BLAY", blay).replace("CLAY", clay).replace("DT", dt).replace("CT", ct)
+           .replace("SB", str(sb)).replace("SD", str(sd)))
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
+    got = dd.copy_to_host().reshape(rows_d, sd)
+    got = got[:, :n] if clay == "row" else got[:, :m].T
+    bits = np.uint16 if dt == "f16" else np.uint32
+    np.testing.assert_array_equal(got.view(bits), want.view(bits))
+    assert not (dd.copy_to_host().reshape(rows_d, sd)[:, (n if clay == "row" else m):] != 0).any()

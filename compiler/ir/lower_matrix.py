@@ -22,7 +22,7 @@ it needs); ``wmma.store.d`` is one instruction.  What they compute is :mod:`xcc.
 
 ``mma.sp`` (sparse A) is :mod:`xcc.ir.lower_sparse_mma`'s, ``.f64`` mma :mod:`xcc.ir.lower_dmma`'s, the Volta
 quad-pair ``.m8n8k4`` with .f16 A and B :mod:`xcc.ir.lower_mma884`'s, the wmma
-shapes ``.m16n16k8`` (tf32) and ``.m8n8k4`` (f64) :mod:`xcc.ir.lower_wmma_simt`'s, ``.s4``/``.u4``/``.b1`` mma
+shapes ``.m16n16k8`` (tf32), ``.m8n8k4`` (f64), ``.m32n8k16`` and ``.m8n32k16`` (f16) :mod:`xcc.ir.lower_wmma_simt`'s, ``.s4``/``.u4``/``.b1`` mma
 :mod:`xcc.ir.lower_subbyte_mma`'s.  Anything else in these families is an
 :class:`UnsupportedError` at the instruction.
 """

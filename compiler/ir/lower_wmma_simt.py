@@ -11,7 +11,10 @@ and the ``mma`` they are made of (PTX ISA 9.7.14.4, sm_80):
   accumulator layout; each register's four bytes are one 32-bit access where they are adjacent in memory, four
   byte loads otherwise; ``wmma.mma`` is two byte MMAs (IMMA);
 * ``.m8n8k32`` ``.s4``/``.u4`` and ``.m8n8k128`` ``.b1`` (A ``.row``, B ``.col`` only, as PTX requires), ``.s32``
-  C/D: loads, stores, and ``wmma.mma`` by :mod:`xcc.ir.lower_subbyte_mma`.
+  C/D: loads, stores, and ``wmma.mma`` by :mod:`xcc.ir.lower_subbyte_mma`;
+* ``.m32n8k16`` and ``.m8n32k16`` with ``.f16`` A/B and ``.f16``/``.f32`` C/D (not yet .s8/.u8 nor .bf16; not .f16 D
+  from .f32 C): two halves a register, one 32-bit access where adjacent in memory, two 16-bit ones otherwise;
+  ``wmma.mma`` is two (m32n8k16) or four (m8n32k16) ``mma.m16n8k16`` (``_wmma_f16_tall_wide``).
 
 **Fragments.**  PTX leaves wmma fragment layouts unspecified; xcc takes those of the ``mma`` the product is made
 of, as it does for m16n16k16 (:mod:`xcc.semantics.matrix`), with ``g`` = lane >> 2, ``t`` = lane & 3:
@@ -21,6 +24,12 @@ of, as it does for m16n16k16 (:mod:`xcc.semantics.matrix`), with ``g`` = lane >>
   columns 8-15, element ``i`` at (t + 4 (i % 2), g + 8 (i / 2)); C/D (16 x 16 f32, 8 registers): the m16n16k16
   accumulator layout, element ``i`` at (g + 8 ((i / 2) % 2), 2t + i % 2 + 8 (i / 4)).  ``wmma.mma`` is two
   ``mma.m16n8k8.f32.tf32.tf32.f32`` (columns 0-7 and 8-15), with their rule (the exact sum rounded once).
+* m32n8k16 A (32 x 16, 8 registers): registers 0-3 the m16n8k16 A fragment of rows 0-15, 4-7 that of rows 16-31;
+  B (16 x 8, 8 registers): registers 0, 1 the m16n8k16 B fragment, 2-7 repeat them; C/D (32 x 8): elements 0-3 the
+  m16n8 accumulator of rows 0-15, 4-7 that of rows 16-31.  m8n32k16 A (8 x 16): registers 0, 1 hold row g,
+  columns 2t, 2t + 1 and 2t + 8, 2t + 9 (the m16n8k16 A registers 0 and 2), 2-7 repeat them; B (16 x 32):
+  registers 2j, 2j + 1 the m16n8k16 B fragment of columns 8j ..; C/D (8 x 32): elements 2j, 2j + 1 at (g,
+  8j + 2t + i).
 * m8n8k4 A (8 x 4): element 0 at (g, t); B (4 x 8): (t, g); C/D (8 x 8): element ``i`` at (g, 2t + i): the
   ``mma.m8n8k4 .f64`` fragments.  ``wmma.mma`` is :mod:`xcc.ir.lower_dmma`'s fma chain, in the rounding mode
   given (default .rn).
@@ -48,6 +57,10 @@ from xcc.frontend import ast
 from xcc.ir.core import Const
 from xcc.ir.types import is_type_name, ptx_type
 
+
+def _elem_type(m: str) -> bool:
+    return is_type_name(m) or m in ("e4m3", "e5m2", "tf32")
+
 # shape -> operand -> (rows, columns, [(row lane part, row const, col lane part, col const) per element])
 _G, _T, _T2, _T4, _T8, _T32 = "g", "t", "t2", "t4", "t8", "t32"
 WMMA_SIMT = {
@@ -71,6 +84,16 @@ WMMA_SIMT = {
         "b": (128, 8, [(_T32, 0, _G, 0)]),
         "c": (8, 8, [(_G, 0, _T2, i) for i in range(2)]),
     },
+    "m32n8k16": {  # .f16: two m16n8k16 (rows 0-15, 16-31) on the same B
+        "a": (32, 16, [(_G, 8 * ((i >> 1) & 1) + 16 * (i >> 3), _T2, (i & 1) + 8 * ((i >> 2) & 1)) for i in range(16)]),
+        "b": (16, 8, [(_T2, (i & 1) + 8 * ((i >> 1) & 1), _G, 0) for i in range(16)]),
+        "c": (32, 8, [(_G, 8 * ((i >> 1) & 1) + 16 * (i >> 2), _T2, i & 1) for i in range(8)]),
+    },
+    "m8n32k16": {  # .f16: four m16n8k16 (columns 8j ..) on the same 8-row A (rows 8-15 of the mma: zero)
+        "a": (8, 16, [(_G, 0, _T2, (i & 1) + 8 * ((i >> 1) & 1)) for i in range(16)]),
+        "b": (16, 32, [(_T2, (i & 1) + 8 * ((i >> 1) & 1), _G, 8 * ((i >> 2) & 3)) for i in range(16)]),
+        "c": (8, 32, [(_G, 0, _T2, (i & 1) + 8 * (i >> 1)) for i in range(8)]),
+    },
     "m8n8k4": {
         "a": (8, 4, [(_G, 0, _T, 0)]),
         "b": (4, 8, [(_T, 0, _G, 0)]),
@@ -82,8 +105,10 @@ _TYPES = {"m16n16k8": {"a": ("tf32",), "b": ("tf32",), "c": ("f32",)},
           "m8n8k4": {"a": ("f64",), "b": ("f64",), "c": ("f64",)},
           "m8n8k32": {"a": ("s4", "u4"), "b": ("s4", "u4"), "c": ("s32",)},
           "m8n8k128": {"a": ("b1",), "b": ("b1",), "c": ("s32",)},
-          "m16n16k16.int": {"a": ("s8", "u8"), "b": ("s8", "u8"), "c": ("s32",)}}
-_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1, "s8": 8, "u8": 8}
+          "m16n16k16.int": {"a": ("s8", "u8"), "b": ("s8", "u8"), "c": ("s32",)},
+          "m32n8k16": {"a": ("f16",), "b": ("f16",), "c": ("f16", "f32")},
+          "m8n32k16": {"a": ("f16",), "b": ("f16",), "c": ("f16", "f32")}}
+_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1, "s8": 8, "u8": 8, "f16": 16}
 _SUBBYTE = ("m8n8k32", "m8n8k128")
 _ROUNDING = ("rn", "rz", "rm", "rp")
 
@@ -125,20 +150,34 @@ class WmmaSimtLowering:
         stride = self.read(ops[2], u32) if len(ops) == 3 else Const(u32, cols if lay == "row" else rows)
         addrs = self._wmma_simt_addresses(base, stride, lay, elems, _BITS[types[0]])
         if verb == "load":
-            per = 4 if _BITS[types[0]] == 8 else 1          # byte elements: four a register
+            per = {8: 4, 16: 2}.get(_BITS[types[0]], 1)      # byte (half) elements: four (two) a register
             dests = list(self._mx_vector(ops[0], len(elems) // per, f"the {frag.upper()} fragment"))
             for k, d in enumerate(dests):
                 if isinstance(d, ast.Sink):
                     continue
                 rt = getattr(d, "type", etype)
                 els = addrs[k * per:(k + 1) * per]
-                if per == 1 or all(a is els[0][0] and o == els[0][1] + i for i, (a, o) in enumerate(els)):
+                if per == 1 or all(a is els[0][0] and o == els[0][1] + i * 4 // per for i, (a, o) in enumerate(els)):
                     v = self.emit("ld", etype, [els[0][0]], rt, space=space, offset=off + els[0][1]).result
-                else:  # four bytes from four places, packed low first
-                    u8 = ptx_type("u8")
-                    parts = [self.emit("ld", u8, [a], u32, space=space, offset=off + o).result for a, o in els]
+                else:  # four bytes (two halves) from four (two) places, packed low first
+                    small = ptx_type("u8" if per == 4 else "u16")
+                    parts = [self.emit("ld", small, [a], u32, space=space, offset=off + o).result for a, o in els]
                     v = self.emit("pack", etype, parts, etype).result
                 self.write(d, v)
+            return
+        if _BITS[types[0]] == 16:  # two halves a register: one 32-bit store where adjacent, else two 16-bit ones
+            srcs = self._mx_vector(ops[1], len(elems) // 2, "the D fragment")
+            u16 = ptx_type("u16")
+            for k, s in enumerate(srcs):
+                v = self.read(s, etype)
+                (a0, o0), (a1, o1) = addrs[2 * k], addrs[2 * k + 1]
+                if a0 is a1 and o1 == o0 + 2:
+                    self.emit("st", etype, [a0, v], None, space=space, offset=off + o0)
+                    continue
+                hi = self.emit("shr", u32, [v, Const(u32, 16)], u32).result
+                for (a, o), h in (((a0, o0), v), ((a1, o1), hi)):
+                    self.emit("st", u16, [a, self.emit("cvt", u16, [h], u16, src="u32").result], None, space=space,
+                              offset=off + o)
             return
         srcs = self._mx_vector(ops[1], len(elems), "the D fragment")
         for (addr, imm), s in zip(addrs, srcs, strict=True):
@@ -187,6 +226,8 @@ class WmmaSimtLowering:
             return self.subbyte_mma(inst, shape, types)
         if shape == "m16n16k16.int":
             return self._wmma_int8_mma(inst)
+        if shape in ("m32n8k16", "m8n32k16"):
+            return self._wmma_f16_tall_wide(inst, shape)
         rnd = [m for m in inst.modifiers if m in _ROUNDING]
         self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape, *_ROUNDING})
         lays = [m for m in inst.modifiers if m in ("row", "col")]
@@ -235,3 +276,41 @@ class WmmaSimtLowering:
         for j in range(2):
             self._mx_emit_parts("mma", dests[4 * j:4 * j + 4], [ra[0], ra[1], zero, zero, rb[j], zero] + rc[4 * j:4 * j + 4],
                                 s32, **attrs, **sat)
+
+    def _wmma_f16_tall_wide(self, inst, shape: str) -> None:
+        """``wmma.mma.sync.aligned.alayout.blayout.{m32n8k16,m8n32k16}.dtype.ctype`` (.f16 A and B): m32n8k16 is
+        two m16n8k16 (rows 0-15: A registers 0-3, C/D elements 0-3; rows 16-31: A 4-7, C/D 4-7) on B registers
+        0, 1; m8n32k16 four m16n8k16 (columns 8j ..: B registers 2j, 2j + 1, C/D elements 2j, 2j + 1) whose A is
+        this A in rows 0-7 (registers 0, 1 as the m16n8k16 A registers 0, 2) and zero in rows 8-15, whose
+        results there are dropped.  .f32 D from .f16 C widens C exactly first (one rounding, as xcc's rule)."""
+        self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape})
+        types = [m for m in inst.modifiers if _elem_type(m)]
+        if len(types) != 2 or not set(types) <= {"f16", "f32"} or types == ["f16", "f32"] \
+                or len([m for m in inst.modifiers if m in ("row", "col")]) != 2:
+            raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.{shape}.dtype.ctype with .f16 A and B "
+                             "(and not .f16 D from .f32 C) is supported")
+        if len(inst.operands) != 4:
+            raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
+        d, a, b, c = inst.operands
+        dtype, ctype = types
+        ra = self._mx_regs(self._mx_vector(a, 8, "A"))
+        rb = self._mx_regs(self._mx_vector(b, 8, "B"))
+        if ctype == "f16" and dtype == "f32":
+            rc = self._f16_fragment_as_f32(c)
+        else:
+            rc = self._mx_regs(self._mx_vector(c, 8 if ctype == "f32" else 4, "C"))
+        dests = list(self._mx_vector(d, 8 if dtype == "f32" else 4, "D"))
+        f32 = dtype == "f32"
+        t = ptx_type("f32" if f32 else "b32")
+        zero, sink = Const(ptx_type("b32"), 0), ast.Sink()
+        attrs = dict(shape="m16n8k16", types=f"{dtype}.f16.f16.{dtype}", na=4, nb=2)
+        if shape == "m32n8k16":
+            for h in range(2):
+                cs, ds = (rc[4 * h:4 * h + 4], dests[4 * h:4 * h + 4]) if f32 else (rc[2 * h:2 * h + 2],
+                                                                                  dests[2 * h:2 * h + 2])
+                self._mx_emit_parts("mma", ds, ra[4 * h:4 * h + 4] + rb[0:2] + cs, t, **attrs)
+            return
+        for j in range(4):
+            cs, ds = ((rc[2 * j:2 * j + 2] + [zero, zero], dests[2 * j:2 * j + 2] + [sink, sink]) if f32
+                      else ([rc[j], zero], [dests[j], sink]))
+            self._mx_emit_parts("mma", ds, [ra[0], zero, ra[1], zero] + rb[2 * j:2 * j + 2] + cs, t, **attrs)
