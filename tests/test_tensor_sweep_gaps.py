@@ -351,3 +351,40 @@ def test_wmma_tall_and_wide_f16_shapes(engine, opt, shape, alay, blay, clay, dt,
     bits = np.uint16 if dt == "f16" else np.uint32
     np.testing.assert_array_equal(got.view(bits), want.view(bits))
     assert not (dd.copy_to_host().reshape(rows_d, sd)[:, (n if clay == "row" else m):] != 0).any()
+
+
+def _bf16_bits(x: np.ndarray) -> np.ndarray:
+    """Values exactly representable in bf16 -> their bit patterns (the upper half of the f32's)."""
+    f = x.astype(np.float32)
+    assert (f.view(np.uint32) & 0xFFFF == 0).all()
+    return (f.view(np.uint32) >> 16).astype(np.uint16)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("shape", ["m32n8k16", "m8n32k16"])
+@pytest.mark.parametrize("alay, blay", [("row", "col"), ("col", "row")])
+def test_wmma_tall_and_wide_bf16_shapes(engine, opt, shape, alay, blay):
+    """As the .f16 test, with .bf16 A and B (fragments of their distinct elements: m32n8k16 A 8 registers, B 2;
+    m8n32k16 A 2, B 8) and .f32 C and D."""
+    m, n = (32, 8) if shape == "m32n8k16" else (8, 32)
+    na, nb = (8, 2) if shape == "m32n8k16" else (2, 8)
+    rng = np.random.default_rng(len(shape + alay))
+    a = rng.integers(-64, 65, (m, 16)) / 16.0
+    b = rng.integers(-64, 65, (16, n)) / 32.0
+    c = (rng.integers(-999, 1000, (m, n)) / 7.0).astype(np.float32)
+    want = (a @ b + c.astype(np.float64)).astype(np.float32)
+    ptx = (WMMA_TALL_WIDE.replace("CFRAG", _FRAG["f32"]).replace("DFRAG", _FRAG_D["f32"]).replace("SHAPE", shape)
+           .replace("ALAY", alay).replace("BLAY", blay).replace("CLAY", "row").replace("DT", "f32").replace("CT", "f32")
+           .replace(".global.f16", ".global.bf16").replace(", SB;", ";").replace(", SD;", ";")
+           .replace("{%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}", "{" + ", ".join(f"%r{i + 1}" for i in range(na)) + "}")
+           .replace("{%r11, %r12, %r13, %r14, %r15, %r16, %r17, %r18}",
+                    "{" + ", ".join(f"%r{i + 11}" for i in range(nb)) + "}")
+           .replace(".f32.f32 {%f8", ".f32.bf16.bf16.f32 {%f8"))
+    mem_a = a if alay == "row" else a.T
+    mem_b = b if blay == "row" else b.T
+    dev = rt.Device()
+    da, db = (rt.to_device(_bf16_bits(np.ascontiguousarray(x)).ravel(), dev) for x in (mem_a, mem_b))
+    dc, dd = rt.to_device(c.ravel(), dev), rt.to_device(np.zeros(m * n, np.float32), dev)
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
+    np.testing.assert_array_equal(dd.copy_to_host().reshape(m, n).view(np.uint32), want.view(np.uint32))

@@ -12,8 +12,8 @@ and the ``mma`` they are made of (PTX ISA 9.7.14.4, sm_80):
   byte loads otherwise; ``wmma.mma`` is two byte MMAs (IMMA);
 * ``.m8n8k32`` ``.s4``/``.u4`` and ``.m8n8k128`` ``.b1`` (A ``.row``, B ``.col`` only, as PTX requires), ``.s32``
   C/D: loads, stores, and ``wmma.mma`` by :mod:`xcc.ir.lower_subbyte_mma`;
-* ``.m32n8k16`` and ``.m8n32k16`` with ``.f16`` A/B and ``.f16``/``.f32`` C/D (not yet .s8/.u8 nor .bf16; not .f16 D
-  from .f32 C): two halves a register, one 32-bit access where adjacent in memory, two 16-bit ones otherwise;
+* ``.m32n8k16`` and ``.m8n32k16`` with ``.f16`` A/B and ``.f16``/``.f32`` C/D (not .f16 D from .f32 C), and with
+  ``.bf16`` A/B (their distinct elements only, as m16n16k16's) and ``.f32`` C/D (not yet .s8/.u8): two halves a register, one 32-bit access where adjacent in memory, two 16-bit ones otherwise;
   ``wmma.mma`` is two (m32n8k16) or four (m8n32k16) ``mma.m16n8k16`` (``_wmma_f16_tall_wide``).
 
 **Fragments.**  PTX leaves wmma fragment layouts unspecified; xcc takes those of the ``mma`` the product is made
@@ -106,9 +106,12 @@ _TYPES = {"m16n16k8": {"a": ("tf32",), "b": ("tf32",), "c": ("f32",)},
           "m8n8k32": {"a": ("s4", "u4"), "b": ("s4", "u4"), "c": ("s32",)},
           "m8n8k128": {"a": ("b1",), "b": ("b1",), "c": ("s32",)},
           "m16n16k16.int": {"a": ("s8", "u8"), "b": ("s8", "u8"), "c": ("s32",)},
-          "m32n8k16": {"a": ("f16",), "b": ("f16",), "c": ("f16", "f32")},
-          "m8n32k16": {"a": ("f16",), "b": ("f16",), "c": ("f16", "f32")}}
-_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1, "s8": 8, "u8": 8, "f16": 16}
+          "m32n8k16": {"a": ("f16", "bf16"), "b": ("f16", "bf16"), "c": ("f16", "f32")},
+          "m8n32k16": {"a": ("f16", "bf16"), "b": ("f16", "bf16"), "c": ("f16", "f32")}}
+_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1, "s8": 8, "u8": 8, "f16": 16,
+         "bf16": 16}
+# .bf16 A/B fragments of these shapes hold the distinct elements only (as for m16n16k16: nvcc's registers)
+_BF16_ELEMS = {("m32n8k16", "a"): 16, ("m32n8k16", "b"): 4, ("m8n32k16", "a"): 4, ("m8n32k16", "b"): 16}
 _SUBBYTE = ("m8n8k32", "m8n8k128")
 _ROUNDING = ("rn", "rz", "rm", "rp")
 
@@ -140,6 +143,8 @@ class WmmaSimtLowering:
         if shape in _SUBBYTE and op in "ab" and lay != ("row" if op == "a" else "col"):
             raise self.error(f"'{_full(inst)}': sub-byte wmma takes a .row A and a .col B", PtxSemanticError)
         rows, cols, elems = WMMA_SIMT[shape][op]
+        if types[0] == "bf16":
+            elems = elems[:_BF16_ELEMS[shape, op]]
         etype = ptx_type("f64" if types[0] == "f64" else "b32")
         base, off, param = self._address(ops[1] if verb == "load" else ops[0])
         if param is not None:
@@ -285,16 +290,18 @@ class WmmaSimtLowering:
         results there are dropped.  .f32 D from .f16 C widens C exactly first (one rounding, as xcc's rule)."""
         self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape})
         types = [m for m in inst.modifiers if _elem_type(m)]
-        if len(types) != 2 or not set(types) <= {"f16", "f32"} or types == ["f16", "f32"] \
+        bf16 = types == ["f32", "bf16", "bf16", "f32"]
+        if not bf16 and (len(types) != 2 or not set(types) <= {"f16", "f32"} or types == ["f16", "f32"]) \
                 or len([m for m in inst.modifiers if m in ("row", "col")]) != 2:
             raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.{shape}.dtype.ctype with .f16 A and B "
-                             "(and not .f16 D from .f32 C) is supported")
+                             f"(and not .f16 D from .f32 C) and .{shape}.f32.bf16.bf16.f32 are supported")
         if len(inst.operands) != 4:
             raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
         d, a, b, c = inst.operands
-        dtype, ctype = types
-        ra = self._mx_regs(self._mx_vector(a, 8, "A"))
-        rb = self._mx_regs(self._mx_vector(b, 8, "B"))
+        dtype, ctype = (types[0], types[3]) if bf16 else types
+        na, nb = ((_BF16_ELEMS[shape, "a"] // 2, _BF16_ELEMS[shape, "b"] // 2) if bf16 else (8, 8))
+        ra = self._mx_regs(self._mx_vector(a, na, "A"))
+        rb = self._mx_regs(self._mx_vector(b, nb, "B"))
         if ctype == "f16" and dtype == "f32":
             rc = self._f16_fragment_as_f32(c)
         else:
@@ -303,7 +310,8 @@ class WmmaSimtLowering:
         f32 = dtype == "f32"
         t = ptx_type("f32" if f32 else "b32")
         zero, sink = Const(ptx_type("b32"), 0), ast.Sink()
-        attrs = dict(shape="m16n8k16", types=f"{dtype}.f16.f16.{dtype}", na=4, nb=2)
+        ab = "bf16" if bf16 else "f16"
+        attrs = dict(shape="m16n8k16", types=f"{dtype}.{ab}.{ab}.{dtype}", na=4, nb=2)
         if shape == "m32n8k16":
             for h in range(2):
                 cs, ds = (rc[4 * h:4 * h + 4], dests[4 * h:4 * h + 4]) if f32 else (rc[2 * h:2 * h + 2],
