@@ -542,7 +542,9 @@ class _InstructionCheck:
 
     def immediate(self, where: str, op: ast.Imm, t: str) -> None:
         cat = category(t)
-        if op.kind == "int" and cat == "f":
+        if t in ("f16", "bf16", "f16x2", "bf16x2"):  # ptxas 13.0: "Arguments mismatch", for any constant
+            self.error(f"{where}: a .{t} operand cannot be a constant (move its bits into a register first)", op.loc)
+        elif op.kind == "int" and cat == "f":
             self.error(f"{where}: integer constant {op.value} for a .{t} operand (write a float literal "
                        f"such as 0f3F800000)", op.loc)
         elif op.kind == "float" and cat in ("u", "s", "pred"):

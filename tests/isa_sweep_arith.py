@@ -694,6 +694,10 @@ def corners():
     yield "cvt.rn.ftz.satfinite.e5m2x2.f16x2 %h1, %r2;"
     yield "cvt.rn.satfinite.f16.f32 %h1, %f2;"
     yield "cvt.rn.satfinite.f32.f64 %f1, %fd2;"
+    yield from ("add.f16 %h1, %h2, 0x3C00;", "add.f16 %h1, %h2, 0f3F800000;", "add.f16x2 %r1, %r2, 0x3C003C00;",
+                "fma.rn.bf16 %h1, %h2, %h3, 0f3F800000;", "setp.lt.f16 %p1, %h2, 0f3F800000;",
+                "cvt.f32.f16 %f1, 0f3F800000;", "cvt.rn.f16.f32 %h1, 0f3F800000;", "testp.finite.f32 %p1, 0f3F800000;",
+                 "testp.normal.f64 %p1, 0d0000000000000001;", "add.f32 %f1, %f2, 1;", "add.u32 %r1, %r2, 1.5;")
     yield "cvt.rni.sat.f64.f64 %fd1, %fd2;"
 
 

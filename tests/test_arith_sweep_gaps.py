@@ -127,3 +127,25 @@ def _round_sat_f64(bits: int, rnd: str | None) -> int:
 def test_cvt_sat_f64(engine, opt, rnd):
     body = f"cvt{'.' + rnd if rnd else ''}.sat.f64.f64 %fd3, %fd1; mov.b64 %rd8, %fd3;"
     check(body, [(x,) for x in F64], [_round_sat_f64(x, rnd) for x in F64], engine, opt)
+
+
+TESTP_LITERALS = [0x3F800000, 0x7F800000, 0x7FC00000, 0x00000001, 0x00000000, 0x80800000]
+
+
+def _testp(cls: str, bits: int) -> int:
+    """testp (PTX ISA 9.7.3.12) on an f32 bit pattern."""
+    exp, man = (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    nan, inf = exp == 0xFF and man != 0, exp == 0xFF and man == 0
+    return int({"finite": not nan and not inf, "infinite": inf, "number": not nan, "notanumber": nan,
+                "normal": exp < 0xFF and not (exp == 0 and man != 0),  # zero counts (test_isa_gaps_bits' reading)
+                "subnormal": exp == 0 and man != 0}[cls])
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("cls", ["finite", "infinite", "number", "notanumber", "normal", "subnormal"])
+def test_testp_of_a_float_literal(engine, opt, cls):
+    """testp with a 0fXXXXXXXX operand (ptxas 13.0 takes it; xcc once read the literal as a .u32 and refused)."""
+    body = " ".join(f"testp.{cls}.f32 %p1, 0f{b:08X}; selp.u64 %rd9, {1 << i}, 0, %p1; or.b64 %rd8, %rd8, %rd9;"
+                    for i, b in enumerate(TESTP_LITERALS))
+    want = sum(_testp(cls, b) << i for i, b in enumerate(TESTP_LITERALS))
+    check(body, [(0,)], [want], engine, opt)

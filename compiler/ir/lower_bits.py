@@ -135,7 +135,8 @@ class BitsLowering:
             return  # sm_80 and sm_90a, f32 and f64): p keeps the value it had
         ut = ptx_type(f"u{t.bits}")
         inf, smallest = (0x7F800000, 0x00800000) if t.bits == 32 else (0x7FF << 52, 1 << 52)
-        mag = self._op("and", self.read(inst.operands[1], ut), Const(ut, (1 << (t.bits - 1)) - 1), t=ut)
+        bits = self.emit("mov", ut, [self.read(inst.operands[1], t)], ut).result  # (a float literal reads as t)
+        mag = self._op("and", bits, Const(ut, (1 << (t.bits - 1)) - 1), t=ut)
 
         def cmp(c, k):
             return self._op("setp", mag, Const(ut, k), t=ut, cmp=c)
