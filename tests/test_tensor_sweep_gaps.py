@@ -388,3 +388,58 @@ def test_wmma_tall_and_wide_bf16_shapes(engine, opt, shape, alay, blay):
     rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
         (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
     np.testing.assert_array_equal(dd.copy_to_host().reshape(m, n).view(np.uint32), want.view(np.uint32))
+
+
+WMMA_INT8 = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+    .reg .b32 %r<40>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    wmma.load.a.sync.aligned.ALAY.SHAPE.global.AT AFRAG, [%rd1];
+    wmma.load.b.sync.aligned.BLAY.SHAPE.global.BT BFRAG, [%rd2];
+    wmma.load.c.sync.aligned.row.SHAPE.global.s32 {%r21, %r22, %r23, %r24, %r25, %r26, %r27, %r28}, [%rd3];
+    wmma.mma.sync.aligned.ALAY.BLAY.SHAPE.s32.AT.BT.s32SAT {%r31, %r32, %r33, %r34, %r35, %r36, %r37, %r38},
+        AFRAG, BFRAG, {%r21, %r22, %r23, %r24, %r25, %r26, %r27, %r28};
+    wmma.store.d.sync.aligned.row.SHAPE.global.s32 [%rd4], {%r31, %r32, %r33, %r34, %r35, %r36, %r37, %r38};
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("shape", ["m32n8k16", "m8n32k16"])
+@pytest.mark.parametrize("alay, blay", [("row", "col"), ("col", "row")])
+@pytest.mark.parametrize("at, sat", [("s8", ""), ("u8", ".satfinite")])
+def test_wmma_tall_and_wide_int8_shapes(engine, opt, shape, alay, blay, at, sat):
+    """D = A*B + C in integers (numpy int64), wrapped to 32 bits, or with .satfinite clamped to the s32 range;
+    C holds values next to the s32 limits so that both matter; A and B the same type (ptxas takes no mix)."""
+    m, n = (32, 8) if shape == "m32n8k16" else (8, 32)
+    na, nb = (4, 1) if shape == "m32n8k16" else (1, 4)
+    rng = np.random.default_rng(len(shape + alay + at))
+    lo, hi = (-128, 128) if at == "s8" else (0, 256)
+    a = rng.integers(lo, hi, (m, 16))
+    b = rng.integers(lo, hi, (16, n))
+    c = rng.integers(-2 ** 31, 2 ** 31, (m, n))
+    c[0, :4] = [2 ** 31 - 1, -2 ** 31, 2 ** 31 - 100, -2 ** 31 + 100]
+    exact = a @ b + c
+    want = np.clip(exact, -2 ** 31, 2 ** 31 - 1) if sat else (exact + 2 ** 31) % 2 ** 32 - 2 ** 31
+    assert sat or (exact != want).any()
+    dtype = np.int8 if at == "s8" else np.uint8
+    mem_a = (a if alay == "row" else a.T).astype(dtype)
+    mem_b = (b if blay == "row" else b.T).astype(dtype)
+    ptx = (WMMA_INT8.replace("SAT", sat).replace("SHAPE", shape).replace("ALAY", alay).replace("BLAY", blay)
+           .replace("AT", at).replace("BT", at)
+           .replace("AFRAG", "{" + ", ".join(f"%r{i + 1}" for i in range(na)) + "}")
+           .replace("BFRAG", "{" + ", ".join(f"%r{i + 11}" for i in range(nb)) + "}"))
+    dev = rt.Device()
+    da, db = (rt.to_device(np.ascontiguousarray(x).ravel(), dev) for x in (mem_a, mem_b))
+    dc, dd = rt.to_device(c.astype(np.int32).ravel(), dev), rt.to_device(np.zeros(m * n, np.int32), dev)
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
+    np.testing.assert_array_equal(dd.copy_to_host().reshape(m, n), want.astype(np.int32))

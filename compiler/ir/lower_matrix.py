@@ -228,8 +228,10 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
     def op_wmma(self, inst) -> None:
         verb = inst.modifiers[0] if inst.modifiers else ""
         simt = next((m for m in inst.modifiers if m in WMMA_SIMT), None)
-        if "m16n16k16" in inst.modifiers and {"s8", "u8", "s32"} & set(inst.modifiers):  # integer m16n16k16
-            simt = "m16n16k16.int"
+        if simt is None and "m16n16k16" in inst.modifiers and {"s8", "u8", "s32"} & set(inst.modifiers):
+            simt = "m16n16k16.int"  # integer m16n16k16
+        if simt in ("m32n8k16", "m8n32k16") and {"s8", "u8", "s32"} & set(inst.modifiers):
+            simt += ".int"
         if simt is not None and verb in ("load", "store", "mma"):  # tf32 and f64 shapes: xcc.ir.lower_wmma_simt
             return self.wmma_simt(inst, verb, simt)
         if verb == "mma":

@@ -13,7 +13,8 @@ and the ``mma`` they are made of (PTX ISA 9.7.14.4, sm_80):
 * ``.m8n8k32`` ``.s4``/``.u4`` and ``.m8n8k128`` ``.b1`` (A ``.row``, B ``.col`` only, as PTX requires), ``.s32``
   C/D: loads, stores, and ``wmma.mma`` by :mod:`xcc.ir.lower_subbyte_mma`;
 * ``.m32n8k16`` and ``.m8n32k16`` with ``.f16`` A/B and ``.f16``/``.f32`` C/D (not .f16 D from .f32 C), and with
-  ``.bf16`` A/B (their distinct elements only, as m16n16k16's) and ``.f32`` C/D (not yet .s8/.u8): two halves a register, one 32-bit access where adjacent in memory, two 16-bit ones otherwise;
+  ``.bf16`` A/B (their distinct elements only, as m16n16k16's) and ``.f32`` C/D; and with ``.s8``/``.u8`` A/B and
+  ``.s32`` C/D (bytes as m16n16k16's, ``_wmma_int8_tall_wide``): two halves a register, one 32-bit access where adjacent in memory, two 16-bit ones otherwise;
   ``wmma.mma`` is two (m32n8k16) or four (m8n32k16) ``mma.m16n8k16`` (``_wmma_f16_tall_wide``).
 
 **Fragments.**  PTX leaves wmma fragment layouts unspecified; xcc takes those of the ``mma`` the product is made
@@ -94,6 +95,16 @@ WMMA_SIMT = {
         "b": (16, 32, [(_T2, (i & 1) + 8 * ((i >> 1) & 1), _G, 8 * ((i >> 2) & 3)) for i in range(16)]),
         "c": (8, 32, [(_G, 0, _T2, (i & 1) + 8 * (i >> 1)) for i in range(8)]),
     },
+    "m32n8k16.int": {  # .s8/.u8: two m16n8k16 byte MMAs (rows 0-15: A registers 0, 1; rows 16-31: 2, 3)
+        "a": (32, 16, [(_G, 8 * r + 16 * h, _T4, j) for h in range(2) for r in range(2) for j in range(4)]),
+        "b": (16, 8, [(_T4, j, _G, 0) for j in range(4)]),
+        "c": (32, 8, [(_G, 8 * ((i >> 1) & 1) + 16 * (i >> 2), _T2, i & 1) for i in range(8)]),
+    },
+    "m8n32k16.int": {  # .s8/.u8: four m16n8k16 byte MMAs (columns 8j ..: B register j) on the 8-row A
+        "a": (8, 16, [(_G, 0, _T4, j) for j in range(4)]),
+        "b": (16, 32, [(_T4, j, _G, 8 * r) for r in range(4) for j in range(4)]),
+        "c": (8, 32, [(_G, 0, _T2, (i & 1) + 8 * (i >> 1)) for i in range(8)]),
+    },
     "m8n8k4": {
         "a": (8, 4, [(_G, 0, _T, 0)]),
         "b": (4, 8, [(_T, 0, _G, 0)]),
@@ -106,6 +117,8 @@ _TYPES = {"m16n16k8": {"a": ("tf32",), "b": ("tf32",), "c": ("f32",)},
           "m8n8k32": {"a": ("s4", "u4"), "b": ("s4", "u4"), "c": ("s32",)},
           "m8n8k128": {"a": ("b1",), "b": ("b1",), "c": ("s32",)},
           "m16n16k16.int": {"a": ("s8", "u8"), "b": ("s8", "u8"), "c": ("s32",)},
+          "m32n8k16.int": {"a": ("s8", "u8"), "b": ("s8", "u8"), "c": ("s32",)},
+          "m8n32k16.int": {"a": ("s8", "u8"), "b": ("s8", "u8"), "c": ("s32",)},
           "m32n8k16": {"a": ("f16", "bf16"), "b": ("f16", "bf16"), "c": ("f16", "f32")},
           "m8n32k16": {"a": ("f16", "bf16"), "b": ("f16", "bf16"), "c": ("f16", "f32")}}
 _BITS = {"tf32": 32, "f32": 32, "s32": 32, "f64": 64, "s4": 4, "u4": 4, "b1": 1, "s8": 8, "u8": 8, "f16": 16,
@@ -231,6 +244,8 @@ class WmmaSimtLowering:
             return self.subbyte_mma(inst, shape, types)
         if shape == "m16n16k16.int":
             return self._wmma_int8_mma(inst)
+        if shape in ("m32n8k16.int", "m8n32k16.int"):
+            return self._wmma_int8_tall_wide(inst, shape.split(".")[0])
         if shape in ("m32n8k16", "m8n32k16"):
             return self._wmma_f16_tall_wide(inst, shape)
         rnd = [m for m in inst.modifiers if m in _ROUNDING]
@@ -322,3 +337,36 @@ class WmmaSimtLowering:
             cs, ds = ((rc[2 * j:2 * j + 2] + [zero, zero], dests[2 * j:2 * j + 2] + [sink, sink]) if f32
                       else ([rc[j], zero], [dests[j], sink]))
             self._mx_emit_parts("mma", ds, [ra[0], zero, ra[1], zero] + rb[2 * j:2 * j + 2] + cs, t, **attrs)
+
+    def _wmma_int8_tall_wide(self, inst, shape: str) -> None:
+        """``wmma.mma.sync.aligned.alayout.blayout.{m32n8k16,m8n32k16}.s32.{s8,u8}.{s8,u8}.s32{.satfinite}``: byte
+        MMAs m16n8k16 (each the m16n8k32 one on its first registers, the rest zero: exact for integers, and
+        .satfinite saturates the same sum): m32n8k16 two (rows 0-15: A registers 0, 1, C/D 0-3; rows 16-31: A 2, 3,
+        C/D 4-7) on B register 0; m8n32k16 four (columns 8j ..: B register j, C/D 2j, 2j + 1) on A register 0 as
+        rows 0-7, rows 8-15 zero and their results dropped."""
+        self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape, "satfinite", "s8", "u8"})
+        types = [m for m in inst.modifiers if m in _BITS]
+        if len(types) != 4 or types[0] != "s32" or types[3] != "s32" or types[1] not in ("s8", "u8") \
+                or types[2] not in ("s8", "u8") or len([m for m in inst.modifiers if m in ("row", "col")]) != 2:
+            raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.{shape}.s32.{{s8,u8}}.{{s8,u8}}.s32"
+                             "{.satfinite} is supported")
+        if len(inst.operands) != 4:
+            raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
+        d, a, b, c = inst.operands
+        tall = shape == "m32n8k16"
+        ra = self._mx_regs(self._mx_vector(a, 4 if tall else 1, "A"))
+        rb = self._mx_regs(self._mx_vector(b, 1 if tall else 4, "B"))
+        rc = self._mx_regs(self._mx_vector(c, 8, "C"))
+        dests = list(self._mx_vector(d, 8, "D"))
+        s32, zero, sink = ptx_type("s32"), Const(ptx_type("u32"), 0), ast.Sink()
+        sat = {"satfinite": True} if "satfinite" in inst.modifiers else {}
+        attrs = dict(shape="m16n8k32", types=f"s32.{types[1]}.{types[2]}.s32", na=4, nb=2)
+        if tall:
+            for h in range(2):
+                self._mx_emit_parts("mma", dests[4 * h:4 * h + 4], [ra[2 * h], ra[2 * h + 1], zero, zero, rb[0], zero]
+                                    + rc[4 * h:4 * h + 4], s32, **attrs, **sat)
+            return
+        for j in range(4):
+            self._mx_emit_parts("mma", dests[2 * j:2 * j + 2] + [sink, sink],
+                                [ra[0], zero, zero, zero, rb[j], zero] + rc[2 * j:2 * j + 2] + [zero, zero], s32,
+                                **attrs, **sat)
