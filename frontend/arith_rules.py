@@ -158,6 +158,8 @@ def _redux(ms: set[str], t: str) -> str | None:
 
 # ----------------------------------------------------------------------------- rules on the operands
 
+_VIDEO = frozenset("vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2 vavrg2 vabsdiff2 vmin2 vmax2 vset2 "
+                   "vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4".split())
 _EXACT_CVT_DEST = frozenset({"bf16", "e4m3x2", "e5m2x2", "tf32", "f16x2", "bf16x2"})
 
 
@@ -178,6 +180,15 @@ def operand_problems(ins: ast.Instruction, reg_type, target, version) -> list[tu
             and target is not None and target.sm < 100:
         out.append((f"'{text}': '.satfinite' with .rn/.rz needs .target sm_100 or later (this module targets "
                     f"{target.name})", ins.loc))
+    if ins.opcode in _VIDEO:
+        for op in ops:
+            reg = op.operand if isinstance(op, ast.Negated) else op
+            if not isinstance(reg, ast.Reg):
+                continue
+            r = reg_type(ast.Reg(reg.name.split(".", 1)[0]))
+            if r is not None and (TYPE_WIDTH.get(r) != 32 or category(r) not in ("b", "u", "s")):
+                out.append((f"'{text}': register '{reg.name}' is .{r}; video instructions take 32-bit integer "
+                            "registers", reg.loc))
     if ins.opcode == "cvt" and len(types) == 2 and len(ops) >= 2:
         for t, op in ((types[0], ops[0]), *((types[1], op) for op in ops[1:] if types[1] in _FP8X2 | {"f16x2"})):
             r = reg_type(op)

@@ -698,6 +698,11 @@ def corners():
                 "fma.rn.bf16 %h1, %h2, %h3, 0f3F800000;", "setp.lt.f16 %p1, %h2, 0f3F800000;",
                 "cvt.f32.f16 %f1, 0f3F800000;", "cvt.rn.f16.f32 %h1, 0f3F800000;", "testp.finite.f32 %p1, 0f3F800000;",
                  "testp.normal.f64 %p1, 0d0000000000000001;", "add.f32 %f1, %f2, 1;", "add.u32 %r1, %r2, 1.5;")
+    yield from ("vadd.u32.u32.u32 %rd1, %r2, %r3;", "vadd.u32.u32.u32 %r1, %f2, %r3;", "vadd.u32.u32.u32 %r1, %h2, %r3;",
+                "vadd.u32.u32.u32 %r1.h0, %r2.b1, %rd3;", "vmad.u32.u32.u32 %r1, -%rd2, %r3, %r4;",
+                "vmad.u32.u32.u32 %r1, %r2, %r3, %rd4;", "vadd4.u32.u32.u32 %r1, %r2, %r3, %rd4;",
+                "vset2.u32.u32.lt %r1, %r2, %r3, %h4;", "vshl.u32.u32.u32.clamp %r1, %r2, %rd3;",
+                "vadd.u32.u32.u32 %r1, %r2.b1, %r3.h1;")
     yield "cvt.rni.sat.f64.f64 %fd1, %fd2;"
 
 
