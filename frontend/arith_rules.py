@@ -30,6 +30,8 @@ def modifier_problem(opcode: str, ms: set[str], types: list[str]) -> str | None:
         return f"'{opcode}' does not take a bit-size type (.{t}): use .u{TYPE_WIDTH[t]} or .s{TYPE_WIDTH[t]}"
     if opcode in _ROUNDED and len(ms & (ROUND_F | ROUND_I)) > 1:
         return "more than one rounding modifier"
+    if opcode in _VIDEO and len(ms & {"add", "min", "max"}) > 1:
+        return "more than one secondary operation (.add, .min, .max)"
     if opcode in ("szext", "bmsk") and len(ms & {"clamp", "wrap"}) != 1:
         return "exactly one of '.clamp' and '.wrap' is required"
     msg = _f64(opcode, ms) if t == "f64" else _half(opcode, ms, t) if t in _HALF and opcode != "cvt" else None

@@ -702,7 +702,8 @@ def corners():
                 "vadd.u32.u32.u32 %r1.h0, %r2.b1, %rd3;", "vmad.u32.u32.u32 %r1, -%rd2, %r3, %r4;",
                 "vmad.u32.u32.u32 %r1, %r2, %r3, %rd4;", "vadd4.u32.u32.u32 %r1, %r2, %r3, %rd4;",
                 "vset2.u32.u32.lt %r1, %r2, %r3, %h4;", "vshl.u32.u32.u32.clamp %r1, %r2, %rd3;",
-                "vadd.u32.u32.u32 %r1, %r2.b1, %r3.h1;")
+                "vadd.u32.u32.u32 %r1, %r2.b1, %r3.h1;", "vadd.u32.u32.u32.add.min %r1, %r2, %r3, %r4;",
+                "vset.u32.u32.lt.max.add %r1, %r2, %r3, %r4;", "vadd4.u32.u32.u32.add.max %r1, %r2, %r3, %r4;")
     yield "cvt.rni.sat.f64.f64 %fd1, %fd2;"
 
 
