@@ -130,20 +130,27 @@ def test_fair_scheduler_turns():
     assert [p for p, _ in s.pending()] == [0]
 
 
-def test_scheduler_lets_no_group_starve():
+def test_scheduler_lets_no_cta_starve():
     """The ordinary scheduler runs the lowest position first, but a group that waited STARVE_LIMIT pops runs
-    next, and its forward successors keep its age (it goes on until it branches backwards); the spinning group
-    then waits its turn again."""
-    s = Scheduler()
-    s.push(0, np.arange(32))
-    s.push(5, np.arange(32, 64))
-    for _ in range(STARVE_LIMIT - 1):  # threads 0-31 spin at position 0 (a backward branch each time)
+    next when it is its CTA's lowest, and its forward successors keep its age (it goes on until it branches
+    backwards); the spinning group then waits its turn again.  Within a CTA the lowest position runs first."""
+    s = Scheduler(32)  # 32 thread slots per CTA
+    s.push(0, np.arange(32))  # CTA 0
+    s.push(5, np.arange(32, 64))  # CTA 1
+    for _ in range(STARVE_LIMIT - 1):  # CTA 0 spins at position 0 (a backward branch each time)
         pos, idx = s.pop()
         assert pos == 0
         s.push(0, idx)
     pos, idx = s.pop()
-    assert (pos, int(idx[0])) == (5, 32)  # the starving group
+    assert (pos, int(idx[0])) == (5, 32)  # the starving CTA
     s.push(6, idx)  # it goes forward: still old, so it runs again before the spinner
     assert s.pop()[0] == 6
     s.push(5, idx)  # a backward branch: young again, the lowest position runs
     assert s.pop()[0] == 0
+    one = Scheduler(64)  # the same threads in one CTA: its lowest position always runs first
+    one.push(0, np.arange(32))
+    one.push(5, np.arange(32, 64))
+    for _ in range(2 * STARVE_LIMIT):
+        pos, idx = one.pop()
+        assert pos == 0
+        one.push(0, idx)

@@ -8,10 +8,10 @@ start exited.  Ascending slot order is ascending global thread order, the order 
 are serialised and the last of several stores wins.
 
 * :class:`Scheduler` keeps the runnable threads in groups by position (a pc, or an IR instruction
-  position); the lowest position runs next, except that no group waits for ever: a group that has waited
-  ``STARVE_LIMIT`` pops runs next (the oldest first), so that threads spinning in a loop on a flag that
-  threads at a later position will set (CUTLASS's serial split-K semaphore: one CTA waits for another of the
-  same wave to release its tile) cannot starve them, as a GPU's scheduler does not.  Deterministic.
+  position); the lowest position runs next, except that no CTA starves: when a group has waited
+  ``STARVE_LIMIT`` pops, the lowest group of its CTAs runs next (within a CTA the lowest position still runs
+  first; only CTAs take turns), so that threads spinning on a flag that another CTA of the wave will set
+  (CUTLASS's serial split-K semaphore) cannot starve that CTA, as a GPU's scheduler does not.  Deterministic.
 * :class:`FairScheduler` (a cooperative launch) keeps the groups per CTA and lets the CTAs take turns:
   within a CTA the lowest position runs next, as above; a CTA keeps its turn until it branches backwards
   (a loop, or a spin-wait), and then every other CTA with runnable threads has its turn first.  A CTA
@@ -82,13 +82,14 @@ def bar_reduce(mode: str, total, count):
 
 class Scheduler:
     """Runnable threads grouped by position, lowest position first; a group that waited ``STARVE_LIMIT``
-    pops runs next (module docstring).  A group's age is the pop count when it became runnable; the
+    pops gives its CTAs a turn (module docstring).  A group's age is the pop count when it became runnable; the
     groups a popped group makes by going forward keep its age, so that a starving group, once chosen, goes
     on until it branches backwards or waits; a backward branch makes a new (young) group."""
 
-    __slots__ = ("groups", "heap", "born", "ages", "pops", "cur_pos", "cur_born")
+    __slots__ = ("groups", "heap", "born", "ages", "pops", "cur_pos", "cur_born", "cta_slots")
 
-    def __init__(self):
+    def __init__(self, cta_slots: int = 1 << 62):
+        self.cta_slots = cta_slots  # thread slots per CTA (Wave's P)
         self.groups: dict[int, list[np.ndarray]] = {}
         self.heap: list[int] = []
         self.born: dict[int, int] = {}  # position -> its group's age
@@ -116,7 +117,8 @@ class Scheduler:
         while ages and born.get(ages[0][1]) != ages[0][0]:
             heapq.heappop(ages)
         if len(heap) > 1 and self.pops - ages[0][0] >= STARVE_LIMIT and ages[0][1] != heap[0]:
-            b, pos = heapq.heappop(ages)
+            b, pos = ages[0]
+            pos = self._lagging(pos)
             heap.remove(pos)
             heapq.heapify(heap)
         else:
@@ -125,6 +127,19 @@ class Scheduler:
         del born[pos]
         self.cur_pos, self.cur_born = pos, b
         return pos, merge(self.groups.pop(pos))
+
+    def _lagging(self, pos: int) -> int:
+        """The group to run for the starving group at ``pos``: the lowest-positioned group holding threads of
+        its CTAs (itself, unless some of their threads wait at lower positions), so that within a CTA the lowest
+        position still runs first, as always (warps reconverge, warp-specialised pipelines keep their order):
+        only the CTAs take turns."""
+        ctas = np.unique(merge(list(self.groups[pos])) // self.cta_slots)
+        for q in sorted(self.groups):
+            if q >= pos:
+                break
+            if np.isin(np.concatenate(self.groups[q]) // self.cta_slots, ctas).any():
+                return q
+        return pos
 
     def absorb(self, pos: int, idx: np.ndarray) -> np.ndarray:
         """``idx`` with the threads waiting at ``pos`` joined (reconvergence), if any wait there."""
@@ -233,7 +248,7 @@ class Wave:
         T = nslots * P
         exists = np.tile(np.arange(P) < tpb, nslots)
         exists[nctas * P:] = False
-        self.P, self.sched = P, FairScheduler(P) if fair else Scheduler()
+        self.P, self.sched = P, FairScheduler(P) if fair else Scheduler(P)
         self.state = np.where(exists, RUN, EXITED).astype(np.int8)
         self.wait_k = np.zeros(T, np.int64)  # barrier number a waiting thread waits at
         self.wait_pc = np.zeros(T, np.int64)  # position of a waiting thread
