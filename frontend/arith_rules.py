@@ -165,12 +165,52 @@ _VIDEO = frozenset("vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2
 _EXACT_CVT_DEST = frozenset({"bf16", "e4m3x2", "e5m2x2", "tf32", "f16x2", "bf16x2"})
 
 
+_ONE_OF = {"mul": ("hi lo wide",), "mad": ("hi lo wide",), "mul24": ("hi lo",), "mad24": ("hi lo",),
+           "div": ("approx full",), "match": ("any all",), "redux": ("add min max and or xor",),
+           "shf": ("l r", "clamp wrap"), "prmt": ("f4e b4e rc8 ecl ecr rc16",), "dp2a": ("lo hi",),
+           "testp": ("finite infinite number notanumber normal subnormal",), "lop3": ("and or",)}
+_ARITH_OPS = frozenset((
+    "add sub mul mad mul24 mad24 sad div rem abs neg min max popc clz bfind fns brev bfe bfi szext bmsk dp4a dp2a "
+    "addc subc madc fma rcp sqrt rsqrt sin cos lg2 ex2 tanh copysign testp set setp selp slct and or xor not cnot "
+    "lop3 shf shl shr prmt cvt shfl vote match redux activemask").split()) | _VIDEO
+
+
+def _spelling_order(ins: ast.Instruction, text: str) -> str | None:
+    """What ptxas refuses in the order or repetition of the modifiers (the checker's tables see them as a set)."""
+    mods = [m for m in ins.modifiers if m not in TYPE_WIDTH]
+    if ins.opcode not in _ARITH_OPS:
+        return None
+    dup = next((m for m in mods if mods.count(m) > 1), None)
+    if dup:
+        return f"'{text}': '.{dup}' is given twice"
+    for group in _ONE_OF.get(ins.opcode, ()):
+        both = [m for m in mods if m in group.split()]
+        if len(both) > 1:
+            return f"'{text}': '.{both[0]}' and '.{both[1]}' exclude each other"
+    if ins.opcode == "div" and set(mods) & {"approx", "full"} and set(mods) & ROUND_F:
+        return f"'{text}': '.approx' and '.full' take no rounding modifier"
+    pos = {m: i for i, m in enumerate(ins.modifiers)}
+    direction, mode = min(pos.get("l", 99), pos.get("r", 99)), min(pos.get("clamp", 99), pos.get("wrap", 99))
+    if ins.opcode == "shf" and 99 not in (direction, mode) and direction > mode:
+        return f"'{text}': the direction (.l, .r) comes before the mode (.clamp, .wrap)"
+    if ins.opcode in ("mad", "mad24") and "sat" in pos and pos["sat"] < min(pos.get("hi", 99), pos.get("lo", 99)) < 99:
+        return f"'{text}': '.sat' comes after '.hi'"
+    first_type = min((i for i, m in enumerate(ins.modifiers) if m in TYPE_WIDTH), default=99)
+    if ins.opcode == "dp2a" and max(pos.get("lo", -1), pos.get("hi", -1)) > first_type:
+        return f"'{text}': '.lo'/'.hi' comes before the types"
+    return None
+
+
 def operand_problems(ins: ast.Instruction, reg_type, target, version) -> list[tuple[str, object]]:
-    """(message, place) of each problem ptxas finds in ``ins``'s operands or in its use on this target and
-    version; ``reg_type(op)`` is the declared type of a register operand (None when unknown)."""
+    """(message, place) of each problem ptxas finds in ``ins``'s operands, in the order or repetition of its
+    modifiers, or in its use on this target and version; ``reg_type(op)`` is the declared type of a register
+    operand (None when unknown)."""
     text = ".".join((ins.opcode, *ins.modifiers))
     types = [m for m in ins.modifiers if m in TYPE_WIDTH]
     out: list[tuple[str, object]] = []
+    msg = _spelling_order(ins, text)
+    if msg:
+        out.append((msg, ins.loc))
     ops = ins.operands
     if ins.opcode == "setp" and types and types[-1] in ("f16", "bf16") and ops and isinstance(ops[0], ast.Vector):
         out.append((f"'{text}': a scalar .{types[-1]} comparison writes one predicate, not a pair p|q", ops[0].loc))

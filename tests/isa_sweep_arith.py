@@ -704,6 +704,16 @@ def corners():
                 "vset2.u32.u32.lt %r1, %r2, %r3, %h4;", "vshl.u32.u32.u32.clamp %r1, %r2, %rd3;",
                 "vadd.u32.u32.u32 %r1, %r2.b1, %r3.h1;", "vadd.u32.u32.u32.add.min %r1, %r2, %r3, %r4;",
                 "vset.u32.u32.lt.max.add %r1, %r2, %r3, %r4;", "vadd4.u32.u32.u32.add.max %r1, %r2, %r3, %r4;")
+    yield from ("mul.lo.wide.s32 %rd1, %r2, %r3;", "mul.hi.lo.s32 %r1, %r2, %r3;", "div.approx.full.f32 %f1, %f2, %f3;",
+                "div.full.rn.f32 %f1, %f2, %f3;", "div.approx.rn.f32 %f1, %f2, %f3;", "abs.ftz.ftz.f32 %f1, %f2;",
+                "match.any.all.sync.b32 %r1, %r2, 0xffffffff;", "redux.sync.add.min.u32 %r1, %r2, 0xffffffff;",
+                "shf.l.r.wrap.b32 %r1, %r2, %r3, %r4;", "shf.wrap.l.b32 %r1, %r2, %r3, %r4;",
+                "shf.r.clamp.b32 %r1, %r2, %r3, %r4;", "prmt.b32.f4e.b4e %r1, %r2, %r3, %r4;",
+                "dp2a.lo.hi.u32.u32 %r1, %r2, %r3, %r4;", "dp2a.u32.u32.lo %r1, %r2, %r3, %r4;",
+                "mad24.sat.hi.s32 %r1, %r2, %r3, %r4;", "mad.sat.hi.s32 %r1, %r2, %r3, %r4;",
+                "testp.finite.normal.f32 %p1, %f2;", "lop3.and.or.b32 %r1|%p1, %r2, %r3, %r4, 0x80, %p2;",
+                "ex2.approx.ftz.ftz.f32 %f1, %f2;", "add.sat.rn.f32 %f1, %f2, %f3;", "fma.ftz.rn.f32 %f1, %f2, %f3, %f4;",
+                "setp.ftz.lt.f32 %p1, %f2, %f3;", "cvt.sat.rzi.s32.f32 %r1, %f2;", "vote.all.sync.pred %p1, %p2, 1;")
     yield "cvt.rni.sat.f64.f64 %fd1, %fd2;"
 
 
