@@ -44,6 +44,7 @@ from xcc.frontend.instructions import (
     category,
     requirements,
 )
+from xcc.frontend.memory_rules import memory_operand_problems, memory_problems
 from xcc.frontend.targets import NEWEST_PTX, Target, min_ptx_version, parse_target, parse_version
 from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS
 from xcc.semantics.texture import OPAQUE_KEYWORDS, field_keyword
@@ -393,6 +394,9 @@ class _InstructionCheck:
             self.error(message, self.modifier_loc(mod) if mod else None)
         if not spelling and self.form.operands is not None:
             self.operands()
+        if not spelling:  # frontend/memory_rules.py
+            for message, loc in memory_operand_problems(ins, self.reg_width):
+                self.error(message, loc)
         if not spelling:
             for message, loc in operand_problems(ins, self.reg_type, c.target, c.version):
                 self.error(message, loc)
@@ -400,6 +404,11 @@ class _InstructionCheck:
             self.error(message)
 
     # ---- operands
+
+    def reg_width(self, op) -> int | None:
+        """The declared width in bits of a plain register operand (None for anything else)."""
+        decl = self.regs.lookup(op.name) if isinstance(op, ast.Reg) and "." not in op.name else None
+        return TYPE_WIDTH.get(decl.type) if isinstance(decl, ast.RegDecl) and not decl.vector else None
 
     def reg_type(self, op) -> str | None:
         """The declared type of a plain register operand (None for anything else)."""
@@ -590,6 +599,8 @@ def _opcode_problems(opcode: str, modifiers: tuple[str, ...], n_operands: int, t
                                                                                               types)
         if msg:
             spelling.append((f"'{text}': {msg}", None))
+    if not spelling and (msg := memory_problems(opcode, modifiers)):  # frontend/memory_rules.py
+        spelling.append((f"'{text}': {msg}", None))
     needs = []
     for req in requirements(opcode, modifiers, n_operands):
         if target is not None and not target.supports(req.sm, req.arch_specific):

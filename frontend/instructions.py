@@ -170,7 +170,7 @@ FORMS: dict[str, Form] = {
     "prmt": _f("f4e b4e rc8 ecl ecr rc16", "b32", ("dss", "dsss")),
     # data movement
     "mov": _f("v2 v4", f"pred {INT} {FLT} b128 f16 bf16 f16x2 bf16x2", "ds", symbols=True),
-    "ld": _f(f"{SEMANTICS} {SCOPES} {SPACES} nc ca cg cs lu cv {EVICT} v2 v4 v8 unified",
+    "ld": _f(f"{SEMANTICS} {SCOPES} {SPACES} nc ca cg cs lu cv {EVICT} v2 v4 v8",
              LDST_TYPES, ("vm", "vmx", "vmxx"), relaxed=True),
     "ldu": _f("global v2 v4", LDST_TYPES, "vm", relaxed=True),
     "st": _f(f"{SEMANTICS} {SCOPES} {SPACES} wb cg cs wt {EVICT} v2 v4 v8 async "
@@ -207,6 +207,7 @@ FORMS: dict[str, Form] = {
     "membar": _f("cta gl sys proxy alias", "", "", ntypes=(0, 0)),
     "fence": _f(f"{SEMANTICS} {SCOPES} proxy alias async async::generic tensormap::generic "
                 "generic::acquire generic::release global shared::cta shared::cluster sync_restrict op_restrict "
+                "sync_restrict::shared::cluster sync_restrict::shared::cta "
                 "mbarrier_init", "", None, ntypes=(0, 0)),
     "atom": _f(f"{SEMANTICS} {SCOPES} {SPACES} and or xor cas exch add inc dec min max noftz {EVICT} v2 v4 v8",
                f"{INT} {FLT} {HALF} b128", ("dms", "dmss", "dmsx", "dmssx")),
@@ -218,7 +219,7 @@ FORMS: dict[str, Form] = {
     "stacksave": _f("", "u32 u64", "d"),
     "alloca": _f("", "u32 u64", ("ds", "dsu")),
     "createpolicy": _f("fractional L2::evict_last L2::evict_normal L2::evict_first L2::evict_unchanged "
-                       "L2::cache_hint cvt range L2", "b64", None),
+                       "L2::cache_hint cvt range L2 global", "b64", None),
     "applypriority": _f("global L2::evict_normal", "", None, ntypes=(0, 0)),
     "discard": _f("global L2", "", None, ntypes=(0, 0)),
     "istypep": _f("texref samplerref surfref", "", None, ntypes=(0, 1)),
@@ -320,6 +321,8 @@ def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> li
             need(f"{opcode} with cluster scope", 90, (7, 8))
         if "b128" in ms:  # ptxas 13.0: sm_90; with .sys, PTX ISA 8.4
             need(f"{opcode}.b128", 90, (8, 4) if "sys" in ms else (8, 3))
+    if opcode in ("ld", "st") and "async" not in ms and _vector_bits(ms) == 256:  # ptxas 13.0: sm_100
+        need(f"{opcode} of 256 bits", 100, (8, 8))
     if opcode in ("ld", "st") and "b128" in ms and "sys" in ms:  # ptxas 13.0: '.b128 with .sys', PTX ISA 8.4
         need(f"{opcode}.b128 with .sys", 70, (8, 4))
     if ms & {"bf16", "bf16x2"} and opcode in ("add", "sub", "mul") and "rn" in ms:
@@ -339,6 +342,12 @@ def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> li
     if "cluster" in ms and opcode in ("fence", "membar", "barrier", "ld", "st"):
         need(f"{opcode} with cluster scope", 90, (7, 8))
     return out
+
+
+def _vector_bits(ms: set[str]) -> int:
+    """The width of a vector access (``.v4.b64``: 256)."""
+    n = next((int(m[1:]) for m in ms if m in ("v2", "v4", "v8")), 1)
+    return n * next((TYPE_WIDTH[m] for m in ms if m in TYPE_WIDTH), 0)
 
 
 _OPCODE_REQUIREMENTS: dict[str, tuple] = {

@@ -259,13 +259,13 @@ def test_sm80_target():
 REFUSED = [
     ("ld.relaxed.sys.global.b128 %q1, [%rd1];", "'ld.b128 with .sys' needs PTX ISA 8.4 or later"),
     ("st.mmio.relaxed.sys.global.b128 [%rd1], %q1;", "'st.b128 with .sys' needs PTX ISA 8.4 or later"),
-    ("ld.volatile.local.b128 %q1, [%rd1];", "a .volatile .b128 access addresses .global, .shared or generic"),
-    ("st.relaxed.gpu.const.b128 [%rd1], %q1;", "a .relaxed .b128 access addresses .global, .shared or generic"),
-    ("ld.relaxed.gpu.param.b128 %q1, [pin];", "a .relaxed .b128 access addresses .global, .shared or generic"),
-    ("atom.global.add.b128 %q1, [%rd1], %q2;", ".b128 atomics are .cas and .exch only"),
+    ("ld.volatile.local.b128 %q1, [%rd1];", "'.volatile' cannot be applied to the .local space"),
+    ("st.relaxed.gpu.const.b128 [%rd1], %q1;", "'.relaxed' cannot be applied to the .const space"),
+    ("ld.relaxed.gpu.param.b128 %q1, [pin];", "'.relaxed' cannot be applied to the .param space"),
+    ("atom.global.add.b128 %q1, [%rd1], %q2;", "operation .add takes"),
     ("atom.global.cas.L2::cache_hint.b128 %q1, [%rd1], %q2, %q3, %rd3;", "atom.cas takes no .L2::cache_hint"),
-    ("atom.local.exch.b128 %q1, [%rd1], %q2;", ".b128 atomics address .global, .shared or generic memory"),
-    ("atom.global.v2.exch.b128 %q1, [%rd1], %q2;", "a vector of .b128 exceeds 128 bits"),
+    ("atom.local.exch.b128 %q1, [%rd1], %q2;", "atom works on the .global and .shared spaces, not .local"),
+    ("atom.global.v2.exch.b128 %q1, [%rd1], %q2;", "not .v2.b128"),
     ("atom.sys.global.exch.b128 %q1, [%rd1], %q2;", "'atom.b128' needs PTX ISA 8.4 or later"),
     ("selp.b128 %q1, %q2, %q3, %p1;", "'selp' does not take type '.b128'"),
     ("cvt.u32.u64 %r1, %q1;", ".b128 registers are operands of mov, ld, ldu, st"),
@@ -302,7 +302,7 @@ def test_refusals_are_located_and_check_agrees(line, msg):
 def test_mmio_shared_refused_as_by_ptxas():
     """ptxas 13.0: "Modifier '.mmio' cannot be applied to '.shared' space" (PTX 8.4, where .sys is allowed)."""
     text = kernel("b128_bad", "    ld.mmio.relaxed.sys.shared.b128 %q1, [%rd1];").replace(".version 8.3", ".version 8.4")
-    _assert_refused(text, ".mmio does not apply to the .shared space")
+    _assert_refused(text, "'.mmio' cannot be applied to the .shared space")
 
 
 def _assert_refused(text: str, msg: str) -> None:

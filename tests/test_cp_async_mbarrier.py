@@ -17,6 +17,7 @@ import pytest
 
 from xcc import runtime as rt
 from xcc.check import check_sources
+from xcc.diagnostics import XccError
 from xcc.sources import Source
 
 ENGINES = [("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)]
@@ -101,5 +102,6 @@ def test_check_accepts_both_forms_and_refuses_other_modifiers():
     for body in (NOINC, INC):
         assert check_sources([Source(KERNEL.replace("ARRIVE", body), "ok.ptx")]).ok
     bad = KERNEL.replace("ARRIVE", "    cp.async.mbarrier.arrive.noinc.shared::cta.b32 [bar];\n    mov.u32 %r5, 0;")
-    res = check_sources([Source(bad, "bad.ptx")])
-    assert len(res.errors) == 1 and "expected cp.async.mbarrier.arrive" in str(res.errors[0])
+    with pytest.raises(XccError, match="cp.async.mbarrier.arrive needs the type .b64") as e:
+        check_sources([Source(bad, "bad.ptx")])
+    assert e.value.loc is not None and e.value.loc.line > 0

@@ -260,7 +260,7 @@ def test_address_forms():
     m = parse(f"{HEADER}.global .align 4 .b8 buf[64];\n" + kernel(
         "\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n"
         "\tld.global.u32 %r1, [%rd1+-16];\n\tld.global.u32 %r1, [%rd1 - 4];\n\tld.global.u32 %r1, [%rd1+0x10];\n"
-        "\tld.global.u32 %r1, [buf];\n\tld.global.u32 %r1, [buf+-4];\n\tld.global.u32 %r1, [128];\n")[len(HEADER):])
+        "\tld.global.u32 %r1, [buf];\n\tld.global.u32 %r1, [buf+-4];\n\tld.local.u32 %r1, [128];\n")[len(HEADER):])
     addrs = [i.operands[1] for i in instructions(m.functions[0].body)]
     assert addrs == [ast.Address(ast.Reg("%rd1"), -16), ast.Address(ast.Reg("%rd1"), -4),
                      ast.Address(ast.Reg("%rd1"), 16), ast.Address(ast.Symbol("buf"), 0),

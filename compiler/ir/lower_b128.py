@@ -183,9 +183,17 @@ class B128Lowering:
         return tuple(self.emit("atom", _B64, list(args), _B64, space=space, offset=off, atom_op=op, sem=sem,
                                part=k).result for k in (0, 1))
 
+    def _no_cache_hint(self, inst):
+        """``inst`` without ``.L2::cache_hint`` and its policy operand (a hint: read, then dropped)."""
+        if "L2::cache_hint" not in inst.modifiers:
+            return inst
+        inst = self.without_cache_hint(inst)
+        return replace(inst, modifiers=tuple(m for m in inst.modifiers if m != "L2::cache_hint"))
+
     def ld_b128(self, inst) -> None:
         """``ld.b128 d, [a]``: the halves from ``[a]`` and ``[a + 8]`` (module docstring), as ``ld.v2.b64``; a
         strong load as one 16-byte atomic read."""
+        inst = self._no_cache_hint(inst)
         self._check(inst, 2)
         d, addr = inst.operands
         sem = self._b128_access(inst)
@@ -202,6 +210,7 @@ class B128Lowering:
     def st_b128(self, inst) -> None:
         """``st.b128 [a], b``: the halves to ``[a]`` and ``[a + 8]``, as ``st.v2.b64``; a strong store as one
         16-byte atomic write."""
+        inst = self._no_cache_hint(inst)
         self._check(inst, 2)
         addr, src = inst.operands
         sem = self._b128_access(inst)

@@ -104,7 +104,7 @@ class Sm90Lowering:
         """``st.async``: the store, then complete-tx of its bytes on ``[mbar]``."""
         t = self._type(inst)
         vec = self._vec(inst)
-        self._async_form(inst, {"async", "weak", "shared::cluster", _COMPLETE_TX, "v2", "v4",
+        self._async_form(inst, {"async", "weak", "cluster", "shared::cluster", _COMPLETE_TX, "v2", "v4",
                                 *_ST_ASYNC_TYPES})
         if t.name not in _ST_ASYNC_TYPES or (vec == 4 and t.bits == 64):
             raise self.error(f"'{_text(inst)}': st.async stores .b32/.b64/.u32/.u64/.s32/.s64/.f32/.f64 "
