@@ -416,6 +416,7 @@ def test_cute_hgemm_ldsm_runs(engine):
     np.testing.assert_array_equal(dc.copy_to_host(), a.astype(np.float32) @ b.astype(np.float32).T)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_igemm_s8_runs(engine):
     """D = 3 A B - 2 C in s32 with s8 A (row-major) and B (column-major: N x K row-major) over the whole s8 range,
@@ -430,6 +431,7 @@ def test_igemm_s8_runs(engine):
     np.testing.assert_array_equal(got, 3 * (a.astype(np.int64) @ bt.astype(np.int64).T) - 2 * c.astype(np.int64))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_gemm_bias_relu_runs(engine):
     """D = max(A B + bias, 0): f16 A (row-major), B (column-major), the f32 bias a length-N vector read as C with
@@ -445,6 +447,7 @@ def test_gemm_bias_relu_runs(engine):
     np.testing.assert_array_equal(got, np.maximum(a.astype(np.float32) @ bt.astype(np.float32).T + bias, 0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_conv2d_dgrad_runs(engine):
     """dx = dgrad(dy, w) - c: dy 1x6x6x8 NHWC f16, w 8x3x3x16 KRSC f16, padding 1, stride 1, f32 dx 1x6x6x16:
@@ -484,6 +487,7 @@ def _e4m3_bytes(rng, shape) -> np.ndarray:
     return ((rng.integers(0, 2, shape) << 7) | (e << 3) | m).astype(np.uint8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tma_fp8_gemm_runs(engine):
     """CUTLASS 3.x KernelTmaWarpSpecialized with e4m3 inputs: D = A B - C, e4m3 A (M x K row-major) and B (N x K
@@ -498,6 +502,7 @@ def test_tma_fp8_gemm_runs(engine):
     np.testing.assert_array_equal(got.T, _e4m3_value(a) @ _e4m3_value(bt).T - c.T)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_cute_tma_transpose_runs(engine):
     """CuTe SM90_TMA_LOAD / SM90_TMA_STORE of 32x64 f32 tiles: out = 2 in + 1 with in M x N row-major and out
@@ -517,6 +522,7 @@ def test_cute_tma_transpose_runs(engine):
     assert np.isnan(got[M * N:]).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_dgemm_tensorop_runs(engine):
     """D = 1.5 A B - 0.25 C in f64 (mma.sync m8n8k4 .f64), A row-major, B column-major, 48 x 64 x 80 (a partial
@@ -531,6 +537,7 @@ def test_dgemm_tensorop_runs(engine):
     np.testing.assert_array_equal(got, 1.5 * (a @ bt.T) - 0.25 * c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tf32gemm_tensorop_runs(engine):
     """D = 2 A B + C with f32 A (row-major) and B (column-major) through mma.sync m16n8k8 .tf32, 64 x 96 x 96
@@ -552,6 +559,7 @@ def _pack_s4(x: np.ndarray) -> np.ndarray:
     return u[..., 0::2] | (u[..., 1::2] << 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_igemm_s4_runs(engine):
     """D = A B + C in s32 with s4 A (row-major) and B (column-major: N x K row-major) over the whole s4 range,
@@ -565,6 +573,7 @@ def test_igemm_s4_runs(engine):
     np.testing.assert_array_equal(got, a @ bt.T + c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_conv2d_wgrad_runs(engine):
     """dw = wgrad(dy, x) - c: dy 1x8x8x16 NHWC f16, x 1x8x8x8 NHWC f16, padding 1, stride 1, f32 dw 16x3x3x8 (KRSC):
@@ -587,6 +596,7 @@ def test_conv2d_wgrad_runs(engine):
     np.testing.assert_array_equal(ddw.copy_to_host(), want - c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_gemm_sparse_runs(engine):
     """D = A B - C through CUTLASS's 2:4 sparse GEMM (mma.sp::ordered_metadata m16n8k32 .f16): the compressed A
@@ -611,6 +621,7 @@ def test_gemm_sparse_runs(engine):
     np.testing.assert_array_equal(bufs[3].copy_to_host(), dense.reshape(M, K) @ bt.astype(np.float32).T - c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tma_mixed_gemm_runs(engine):
     """CUTLASS 3.x mixed-input GEMM: D = A B + 0.5 C with s8 A (M x K row-major) and f16 B (N x K row-major), f32
@@ -642,6 +653,7 @@ def _e5m2_bytes(rng, shape) -> np.ndarray:
     return ((rng.integers(0, 2, shape) << 7) | (e << 2) | m).astype(np.uint8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tma_fp8_fast_gemm_runs(engine):
     """CUTLASS 3.x KernelTmaWarpSpecializedPingpongFP8FastAccum: D = A B - C, e4m3 A (M x K row-major) and e5m2 B
@@ -657,6 +669,7 @@ def test_tma_fp8_fast_gemm_runs(engine):
     np.testing.assert_array_equal(got.T, _e4m3_value(a) @ _e5m2_value(bt).T - c.T)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tma_evt_gemm_runs(engine):
     """CUTLASS 3.x GEMM with a fused epilogue visitor tree (LinCombPerRowBiasEltAct, ReLU): D = max(A B + 0.5 C +
@@ -679,6 +692,7 @@ def test_tma_evt_gemm_runs(engine):
     np.testing.assert_array_equal(bufs[3].copy_to_host().T.astype(np.float64), np.maximum(want, 0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_gemm_splitk_serial_runs(engine):
     """CUTLASS 2.x serial split-K: D = A B - C, f16 A (row-major) and B (column-major), f32 C/D row-major,
@@ -701,6 +715,7 @@ def test_gemm_splitk_serial_runs(engine):
     np.testing.assert_array_equal(bufs[4].copy_to_host(), 0)  # the last slice resets its tile's semaphore
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_sgemm_3xtf32_runs(engine):
     """CUTLASS 2.x 3xTF32 (OpMultiplyAddFastF32): D = A B for random f32 A (row-major) and B (column-major),
@@ -715,6 +730,7 @@ def test_sgemm_3xtf32_runs(engine):
     np.testing.assert_allclose(got, a.astype(np.float64) @ bt.astype(np.float64).T, rtol=0, atol=2.0 ** -17)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_tma_streamk_gemm_runs(engine):
     """CUTLASS 3.x stream-K (StreamKScheduler forced to the stream-K decomposition): D = A B + 0.5 C, f16 A (M x K
@@ -760,6 +776,7 @@ BRKPT = """.version 8.0
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_brkpt_stops_the_kernel_as_trap(engine, tmp_path):
     """CUTLASS's __brkpt() (its invalid control paths): not reached, nothing happens; reached, a located fault
