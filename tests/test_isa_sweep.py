@@ -35,8 +35,6 @@ _UNIFIED = "'[a].unified' (ld/ldu on a unified address, PTX ISA 9.7.9.8) does no
 _SYM_OFFSET = "a variable's address plus an offset as a plain operand (mov/cvta/isspacep d, var+imm) does not parse yet"
 _ST_ASYNC_SPACE = ("ptxas 13.0 takes st.async/red.async with .shared, .shared::cta or no state space, which xcc's "
                    "lowering reads as shared::cluster addresses only; their meaning: " + _UNMEASURED)
-_PARAM_ENTRY = ("cvta/isspacep .param::entry is .param in a kernel; compiler/ir/lower.py _window_space does not map it "
-                "yet (a one-line change in a file another session is editing)")
 _ADDR32 = ("ptxas 13.0 refuses a 32-bit address (cvta .u32, mov.u32 of a variable) in a 64-bit module on sm_90 and "
            "later only (32-bit ABI); xcc takes it on every target, as the 32-bit window offset")
 _ISSPACEP32 = "ptxas 13.0 takes a 32-bit register for isspacep in a 64-bit module; " + _UNMEASURED
@@ -93,9 +91,6 @@ KNOWN: dict[str, str] = {
         ".mbarrier::complete_tx::bytes but no mbarrier operand; " + _UNMEASURED,
     "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r2;": "as st.async "
         "without its mbarrier operand",
-    "cvta.param::entry.u64 %rd1, %rd2;": _PARAM_ENTRY,
-    "cvta.to.param::entry.u64 %rd1, %rd2;": _PARAM_ENTRY,
-    "isspacep.param::entry %p1, %rd1;": _PARAM_ENTRY,
     "cvta.global.u64 %rd1, gbuf+8;": _SYM_OFFSET,
     "cvta.shared.u64 %rd1, sbuf+8;": _SYM_OFFSET,
     "isspacep.global %p1, gbuf+8;": _SYM_OFFSET,

@@ -349,6 +349,54 @@ def test_a_32_bit_parameter_into_a_64_bit_register_is_extended(engine, level):
                                            0xFFFFFFFFFFFFFFFF]
 
 
+ENTRY_SPACE = HEADER_PTX.replace("8.0", "9.0") + """
+.visible .entry entry_space(.param .align 8 .b8 blob[16], .param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [out];
+  mov.u64 %rd2, blob;
+  cvta.param::entry.u64 %rd3, %rd2;
+  cvta.param.u64 %rd4, %rd2;
+  ld.u32 %r1, [%rd3+4];
+  st.global.u32 [%rd1], %r1;
+  cvta.to.param::entry.u64 %rd5, %rd3;
+  cvta.to.param.u64 %rd6, %rd4;
+  st.global.u64 [%rd1+8], %rd5;
+  st.global.u64 [%rd1+16], %rd6;
+  sub.s64 %rd7, %rd3, %rd4;
+  st.global.u64 [%rd1+24], %rd7;
+  isspacep.param::entry %p1, %rd3;
+  isspacep.param::entry %p2, %rd1;
+  isspacep.param %p3, %rd3;
+  selp.b32 %r2, 1, 0, %p1;
+  selp.b32 %r3, 2, 0, %p2;
+  selp.b32 %r4, 4, 0, %p3;
+  or.b32 %r2, %r2, %r3;
+  or.b32 %r2, %r2, %r4;
+  st.global.u32 [%rd1+4], %r2;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_param_entry_is_the_kernels_param_space(engine, level):
+    """In a kernel, ``.param::entry`` is ``.param`` (PTX ISA 5.1.6.4): ``cvta.param::entry`` gives the same generic
+    address as ``cvta.param``, a generic load through it reads the parameter, ``cvta.to.param::entry`` gives the
+    param-space address back, and ``isspacep.param::entry`` is true for it and false for a global pointer."""
+    blob = bytes(range(16, 32))
+    out = rt.to_device(np.zeros(4, np.uint64))
+    rt.load_module(ENTRY_SPACE, engine=engine, opt_level=level).get_function("entry_space").launch(
+        (1, 1, 1), (1, 1, 1), (blob, out))
+    got = out.copy_to_host()
+    assert int(got[0]) & 0xFFFFFFFF == int.from_bytes(blob[4:8], "little")
+    assert int(got[0]) >> 32 == 0b101  # isspacep.param::entry true, false on the global pointer; isspacep.param true
+    assert got[1:].tolist() == [0, 0, 0]  # blob is at param-space address 0; both windows are the same
+
+
 # -------------------------------------------------------------------------- the host side
 def test_struct_argument_forms_and_size_errors():
     a, b, c, perm, scale, alpha, beta, want = _gemm_problem(np.random.default_rng(11))

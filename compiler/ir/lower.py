@@ -534,8 +534,10 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         self.write(inst.operands[0], v.result)
 
     def _window_space(self, inst) -> str | None:
-        """The state space of ``cvta``/``isspacep`` (``.shared::cta``, ``.shared::cluster``: ``shared``)."""
-        ms = ["shared" if m in ("shared::cta", "shared::cluster") else m for m in inst.modifiers]
+        """The state space of ``cvta``/``isspacep`` (``.shared::cta``, ``.shared::cluster``: ``shared``;
+        ``.param::entry``: ``param``, a kernel's parameters, PTX ISA 5.1.6.4)."""
+        ms = ["shared" if m in ("shared::cta", "shared::cluster") else "param" if m == "param::entry" else m
+              for m in inst.modifiers]
         return next((m for m in ms if m in SPACES), None)
 
     # ----------------------------------------------------------------- memory
