@@ -198,7 +198,7 @@ def _tensor_map(m: dict, buffers) -> tuple[int, bytes]:
 def _params(name: str, buffers) -> tuple[dict, bytes]:
     """The dumped Params with every sentinel pointer replaced by its buffer's device address and every
     recorded tensor map encoded for its buffer at its offset."""
-    d = json.loads((CORPUS / f"{name}.params.json").read_text())
+    d = _dumped(name)
     raw = bytearray.fromhex(d["params"])
     assert len(raw) == d["size"]
     seen = set()
@@ -223,17 +223,36 @@ def _kernel_name(ptx: str) -> str:
     return names[0]
 
 
-def _run_gemm(name, ptx, engine, a, b, c, out_dtype=np.float32, out_shape=None):
-    d = json.loads((CORPUS / f"{name}.params.json").read_text())
-    da, db, dc = rt.to_device(a), rt.to_device(b), rt.to_device(c)
-    fill = np.nan if np.issubdtype(out_dtype, np.floating) else np.iinfo(out_dtype).min
-    dd = rt.to_device(np.full(out_shape or (d["M"], d["N"]), fill, out_dtype))
-    d, blob = _params(name, [da, db, dc, dd])
+def _ptx(name: str) -> str:
+    """The corpus PTX file of ``name`` (its target in the file name)."""
+    files = sorted(p.name for p in CORPUS.glob(f"{name}.sm_*.ptx"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def _dumped(name: str) -> dict:
+    """The Params dump of ``name`` (its shape, launch and struct bytes)."""
+    return json.loads((CORPUS / f"{name}.params.json").read_text())
+
+
+def _launch(name: str, engine: str, buffers) -> None:
+    """Launch the corpus kernel ``name`` as its Params dump says (grid, block, dynamic shared memory, cluster), with
+    the dumped Params pointing at ``buffers`` (operand k at the k-th sentinel), at -O3."""
+    d, blob = _params(name, buffers)
+    ptx = _ptx(name)
     mod = rt.load_module(CORPUS / ptx, engine=engine, opt_level=3)
     cluster = tuple(d["cluster"]) if "cluster" in d else None
     mod.get_function(_kernel_name(ptx)).launch(tuple(d["grid"]), tuple(d["block"]), (blob,), shared_mem=d["smem"],
                                                cluster=cluster)
-    return d, dd.copy_to_host()
+
+
+def _run_gemm(name, engine, a, b, c, out_dtype=np.float32, out_shape=None):
+    """Launch the GEMM ``name`` on A, B, C and a D filled with NaN (the integer minimum for integer D); D."""
+    d = _dumped(name)
+    fill = np.nan if np.issubdtype(out_dtype, np.floating) else np.iinfo(out_dtype).min
+    dd = rt.to_device(np.full(out_shape or (d["M"], d["N"]), fill, out_dtype))
+    _launch(name, engine, [rt.to_device(a), rt.to_device(b), rt.to_device(c), dd])
+    return dd.copy_to_host()
 
 
 ENGINES = ("ir", "isa")
@@ -248,7 +267,7 @@ def test_sgemm_simt_runs(engine):
     a = rng.integers(-4, 5, (M, K)).astype(np.float32)
     b = rng.integers(-4, 5, (K, N)).astype(np.float32)
     c = rng.integers(-8, 9, (M, N)).astype(np.float32)
-    _, got = _run_gemm("sgemm_simt", "sgemm_simt.sm_80.ptx", engine, a, b, c)
+    got = _run_gemm("sgemm_simt", engine, a, b, c)
     np.testing.assert_array_equal(got, np.float32(1.5) * (a @ b) - np.float32(0.5) * c)
 
 
@@ -260,7 +279,7 @@ def test_hgemm_tensorop_runs(engine):
     a = rng.integers(-4, 5, (M, K)).astype(np.float16)
     bt = rng.integers(-4, 5, (N, K)).astype(np.float16)  # column-major B = row-major B^T
     c = rng.integers(-8, 9, (M, N)).astype(np.float32)
-    _, got = _run_gemm("hgemm_tensorop", "hgemm_tensorop.sm_80.ptx", engine, a, bt, c)
+    got = _run_gemm("hgemm_tensorop", engine, a, bt, c)
     want = a.astype(np.float32) @ bt.astype(np.float32).T + np.float32(0.5) * c
     np.testing.assert_array_equal(got, want)
 
@@ -270,12 +289,12 @@ def test_gemm_batched_runs(engine):
     """D_b = 2 A_b B_b - C_b for three batches (blockIdx.z) of 56 x 64 x 64 (a partial tile in M): f16 A
     column-major, f16 B and f32 C/D row-major, batch strides of whole matrices."""
     rng = np.random.default_rng(25)
-    d = json.loads((CORPUS / "gemm_batched.params.json").read_text())
+    d = _dumped("gemm_batched")
     M, N, K, B = d["M"], d["N"], d["K"], d["batches"]
     a = rng.integers(-4, 5, (B, K, M)).astype(np.float16)  # column-major A_b = row-major A_b^T
     b = rng.integers(-4, 5, (B, K, N)).astype(np.float16)
     c = rng.integers(-8, 9, (B, M, N)).astype(np.float32)
-    _, got = _run_gemm("gemm_batched", "gemm_batched.sm_80.ptx", engine, a, b, c, out_shape=(B, M, N))
+    got = _run_gemm("gemm_batched", engine, a, b, c, out_shape=(B, M, N))
     np.testing.assert_array_equal(got, 2 * np.einsum("bkm,bkn->bmn", a.astype(np.float32), b.astype(np.float32)) - c)
 
 
@@ -285,7 +304,7 @@ def test_gemm_grouped_runs(engine):
     CTAs (the device-side problem visitor): D_i = A_i B_i - 0.5 C_i, f16 A_i row-major, B_i column-major (N x K
     row-major), f32 C_i/D_i row-major, every size, pointer and leading dimension read from device arrays."""
     rng = np.random.default_rng(27)
-    d = json.loads((CORPUS / "gemm_grouped.params.json").read_text())
+    d = _dumped("gemm_grouped")
     keep, arrays = [], {k: [] for k in "abcd"}
     for m, n, k in d["problems"]:
         ops = (rng.integers(-4, 5, (m, k)).astype(np.float16), rng.integers(-4, 5, (n, k)).astype(np.float16),
@@ -298,10 +317,7 @@ def test_gemm_grouped_runs(engine):
     device_arrays = [rt.to_device(np.array(d["problems"], np.int32))]
     device_arrays += [rt.to_device(np.array(arrays[key], np.uint64)) for key in "abcd"]
     device_arrays += [rt.to_device(np.array(ld, np.int64)) for ld in lds]
-    d, blob = _params("gemm_grouped", device_arrays)
-    mod = rt.load_module(CORPUS / "gemm_grouped.sm_80.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("gemm_grouped.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
-                                                                    shared_mem=d["smem"])
+    _launch("gemm_grouped", engine, device_arrays)
     for (a, bt, c, _), (*_, dd) in keep:
         want = a.astype(np.float32) @ bt.astype(np.float32).T - np.float32(0.5) * c
         np.testing.assert_array_equal(dd.copy_to_host(), want)
@@ -314,12 +330,12 @@ def test_tma_ws_gemm_runs(engine):
     a wgmma consumer warp group), two 64-deep k-tiles through the 7-stage mbarrier ring, 128-byte swizzle.
     Random f16 inputs; each product is exact in f32, the sums are rounded in an order neither side fixes."""
     rng = np.random.default_rng(23)
-    d = json.loads((CORPUS / "tma_ws_gemm.params.json").read_text())
+    d = _dumped("tma_ws_gemm")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
     c = rng.uniform(-1, 1, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
-    _, got = _run_gemm("tma_ws_gemm", "tma_ws_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    got = _run_gemm("tma_ws_gemm", engine, a, bt, c, out_shape=(N, M))
     want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
     np.testing.assert_allclose(got.T, want, rtol=0, atol=K * 2.0 ** -22)
 
@@ -329,12 +345,12 @@ def _check_f16_epilogue_gemm(name: str, engine: str, seed: int) -> None:
     C and D (column-major), f32 accumulate, the shape of its params dump; each D the f32 result rounded to f16:
     within 2^-10 relative (one f16 ulp)."""
     rng = np.random.default_rng(seed)
-    d = json.loads((CORPUS / f"{name}.params.json").read_text())
+    d = _dumped(name)
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     bt = rng.uniform(-1, 1, (N, K)).astype(np.float16)
     c = rng.uniform(-1, 1, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
-    _, got = _run_gemm(name, f"{name}.sm_90a.ptx", engine, a, bt, c, out_dtype=np.float16,
+    got = _run_gemm(name, engine, a, bt, c, out_dtype=np.float16,
                        out_shape=(N, M))
     want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64)
     np.testing.assert_allclose(got.T.astype(np.float64), want, rtol=2.0 ** -10, atol=K * 2.0 ** -22)
@@ -393,10 +409,7 @@ def test_conv2d_fprop_runs(engine):
             want += np.einsum("nhwc,kc->nhwk", xp[:, r:r + 6, s_:s_ + 6, :], w[:, r, s_, :].astype(np.float32))
     dx, dw, dc = rt.to_device(x), rt.to_device(w), rt.to_device(c)
     dy = rt.to_device(np.full(c.shape, np.nan, np.float32))
-    d, blob = _params("conv2d_fprop", [dx, dw, dc, dy])
-    mod = rt.load_module(CORPUS / "conv2d_fprop.sm_80.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("conv2d_fprop.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
-                                                                    shared_mem=d["smem"])
+    _launch("conv2d_fprop", engine, [dx, dw, dc, dy])
     np.testing.assert_array_equal(dy.copy_to_host(), want - c)
 
 
@@ -422,12 +435,12 @@ def test_igemm_s8_runs(engine):
     """D = 3 A B - 2 C in s32 with s8 A (row-major) and B (column-major: N x K row-major) over the whole s8 range,
     64 x 128 x 192 (two CTAs, three k-tiles), mma.sync m16n8k32 .s8 .satfinite (no sum reaches the s32 bounds)."""
     rng = np.random.default_rng(29)
-    d = json.loads((CORPUS / "igemm_s8.params.json").read_text())
+    d = _dumped("igemm_s8")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-128, 128, (M, K)).astype(np.int8)
     bt = rng.integers(-128, 128, (N, K)).astype(np.int8)
     c = rng.integers(-2 ** 20, 2 ** 20, (M, N)).astype(np.int32)
-    _, got = _run_gemm("igemm_s8", "igemm_s8.sm_80.ptx", engine, a, bt, c, out_dtype=np.int32)
+    got = _run_gemm("igemm_s8", engine, a, bt, c, out_dtype=np.int32)
     np.testing.assert_array_equal(got, 3 * (a.astype(np.int64) @ bt.astype(np.int64).T) - 2 * c.astype(np.int64))
 
 
@@ -438,12 +451,12 @@ def test_gemm_bias_relu_runs(engine):
     leading dimension 0, f32 D row-major, 96 x 64 x 64 (the second CTA's tile partial in M); LinearCombinationRelu's
     max.NaN.f32."""
     rng = np.random.default_rng(30)
-    d = json.loads((CORPUS / "gemm_bias_relu.params.json").read_text())
+    d = _dumped("gemm_bias_relu")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-4, 5, (M, K)).astype(np.float16)
     bt = rng.integers(-4, 5, (N, K)).astype(np.float16)
     bias = rng.integers(-16, 17, N).astype(np.float32)
-    _, got = _run_gemm("gemm_bias_relu", "gemm_bias_relu.sm_80.ptx", engine, a, bt, bias)
+    got = _run_gemm("gemm_bias_relu", engine, a, bt, bias)
     np.testing.assert_array_equal(got, np.maximum(a.astype(np.float32) @ bt.astype(np.float32).T + bias, 0))
 
 
@@ -463,10 +476,7 @@ def test_conv2d_dgrad_runs(engine):
             want += np.einsum("nhwk,kc->nhwc", dyp[:, 2 - r:8 - r, 2 - s_:8 - s_, :], w[:, r, s_, :].astype(np.float32))
     ddy, dw, dc = rt.to_device(dy), rt.to_device(w), rt.to_device(c)
     ddx = rt.to_device(np.full(c.shape, np.nan, np.float32))
-    d, blob = _params("conv2d_dgrad", [ddy, dw, dc, ddx])
-    mod = rt.load_module(CORPUS / "conv2d_dgrad.sm_80.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("conv2d_dgrad.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
-                                                                    shared_mem=d["smem"])
+    _launch("conv2d_dgrad", engine, [ddy, dw, dc, ddx])
     np.testing.assert_array_equal(ddx.copy_to_host(), want - c)
 
 
@@ -494,11 +504,11 @@ def test_tma_fp8_gemm_runs(engine):
     row-major), f32 C/D column-major, 128 x 256 x 256: two CTAs of 256 threads, two 128-deep k-tiles each through
     TMA and wgmma m64n128k32 .e4m3.e4m3 (the FP8 mainloop's promotion into a second accumulator); exact."""
     rng = np.random.default_rng(32)
-    d = json.loads((CORPUS / "tma_fp8_gemm.params.json").read_text())
+    d = _dumped("tma_fp8_gemm")
     M, N, K = d["M"], d["N"], d["K"]
     a, bt = _e4m3_bytes(rng, (M, K)), _e4m3_bytes(rng, (N, K))
     c = rng.integers(-8, 9, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
-    _, got = _run_gemm("tma_fp8_gemm", "tma_fp8_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    got = _run_gemm("tma_fp8_gemm", engine, a, bt, c, out_shape=(N, M))
     np.testing.assert_array_equal(got.T, _e4m3_value(a) @ _e4m3_value(bt).T - c.T)
 
 
@@ -509,14 +519,12 @@ def test_cute_tma_transpose_runs(engine):
     M x N column-major (the transpose in memory), 48 x 96 on 2 x 2 CTAs: the edge tiles' loads zero-filled past
     the tensor and their stores clipped to it (the NaN fill around the matrix stays)."""
     rng = np.random.default_rng(33)
-    d = json.loads((CORPUS / "cute_tma_transpose.params.json").read_text())
+    d = _dumped("cute_tma_transpose")
     M, N = d["M"], d["N"]
     x = rng.uniform(-4, 4, (M, N)).astype(np.float32)
     din = rt.to_device(x)
     dout = rt.to_device(np.full(M * N + 64, np.nan, np.float32))  # past the tensor: must stay NaN
-    d, blob = _params("cute_tma_transpose", [din, dout])
-    mod = rt.load_module(CORPUS / "cute_tma_transpose.sm_90a.ptx", engine=engine, opt_level=3)
-    mod.get_function("cute_tma_transpose").launch(tuple(d["grid"]), tuple(d["block"]), (blob,), shared_mem=d["smem"])
+    _launch("cute_tma_transpose", engine, [din, dout])
     got = dout.copy_to_host()
     np.testing.assert_array_equal(got[:M * N].reshape(N, M), (np.float32(2) * x + np.float32(1)).T)
     assert np.isnan(got[M * N:]).all()
@@ -528,12 +536,12 @@ def test_dgemm_tensorop_runs(engine):
     """D = 1.5 A B - 0.25 C in f64 (mma.sync m8n8k4 .f64), A row-major, B column-major, 48 x 64 x 80 (a partial
     tile in M, five k-tiles through four stages); small integers, so every order of the sums is exact."""
     rng = np.random.default_rng(34)
-    d = json.loads((CORPUS / "dgemm_tensorop.params.json").read_text())
+    d = _dumped("dgemm_tensorop")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-8, 9, (M, K)).astype(np.float64)
     bt = rng.integers(-8, 9, (N, K)).astype(np.float64)
     c = rng.integers(-64, 65, (M, N)).astype(np.float64)
-    _, got = _run_gemm("dgemm_tensorop", "dgemm_tensorop.sm_80.ptx", engine, a, bt, c, out_dtype=np.float64)
+    got = _run_gemm("dgemm_tensorop", engine, a, bt, c, out_dtype=np.float64)
     np.testing.assert_array_equal(got, 1.5 * (a @ bt.T) - 0.25 * c)
 
 
@@ -543,12 +551,12 @@ def test_tf32gemm_tensorop_runs(engine):
     """D = 2 A B + C with f32 A (row-major) and B (column-major) through mma.sync m16n8k8 .tf32, 64 x 96 x 96
     (the second CTA's tile partial in N, three k-tiles); small integers, exact in tf32 and in every sum."""
     rng = np.random.default_rng(35)
-    d = json.loads((CORPUS / "tf32gemm_tensorop.params.json").read_text())
+    d = _dumped("tf32gemm_tensorop")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-8, 9, (M, K)).astype(np.float32)
     bt = rng.integers(-8, 9, (N, K)).astype(np.float32)
     c = rng.integers(-64, 65, (M, N)).astype(np.float32)
-    _, got = _run_gemm("tf32gemm_tensorop", "tf32gemm_tensorop.sm_80.ptx", engine, a, bt, c)
+    got = _run_gemm("tf32gemm_tensorop", engine, a, bt, c)
     np.testing.assert_array_equal(got, 2 * (a @ bt.T) + c)
 
 
@@ -565,11 +573,11 @@ def test_igemm_s4_runs(engine):
     """D = A B + C in s32 with s4 A (row-major) and B (column-major: N x K row-major) over the whole s4 range,
     64 x 64 x 384 (three k-tiles), mma.sync m16n8k64 .s4 .satfinite."""
     rng = np.random.default_rng(36)
-    d = json.loads((CORPUS / "igemm_s4.params.json").read_text())
+    d = _dumped("igemm_s4")
     M, N, K = d["M"], d["N"], d["K"]
     a, bt = rng.integers(-8, 8, (M, K)), rng.integers(-8, 8, (N, K))
     c = rng.integers(-2 ** 20, 2 ** 20, (M, N)).astype(np.int32)
-    _, got = _run_gemm("igemm_s4", "igemm_s4.sm_80.ptx", engine, _pack_s4(a), _pack_s4(bt), c, out_dtype=np.int32)
+    got = _run_gemm("igemm_s4", engine, _pack_s4(a), _pack_s4(bt), c, out_dtype=np.int32)
     np.testing.assert_array_equal(got, a @ bt.T + c)
 
 
@@ -589,10 +597,7 @@ def test_conv2d_wgrad_runs(engine):
             want[:, r, s_, :] = np.einsum("npqk,npqc->kc", dy.astype(np.float32), xp[:, r:r + 8, s_:s_ + 8, :])
     ddy, dx, dc = rt.to_device(dy), rt.to_device(x), rt.to_device(c)
     ddw = rt.to_device(np.full(c.shape, np.nan, np.float32))
-    d, blob = _params("conv2d_wgrad", [ddy, dx, dc, ddw])
-    mod = rt.load_module(CORPUS / "conv2d_wgrad.sm_80.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("conv2d_wgrad.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
-                                                                    shared_mem=d["smem"])
+    _launch("conv2d_wgrad", engine, [ddy, dx, dc, ddw])
     np.testing.assert_array_equal(ddw.copy_to_host(), want - c)
 
 
@@ -604,7 +609,7 @@ def test_gemm_sparse_runs(engine):
     and 1, the same in every element of E, so that the reorder of E's layout does not matter): the dense A has
     them at positions 0 and 1 of each group and zeros at 2 and 3.  64 x 128 x 192, small integers (exact)."""
     rng = np.random.default_rng(38)
-    d = json.loads((CORPUS / "gemm_sparse.params.json").read_text())
+    d = _dumped("gemm_sparse")
     M, N, K = d["M"], d["N"], d["K"]
     assert (d["sparse"], d["elements_per_e"], d["e_bytes"]) == (2, 8, 2)  # f16: one 16-bit E, 4 nibbles for 8 stored values
     ac = rng.integers(-4, 5, (M, K // 2)).astype(np.float16)
@@ -614,10 +619,7 @@ def test_gemm_sparse_runs(engine):
     dense[:, :, :2] = ac.astype(np.float32).reshape(M, K // 4, 2)
     bufs = [rt.to_device(ac), rt.to_device(bt), rt.to_device(c), rt.to_device(np.full((M, N), np.nan, np.float32)),
             rt.to_device(np.full(M * K // 16, 0x4444, np.uint16))]
-    d, blob = _params("gemm_sparse", bufs)
-    mod = rt.load_module(CORPUS / "gemm_sparse.sm_80.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("gemm_sparse.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
-                                                                   shared_mem=d["smem"])
+    _launch("gemm_sparse", engine, bufs)
     np.testing.assert_array_equal(bufs[3].copy_to_host(), dense.reshape(M, K) @ bt.astype(np.float32).T - c)
 
 
@@ -628,12 +630,12 @@ def test_tma_mixed_gemm_runs(engine):
     C/D column-major, 128 x 256 x 128: A converted to f16 in registers and fed to wgmma from registers (the operands
     swapped, the narrow one first); the whole s8 range, f16 integers: every product and sum exact."""
     rng = np.random.default_rng(39)
-    d = json.loads((CORPUS / "tma_mixed_gemm.params.json").read_text())
+    d = _dumped("tma_mixed_gemm")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-128, 128, (M, K)).astype(np.int8)
     bt = rng.integers(-4, 5, (N, K)).astype(np.float16)
     c = rng.integers(-8, 9, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
-    _, got = _run_gemm("tma_mixed_gemm", "tma_mixed_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    got = _run_gemm("tma_mixed_gemm", engine, a, bt, c, out_shape=(N, M))
     np.testing.assert_array_equal(got.T, a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T)
 
 
@@ -661,11 +663,11 @@ def test_tma_fp8_fast_gemm_runs(engine):
     threads (two consumer warp groups on alternate tiles), wgmma m64n128k32 .e4m3.e5m2; every product a multiple
     of 2^-7 below 2^6, so every sum is exact."""
     rng = np.random.default_rng(40)
-    d = json.loads((CORPUS / "tma_fp8_fast_gemm.params.json").read_text())
+    d = _dumped("tma_fp8_fast_gemm")
     M, N, K = d["M"], d["N"], d["K"]
     a, bt = _e4m3_bytes(rng, (M, K)), _e5m2_bytes(rng, (N, K))
     c = rng.integers(-8, 9, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
-    _, got = _run_gemm("tma_fp8_fast_gemm", "tma_fp8_fast_gemm.sm_90a.ptx", engine, a, bt, c, out_shape=(N, M))
+    got = _run_gemm("tma_fp8_fast_gemm", engine, a, bt, c, out_shape=(N, M))
     np.testing.assert_array_equal(got.T, _e4m3_value(a) @ _e5m2_value(bt).T - c.T)
 
 
@@ -677,17 +679,14 @@ def test_tma_evt_gemm_runs(engine):
     256 x 256 x 128 on two persistent cooperative CTAs (two tiles each), C and D through TMA; small integers: every
     value exact in f16."""
     rng = np.random.default_rng(41)
-    d = json.loads((CORPUS / "tma_evt_gemm.params.json").read_text())
+    d = _dumped("tma_evt_gemm")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-2, 3, (M, K)).astype(np.float16)
     bt = rng.integers(-2, 3, (N, K)).astype(np.float16)
     c = rng.integers(-8, 9, (N, M)).astype(np.float16)  # column-major M x N = row-major N x M
     bias = rng.integers(-64, 65, M).astype(np.float16)
     bufs = [rt.to_device(x) for x in (a, bt, c, np.full((N, M), np.nan, np.float16), bias)]
-    d, blob = _params("tma_evt_gemm", bufs)
-    mod = rt.load_module(CORPUS / "tma_evt_gemm.sm_90a.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("tma_evt_gemm.sm_90a.ptx")).launch(tuple(d["grid"]), tuple(d["block"]), (blob,),
-                                                                    shared_mem=d["smem"], cluster=tuple(d["cluster"]))
+    _launch("tma_evt_gemm", engine, bufs)
     want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T.astype(np.float64) + bias[:, None]
     np.testing.assert_array_equal(bufs[3].copy_to_host().T.astype(np.float64), np.maximum(want, 0))
 
@@ -700,17 +699,14 @@ def test_gemm_splitk_serial_runs(engine):
     semaphore in global memory (ld.global.acquire.gpu spin, st.global.release.gpu), each after the first adding
     its partial sum to D read back as the source.  Small integers: exact."""
     rng = np.random.default_rng(42)
-    d = json.loads((CORPUS / "gemm_splitk_serial.params.json").read_text())
+    d = _dumped("gemm_splitk_serial")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-4, 5, (M, K)).astype(np.float16)
     bt = rng.integers(-4, 5, (N, K)).astype(np.float16)
     c = rng.integers(-8, 9, (M, N)).astype(np.float32)
     bufs = [rt.to_device(x) for x in (a, bt, c, np.full((M, N), np.nan, np.float32),
                                       np.zeros(d["semaphores"], np.int32))]
-    d, blob = _params("gemm_splitk_serial", bufs)
-    mod = rt.load_module(CORPUS / "gemm_splitk_serial.sm_80.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("gemm_splitk_serial.sm_80.ptx")).launch(tuple(d["grid"]), tuple(d["block"]),
-                                                                          (blob,), shared_mem=d["smem"])
+    _launch("gemm_splitk_serial", engine, bufs)
     np.testing.assert_array_equal(bufs[3].copy_to_host(), a.astype(np.float32) @ bt.astype(np.float32).T - c)
     np.testing.assert_array_equal(bufs[4].copy_to_host(), 0)  # the last slice resets its tile's semaphore
 
@@ -722,11 +718,11 @@ def test_sgemm_3xtf32_runs(engine):
     64 x 64 x 64, each operand split into a tf32 part and a tf32 remainder, three mma m16n8k8 .tf32 per product:
     within 2^-17 of the exact product (f32's own order of sums: 3.3e-6 here; tf32 alone: 7.8e-3)."""
     rng = np.random.default_rng(43)
-    d = json.loads((CORPUS / "sgemm_3xtf32.params.json").read_text())
+    d = _dumped("sgemm_3xtf32")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
     bt = rng.uniform(-1, 1, (N, K)).astype(np.float32)
-    _, got = _run_gemm("sgemm_3xtf32", "sgemm_3xtf32.sm_80.ptx", engine, a, bt, np.zeros((M, N), np.float32))
+    got = _run_gemm("sgemm_3xtf32", engine, a, bt, np.zeros((M, N), np.float32))
     np.testing.assert_allclose(got, a.astype(np.float64) @ bt.astype(np.float64).T, rtol=0, atol=2.0 ** -17)
 
 
@@ -738,17 +734,14 @@ def test_tma_streamk_gemm_runs(engine):
     k-tiles shared by two persistent CTAs, the tile they split summed through the zeroed workspace (its flags
     ordering the two); small integers: exact."""
     rng = np.random.default_rng(44)
-    d = json.loads((CORPUS / "tma_streamk_gemm.params.json").read_text())
+    d = _dumped("tma_streamk_gemm")
     M, N, K = d["M"], d["N"], d["K"]
     a = rng.integers(-2, 3, (M, K)).astype(np.float16)
     bt = rng.integers(-2, 3, (N, K)).astype(np.float16)
     c = rng.integers(-8, 9, (N, M)).astype(np.float32)  # column-major M x N = row-major N x M
     bufs = [rt.to_device(x) for x in (a, bt, c, np.full((N, M), np.nan, np.float32),
                                       np.zeros(d["workspace"], np.uint8))]
-    d, blob = _params("tma_streamk_gemm", bufs)
-    mod = rt.load_module(CORPUS / "tma_streamk_gemm.sm_90a.ptx", engine=engine, opt_level=3)
-    mod.get_function(_kernel_name("tma_streamk_gemm.sm_90a.ptx")).launch(
-        tuple(d["grid"]), tuple(d["block"]), (blob,), shared_mem=d["smem"], cluster=tuple(d["cluster"]))
+    _launch("tma_streamk_gemm", engine, bufs)
     want = a.astype(np.float64) @ bt.astype(np.float64).T + 0.5 * c.T
     np.testing.assert_array_equal(bufs[3].copy_to_host().T, want)
 
