@@ -44,34 +44,21 @@ void launch(GemmKernel::Params const &p, dim3 grid, dim3 block, int smem) {
 }
 
 #ifdef DUMP_PARAMS
-#include <string>
-
-#include "dump_params.h"
-#include "dump_tensormaps.h"
+#include "dump_sm90_gemm.h"
 
 int main() {
   int M = 256, N = 256, K = 128;  // four 128x128 tiles for two persistent CTAs, two k-tiles each
-  using L = int64_t;  // packed strides (M/N, K, batch L) of K-major A and B, M-major C and D
-  GemmKernel::StrideA stride_a = make_stride(L(K), _1{}, L(M) * K);
-  GemmKernel::StrideB stride_b = make_stride(L(K), _1{}, L(N) * K);
-  GemmKernel::StrideC stride_c = make_stride(_1{}, L(M), L(M) * N);
-  GemmKernel::StrideD stride_d = make_stride(_1{}, L(M), L(M) * N);
-  cutlass::KernelHardwareInfo hw;
-  hw.sm_count = 2;  // not queried: no GPU here; two SMs, so that each persistent CTA takes two tiles
+  auto s = packed_strides<GemmKernel>(M, N, K);
   GemmKernel::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
                              {M, N, K, 1},
-                             {(cutlass::half_t const *)sentinel_ptr(0), stride_a,
-                              (cutlass::half_t const *)sentinel_ptr(1), stride_b},
-                             {{}, (cutlass::half_t const *)sentinel_ptr(2), stride_c, (cutlass::half_t *)sentinel_ptr(3),
-                              stride_d},
-                             hw};
+                             {(cutlass::half_t const *)sentinel_ptr(0), s.a,
+                              (cutlass::half_t const *)sentinel_ptr(1), s.b},
+                             {{}, (cutlass::half_t const *)sentinel_ptr(2), s.c,
+                              (cutlass::half_t *)sentinel_ptr(3), s.d},
+                             sm_count(2)};  // two SMs, so that each persistent CTA takes two tiles
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.5f;
   args.epilogue.thread.bias_ptr = (cutlass::half_t const *)sentinel_ptr(4);
-  if (!GemmKernel::can_implement(args)) return 1;
-  GemmKernel::Params p = GemmKernel::to_underlying_arguments(args, nullptr);
-  std::string maps = "\"cluster\": [1, 1, 1], \"tensor_maps\": " + tensor_maps_json(&p, sizeof p);
-  dump_params("tma_evt_gemm", p, GemmKernel::get_grid_shape(p), GemmKernel::get_block_shape(),
-              GemmKernel::SharedStorageSize, M, N, K, maps.c_str());
+  return dump_sm90_gemm<GemmKernel>("tma_evt_gemm", args, M, N, K);
 }
 #endif

@@ -42,29 +42,16 @@ void launch(GemmKernel::Params const &p, dim3 grid, dim3 block, int smem) {
 }
 
 #ifdef DUMP_PARAMS
-#include <string>
-
-#include "dump_params.h"
-#include "dump_tensormaps.h"
+#include "dump_sm90_gemm.h"
 
 int main() {
   int M = 128, N = 256, K = 256;  // two CTAs along N, two k-tiles each
-  using L = int64_t;  // packed strides (M/N, K, batch L) of K-major A and B, M-major C and D
-  GemmKernel::StrideA stride_a = make_stride(L(K), _1{}, L(M) * K);
-  GemmKernel::StrideB stride_b = make_stride(L(K), _1{}, L(N) * K);
-  GemmKernel::StrideC stride_c = make_stride(_1{}, L(M), L(M) * N);
-  GemmKernel::StrideD stride_d = make_stride(_1{}, L(M), L(M) * N);
-  cutlass::KernelHardwareInfo hw;
-  hw.sm_count = 132;  // not queried: no GPU here (the kernel's grid does not depend on it)
+  auto s = packed_strides<GemmKernel>(M, N, K);
   GemmKernel::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
                              {M, N, K, 1},
-                             {(E4M3 const *)sentinel_ptr(0), stride_a, (E4M3 const *)sentinel_ptr(1), stride_b},
-                             {{1.0f, -1.0f}, (float const *)sentinel_ptr(2), stride_c, (float *)sentinel_ptr(3), stride_d},
-                             hw};
-  if (!GemmKernel::can_implement(args)) return 1;
-  GemmKernel::Params p = GemmKernel::to_underlying_arguments(args, nullptr);
-  std::string maps = "\"cluster\": [1, 1, 1], \"tensor_maps\": " + tensor_maps_json(&p, sizeof p);
-  dump_params("tma_fp8_gemm", p, GemmKernel::get_grid_shape(p), GemmKernel::get_block_shape(),
-              GemmKernel::SharedStorageSize, M, N, K, maps.c_str());
+                             {(E4M3 const *)sentinel_ptr(0), s.a, (E4M3 const *)sentinel_ptr(1), s.b},
+                             {{1.0f, -1.0f}, (float const *)sentinel_ptr(2), s.c, (float *)sentinel_ptr(3), s.d},
+                             sm_count(132)};  // the kernel's grid does not depend on it
+  return dump_sm90_gemm<GemmKernel>("tma_fp8_gemm", args, M, N, K);
 }
 #endif

@@ -44,33 +44,20 @@ void launch(GemmKernel::Params const &p, dim3 grid, dim3 block, int smem) {
 }
 
 #ifdef DUMP_PARAMS
-#include <string>
-
-#include "dump_params.h"
-#include "dump_tensormaps.h"
+#include "dump_sm90_gemm.h"
 
 int main() {
   int M = 384, N = 128, K = 1024;  // three output tiles of sixteen k-tiles for two persistent CTAs
-  using L = int64_t;  // packed strides (M/N, K, batch L) of K-major A and B, M-major C and D
-  GemmKernel::StrideA stride_a = make_stride(L(K), _1{}, L(M) * K);
-  GemmKernel::StrideB stride_b = make_stride(L(K), _1{}, L(N) * K);
-  GemmKernel::StrideC stride_c = make_stride(_1{}, L(M), L(M) * N);
-  GemmKernel::StrideD stride_d = make_stride(_1{}, L(M), L(M) * N);
-  cutlass::KernelHardwareInfo hw;
-  hw.sm_count = 2;  // not queried (no GPU here): two persistent CTAs
+  auto s = packed_strides<GemmKernel>(M, N, K);
   GemmKernel::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
                              {M, N, K, 1},
-                             {(cutlass::half_t const *)sentinel_ptr(0), stride_a,
-                              (cutlass::half_t const *)sentinel_ptr(1), stride_b},
-                             {{1.0f, 0.5f}, (float const *)sentinel_ptr(2), stride_c, (float *)sentinel_ptr(3), stride_d},
-                             hw};
+                             {(cutlass::half_t const *)sentinel_ptr(0), s.a,
+                              (cutlass::half_t const *)sentinel_ptr(1), s.b},
+                             {{1.0f, 0.5f}, (float const *)sentinel_ptr(2), s.c, (float *)sentinel_ptr(3), s.d},
+                             sm_count(2)};  // two persistent CTAs
   args.scheduler.decomposition_mode = cutlass::gemm::kernel::detail::DecompositionMode::StreamK;
-  if (!GemmKernel::can_implement(args)) return 1;
   size_t workspace = GemmKernel::get_workspace_size(args);  // zeroed by the test, as initialize_workspace does
-  GemmKernel::Params p = GemmKernel::to_underlying_arguments(args, sentinel_ptr(4));
-  std::string extra = "\"cluster\": [1, 1, 1], \"workspace\": " + std::to_string(workspace) +
-                      ", \"tensor_maps\": " + tensor_maps_json(&p, sizeof p);
-  dump_params("tma_streamk_gemm", p, GemmKernel::get_grid_shape(p), GemmKernel::get_block_shape(),
-              GemmKernel::SharedStorageSize, M, N, K, extra.c_str());
+  return dump_sm90_gemm<GemmKernel>("tma_streamk_gemm", args, M, N, K, "[1, 1, 1]", sentinel_ptr(4),
+                                    ", \"workspace\": " + std::to_string(workspace));
 }
 #endif
