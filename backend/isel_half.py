@@ -2,7 +2,7 @@
 (one ``op_<irop>`` method per IR op, as in :mod:`xcc.backend.isel_core`).
 
 * f16/bf16 arithmetic (scalar and packed x2): ``add``/``sub`` -> HADD2, ``mul`` -> HMUL2,
-  ``fma``/``mad`` -> HFMA2, ``min``/``max`` -> HMNMX2, ``setp`` -> HSETP2 (one element each),
+  ``fma``/``mad`` -> HFMA2 (``fma.oob`` -> HFMA2.OOB, as ptxas 13.0), ``min``/``max`` -> HMNMX2, ``setp`` -> HSETP2 (one element each),
   ``ex2``/``tanh`` -> HMUFU, ``neg`` -> HMUL2 by -1, ``abs`` -> HMUL2 + HMNMX2.  A scalar uses shape H0
   (element 0, the result zero-extended: the register invariant of sub-word values).
 * ``cvt`` with an f16/bf16 side: F2F.16 (among f16, bf16, f32), F2F.16.F64 / F2F.F64.16, I2F.16
@@ -36,12 +36,12 @@ HALF_SCALARS = frozenset({"f16", "bf16"})
 # IR ops on values of a half type that the ordinary rules select correctly (bit moves, memory)
 _PASSTHROUGH = frozenset({"mov", "selp", "ld", "st", "ld_param", "pack", "unpack", "atom"})  # atom: op_atom (ATOM*.H)
 _ARITH = frozenset({"add", "sub", "mul", "fma", "mad", "min", "max", "neg", "abs", "setp", "ex2", "tanh"})
-_FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite")
+_FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite", "oob")
 _INT_RNDS = ("rni", "rzi", "rmi", "rpi")
 # half_rule: IR op -> the half_<rule> that selects it (the others: half_<op>)
 _HALF_RULE = {"sub": "add", "mad": "fma", "max": "min", "abs": "neg", "tanh": "mufu", "ex2": "mufu"}
 # (op, flag) pairs of the .relu/.NaN modifiers the arithmetic rules implement
-_HALF_FLAGS = frozenset({("fma", "relu"), ("mad", "relu"), ("min", "relu"), ("max", "relu"), ("min", "NaN"),
+_HALF_FLAGS = frozenset({("fma", "relu"), ("fma", "oob"), ("mad", "relu"), ("min", "relu"), ("max", "relu"), ("min", "NaN"),
                          ("max", "NaN")})
 
 
@@ -99,7 +99,7 @@ class HalfSelection(SelectorCore):
             if rnd not in ("rz", "rm", "rp"):
                 raise self.error(f"{inst.op}.{rnd}.{t} is not valid")
             m["rnd"] = rnd.upper()
-        for f, name in (("ftz", "FTZ"), ("sat", "SAT"), ("relu", "RELU"), ("NaN", "NAN")):
+        for f, name in (("ftz", "FTZ"), ("sat", "SAT"), ("relu", "RELU"), ("NaN", "NAN"), ("oob", "OOB")):
             if inst.attrs.get(f):
                 m[name] = name
         return m
@@ -119,7 +119,7 @@ class HalfSelection(SelectorCore):
         self.emit("HMUL2", d=self.vreg(inst.result), a=self.reg(a), b=self.src_b(b), mods=self._hmods(inst))
 
     def half_fma(self, inst):
-        self._half_check(inst, ("ftz", "sat", "relu"))
+        self._half_check(inst, ("ftz", "sat", "relu", "oob"))
         a, b = self._commute(inst.args[0], inst.args[1])
         self.emit("HFMA2", d=self.vreg(inst.result), a=self.reg(a), b=self.src_b(b), c=self.reg(inst.args[2]),
                   mods=self._hmods(inst))

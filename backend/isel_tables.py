@@ -52,6 +52,6 @@ REDUX_OP = {"add": "SUM"}  # otherwise the PTX name in capitals
 
 # IR attributes (PTX modifiers) that no selector rule implements yet: an instruction carrying one is
 # refused rather than compiled as if the modifier were absent.
-UNIMPLEMENTED_FLAGS = ("relu", "NaN", "satfinite")
+UNIMPLEMENTED_FLAGS = ("relu", "NaN", "satfinite", "oob")
 # IR ops that end a block: the phi copies of its successor go before them
 TERMINATORS = ("br", "cbr", "ret", "exit", "trap")

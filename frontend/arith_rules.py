@@ -75,6 +75,8 @@ def _half(opcode: str, ms: set[str], t: str) -> str | None:
         return f"'.sat' does not apply to .{t}"
     if opcode == "fma" and {"sat", "relu"} <= ms:
         return "'.relu' cannot be combined with '.sat'"
+    if opcode == "fma" and {"ftz", "oob"} <= ms:  # ptxas 13.0's words
+        return "'.ftz' cannot be combined with '.oob'"
     if opcode in ("min", "max") and "relu" in ms:
         return f"'.relu' is for .s32 and .s16x2 only, not .{t}"
     if opcode == "ex2" and t in _BF and "ftz" not in ms:

@@ -329,6 +329,8 @@ def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> li
         need(f"{opcode}.rn.bf16", 90, (7, 8))
     if ms & {"bf16", "bf16x2"} and opcode in ("fma", "min", "max", "neg", "abs", "cvt"):
         need(f"{opcode}.bf16", 80, (7, 0))
+    if opcode == "fma" and "oob" in ms:  # ptxas 13.0: "Modifier '.oob' requires .target sm_90 or higher"
+        need("fma.oob", 90, (8, 1))
     if opcode == "cvt" and ms & {"e4m3x2", "e5m2x2"}:
         need("cvt to/from .e4m3x2/.e5m2x2", 89, (7, 8))
     if opcode == "cvt" and ms & {"tf32"}:

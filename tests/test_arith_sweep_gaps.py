@@ -5,15 +5,19 @@ manual's definition (not xcc's semantics library).
 * ``cvt.frnd.sat.{f32,f64}.{u,s}{8,16,32,64}`` (PTX ISA 9.7.9.21): the integer converted, then clamped to [0, 1];
 * ``cvt.{rni,rzi,rmi,rpi}{.ftz}.sat.f32.f32``: rounded to an integral value (a subnormal input flushed to a zero of
   its sign first with .ftz), then clamped to [0, 1], NaN giving +0 (.sat's definition);
-* ``and/or/xor.pred`` with a negated source predicate ``!p``."""
+* ``and/or/xor.pred`` with a negated source predicate ``!p``;
+* ``fma.rn.oob{.relu}.{f16,f16x2,bf16,bf16x2}``, ``fma.rn.oob.sat.{f16,f16x2}`` and ``fma.rz.oob.bf16`` (PTX ISA 9.7.4.4, "Out Of Bounds modifier"):
+  +0 where a or b is the OOB-NaN 0x7FF7, per element."""
 
 from __future__ import annotations
 
 import math
 import struct
+from fractions import Fraction
 
 import pytest
-from test_isa_gaps import ENGINES, M32, M64, check
+from half_ref import round_exact, value
+from test_isa_gaps import ENGINES, HEADER, M32, M64, check, run
 
 INTS = ["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64"]
 EDGES = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, M32,
@@ -149,3 +153,74 @@ def test_testp_of_a_float_literal(engine, opt, cls):
                     for i, b in enumerate(TESTP_LITERALS))
     want = sum(_testp(cls, b) << i for i, b in enumerate(TESTP_LITERALS))
     check(body, [(0,)], [want], engine, opt)
+
+
+OOB_NAN = 0x7FF7  # an H200 fills an f32 tensor map's out-of-bounds elements with 0x7FF77FF7: this, twice
+HALF_EDGE = {  # 10 values: 1000 (a, b, c) rows, one block
+    "f16": [OOB_NAN, 0xFFF7, 0x3C00, 0xBC00, 0x0000, 0x8000, 0x7C00, 0xFC00, 0x7BFF, 0x3555],
+    "bf16": [OOB_NAN, 0xFFF7, 0x3F80, 0xBF80, 0x0000, 0x8000, 0x7F80, 0xFF80, 0x7F7F, 0x3EAB],
+}
+
+
+def _fma_oob(a: int, b: int, c: int, t: str, rnd: str, relu: bool, sat: bool = False) -> int:
+    """PTX ISA 9.7.4.4: d = a * b + c rounded once; .relu: a negative result (-0 too) becomes +0, NaN stays NaN
+    (xcc's canonical 0x7FFF); .sat: clamped to [0, 1], NaN giving +0; .oob: +0 when either multiplicand is the
+    OOB-NaN, whatever c is."""
+    if OOB_NAN in (a, b):
+        return 0
+    if sat:
+        r = _fma_oob(a, b, c, t, rnd, False)
+        one = 0x3C00 if t == "f16" else 0x3F80
+        v = value(r, t)
+        return 0 if v == "nan" or r & 0x8000 else (one if v == "+inf" or v > 1 else r)
+    x, y, z = value(a, t), value(b, t), value(c, t)
+    if "nan" in (x, y, z):
+        return 0x7FFF
+    inf = {"+inf": 1, "-inf": -1}
+    if x in inf or y in inf:
+        other = y if x in inf else x
+        if other == 0:
+            return 0x7FFF
+        sx = inf[x] if x in inf else (1 if x > 0 else -1)
+        sy = inf[y] if y in inf else (1 if y > 0 else -1)
+        if z in inf and inf[z] != sx * sy:
+            return 0x7FFF
+        r = (0x7C00 if t == "f16" else 0x7F80) | (0x8000 if sx * sy < 0 else 0)
+    elif z in inf:
+        r = (0x7C00 if t == "f16" else 0x7F80) | (0x8000 if inf[z] < 0 else 0)
+    else:
+        exact = x * y + z
+        product_negative = (a ^ b) & 0x8000 != 0
+        both_negative_zeros = exact == 0 and product_negative and c & 0x8000 != 0
+        if exact == 0 and (x * y != 0 or z != 0):  # an exact zero sum of opposite terms: +0 (-0 rounding down)
+            both_negative_zeros = rnd == "rm"
+        r = round_exact(Fraction(exact), t, rnd, negative_zero=both_negative_zeros)
+    if relu and r & 0x8000:
+        return 0
+    return r
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("spelling", ["rn.oob.f16", "rn.oob.relu.f16", "rn.oob.bf16", "rn.oob.relu.bf16",
+                                      "rz.oob.bf16", "rn.oob.f16x2", "rn.oob.relu.f16x2", "rn.oob.bf16x2",
+                                      "rn.oob.relu.bf16x2", "rn.oob.sat.f16", "rn.oob.sat.f16x2"])
+def test_fma_oob(engine, opt, spelling):
+    rnd, t = spelling.split(".")[0], spelling.split(".")[-1]
+    relu, sat, scalar = "relu" in spelling, "sat" in spelling, t in ("f16", "bf16")
+    edge = HALF_EDGE[t.removesuffix("x2")]
+    if scalar:
+        rows = [(a, b, c) for a in edge for b in edge for c in edge]
+        body = (f"cvt.u16.u32 %h1, %r2; cvt.u16.u32 %h2, %r3; cvt.u16.u32 %h3, %r4; fma.{spelling} %h4, %h1, %h2, "
+                "%h3; cvt.u64.u16 %rd8, %h4;")
+        want = [_fma_oob(a, b, c, t, rnd, relu, sat) for a, b, c in rows]
+    else:  # the two elements differ: element 1 takes the edge values in another order
+        rev = edge[::-1]
+        rows = [(a | rev[i] << 16, b | edge[j - 1] << 16, c | rev[k - 2] << 16)
+                for i, a in enumerate(edge) for j, b in enumerate(edge) for k, c in enumerate(edge)]
+        body = f"fma.{spelling} %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;"
+        h = t.removesuffix("x2")
+        want = [_fma_oob(a & 0xFFFF, b & 0xFFFF, c & 0xFFFF, h, rnd, relu, sat)
+                | _fma_oob(a >> 16, b >> 16, c >> 16, h, rnd, relu, sat) << 16 for a, b, c in rows]
+    got = run(body, rows, engine, opt, HEADER.replace(".version 8.0", ".version 8.1"))
+    bad = [(hex(a), hex(b), hex(c), hex(g), hex(w)) for (a, b, c), g, w in zip(rows, got, want) if g != w]
+    assert not bad, (len(bad), bad[:8])

@@ -28,7 +28,6 @@ VERSION = "9.0"
 
 # Lines where xcc's verdict differs from ptxas's today: instruction -> why.
 _UNMEASURED = "what ptxas makes of it is unmeasured (no GPU or disassembler to check)"
-_OOB = "fma .oob (zero when an operand is the tensor OOB-NaN pattern) is not implemented yet"
 _VIDEO_C = ("ptxas 13.0 takes the scalar video form with a c operand but no secondary operation nor .dsel (the PTX "
             "ISA writes d.dsel, a, b, c); " + _UNMEASURED)
 _UNIFIED = "'[a].unified' (ld/ldu on a unified address, PTX ISA 9.7.9.8) does not parse yet: a grammar change"
@@ -65,15 +64,6 @@ KNOWN: dict[str, str] = {
     "vabsdiff.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     "vmin.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     "vmax.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
-    "fma.rn.oob.f16 %h1, %h2, %h3, %h4;": _OOB,
-    "fma.rn.oob.relu.f16 %h1, %h2, %h3, %h4;": _OOB,
-    "fma.rn.oob.f16x2 %r1, %r2, %r3, %r4;": _OOB,
-    "fma.rn.oob.relu.f16x2 %r1, %r2, %r3, %r4;": _OOB,
-    "fma.rn.oob.bf16 %h1, %h2, %h3, %h4;": _OOB,
-    "fma.rn.oob.relu.bf16 %h1, %h2, %h3, %h4;": _OOB,
-    "fma.rn.oob.bf16x2 %r1, %r2, %r3, %r4;": _OOB,
-    "fma.rn.oob.relu.bf16x2 %r1, %r2, %r3, %r4;": _OOB,
-    "fma.rz.oob.bf16 %h1, %h2, %h3, %h4;": _OOB,
     # sweep_memory (tests/isa_sweep_memory.py)
     "ld.global.u32 %r1, [%rd1].unified;": _UNIFIED,
     "ld.u32 %r1, [%rd1].unified;": _UNIFIED,

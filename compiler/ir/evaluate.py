@@ -158,12 +158,12 @@ def _half(inst: Instruction, args):
     op, at = inst.op, inst.attrs
     fmt = halfp.fmt_of(inst.type.name)
     rnd, ftz, sat = _rnd(inst), at.get("ftz", False), at.get("sat", False)
-    relu, nan = at.get("relu", False), at.get("NaN", False)
+    relu, nan, oob = at.get("relu", False), at.get("NaN", False), at.get("oob", False)
     fns = {
         "add": lambda a, b: halfp.hadd(a, b, fmt, rnd, ftz, sat),
         "sub": lambda a, b: halfp.hsub(a, b, fmt, rnd, ftz, sat),
         "mul": lambda a, b: halfp.hmul(a, b, fmt, rnd, ftz, sat),
-        "fma": lambda a, b, c: halfp.hfma(a, b, c, fmt, rnd, ftz, sat, relu),
+        "fma": lambda a, b, c: halfp.hfma(a, b, c, fmt, rnd, ftz, sat, relu, oob),
         "min": lambda a, b: halfp.hminmax(a, b, fmt, True, ftz, nan, relu),
         "max": lambda a, b: halfp.hminmax(a, b, fmt, False, ftz, nan, relu),
         "neg": lambda a: halfp.hneg(a, fmt, ftz),

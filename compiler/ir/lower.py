@@ -29,11 +29,12 @@ from xcc.ir.tensor_rules import problem as tensor_problem
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
 
 ROUNDING = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")
-FLOAT_FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite")
+FLOAT_FLAGS = ("ftz", "sat", "approx", "full", "relu", "NaN", "satfinite", "oob")
 HALF = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
 # Modifiers with a meaning xcc implements only where listed: (opcode, modifier) -> the types allowed.
 _LIMITED = {("min", "NaN"): HALF | {"f32"}, ("max", "NaN"): HALF | {"f32"},
-            ("min", "relu"): HALF | {"s32"}, ("max", "relu"): HALF | {"s32"}, ("fma", "relu"): HALF}
+            ("min", "relu"): HALF | {"s32"}, ("max", "relu"): HALF | {"s32"}, ("fma", "relu"): HALF,
+            ("fma", "oob"): HALF}
 _UNSUPPORTED_MODS = frozenset({"xorsign", "abs", "oob", "rs", "rna", "relu", "NaN"})
 SPACES = ("global", "shared", "local", "param", "const")
 # Hints that change nothing about the result: cache operators, eviction priorities, alignment.

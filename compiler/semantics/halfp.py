@@ -21,7 +21,8 @@ exact result rounded once, computed like this:
 
 Flags: ``.ftz`` (f16 only in PTX) flushes subnormal inputs and results to sign-preserving zero;
 ``.sat`` clamps the result to [0, 1], NaN to +0; ``.relu`` (fma, min, max) clamps a negative
-result to +0 and keeps NaN; ``.NaN`` (min, max) returns NaN when either input is NaN.  Every
+result to +0 and keeps NaN; ``.NaN`` (min, max) returns NaN when either input is NaN; ``.oob`` (fma, sm_90)
+gives +0 where a or b is the tensor OOB-NaN (:data:`OOB_NAN`), per element.  Every
 NaN result of an operation is the canonical NaN 0x7FFF (a deterministic choice: PTX leaves the
 NaN open, NVIDIA GPUs are reported to return 0x7FFF); neg and abs are sign-bit operations.
 ``ex2.approx`` and ``tanh.approx`` are the float64 function rounded to nearest (within PTX's
@@ -36,6 +37,11 @@ from xcc.semantics.rounding import FORMATS, Format, round_f64, to_odd, two_sum
 
 HALF_FORMATS = ("f16", "bf16")
 U16, U32 = np.uint16, np.uint32
+OOB_NAN = 0x7FF7
+"""The OOB-NaN of a 16-bit element: what a tensor copy's NaN fill writes out of bounds (PTX ISA 5.5.3.3); an H200
+fills an f32 map with 0x7FF77FF7 (tests/data/gpu/tensormap_replace_probe.h200.txt), the 16-bit pattern twice.
+``fma.oob`` (PTX ISA 9.7.4.4, "Out Of Bounds modifier") tests for exactly this pattern: ptxas 13.0 selects
+HFMA2.OOB, the test is the hardware's."""
 
 
 def fmt_of(name: str) -> Format:
@@ -118,13 +124,18 @@ def hmul(a, b, fmt: Format, rnd="rn", ftz=False, sat=False):
         return _finish(from_f64(x * y, fmt, rnd), fmt, ftz, sat)
 
 
-def hfma(a, b, c, fmt: Format, rnd="rn", ftz=False, sat=False, relu=False):
+def hfma(a, b, c, fmt: Format, rnd="rn", ftz=False, sat=False, relu=False, oob=False):
     """``fma.rn{.ftz}{.sat|.relu}``: a * b + c, the exact product (float64) plus c as a round-to-odd
-    float64, rounded once."""
+    float64, rounded once.  ``.oob``: +0 where a or b (the multiplicands: "either of the operands") is
+    :data:`OOB_NAN`, whatever c is."""
     x, y, z = _inputs((a, b, c), fmt, ftz)
     with np.errstate(invalid="ignore"):
         p = x * y
-    return _finish(from_f64(_odd_sum(p, z, rnd), fmt, rnd), fmt, ftz, sat, relu)
+    r = _finish(from_f64(_odd_sum(p, z, rnd), fmt, rnd), fmt, ftz, sat, relu)
+    if oob:
+        hit = (np.asarray(a).astype(U16) == U16(OOB_NAN)) | (np.asarray(b).astype(U16) == U16(OOB_NAN))
+        r = np.where(hit, U16(0), r).astype(U16)
+    return r
 
 
 def hneg(a, fmt: Format, ftz=False):

@@ -63,8 +63,8 @@ def _hmul2(x: Binder):
 @impl("HFMA2")
 def _hfma2(x: Binder):
     a, b, c, d, fmt, kw = x.r("a"), x.ric("b"), x.r("c"), x.set_r(), _fmt(x), _rfs(x)
-    relu = x.flag("RELU")
-    op = _elementwise(x, lambda p, q, r: halfp.hfma(p, q, r, fmt, **kw, relu=relu))
+    relu, oob = x.flag("RELU"), x.flag("OOB")
+    op = _elementwise(x, lambda p, q, r: halfp.hfma(p, q, r, fmt, **kw, relu=relu, oob=oob))
     return lambda sel, idx, n: d(sel, op(a(sel, n), b(sel, n), c(sel, n)))
 
 
