@@ -37,7 +37,7 @@ from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS
 # --------------------------------------------------------------------------- types
 
 TYPE_WIDTH = {
-    "pred": 1, "b1": 1, "s4": 4, "u4": 4, "e2m1": 4,
+    "pred": 1, "b1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "e2m1": 4,
     "b8": 8, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "e2m3": 8, "e3m2": 8, "ue8m0": 8, "e2m1x2": 8,
     "b16": 16, "s16": 16, "u16": 16, "f16": 16, "bf16": 16, "e4m3x2": 16, "e5m2x2": 16,
     "e2m3x2": 16, "e3m2x2": 16, "ue8m0x2": 16,
@@ -329,6 +329,9 @@ def requirements(opcode: str, mods: tuple[str, ...], ntypes_operands: int) -> li
         need(f"{opcode}.rn.bf16", 90, (7, 8))
     if ms & {"bf16", "bf16x2"} and opcode in ("fma", "min", "max", "neg", "abs", "cvt"):
         need(f"{opcode}.bf16", 80, (7, 0))
+    if opcode == "cvt" and "pack" in ms:  # PTX ISA 9.7.9.22: sm_72, the 4- and 2-bit fields sm_75; PTX 6.5
+        sub_byte = ms & {"u4", "s4", "u2", "s2"}
+        need("cvt.pack" + (f" to .{min(sub_byte)}" if sub_byte else ""), 75 if sub_byte else 72, (6, 5))
     if opcode == "fma" and "oob" in ms:  # ptxas 13.0: "Modifier '.oob' requires .target sm_90 or higher"
         need("fma.oob", 90, (8, 1))
     if opcode == "cvt" and ms & {"e4m3x2", "e5m2x2"}:

@@ -7,7 +7,8 @@ manual's definition (not xcc's semantics library).
   its sign first with .ftz), then clamped to [0, 1], NaN giving +0 (.sat's definition);
 * ``and/or/xor.pred`` with a negated source predicate ``!p``;
 * ``fma.rn.oob{.relu}.{f16,f16x2,bf16,bf16x2}``, ``fma.rn.oob.sat.{f16,f16x2}`` and ``fma.rz.oob.bf16`` (PTX ISA 9.7.4.4, "Out Of Bounds modifier"):
-  +0 where a or b is the OOB-NaN 0x7FF7, per element."""
+  +0 where a or b is the OOB-NaN 0x7FF7, per element;
+* ``cvt.pack.sat.{u4,s4,u2,s2}.s32.b32`` (PTX ISA 9.7.9.22): 4- and 2-bit fields, c's bits above them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from fractions import Fraction
 
 import pytest
 from half_ref import round_exact, value
-from test_isa_gaps import ENGINES, HEADER, M32, M64, check, run
+from test_isa_gaps import ENGINES, HEADER, M32, M64, check, run, s32
 
 INTS = ["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64"]
 EDGES = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, M32,
@@ -224,3 +225,24 @@ def test_fma_oob(engine, opt, spelling):
     got = run(body, rows, engine, opt, HEADER.replace(".version 8.0", ".version 8.1"))
     bad = [(hex(a), hex(b), hex(c), hex(g), hex(w)) for (a, b, c), g, w in zip(rows, got, want) if g != w]
     assert not bad, (len(bad), bad[:8])
+
+
+PACK_EDGE = [0, 1, 2, 3, 4, 7, 8, 15, 16, 0x7FFFFFFF, -1, -2, -3, -8, -9, -0x80000000, 0x1234, -0x1234]
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("t", ["u4", "s4", "u2", "s2"])
+def test_cvt_pack_sub_byte(engine, opt, t):
+    """cvt.pack.sat.{u4,s4,u2,s2}.s32.b32 d, a, b, c (PTX ISA 9.7.9.22): a and b (s32) clamped to [MIN, MAX] of
+    the n-bit type; d[n-1:0] = tb, d[2n-1:n] = ta, d[31:2n] = c's low bits."""
+    n = int(t[1:])
+    lo, hi = (-(1 << (n - 1)), (1 << (n - 1)) - 1) if t[0] == "s" else (0, (1 << n) - 1)
+    rows = [(a & M32, b & M32, c) for a in PACK_EDGE for b in PACK_EDGE[::3] for c in (0, M32, 0x9ABCDEF1)]
+    mask = (1 << n) - 1
+
+    def want(a, b, c):
+        ta, tb = (min(max(s32(x), lo), hi) for x in (a, b))
+        return (tb & mask) | (ta & mask) << n | (c << 2 * n) & M32
+
+    check(f"cvt.pack.sat.{t}.s32.b32 %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;", rows,
+          [want(*r) for r in rows], engine, opt)

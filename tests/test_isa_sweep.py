@@ -56,9 +56,6 @@ KNOWN: dict[str, str] = {
     "lop3.b32 %r1, %r2, %r3, %r4, -1;": "as lop3 with immLut 256",
     "lop3.b64 %rd1, %rd2, %rd3, %rd4, 0x96;": "ptxas 13.0 refuses lop3.b64 on every target; xcc keeps it as an "
                                               "extension with its own test (test_isa_gaps_bits.py::test_lop3_b64)",
-    "cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3, %r4;": "4- and 2-bit cvt.pack (PTX ISA 9.7.9.21) is not implemented yet",
-    "cvt.pack.sat.s4.s32.b32 %r1, %r2, %r3, %r4;": "as cvt.pack.sat.u4",
-    "cvt.pack.sat.u2.s32.b32 %r1, %r2, %r3, %r4;": "as cvt.pack.sat.u4 (.u2 is not in the frontend's vocabulary yet)",
     "vadd.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     "vsub.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     "vabsdiff.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,

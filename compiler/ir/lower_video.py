@@ -15,8 +15,9 @@ conversions and the scalar video instructions (a mixin of :class:`xcc.ir.lower.I
   this is what ptxas emits for ``sad`` outside the video units (ISETP + IADD3 + SEL).
 * ``nanosleep.u32 t`` (PTX ISA 9.7.13.10): suspends the thread for a time in ``[0, 2t]`` ns; a duration of 0 is
   allowed, so it lowers to nothing (the engines model no wall-clock time).
-* ``cvt.pack.sat.{u16,s16}.s32 d, a, b`` and ``cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c`` (PTX ISA 9.7.9.21):
-  ``a`` and ``b`` clamped to the narrow type (``max``/``min``), ``d = c << 2n | a << n | b`` (n bits each).
+* ``cvt.pack.sat.{u16,s16}.s32 d, a, b`` and ``cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c`` (PTX ISA
+  9.7.9.22): ``a`` and ``b`` clamped to the narrow type (``max``/``min``), ``d = c << 2n | a << n | b`` (n bits
+  each).
 * FP8 (sm_89+): ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`` (``d[15:8] = fp8(a)``, ``d[7:0] = fp8(b)``),
   ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a`` (``d[15:8] = fp8(a[31:16])``, ``d[7:0] = fp8(a[15:0])``;
   f16 -> f32 is exact, so the one rounding is f32 -> fp8's) and ``cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a``
@@ -38,7 +39,8 @@ from xcc.ir.types import PRED, ptx_type
 _U32 = ptx_type("u32")
 _S32 = ptx_type("s32")
 _FP8 = {"e4m3x2": (3, 7, 0x7E), "e5m2x2": (2, 15, 0x7B)}  # mantissa bits, bias, largest finite code
-_PACK = {"u16": (16, 0, 0xFFFF), "s16": (16, -0x8000, 0x7FFF), "u8": (8, 0, 0xFF), "s8": (8, -0x80, 0x7F)}
+_PACK = {"u16": (16, 0, 0xFFFF), "s16": (16, -0x8000, 0x7FFF), "u8": (8, 0, 0xFF), "s8": (8, -0x80, 0x7F),
+         "u4": (4, 0, 0xF), "s4": (4, -0x8, 0x7), "u2": (2, 0, 0x3), "s2": (2, -0x2, 0x1)}
 
 
 class VideoLowering:
@@ -131,8 +133,8 @@ class VideoLowering:
                          t=_S32)
             parts.append(self._op("and", v, self._k((1 << n) - 1), t=_S32))
         r = self._op("or", self._op("shl", parts[0], self._k(n), t=_S32), parts[1], t=_S32)
-        if n == 8:
-            c = self._op("shl", self.read(inst.operands[3], _U32), self._k(16))
+        if n < 16:  # the bits above the 2n packed ones are c's low bits
+            c = self._op("shl", self.read(inst.operands[3], _U32), self._k(2 * n))
             r = self._op("or", r, c)
         self.write(d, r)
 
