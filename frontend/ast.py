@@ -54,6 +54,16 @@ class Symbol:
 
 
 @dataclass(frozen=True)
+class SymbolOffset:
+    """A variable's address plus a byte offset as a plain (unbracketed) operand: ``gbuf+16``, ``cbuf+-8`` (``mov``,
+    ``cvta``, ``isspacep``; what ptxas 13.0 computes: :meth:`xcc.ir.lower.InstLowering.symbol_offset`)."""
+
+    name: str
+    offset: int
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class InitField:
     """A field of an opaque variable's initialiser: ``addr_mode_0 = clamp_to_edge`` (``.samplerref``); the value
     a name or an integer."""
@@ -106,7 +116,7 @@ class Negated:
     minus: bool = False
 
 
-Operand = Reg | SpecialReg | Imm | Symbol | Address | Vector | Sink | Negated
+Operand = Reg | SpecialReg | Imm | Symbol | SymbolOffset | Address | Vector | Sink | Negated
 
 # --------------------------------------------------------------------------- statements
 

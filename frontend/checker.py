@@ -346,6 +346,12 @@ class _Checker:
         elif isinstance(op, ast.Symbol):
             if op.name not in names and op.name not in labels:
                 self.error(f"use of undeclared name '{op.name}'", op.loc)
+        elif isinstance(op, ast.SymbolOffset):  # var+imm: a variable's or parameter's address (ptxas 13.0's words)
+            if op.name in self.functions or (op.name in labels and op.name not in names):
+                what = "function" if op.name in self.functions else "label"
+                self.error(f"cannot take the address of {what} '{op.name}' in arithmetic expressions", op.loc)
+            elif op.name not in names:
+                self.error(f"use of undeclared name '{op.name}'", op.loc)
         elif isinstance(op, ast.Address):
             if op.base is not None:
                 self.name(op.base, regs, names, labels)
@@ -483,7 +489,7 @@ class _InstructionCheck:
                 self.error(f"{where}: special register '%{op.name}' is read-only", loc)
             else:
                 self.special(where, op, t)
-        elif isinstance(op, ast.Symbol):
+        elif isinstance(op, (ast.Symbol, ast.SymbolOffset)):
             if not self.form.symbols and role != "x":
                 self.error(f"{where} must be a register or a constant, not the name '{op.name}'", loc)
         elif isinstance(op, ast.Negated) and op.minus:

@@ -482,7 +482,8 @@ def memory_operand_problems(ins, reg_width) -> list[tuple[str, object]]:
             bad(1, "must be a register holding an address (a variable's name is not one here)")
     if ins.opcode in ("fence", "membar") and ops and not ("tensormap::generic" in ms and "acquire" in ms):
         out.append((f"'{text}' takes no operands", ins.loc))
-    if ins.opcode == "mov" and len(ops) == 2 and isinstance(ops[1], ast.Symbol) and ms & {"f32", "f64", "f16"}:
+    if (ins.opcode == "mov" and len(ops) == 2 and isinstance(ops[1], (ast.Symbol, ast.SymbolOffset))
+            and ms & {"f32", "f64", "f16"}):
         bad(1, "is a variable's address, an integer: mov.u64/.b64 takes it, not a floating-point type")
     if ins.opcode == "cp" and "async" in ms and ms & {"ca", "cg"} and len(ops) >= 4:
         size = ops[2].value if isinstance(ops[2], ast.Imm) and ops[2].kind == "int" else None

@@ -573,6 +573,12 @@ class _Builder(Transformer):
             return ast.Imm(PREDEFINED_CONSTANTS[c[0].value], loc=self._loc(c[0]))
         return ast.Symbol(c[0].value, self._loc(c[0]))
 
+    def sym_offset(self, c, sign: int = 1):
+        return ast.SymbolOffset(c[0].value, sign * _int(c[1].value), self._loc(c[0]))
+
+    def sym_offset_neg(self, c):
+        return self.sym_offset(c, -1)
+
     def int_imm(self, c):
         return ast.Imm(_int(c[0].value), loc=self._loc(c[0]))
 
@@ -619,6 +625,10 @@ class _Builder(Transformer):
 
     def address_neg(self, c):
         return ast.Address(self._base(c[1]), -_int(c[2].value), self._loc(c[0]))
+
+    def address_sym(self, c):  # [gbuf+8], [gbuf+-8]
+        sym = c[1]
+        return ast.Address(ast.Symbol(sym.name, sym.loc), sym.offset, self._loc(c[0]))
 
     def address_abs(self, c):
         return ast.Address(None, _int(c[1].value), self._loc(c[0]))

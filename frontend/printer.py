@@ -260,6 +260,8 @@ def format_operand(op: ast.Operand) -> str:
         return _imm(op)
     if isinstance(op, ast.Symbol):
         return op.name
+    if isinstance(op, ast.SymbolOffset):
+        return f"{op.name}+{op.offset}"
     if isinstance(op, ast.Sink):
         return "_"
     if isinstance(op, ast.Negated):

@@ -31,7 +31,6 @@ _UNMEASURED = "what ptxas makes of it is unmeasured (no GPU or disassembler to c
 _VIDEO_C = ("ptxas 13.0 takes the scalar video form with a c operand but no secondary operation nor .dsel (the PTX "
             "ISA writes d.dsel, a, b, c); " + _UNMEASURED)
 _UNIFIED = "'[a].unified' (ld/ldu on a unified address, PTX ISA 9.7.9.8) does not parse yet: a grammar change"
-_SYM_OFFSET = "a variable's address plus an offset as a plain operand (mov/cvta/isspacep d, var+imm) does not parse yet"
 _ST_ASYNC_SPACE = ("ptxas 13.0 takes st.async/red.async with .shared, .shared::cta or no state space, which xcc's "
                    "lowering reads as shared::cluster addresses only; their meaning: " + _UNMEASURED)
 _ADDR32 = ("ptxas 13.0 refuses a 32-bit address (cvta .u32, mov.u32 of a variable) in a 64-bit module on sm_90 and "
@@ -78,12 +77,6 @@ KNOWN: dict[str, str] = {
         ".mbarrier::complete_tx::bytes but no mbarrier operand; " + _UNMEASURED,
     "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r2;": "as st.async "
         "without its mbarrier operand",
-    "cvta.global.u64 %rd1, gbuf+8;": _SYM_OFFSET,
-    "cvta.shared.u64 %rd1, sbuf+8;": _SYM_OFFSET,
-    "isspacep.global %p1, gbuf+8;": _SYM_OFFSET,
-    "mov.u64 %rd1, gbuf+16;": _SYM_OFFSET,
-    "mov.u64 %rd1, sbuf+4;": _SYM_OFFSET,
-    "mov.u64 %rd1, cbuf+-8;": _SYM_OFFSET,
     "cvta.global.u32 %r1, %r2;": _ADDR32,
     "cvta.shared.u32 %r1, %r2;": _ADDR32,
     "cvta.to.global.u32 %r1, %r2;": _ADDR32,

@@ -5,6 +5,7 @@ no effect on the values: the reference is the plain copy), on both engines at -O
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from test_b128 import data, kernel, rows, run_all
 
 
@@ -26,3 +27,127 @@ def test_b128_relaxed_load_with_cache_hint_is_one_16_byte_read():
     src = data(22)
     out = run_all(kernel("b128_hint_relaxed", body), "b128_hint_relaxed", src)
     assert np.array_equal(rows(out), rows(src))
+
+
+# ----------------------------------------------------------------- a variable's address plus an offset
+def _run_scalar(text: str, name: str, words: int, args=()) -> np.ndarray:
+    """One thread's ``words`` u64 outputs (its first parameter) on every engine and level, asserted equal."""
+    from xcc import runtime as rt
+    from xcc.check import check_sources
+    from xcc.sources import Source
+
+    assert check_sources([Source(text, f"{name}.ptx")]).ok
+    outs = []
+    for engine, opt in (("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)):
+        dev = rt.Device()  # a fresh device each time: the same variable addresses
+        out = rt.to_device(np.zeros(words, np.uint64), dev)
+        rt.load_module(Source(text, f"{name}.ptx"), device=dev, engine=engine, opt_level=opt).get_function(
+            name).launch((1, 1, 1), (1, 1, 1), (out, *args))
+        outs.append(out.copy_to_host())
+    for got in outs:
+        assert got.tolist() == outs[0].tolist()
+    return outs[0]
+
+
+SYM_OFFSET = """\
+.version 9.0
+.target sm_90
+.address_size 64
+.global .align 16 .b8 gbuf[64];
+.const .align 16 .b8 cbuf[64];
+
+.visible .entry symoff(.param .u64 out)
+{
+    .reg .pred %p<8>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<24>;
+    .shared .align 16 .b8 sbuf[64];
+    ld.param.u64 %rd1, [out];
+    mov.u64 %rd2, gbuf;
+    mov.u64 %rd3, gbuf+16;
+    mov.u64 %rd4, gbuf+-8;
+    cvta.global.u64 %rd5, gbuf+8;
+    mov.u64 %rd6, sbuf;
+    mov.u64 %rd7, sbuf+4;
+    mov.u64 %rd8, cbuf;
+    mov.u64 %rd9, cbuf+-8;
+    cvta.shared.u64 %rd10, sbuf;
+    cvta.shared.u64 %rd11, sbuf+8;
+    mov.u32 %r1, gbuf+8;
+    cvt.u64.u32 %rd12, %r1;
+    st.global.u64 [%rd1], %rd2;
+    st.global.u64 [%rd1+8], %rd3;
+    st.global.u64 [%rd1+16], %rd4;
+    st.global.u64 [%rd1+24], %rd5;
+    st.global.u64 [%rd1+32], %rd6;
+    st.global.u64 [%rd1+40], %rd7;
+    st.global.u64 [%rd1+48], %rd8;
+    st.global.u64 [%rd1+56], %rd9;
+    st.global.u64 [%rd1+64], %rd10;
+    st.global.u64 [%rd1+72], %rd11;
+    st.global.u64 [%rd1+80], %rd12;
+    st.global.u32 [%rd3], 77;
+    ld.global.u32 %r2, [gbuf+16];
+    st.shared.u32 [%rd7], 99;
+    ld.shared.u32 %r3, [sbuf+4];
+    cvt.u64.u32 %rd13, %r2;
+    cvt.u64.u32 %rd14, %r3;
+    st.global.u64 [%rd1+88], %rd13;
+    st.global.u64 [%rd1+96], %rd14;
+    // isspacep of var+imm: the address at 32 bits, zero-extended, written out here with registers
+    isspacep.global %p1, gbuf+8;
+    cvt.u32.u64 %r4, %rd2;
+    add.u32 %r4, %r4, 8;
+    cvt.u64.u32 %rd15, %r4;
+    isspacep.global %p2, %rd15;
+    isspacep.shared %p3, sbuf+8;
+    cvt.u32.u64 %r5, %rd6;
+    add.u32 %r5, %r5, 8;
+    cvt.u64.u32 %rd16, %r5;
+    isspacep.shared %p4, %rd16;
+    selp.u64 %rd17, 1, 0, %p1;
+    selp.u64 %rd18, 2, 0, %p2;
+    selp.u64 %rd19, 4, 0, %p3;
+    selp.u64 %rd20, 8, 0, %p4;
+    or.b64 %rd17, %rd17, %rd18;
+    or.b64 %rd17, %rd17, %rd19;
+    or.b64 %rd17, %rd17, %rd20;
+    st.global.u64 [%rd1+104], %rd17;
+    ret;
+}
+"""
+
+
+def test_a_variables_address_plus_an_offset_as_an_operand():
+    """``mov``/``cvta``/``isspacep`` of ``var+imm`` (PTX ISA 6.4.1 "variable-plus-offset"), as ptxas 13.0 computes it
+    (sm_90a SASS): a .global address plus imm at 64 bits (``gbuf+-8`` is the address minus 8), a .shared or .const
+    one a 32-bit offset plus imm, zero-extended (``mov.u64 d, cbuf+-8`` is 0xfffffff8 when cbuf is at 0), ``mov.u32
+    d, gbuf+8`` the low word plus 8, and isspacep's operand the 32-bit sum, zero-extended; loads and stores through
+    the addresses reach the variables' bytes."""
+    m64, m32 = (1 << 64) - 1, (1 << 32) - 1
+    got = [int(x) for x in _run_scalar(SYM_OFFSET, "symoff", 14)]
+    g, s, c = got[0], got[4], got[6]
+    assert got[1] == (g + 16) & m64 and got[2] == (g - 8) & m64 and got[3] == (g + 8) & m64
+    assert got[5] == (s + 4) & m32 and got[7] == (c - 8) & m32
+    assert got[9] == got[8] + 8  # cvta.shared of sbuf+8: the generic address of sbuf plus 8
+    assert got[10] == (g + 8) & m32
+    assert got[11:13] == [77, 99]
+    assert got[13] & 1 == (got[13] >> 1) & 1 and (got[13] >> 2) & 1 == (got[13] >> 3) & 1, bin(got[13])
+
+
+def test_an_offset_from_a_function_or_label_is_refused_where_it_is():
+    """ptxas 13.0: "Cannot take address of function 'f0' in arithmetic expressions" (and of a label); an unknown
+    name and the ``var-imm`` spelling (a syntax error to ptxas) are refused too, each at its operand."""
+    from xcc.check import check_sources
+    from xcc.diagnostics import XccError
+    from xcc.sources import Source
+
+    head = ".version 9.0\n.target sm_90\n.address_size 64\n.func f0()\n{\n    ret;\n}\n"
+    for line, want in (("mov.u64 %rd1, f0+8;", "cannot take the address of function 'f0' in arithmetic"),
+                       ("mov.u64 %rd1, L+8;", "cannot take the address of label 'L' in arithmetic"),
+                       ("mov.u64 %rd1, nosuch+8;", "use of undeclared name 'nosuch'"),
+                       ("mov.u64 %rd1, g-8;", "unexpected token '-'")):
+        text = head + f".global .b8 g[8];\n.visible .entry k()\n{{\n    .reg .b64 %rd1;\nL:\n    {line}\n    ret;\n}}\n"
+        with pytest.raises(XccError, match=want) as e:
+            check_sources([Source(text, "k.ptx")])
+        assert e.value.loc is not None and e.value.loc.line == 13, line

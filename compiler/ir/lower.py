@@ -120,6 +120,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             return v
         if isinstance(op, ast.Symbol):
             return self.address_of(op.name)
+        if isinstance(op, ast.SymbolOffset):
+            return self.symbol_offset(op, type)
         if isinstance(op, ast.Negated):
             v = self.read(op.operand, PRED)
             return self.emit("not", PRED, [v], PRED).result
@@ -136,6 +138,23 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             raise self.error(f"use of undeclared name '{name}'", PtxSemanticError)
         t = ptx_type("u32" if var.space == "shared" else "u64")
         return self.emit("addr_of", t, [], t, symbol=var.name, space=var.space).result
+
+    def symbol_offset(self, op: ast.SymbolOffset, type: ScalarType) -> Value:
+        """``var+imm`` as a plain operand (``mov.u64 %rd, gbuf+16``), as ptxas 13.0 computes it (sm_90a SASS): the
+        address plus imm at the width of the variable's addresses, then zero-extended or truncated to ``type``.
+        A .global address is 64-bit (``ULDC.64 UR4, c[0x4][0x0]; UIADD3 UR4, UP0, UR4, -0x8; UIADD3.X UR5, UR5,
+        -0x1`` for gbuf+-8); a .shared, .const, .local or .param one is a 32-bit offset in its space
+        (``mov.u64 %rd, cbuf+-8`` is 0xfffffff8: ``MOV R4, 0xfffffff8; MOV R5, 0``)."""
+        var = self.b.local_vars.get(op.name) or self.b.module_vars.get(op.name)
+        if var is None and op.name not in self.b.param_by_name:
+            what = "function" if op.name in self.b.function_names else "name"
+            raise self.error(f"'{op.name}+{op.offset}': not a variable (a {what})", PtxSemanticError)
+        base = self.address_of(op.name)
+        wt = ptx_type("u64" if var is not None and var.space == "global" else "u32")
+        if base.type.bits != wt.bits:
+            base = self.emit("mov", wt, [base], wt).result
+        v = self.emit("add", wt, [base, Const(wt, op.offset % (1 << wt.bits))], wt).result
+        return v if type.bits == wt.bits else self.emit("mov", type, [v], type).result
 
     def write(self, dest, value: Value) -> None:
         if isinstance(dest, ast.Sink):
@@ -523,15 +542,23 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         if space == "param" and not self.b.ast_fn.is_entry:
             raise self.error("cvta.param in a device function is not supported yet (only a kernel's parameters "
                              "have generic addresses)")
-        v = self.emit("cvta", t, [self.read(inst.operands[1], t)], t, space=space, to_generic=to_generic)
+        a = self.read(inst.operands[1], t)
+        if a.type.bits < t.bits:  # cvta.u64 of a .shared variable: its 32-bit address, zero-extended
+            a = self.emit("mov", t, [a], t).result
+        v = self.emit("cvta", t, [a], t, space=space, to_generic=to_generic)
         self.write(inst.operands[0], v.result)
 
     def op_isspacep(self, inst) -> None:
         """``isspacep.<space> p, a``: ``p = isspacep {space} a`` (a: a 64-bit generic address)."""
         self._check(inst, 2)
         space = self._window_space(inst)
-        pred = ptx_type("pred")
-        v = self.emit("isspacep", pred, [self.read(inst.operands[1], ptx_type("u64"))], pred, space=space)
+        pred, a = ptx_type("pred"), inst.operands[1]
+        # var+imm: ptxas 13.0 takes it at 32 bits, zero-extended (SASS of isspacep.global %p, gbuf+8: ULDC UR4,
+        # c[0x4][0x0]; UMOV UR5, URZ; UIADD3 UR4, UR4, 0x8; QSPC.E.G P0, RZ, [RZ.U32+UR4])
+        u64 = ptx_type("u64")
+        addr = (self.emit("mov", u64, [self.read(a, ptx_type("u32"))], u64).result
+                if isinstance(a, ast.SymbolOffset) else self.read(a, u64))
+        v = self.emit("isspacep", pred, [addr], pred, space=space)
         self.write(inst.operands[0], v.result)
 
     def _window_space(self, inst) -> str | None:

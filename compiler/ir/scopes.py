@@ -153,6 +153,9 @@ def flatten(fn: ast.Function) -> tuple[list[FlatLabel | FlatInst], list[FlatVar]
                 return rv
             var = scope.find_var(op.name)
             return ast.Symbol(var, op.loc) if var is not None else op
+        if isinstance(op, ast.SymbolOffset):  # var+imm: the variable's unique name
+            var = scope.find_var(op.name)
+            return replace(op, name=var) if var is not None else op
         if isinstance(op, ast.Address):
             base = resolve(op.base, scope, False) if op.base is not None else None
             if op.elements:  # [tensorMap, {c0, c1}]: the coordinates too
