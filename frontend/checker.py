@@ -46,6 +46,7 @@ from xcc.frontend.instructions import (
 )
 from xcc.frontend.memory_rules import memory_operand_problems, memory_problems
 from xcc.frontend.targets import NEWEST_PTX, Target, min_ptx_version, parse_target, parse_version
+from xcc.frontend.tensor_rules import problem as tensor_problem
 from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS
 from xcc.semantics.texture import OPAQUE_KEYWORDS, field_keyword
 
@@ -394,6 +395,7 @@ class _InstructionCheck:
 
     def run(self) -> None:
         ins, c = self.ins, self.c
+        before = len(c.errors)
         spelling, needs = _opcode_problems(ins.opcode, ins.modifiers, len(ins.operands), c.target, c.version,
                                            c.module.version)
         for message, mod in spelling:
@@ -408,6 +410,8 @@ class _InstructionCheck:
                 self.error(message, loc)
         for message in needs:
             self.error(message)
+        if len(c.errors) == before and (msg := tensor_problem(ins, self.element_type)):  # frontend/tensor_rules.py
+            self.error(f"'{self.text}': {msg}")
 
     # ---- operands
 
@@ -422,6 +426,19 @@ class _InstructionCheck:
             return None
         decl = self.regs.lookup(op.name)
         return decl.type if isinstance(decl, ast.RegDecl) and not decl.vector else None
+
+    def element_type(self, op) -> str | None:
+        """The declared type of a register operand: a scalar or vector register's, or one element's (``%v.x``);
+        None for anything else (a video selector ``%r.b1`` included)."""
+        if not isinstance(op, (ast.Reg, ast.Symbol)):
+            return None
+        base, _, comp = op.name.partition(".")
+        decl = self.regs.lookup(base)
+        if not isinstance(decl, ast.RegDecl):
+            return None
+        if comp and not (decl.vector and _ELEMENT.get(comp, 4) < decl.vector):
+            return None
+        return decl.type
 
     def operands(self) -> None:
         ops = self.ins.operands
@@ -618,6 +635,7 @@ def _opcode_problems(opcode: str, modifiers: tuple[str, ...], n_operands: int, t
     return tuple(spelling), tuple(needs)
 
 
+_ELEMENT = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}  # %v.x (PTX ISA 5.4.2)
 _PAIR_DESTS = frozenset({"shfl", "match", "lop3", "elect", "setp", "mma"})
 
 

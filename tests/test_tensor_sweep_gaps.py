@@ -1,6 +1,6 @@
 """Gaps and refusals the tensor qualifier sweep found (issue 19, tests/isa_sweep_tensor.py): PTX ISA 8.6's
 ``cp.async.bulk.shared::cta.global`` copy runs on both engines, and the qualifier and operand rules of
-xcc.ir.tensor_rules give located messages from ``check`` and from ``compile`` alike.
+xcc.frontend.tensor_rules give located messages from the checker (``parse``), ``check`` and ``compile`` alike.
 
 Expected values are the copied bytes themselves (numpy's view of the source), not xcc's semantics."""
 
@@ -15,6 +15,7 @@ from test_mbarrier import ENGINES, HEADER, init
 from xcc import runtime as rt
 from xcc.check import Source, check_sources
 from xcc.diagnostics import PtxSemanticError
+from xcc.frontend.parser import parse
 
 BULK_CTA = """
     @%p7 bra WAIT;
@@ -67,18 +68,29 @@ REFUSED = [
     ("wgmma.fence.aligned;", "needs .sync"),
     ("multimem.st.acquire.gpu.global.u32 [%rd20], %r2;", "'.acquire' is not a memory order"),
     ("stmatrix.sync.aligned.m8n8.x1.shared.b16 [buf], %r2;", "braced vector"),
+    (".reg .v2 .b64 %vq;\n    mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p1, [bar], %vq.y;",
+     "(phase parity) must be a 32-bit register or an immediate, got a .b64 register"),
 ]
 
 
 @pytest.mark.parametrize("line, why", REFUSED)
 def test_check_and_compile_refuse_with_the_same_located_message(line, why):
     src = HEADER.replace(".version 8.0", ".version 8.1").replace("BODY", "    .reg .b16 %h<2>;\n    " + line)
-    res = check_sources([Source(src, "bad.ptx")])
-    assert len(res.errors) == 1 and why in str(res.errors[0]), res.errors
+    try:  # the checker's refusals (xcc check --syntax-only too) raise; lowering's are collected
+        errors = check_sources([Source(src, "bad.ptx")]).errors
+    except PtxSemanticError as e:
+        errors = [e, *e.also]
+        assert "not supported yet" not in why
+        with pytest.raises(PtxSemanticError) as p:
+            parse(src, "bad.ptx")
+        assert str(p.value) == str(e)
+    else:
+        assert "not supported yet" in why, "refused by IR lowering, not by the checker"
+    assert len(errors) == 1 and why in str(errors[0]), errors
     with pytest.raises(PtxSemanticError if "not supported yet" not in why else Exception) as e:
         rt.load_module(src, device=rt.Device()).get_function("k")
-    assert str(e.value) == str(res.errors[0]).replace("bad.ptx", str(e.value).split(":")[0])
-    assert ":" in str(res.errors[0]).split("error")[0]  # located: file:line:column
+    assert str(e.value) == str(errors[0]).replace("bad.ptx", str(e.value).split(":")[0])
+    assert ":" in str(errors[0]).split("error")[0]  # located: file:line:column
 
 
 # ----------------------------------------------------------------------------- mma.m16n8k16 with FP8 inputs

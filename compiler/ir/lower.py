@@ -25,7 +25,6 @@ from xcc.ir.lower_tensormap import TensormapLowering
 from xcc.ir.lower_texture import TextureLowering
 from xcc.ir.lower_video import ScalarVideoLowering, SimdVideoLowering, VideoLowering
 from xcc.ir.scopes import CC_REG, RegVar
-from xcc.ir.tensor_rules import problem as tensor_problem
 from xcc.ir.types import PRED, ScalarType, bits_type, is_type_name, ptx_type
 
 ROUNDING = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")
@@ -188,9 +187,6 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         if "b128" in inst.modifiers and inst.opcode in _B128_FORMS:  # two 64-bit halves (xcc.ir.lower_b128)
             return getattr(self, _B128_FORMS[inst.opcode])(inst)
         self.refuse_b128(inst)
-        rule = tensor_problem(inst)  # qualifier and operand rules ptxas enforces (xcc.ir.tensor_rules)
-        if rule is not None:
-            raise self.error(f"'{_full(inst)}': {rule}", PtxSemanticError)
         method = getattr(self, "op_" + inst.opcode.replace(".", "_"), None)
         if method is None:
             if inst.opcode in BINARY:

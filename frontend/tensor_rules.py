@@ -1,10 +1,13 @@
 """The qualifier and operand rules ptxas 13.0 enforces on the synchronisation, asynchronous-copy and matrix
-instructions (issue 19's tensor sweep, tests/data/isa_inventory/sweep_tensor.ptx-lines), checked before lowering
-so that ``xcc check`` and ``compile`` refuse what ptxas refuses, with a message naming the cause.
+instructions (issue 19's tensor sweep, tests/data/isa_inventory/sweep_tensor.ptx-lines), checked by
+:mod:`xcc.frontend.checker` beside :mod:`~xcc.frontend.memory_rules` and :mod:`~xcc.frontend.arith_rules`, so
+that ``xcc check`` (``--syntax-only`` too) and ``compile`` refuse what ptxas refuses, with a message naming the
+cause.
 
-:func:`problem` returns the first broken rule of one instruction (its operands already resolved to
-:class:`~xcc.ir.scopes.RegVar`) or None.  Each rule is the one ptxas states in its message; the rules are
-measured, form by form, against ptxas -arch=sm_90a at PTX ISA 9.0:
+:func:`problem` returns the first broken rule of one instruction or None; the checker calls it only on an
+instruction it found nothing else wrong with (and not on a Blackwell-only one, or one naming a ``.b128``
+register, which IR lowering refuses with its own messages).  Each rule is the one ptxas states in its message;
+the rules are measured, form by form, against ptxas -arch=sm_90a at PTX ISA 9.0:
 
 * mbarrier: ``.sem`` and ``.scope`` come together (arrive/arrive_drop take .release/.relaxed, expect_tx and
   complete_tx .relaxed, test_wait/try_wait .acquire/.relaxed; scopes .cta/.cluster); init/inval/test_wait/
@@ -14,21 +17,24 @@ measured, form by form, against ptxas -arch=sm_90a at PTX ISA 9.0:
 * bar/barrier: ``.aligned`` is barrier's only (not bar's, nor bar.warp's), ``.cta`` comes first, one of
   .sync/.arrive/.red; an immediate barrier is 0..15, an immediate thread count a multiple of 32; .red's last
   operand is a predicate; barrier.cluster.arrive takes .release/.relaxed and wait .acquire, one of them.
-* fence: .proxy needs a proxy kind; .proxy.tensormap::generic takes .release (no operands) or .acquire
-  ``[a], 128`` with a scope; .mbarrier_init is exactly .release.cluster; .proxy.async takes no .sem/.scope.
+* fence.proxy.tensormap::generic.acquire takes ``[a], 128`` (the other fence forms:
+  :mod:`xcc.frontend.memory_rules`).
 * wgmma needs .sync; mma_async's descriptors are 64-bit; the integer and .b1 forms take only the N of the
   manual's list.  mma/mma.sp/wmma.mma fragments of A and B are 32-bit non-float registers (f64 ones for .f64);
   wmma.mma's integer A and B have one type; mma.sp with FP8 inputs takes only .f32 accumulators on sm_90a.
 * stmatrix's source is a braced vector; movmatrix's operands and elect's destination are 32-bit; wmma's stride
-  is 32-bit; cp.async.bulk's size is 32-bit, its ctaMask 16-bit and its cache policy 64-bit; .noftz is for
-  .f16/.bf16 only; tensor coordinates are 32-bit and the tensor map is not a bare kernel parameter.
+  is 32-bit; cp.async.bulk's size is 32-bit and its ctaMask 16-bit (its cache policy: memory_rules); .noftz is
+  for .f16/.bf16 only; tensor coordinates are 32-bit.
 * multimem: ld_reduce takes .relaxed/.acquire, st .relaxed/.release/.weak, red .relaxed/.release, each with a
   scope; st takes no 8- or 16-bit type; ``.acc::f16`` is Blackwell's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
 from xcc.frontend import ast
-from xcc.ir.scopes import RegVar
+from xcc.frontend.instructions import TYPE_WIDTH, blackwell_only
 
 _MB_SEMS = {"arrive": {"release", "relaxed"}, "arrive_drop": {"release", "relaxed"}, "expect_tx": {"relaxed"},
             "complete_tx": {"relaxed"}, "test_wait": {"acquire", "relaxed"}, "try_wait": {"acquire", "relaxed"}}
@@ -40,20 +46,70 @@ _OTHER_SPACES = ("global", "local", "const", "param", "generic")
 _WG_N_INT = frozenset({8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256})
 
 
+@dataclass(frozen=True)
+class Reg:
+    """A register operand as the rules see it: its declared type's ``name``, width in ``bits`` and ``kind``
+    ('b', 'u', 's', 'f' or 'pred'; a packed .f16x2/.bf16x2 register is 'b', as IR lowering types it)."""
+
+    name: str
+    bits: int
+    kind: str
+
+
+_FLOAT_REGS = frozenset({"f16", "bf16", "f32", "f64"})
+_OPAQUE = frozenset({"texref", "samplerref", "surfref"})  # 64-bit handles
+
+
+def _reg(t: str) -> Reg | None:
+    if t in _OPAQUE:
+        return Reg(t, 64, "u")
+    if t not in TYPE_WIDTH:
+        return None
+    kind = "pred" if t == "pred" else "f" if t in _FLOAT_REGS else t[0] if t[0] in "bus" else "b"
+    return Reg(t, TYPE_WIDTH[t], kind)
+
+
+def _resolve(op, reg_type: Callable[[object], str | None]):
+    """``op`` with each register (of vectors, negations and tensor coordinates too) replaced by its :class:`Reg`."""
+    if isinstance(op, (ast.Reg, ast.Symbol)):
+        t = reg_type(op)
+        r = _reg(t) if t is not None else None
+        return r if r is not None else op
+    if isinstance(op, ast.Vector):
+        return replace(op, elements=tuple(_resolve(e, reg_type) for e in op.elements))
+    if isinstance(op, ast.Negated):
+        return replace(op, operand=_resolve(op.operand, reg_type))
+    if isinstance(op, ast.Address):
+        base = _resolve(op.base, reg_type) if op.base is not None else None
+        return replace(op, base=base, elements=tuple(_resolve(e, reg_type) for e in op.elements))
+    return op
+
+
+def _names_b128(ops) -> bool:
+    for op in ops:
+        if isinstance(op, Reg) and op.name == "b128":
+            return True
+        if isinstance(op, ast.Vector) and _names_b128(op.elements):
+            return True
+        if isinstance(op, ast.Address) and _names_b128([op.base]):
+            return True
+    return False
+
+
 def _bits(op) -> int | None:
     """The declared width of a register operand (None for anything else)."""
-    return op.type.bits if isinstance(op, RegVar) else None
+    return op.bits if isinstance(op, Reg) else None
 
 
 def _is_float(op) -> bool:
-    return isinstance(op, RegVar) and op.type.kind == "f"
+    return isinstance(op, Reg) and op.kind == "f"
 
 
 def _width(op, bits: int, what: str, n: int) -> str | None:
     """A message when operand ``n`` (1-based) is a register of another width than ``bits`` (or a predicate)."""
     b = _bits(op)
-    if b is not None and (b != bits or op.type.kind == "pred"):
-        return f"operand {n} ({what}) must be a {bits}-bit register or an immediate, got a .{op.type.name} register"
+    if b is not None and (b != bits or op.kind == "pred"):
+        return f"operand {n} ({what}) must be a {bits}-bit register or an immediate, got a .{op.name} register"
     return None
 
 
@@ -61,10 +117,18 @@ def _elements(op) -> tuple:
     return op.elements if isinstance(op, ast.Vector) else (op,)
 
 
-def problem(inst: ast.Instruction) -> str | None:
-    """The first rule of this module ``inst`` breaks, as a message (without the instruction), or None."""
+def problem(inst: ast.Instruction, reg_type: Callable[[object], str | None]) -> str | None:
+    """The first rule of this module ``inst`` breaks, as a message (without the instruction), or None.
+    ``reg_type(op)`` is the declared type of a register operand (a vector register's element type for ``%v`` and
+    ``%v.x``), None for anything else.  A Blackwell-only instruction, and one naming a ``.b128`` register, are
+    left to IR lowering, which refuses both with its own messages."""
     rule = _RULES.get(inst.opcode)
-    return rule(inst, set(inst.modifiers)) if rule is not None else None
+    if rule is None or blackwell_only(inst.opcode, inst.modifiers):
+        return None
+    ops = [_resolve(op, reg_type) for op in inst.operands]
+    if _names_b128(ops):
+        return None
+    return rule(replace(inst, operands=ops), set(inst.modifiers))
 
 
 def _sem_scope(name: str, ms: set[str], sems: set[str], scopes=("cta", "cluster")) -> str | None:
@@ -164,7 +228,7 @@ def _bar(inst, ms) -> str | None:
     ids = ops[1:-1] if modes == ["red"] else ops
     if modes == ["red"] and ops:
         c = ops[-1].operand if isinstance(ops[-1], ast.Negated) else ops[-1]
-        if isinstance(c, RegVar) and c.type.kind != "pred" or isinstance(c, ast.Imm):
+        if isinstance(c, Reg) and c.kind != "pred" or isinstance(c, ast.Imm):
             return f"the last operand of {name}.red is a predicate"
     for i, op in enumerate(ids):
         if isinstance(op, ast.Imm) and i == 0 and not 0 <= op.value <= 15:
@@ -179,32 +243,14 @@ def _bar(inst, ms) -> str | None:
 
 # ----------------------------------------------------------------------------- fence
 def _fence(inst, ms) -> str | None:
-    mods = inst.modifiers
-    ops = inst.operands
-    if "mbarrier_init" in ms:
-        if set(mods) != {"mbarrier_init", "release", "cluster"}:
-            return "fence.mbarrier_init takes exactly .release.cluster"
-        return None
-    if "proxy" not in ms:
-        return None
-    kinds = ms & {"alias", "async", "tensormap::generic", "async::generic"}
-    if not kinds:
-        return "fence.proxy needs a proxy kind (.alias, .async, .async.global, .async.shared::{cta,cluster}, " \
-               ".tensormap::generic)"
-    if "tensormap::generic" in ms:
-        sem = _sem_scope("fence.proxy.tensormap::generic", ms, {"release", "acquire"}, _SCOPES)
-        if sem:
-            return sem
-        if "release" in ms and ops:
-            return "fence.proxy.tensormap::generic.release takes no operands"
-        if "acquire" in ms:
-            if len(ops) != 2:
-                return "fence.proxy.tensormap::generic.acquire takes [address], 128"
-            if not (isinstance(ops[1], ast.Imm) and ops[1].value == 128):
-                return "the size operand of fence.proxy.tensormap::generic.acquire must be the immediate 128"
-        return None
-    if kinds <= {"alias", "async"} and ms & set(_SEMS + _SCOPES):
-        return "fence.proxy.alias and fence.proxy.async take no memory order or scope"
+    """fence.proxy.tensormap::generic.acquire's operands; the modifiers of every fence, and the operands of the
+    others, are :mod:`xcc.frontend.memory_rules`' (which the checker applies first)."""
+    if {"proxy", "tensormap::generic", "acquire"} <= ms:
+        ops = inst.operands
+        if len(ops) != 2:
+            return "fence.proxy.tensormap::generic.acquire takes [address], 128"
+        if not (isinstance(ops[1], ast.Imm) and ops[1].value == 128):
+            return "the size operand of fence.proxy.tensormap::generic.acquire must be the immediate 128"
     return None
 
 
@@ -233,12 +279,12 @@ def _wgmma(inst, ms) -> str | None:
 def _fragments(inst, ab: tuple, f64: bool) -> str | None:
     for n, op in ab:
         for e in _elements(op):
-            if not isinstance(e, RegVar):
+            if not isinstance(e, Reg):
                 continue
-            if f64 and (e.type.bits != 64 or not _is_float(e)):
+            if f64 and (e.bits != 64 or not _is_float(e)):
                 return f"operand {n}: .f64 fragments are .f64 registers"
-            if not f64 and (e.type.bits != 32 or _is_float(e)):
-                return f"operand {n}: A and B fragments are 32-bit integer-typed (.b32) registers, got .{e.type.name}"
+            if not f64 and (e.bits != 32 or _is_float(e)):
+                return f"operand {n}: A and B fragments are 32-bit integer-typed (.b32) registers, got .{e.name}"
     return None
 
 
@@ -289,7 +335,7 @@ def _elect(inst, ms) -> str | None:
 
 
 def _is_pred(op) -> bool:
-    return isinstance(op, RegVar) and op.type.kind == "pred"
+    return isinstance(op, Reg) and op.kind == "pred"
 
 
 # ----------------------------------------------------------------------------- cp.async.bulk / cp.reduce
@@ -313,13 +359,8 @@ def _cp(inst, ms) -> str | None:
     if r:
         return r
     rest = ops[4:] if "mbarrier::complete_tx::bytes" in ms else ops[3:]
-    if "multicast::cluster" in ms and rest:
-        r = _width(rest[0], 16, "ctaMask", 5)
-        if r:
-            return r
-        rest = rest[1:]
-    if "L2::cache_hint" in ms and rest:
-        return _width(rest[0], 64, "cache policy", len(ops))
+    if "multicast::cluster" in ms and rest:  # (the cache policy's width: memory_rules)
+        return _width(rest[0], 16, "ctaMask", 5)
     return None
 
 
