@@ -19,10 +19,11 @@ pointers that are sentinels (examples/cutlass/dump_params.h), and prints ``X.par
 dynamic shared bytes, the struct in hex).  The test replaces each 8-byte-aligned sentinel ``0xA0000000000 +
 (k << 32)`` with the address of operand ``k`` (A, B, C, D) and launches on both engines, comparing with numpy.
 
-The 3.x kernel's Params also embed ``CUtensorMap`` objects, made on the host by ``cuTensorMapEncodeTiled``:
-the dump program defines that function itself (examples/cutlass/dump_tensormaps.h), recording each call's
-arguments and where the map lands in Params (``tensor_maps`` in the JSON); the test encodes each map again
-with xcc's driver API (``xcc.runtime.driver.cuTensorMapEncodeTiled``) for the real buffer at that offset.
+The 3.x kernel's Params also embed ``CUtensorMap`` objects, made on the host by ``cuTensorMapEncodeTiled`` (and
+``cuTensorMapEncodeIm2col`` for the conv's activations): the dump program defines those functions itself
+(examples/cutlass/dump_tensormaps.h), recording each call's arguments and where the map lands in Params
+(``tensor_maps`` in the JSON); the test encodes each map again with xcc's driver API
+(``xcc.runtime.driver.cuTensorMapEncodeTiled`` or ``cuTensorMapEncodeIm2col``) for the real buffer at that offset.
 """
 
 from __future__ import annotations
@@ -113,11 +114,7 @@ SLACK = {
     "tma_mixed_gemm.sm_90a.ptx": 3,
 }
 # Files compiled but not run here, and why.
-COMPILE_ONLY = {
-    # CUTLASS's host code makes its activation map with cuTensorMapEncodeIm2col, which dump_tensormaps.h does not
-    # record (no params dump); its im2col TMA load (cp.async.bulk.tensor.4d ... .im2col) compiles.
-    "tma_conv_fprop.sm_90a.ptx": "no params dump: im2col tensor maps are not recorded by dump_tensormaps.h",
-}
+COMPILE_ONLY: dict[str, str] = {}
 # Files xcc refuses today, with its located error (the first one; what follows it is in the reason).
 REFUSED: dict[str, tuple[str, str]] = {}
 
@@ -184,13 +181,20 @@ def _rebase(address: int, buffers) -> tuple[int, int]:
 
 
 def _tensor_map(m: dict, buffers) -> tuple[int, bytes]:
-    """(operand, bytes) of a recorded cuTensorMapEncodeTiled call made again by xcc's driver API for the
-    operand's buffer."""
+    """(operand, bytes) of a recorded cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col (``"kind": "im2col"``)
+    call made again by xcc's driver API for the operand's buffer."""
     k, address = _rebase(m["address"], buffers)
     assert cuda.cuInit(0)[0] == 0
-    err, tm = cuda.cuTensorMapEncodeTiled(m["dtype"], m["rank"], address, m["dims"], m["strides"], m["box"],
-                                          m["element_strides"], m["interleave"], m["swizzle"], m["l2_promotion"],
-                                          m["oob_fill"])
+    if m.get("kind") == "im2col":
+        err, tm = cuda.cuTensorMapEncodeIm2col(m["dtype"], m["rank"], address, m["dims"], m["strides"],
+                                               m["lower_corner"], m["upper_corner"], m["channels_per_pixel"],
+                                               m["pixels_per_column"], m["element_strides"], m["interleave"],
+                                               m["swizzle"], m["l2_promotion"], m["oob_fill"])
+    else:
+        assert "kind" not in m, m["kind"]
+        err, tm = cuda.cuTensorMapEncodeTiled(m["dtype"], m["rank"], address, m["dims"], m["strides"], m["box"],
+                                              m["element_strides"], m["interleave"], m["swizzle"],
+                                              m["l2_promotion"], m["oob_fill"])
     assert err == 0, cuda.last_error_message()
     return k, bytes(tm)
 
@@ -767,6 +771,30 @@ BRKPT = """.version 8.0
   ret;
 }
 """
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tma_conv_fprop_runs(engine):
+    """CUTLASS 3.x implicit-GEMM conv2d fprop (KernelImplicitTmaWarpSpecializedSm90): y = conv2d(x, w) + 0.5 z,
+    cross-correlation, x 2x6x6x64 NHWC f16, w 64x3x3x64 KRSC f16, padding 1, stride 1, f32 z/y NPQK: one CTA, its
+    128-pixel im2col column (cp.async.bulk.tensor.4d .im2col, pixel-box corners -1/-1) walking from the first image
+    into the second and past the tensor, nine 64-channel k-tiles (one per filter tap, the im2col offsets), the
+    filter tile by tiled TMA loads.  Small-integer inputs: every sum exact in f32."""
+    rng = np.random.default_rng(41)
+    cv = _dumped("tma_conv_fprop")["conv"]
+    n, h, w_, c, k, r, s, pad = (cv[key] for key in ("n", "h", "w", "c", "k", "r", "s", "pad"))
+    assert cv["stride"] == cv["dilation"] == 1 and (cv["p"], cv["q"]) == (h, w_)
+    x = rng.integers(-3, 4, (n, h, w_, c)).astype(np.float16)
+    w = rng.integers(-3, 4, (k, r, s, c)).astype(np.float16)
+    z = rng.integers(-8, 9, (n, h, w_, k)).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    want = 0.5 * z.astype(np.float64)
+    for i in range(r):
+        for j in range(s):
+            want += np.einsum("nhwc,kc->nhwk", xp[:, i:i + h, j:j + w_, :], w[:, i, j, :].astype(np.float64))
+    dy = rt.to_device(np.full(z.shape, np.nan, np.float32))
+    _launch("tma_conv_fprop", engine, [rt.to_device(x), rt.to_device(w), rt.to_device(z), dy])
+    np.testing.assert_array_equal(dy.copy_to_host(), want.astype(np.float32))
 
 
 @pytest.mark.slow
