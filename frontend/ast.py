@@ -89,6 +89,7 @@ class Address:
     mask: int | None = None
     generic: bool = False
     elements: tuple[Operand, ...] = ()
+    unified: bool = False  # `[a].unified` (ld, ldu, atom: PTX ISA 9.7.9.8)
 
 
 @dataclass(frozen=True)

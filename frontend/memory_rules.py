@@ -477,6 +477,13 @@ def memory_operand_problems(ins, reg_width) -> list[tuple[str, object]]:
         a = ops[addr]
         if isinstance(a, ast.Address) and a.base is None and not a.elements and "local" not in ms:
             bad(addr, "is an immediate address, which only the .local space takes")
+    for i, a in enumerate(ops):  # [a].unified: ld, ldu, atom, multimem.ld_reduce on a register, generic or .global
+        if isinstance(a, ast.Address) and a.unified and a.base is not None and not (
+                (ins.opcode in ("ld", "ldu", "atom") or (ins.opcode == "multimem" and "ld_reduce" in ms))
+                and not ms & (SPACES - {"global"}) and isinstance(a.base, ast.Reg) and not a.elements):
+            out.append((f"operand {i + 1} of '{text}': illegal use of attribute '.unified' (ptxas 13.0 takes it on "
+                        "a register address of ld, ldu, atom and multimem.ld_reduce, generic or .global)",
+                        a.loc or ins.loc))
     if ins.opcode in ("isspacep", "cvta") and len(ops) == 2 and (ins.opcode == "isspacep" or "to" in ms):
         if isinstance(ops[1], ast.Symbol):
             bad(1, "must be a register holding an address (a variable's name is not one here)")

@@ -626,6 +626,9 @@ class _Builder(Transformer):
     def address_neg(self, c):
         return ast.Address(self._base(c[1]), -_int(c[2].value), self._loc(c[0]))
 
+    def unified_address(self, c):  # [a].unified
+        return dataclasses.replace(c[0], unified=True)
+
     def address_sym(self, c):  # [gbuf+8], [gbuf+-8]
         sym = c[1]
         return ast.Address(ast.Symbol(sym.name, sym.loc), sym.offset, self._loc(c[0]))

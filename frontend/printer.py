@@ -16,6 +16,8 @@ opcode: ``( ... )`` for the operands of ``call``, ``a|b`` for the first operand 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from xcc.frontend import ast
 
 # Opcodes whose first operand may be a destination pair ``d|p``.
@@ -280,6 +282,8 @@ def _imm(imm: ast.Imm) -> str:
 
 
 def _address(a: ast.Address) -> str:
+    if a.unified:
+        return _address(replace(a, unified=False)) + ".unified"
     if a.elements:
         parts = ([format_operand(a.base)] if a.base is not None else []) + [format_operand(e) for e in a.elements]
         return "[" + ", ".join(parts) + "]"

@@ -30,7 +30,6 @@ VERSION = "9.0"
 _UNMEASURED = "what ptxas makes of it is unmeasured (no GPU or disassembler to check)"
 _VIDEO_C = ("ptxas 13.0 takes the scalar video form with a c operand but no secondary operation nor .dsel (the PTX "
             "ISA writes d.dsel, a, b, c); " + _UNMEASURED)
-_UNIFIED = "'[a].unified' (ld/ldu on a unified address, PTX ISA 9.7.9.8) does not parse yet: a grammar change"
 _ST_ASYNC_SPACE = ("ptxas 13.0 takes st.async/red.async with .shared, .shared::cta or no state space, which xcc's "
                    "lowering reads as shared::cluster addresses only; their meaning: " + _UNMEASURED)
 _ADDR32 = ("ptxas 13.0 refuses a 32-bit address (cvta .u32, mov.u32 of a variable) in a 64-bit module on sm_90 and "
@@ -61,11 +60,6 @@ KNOWN: dict[str, str] = {
     "vmin.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     "vmax.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     # sweep_memory (tests/isa_sweep_memory.py)
-    "ld.global.u32 %r1, [%rd1].unified;": _UNIFIED,
-    "ld.u32 %r1, [%rd1].unified;": _UNIFIED,
-    "ld.global.v2.f32 {%f1, %f2}, [%rd1].unified;": _UNIFIED,
-    "ld.global.L2::cache_hint.u32 %r1, [%rd1].unified, %rd2;": _UNIFIED,
-    "ldu.global.u32 %r1, [%rd1].unified;": _UNIFIED,
     "ld.global.b16 %f1, [%rd1];": "ptxas 13.0 loads .b16 into an .f32 register, which section 6.4.1's relaxed rules "
                                   "do not allow; " + _UNMEASURED,
     "ld.u32 %r1, [sbuf];": "ptxas 13.0 takes a .shared variable as a generic ld's address; " + _UNMEASURED,

@@ -151,3 +151,30 @@ def test_an_offset_from_a_function_or_label_is_refused_where_it_is():
         with pytest.raises(XccError, match=want) as e:
             check_sources([Source(text, "k.ptx")])
         assert e.value.loc is not None and e.value.loc.line == 13, line
+
+
+# ----------------------------------------------------------------- [a].unified
+def test_unified_address_loads_and_atomics_are_the_plain_ones():
+    """``ld``/``ldu``/``atom`` with ``[a].unified`` (PTX ISA 9.7.9.8): ptxas 13.0 adds ``__UDT_OFFSET`` to the
+    address (sm_90a SASS: ``ULDC.64 UR4, c[0x4][0x8]; UIADD3 ...; LDG.E R5, desc[UR4][R4.64]``; the relocatable
+    cubin relocates it with ``R_CUDA_ABS32_LO_32/HI_32 __UDT_OFFSET``), the offset of the unified data table, which
+    is 0 in a program that has none (ptxas's whole-program cubin holds 0 there) - as in every xcc module.  So each
+    reads and updates the very bytes of the plain form: the reference is numpy on the input words."""
+    body = """\
+    ld.global.u32 %r1, [%rd1].unified;
+    ld.v2.u32 {%r2, %r3}, [%rd1+8].unified;
+    ldu.global.u32 %r4, [%rd1+12].unified;
+    ld.global.L2::cache_hint.u32 %r5, [%rd1+8].unified, %rd5;
+    st.global.v4.u32 [%rd2], {%r1, %r2, %r3, %r4};
+    atom.global.add.u32 %r6, [%rd2].unified, %r5;
+    atom.exch.b32 %r7, [%rd2+4].unified, %r6;
+    st.global.u32 [%rd2+8], %r7;"""
+    src = data(23)
+    out = run_all(kernel("unified", "    createpolicy.fractional.L2::evict_last.b64 %rd5, 1.0;\n" + body), "unified",
+                  src)
+    w = rows(src).copy().view("<u4")  # (N, 4) input words
+    want = np.stack([w[:, 0] + w[:, 2],  # atom.add of word 2 onto the stored word 0
+                     w[:, 0],  # exch: the stored word 2 becomes atom.add's old value, word 0
+                     w[:, 2],  # exch's old value
+                     w[:, 3]], axis=1)
+    assert np.array_equal(rows(out).view("<u4"), want)
