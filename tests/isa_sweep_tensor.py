@@ -907,9 +907,6 @@ _GAPS = [
     (r"^wmma\.mma\.sync\.aligned\.row\.col\.m(16n16|8n32|32n8)k16\.f16\.f32 ",
      "wmma.mma with an .f16 D from an .f32 C is not lowered yet: one rounding of C + A*B to .f16 needs the exact "
      "sum (an .f32 mma and a cvt would round twice)"),
-    (r"^multimem\.ld_reduce\.relaxed\.sys\.global\.(add|min)\.v[28]\.f16 ",
-     "ptxas 13.0 takes .v2/.v8 on scalar .f16 multimem.ld_reduce (the PTX ISA: vectors of .f16x2/.bf16x2/.f32); "
-     "its meaning is unmeasured (no GPU or disassembler to check)"),
 ]
 
 

@@ -455,3 +455,51 @@ def test_wmma_tall_and_wide_int8_shapes(engine, opt, shape, alay, blay, at, sat)
     rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
         (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
     np.testing.assert_array_equal(dd.copy_to_host().reshape(m, n), want.astype(np.int32))
+
+
+# ----------------------------------------------------------------------------- multimem.ld_reduce .vN.f16/.bf16
+MULTIMEM_HALVES = """.version 9.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b16 %h<8>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 16;
+    add.s64 %rd4, %rd2, %rd3;
+    add.s64 %rd5, %rd1, %rd3;
+    LINE
+STORES
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", ["add.v2.f16", "min.v8.f16", "add.acc::f32.v4.bf16", "max.v8.bf16",
+                                  "add.acc::f32.v8.f16"])
+def test_multimem_ld_reduce_vectors_of_halves(engine, opt, form):
+    """ptxas 13.0 compiles ``multimem.ld_reduce...vN.f16 {%h...}`` as the packed .f16x2 form (xcc.ir.lower_sm90
+    op_multimem cites the SASS): element k is the half at address + 2k.  On one device the reduction is over one
+    copy, so each element is the half in memory, bit for bit (NaNs, -0, subnormals included; .acc::f32 widens and
+    narrows exactly).  Reference: numpy's view of the input."""
+    n = int(form.split(".v")[1].split(".")[0])
+    regs = ", ".join(f"%h{i}" for i in range(n))
+    line = f"multimem.ld_reduce.relaxed.sys.global.{form} {{{regs}}}, [%rd4];"
+    stores = "\n".join(f"    st.global.u16 [%rd5+{2 * i}], %h{i};" for i in range(n))
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 1 << 16, 32 * 8, dtype=np.uint64).astype(np.uint16)
+    bits[:6] = [0x7E00, 0x8000, 0x0001, 0xFC00, 0x7FBF, 0x03FF]
+    dev = rt.Device()
+    out = rt.to_device(np.zeros(32 * 8, np.uint16), dev)
+    src = rt.to_device(bits, dev)
+    text = MULTIMEM_HALVES.replace("LINE", line).replace("STORES", stores)
+    module = rt.load_module(text, device=dev, engine=engine, opt_level=opt)
+    module.get_function("k").launch((1, 1, 1), (32, 1, 1), [out, src])
+    expect = bits.reshape(32, 8).copy()
+    expect[:, n:] = 0
+    np.testing.assert_array_equal(out.copy_to_host().reshape(32, 8), expect)

@@ -184,7 +184,14 @@ class Sm90Lowering:
         bf16 value converted to f32 and back is itself); ``st`` stores to the one copy; ``red`` reduces into it
         as ``red.global`` does (``.acc::f32``: the f16/bf16 sum of two values is computed exactly enough in f32
         that its rounding to 16 bits is the direct rounding).  Reductions over copies on several devices cannot
-        arise, so nothing is refused.  The operations and types are ptxas 13.0's (:func:`_multimem_op_ok`)."""
+        arise, so nothing is refused.  The operations and types are ptxas 13.0's (:func:`_multimem_op_ok`).
+
+        ``multimem.ld_reduce.{add,min,max}{.acc::f32}.{v2,v4,v8}.{f16,bf16}`` (vectors of 16-bit halves, which the
+        PTX ISA writes as .f16x2/.bf16x2 words; ptxas 13.0 takes them, .acc::f32 with .add only) are the packed
+        forms: ptxas compiles ``.v2.f16 {%h1, %h2}`` to the same ``LDGMC.E.ADD.F16x2.RN.STRONG.SYS R7, [...]`` as
+        ``.f16x2 %r1`` (``.v4``/``.v8``: ``LDGMC.E.ADD.F16x4``/``F16x8`` into two/four registers, ``.min``:
+        ``LDGMC.E.MIN.F16x2``, ``.bf16``: ``BF16x2``), element k the half at byte 2k (the low half of word k/2
+        first, as the stores of %h1 .. %h8 that follow read them), so element k is the value at address + 2k."""
         ms = inst.modifiers
         kind = ms[0] if ms else None
         if kind not in ("ld_reduce", "st", "red"):
@@ -208,10 +215,11 @@ class Sm90Lowering:
         op = next((m for m in ms if m in ("add", "min", "max", "and", "or", "xor")), None)
         if kind != "st" and op is None:
             raise self.error(f"'{_text(inst)}' has no reduction operation", PtxSemanticError)
-        if vec > 1 and (vec == 8 or t.name not in _MM_VECTOR_TYPES):
-            raise self.error(f"'{_text(inst)}': multimem takes .v2/.v4 only with .f32, .f16x2 or .bf16x2",
-                             PtxSemanticError)
-        if kind != "st" and not _multimem_op_ok(kind, op, t.name):
+        halves = kind == "ld_reduce" and vec > 1 and t.name in ("f16", "bf16")  # .vN.f16 is .v(N/2).f16x2
+        if vec > 1 and not halves and (vec == 8 or t.name not in _MM_VECTOR_TYPES):
+            raise self.error(f"'{_text(inst)}': multimem takes .v2/.v4 only with .f32, .f16x2 or .bf16x2 "
+                             "(and ld_reduce .v2/.v4/.v8 with .f16 or .bf16)", PtxSemanticError)
+        if kind != "st" and not _multimem_op_ok(kind, op, f"{t.name}x2" if halves else t.name):
             raise self.error(f"'{_text(inst)}': .{op} is not a multimem.{kind} operation on .{t.name}",
                              PtxSemanticError)
         for k, r in enumerate(regs):
