@@ -904,9 +904,6 @@ _GAPS = [
     (r"^mma\.sp(::ordered_metadata)?\.sync\.aligned\.m16n8k(64|128)\.row\.col\.(satfinite\.)?s32\.[su]4\.",
      "sparse mma with .s4/.u4 inputs is not lowered yet (compiler/ir/lower_sparse_mma.py takes 8-bit and float "
      "inputs)"),
-    (r"^wmma\.mma\.sync\.aligned\.row\.col\.m(16n16|8n32|32n8)k16\.f16\.f32 ",
-     "wmma.mma with an .f16 D from an .f32 C is not lowered yet: one rounding of C + A*B to .f16 needs the exact "
-     "sum (an .f32 mma and a cvt would round twice)"),
 ]
 
 

@@ -270,9 +270,6 @@ def test_partial_warp_block_faults():
     ("ldmatrix.sync.aligned.m8n8.x2.shared.b8 {%r1, %r2}, [%r3];", r"only ldmatrix.m8n8 with .b16"),
     ("wmma.load.a.sync.aligned.row.m16n16k16.global.f32 {%r1, %r2}, [%rd1], %r5;",
      r"\.f32 A/B fragments are not supported"),
-    ("wmma.mma.sync.aligned.row.col.m8n32k16.f16.f32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, "
-     "{%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};",
-     r"not \.f16 D from \.f32 C"),
 ])
 def test_unsupported_forms_are_located_errors(inst, msg):
     body = """

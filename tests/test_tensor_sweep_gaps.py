@@ -503,3 +503,62 @@ def test_multimem_ld_reduce_vectors_of_halves(engine, opt, form):
     expect = bits.reshape(32, 8).copy()
     expect[:, n:] = 0
     np.testing.assert_array_equal(out.copy_to_host().reshape(32, 8), expect)
+
+
+# ----------------------------------------------------------------------------- wmma .f16 D from .f32 C
+def _nearest_f32(x: Fraction) -> np.float32:
+    """``x`` rounded to binary32, to nearest even (subnormals included; no overflow in these tests)."""
+    if x == 0:
+        return np.float32(0.0)
+    a = abs(x)
+    e = a.numerator.bit_length() - a.denominator.bit_length()  # 2^e <= a < 2^(e+2)
+    if Fraction(2) ** e > a:
+        e -= 1
+    q = Fraction(2) ** (max(e, -126) - 23)  # the quantum of a's binade
+    n, rem = divmod(a / q, 1)
+    n += rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1)
+    return np.float32(float(n * q) * (1 if x > 0 else -1))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("shape, alay, blay, clay", [("m16n16k16", "row", "col", "row"),
+                                                     ("m16n16k16", "col", "row", "col"),
+                                                     ("m32n8k16", "row", "col", "row"),
+                                                     ("m8n32k16", "col", "row", "col")])
+def test_wmma_f16_result_from_an_f32_accumulator(engine, opt, shape, alay, blay, clay):
+    """wmma.mma...f16.f32: ptxas 13.0 compiles it as the .f32 MMA and a conversion of each pair to f16
+    (HMMA.16816.F32 then F2FP.F16.F32.PACK_AB, xcc.ir.lower_wmma_simt._f16_from_f32_d), so D is C + A*B summed
+    exactly (fractions.Fraction), rounded to f32, then to f16: two roundings.  Element (0, 0) is one where that
+    differs from one rounding: 1 + 2^-11 + 2^-24 rounds to 1 + 2^-11 in f32 (a tie, to even), then to 1 in f16 (a
+    tie, to even); rounded once it would be 1 + 2^-10."""
+    m, n = {"m16n16k16": (16, 16), "m32n8k16": (32, 8), "m8n32k16": (8, 32)}[shape]
+    rng = np.random.default_rng(len(shape + alay))
+    a = rng.normal(0, 1, (m, 16)).astype(np.float16)
+    b = rng.normal(0, 1, (16, n)).astype(np.float16)
+    c = rng.normal(0, 4, (m, n)).astype(np.float32)
+    a[0, :], b[:, 0] = 0, 0
+    a[0, 0], b[0, 0], c[0, 0] = 2.0 ** -14, 2.0 ** -10, 1 + 2.0 ** -11
+    exact = [[Fraction(float(c[i, j])) + sum(Fraction(float(a[i, k])) * Fraction(float(b[k, j])) for k in range(16))
+              for j in range(n)] for i in range(m)]
+    want = np.array([[_nearest_f32(x) for x in row] for row in exact], np.float32).astype(np.float16)
+    assert want[0, 0] == 1.0 and np.float16(float(exact[0][0])) == 1 + 2.0 ** -10
+    sb, sd = (n if blay == "row" else 16) + 16, (n if clay == "row" else m) + 16  # padded, 32-byte rows
+    mem_b = np.zeros((16, sb) if blay == "row" else (n, sb), np.float16)
+    if blay == "row":
+        mem_b[:, :n] = b
+    else:
+        mem_b[:, :16] = b.T
+    mem_a = a if alay == "row" else np.ascontiguousarray(a.T)
+    mem_c = c if clay == "row" else np.ascontiguousarray(c.T)
+    dev = rt.Device()
+    da, db, dc = (rt.to_device(np.ascontiguousarray(x).ravel(), dev) for x in (mem_a, mem_b, mem_c))
+    rows_d = m if clay == "row" else n
+    dd = rt.to_device(np.zeros(rows_d * sd, np.float16), dev)
+    ptx = (WMMA_TALL_WIDE.replace("CFRAG", _FRAG["f32"]).replace("DFRAG", _FRAG_D["f16"]).replace("SHAPE", shape)
+           .replace("ALAY", alay).replace("BLAY", blay).replace("CLAY", clay).replace("DT", "f16").replace("CT", "f32")
+           .replace("SB", str(sb)).replace("SD", str(sd)))
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
+    got = dd.copy_to_host().reshape(rows_d, sd)
+    got = got[:, :n] if clay == "row" else got[:, :m].T
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))

@@ -36,7 +36,7 @@ from xcc.ir.lower_dmma import F64_SHAPES, Float64MmaLowering
 from xcc.ir.lower_mma884 import QuadPairMmaLowering
 from xcc.ir.lower_sparse_mma import SparseMmaLowering
 from xcc.ir.lower_subbyte_mma import SUBBYTE_SHAPES, SubByteMmaLowering
-from xcc.ir.lower_wmma_simt import WMMA_SIMT, WmmaSimtLowering
+from xcc.ir.lower_wmma_simt import WMMA_SIMT, F32Temp, WmmaSimtLowering
 from xcc.ir.scopes import RegVar
 from xcc.ir.types import is_type_name, ptx_type
 
@@ -96,7 +96,11 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
         for k, d in enumerate(dests):
             if isinstance(d, ast.Sink):
                 continue
-            self.write(d, self.emit(op, t, args, d.type, part=k, **attrs).result)
+            v = self.emit(op, t, args, d.type, part=k, **attrs).result
+            if isinstance(d, F32Temp):
+                d.value = v
+            else:
+                self.write(d, v)
 
     def _mx_regs(self, ops) -> list:
         b32 = ptx_type(_B32)
@@ -141,8 +145,10 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
             raise self.error(f"'{_full(inst)}' needs .dtype.atype.btype.ctype", PtxSemanticError)
         self._mma(inst, shape, tuple(types), "satfinite" in inst.modifiers)
 
-    def _mma(self, inst, shape: str, types: tuple[str, str, str, str], satfinite: bool, c_values=None) -> None:
-        """``c_values``: the C fragment's values when they are not ``inst``'s C registers (see op_wmma)."""
+    def _mma(self, inst, shape: str, types: tuple[str, str, str, str], satfinite: bool, c_values=None,
+             dests=None) -> None:
+        """``c_values``: the C fragment's values when they are not ``inst``'s C registers; ``dests``: where D goes
+        when not to ``inst``'s D registers (see op_wmma)."""
         from xcc.semantics.matrix import ELEM_BITS, MMA_SHAPES  # numpy's: imported by matrix kernels only
 
         dtype, atype, btype, ctype = types
@@ -168,7 +174,7 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
         nc, nd = spec.regs("c", ctype), spec.regs("d", dtype)
         args = (self._mx_regs(self._mx_vector(a, na, "A")) + self._mx_regs(self._mx_vector(b, nb, "B"))
                 + (self._mx_regs(self._mx_vector(c, nc, "C")) if c_values is None else c_values))
-        dests = self._mx_dests(d, nd, "D")
+        dests = self._mx_dests(d, nd, "D") if dests is None else dests
         t = ptx_type(dtype if ELEM_BITS[dtype] == 32 else _B32)
         self._mx_emit_parts("mma", dests, args, t, shape=shape, types=".".join(types), na=na, nb=nb,
                             **({"satfinite": True} if satfinite else {}))
@@ -245,6 +251,10 @@ class MatrixLowering(SparseMmaLowering, Float64MmaLowering, QuadPairMmaLowering,
             if len(types) != 2:
                 raise self.error(f"'{_full(inst)}': only .f16 inputs (wmma.mma...dtype.ctype) and "
                                  ".f32.bf16.bf16.f32 are supported")
+            if types == ["f16", "f32"] and len(inst.operands) == 4:  # the .f32 mma, then to f16 (_f16_from_f32_d)
+                temps = [F32Temp() for _ in range(8)]
+                self._mma(inst, "m16n16k16", ("f32", "f16", "f16", "f32"), False, dests=temps)
+                return self._f16_from_f32_d(inst.operands[0], temps)
             if types == ["f32", "f16"] and len(inst.operands) == 4:  # .f16 C widened exactly: the .f32.f32 mma
                 return self._mma(inst, "m16n16k16", ("f32", "f16", "f16", "f32"), False,
                                  self._f16_fragment_as_f32(inst.operands[3]))

@@ -12,10 +12,11 @@ and the ``mma`` they are made of (PTX ISA 9.7.14.4, sm_80):
   byte loads otherwise; ``wmma.mma`` is two byte MMAs (IMMA);
 * ``.m8n8k32`` ``.s4``/``.u4`` and ``.m8n8k128`` ``.b1`` (A ``.row``, B ``.col`` only, as PTX requires), ``.s32``
   C/D: loads, stores, and ``wmma.mma`` by :mod:`xcc.ir.lower_subbyte_mma`;
-* ``.m32n8k16`` and ``.m8n32k16`` with ``.f16`` A/B and ``.f16``/``.f32`` C/D (not .f16 D from .f32 C), and with
+* ``.m32n8k16`` and ``.m8n32k16`` with ``.f16`` A/B and ``.f16``/``.f32`` C/D, and with
   ``.bf16`` A/B (their distinct elements only, as m16n16k16's) and ``.f32`` C/D; and with ``.s8``/``.u8`` A/B and
   ``.s32`` C/D (bytes as m16n16k16's, ``_wmma_int8_tall_wide``): two halves a register, one 32-bit access where adjacent in memory, two 16-bit ones otherwise;
-  ``wmma.mma`` is two (m32n8k16) or four (m8n32k16) ``mma.m16n8k16`` (``_wmma_f16_tall_wide``).
+  ``wmma.mma`` is two (m32n8k16) or four (m8n32k16) ``mma.m16n8k16`` (``_wmma_f16_tall_wide``); an .f16 D from
+  an .f32 C is the .f32 product rounded to f16 afterwards, as ptxas compiles it (``_f16_from_f32_d``).
 
 **Fragments.**  PTX leaves wmma fragment layouts unspecified; xcc takes those of the ``mma`` the product is made
 of, as it does for m16n16k16 (:mod:`xcc.semantics.matrix`), with ``g`` = lane >> 2, ``t`` = lane & 3:
@@ -131,6 +132,15 @@ _ROUNDING = ("rn", "rz", "rm", "rp")
 
 def _full(inst) -> str:
     return ".".join((inst.opcode, *inst.modifiers))
+
+
+class F32Temp:
+    """An MMA destination that keeps its .f32 value for the caller (:meth:`WmmaSimtLowering._f16_from_f32_d`)
+    instead of writing a register."""
+
+    def __init__(self):
+        self.type = ptx_type("f32")
+        self.value = None
 
 
 class WmmaSimtLowering:
@@ -306,14 +316,17 @@ class WmmaSimtLowering:
         self._mx_check(inst, {"mma", "sync", "aligned", "row", "col", shape})
         types = [m for m in inst.modifiers if _elem_type(m)]
         bf16 = types == ["f32", "bf16", "bf16", "f32"]
-        if not bf16 and (len(types) != 2 or not set(types) <= {"f16", "f32"} or types == ["f16", "f32"]) \
+        if not bf16 and (len(types) != 2 or not set(types) <= {"f16", "f32"}) \
                 or len([m for m in inst.modifiers if m in ("row", "col")]) != 2:
             raise self.error(f"'{_full(inst)}': only wmma.mma.alayout.blayout.{shape}.dtype.ctype with .f16 A and B "
-                             f"(and not .f16 D from .f32 C) and .{shape}.f32.bf16.bf16.f32 are supported")
+                             f"and .{shape}.f32.bf16.bf16.f32 are supported")
         if len(inst.operands) != 4:
             raise self.error(f"'{_full(inst)}' takes 4 operands (d, a, b, c)", PtxSemanticError)
         d, a, b, c = inst.operands
         dtype, ctype = (types[0], types[3]) if bf16 else types
+        narrow = (dtype, ctype) == ("f16", "f32")  # the .f32 product, then each pair to f16 (_f16_from_f32_d)
+        if narrow:
+            dtype = "f32"
         na, nb = ((_BF16_ELEMS[shape, "a"] // 2, _BF16_ELEMS[shape, "b"] // 2) if bf16 else (8, 8))
         ra = self._mx_regs(self._mx_vector(a, na, "A"))
         rb = self._mx_regs(self._mx_vector(b, nb, "B"))
@@ -321,7 +334,7 @@ class WmmaSimtLowering:
             rc = self._f16_fragment_as_f32(c)
         else:
             rc = self._mx_regs(self._mx_vector(c, 8 if ctype == "f32" else 4, "C"))
-        dests = list(self._mx_vector(d, 8 if dtype == "f32" else 4, "D"))
+        dests = [F32Temp() for _ in range(8)] if narrow else list(self._mx_vector(d, 8 if dtype == "f32" else 4, "D"))
         f32 = dtype == "f32"
         t = ptx_type("f32" if f32 else "b32")
         zero, sink = Const(ptx_type("b32"), 0), ast.Sink()
@@ -332,11 +345,26 @@ class WmmaSimtLowering:
                 cs, ds = (rc[4 * h:4 * h + 4], dests[4 * h:4 * h + 4]) if f32 else (rc[2 * h:2 * h + 2],
                                                                                   dests[2 * h:2 * h + 2])
                 self._mx_emit_parts("mma", ds, ra[4 * h:4 * h + 4] + rb[0:2] + cs, t, **attrs)
-            return
-        for j in range(4):
-            cs, ds = ((rc[2 * j:2 * j + 2] + [zero, zero], dests[2 * j:2 * j + 2] + [sink, sink]) if f32
-                      else ([rc[j], zero], [dests[j], sink]))
-            self._mx_emit_parts("mma", ds, [ra[0], zero, ra[1], zero] + rb[2 * j:2 * j + 2] + cs, t, **attrs)
+        else:
+            for j in range(4):
+                cs, ds = ((rc[2 * j:2 * j + 2] + [zero, zero], dests[2 * j:2 * j + 2] + [sink, sink]) if f32
+                          else ([rc[j], zero], [dests[j], sink]))
+                self._mx_emit_parts("mma", ds, [ra[0], zero, ra[1], zero] + rb[2 * j:2 * j + 2] + cs, t, **attrs)
+        if narrow:
+            self._f16_from_f32_d(d, dests)
+
+    def _f16_from_f32_d(self, d, temps: list) -> None:
+        """``wmma.mma...f16.f32`` (an .f16 D from an .f32 C), as ptxas 13.0 compiles it: the .f32 MMA, each element
+        rounded once to f32, then each pair rounded to f16 and packed (sm_90a SASS of
+        ``wmma.mma.sync.aligned.row.col.m16n16k16.f16.f32``: ``HMMA.16816.F32 R12, R4, R20, R8; HMMA.16816.F32 R16,
+        R4, R2, R16`` then ``F2FP.F16.F32.PACK_AB R23, R13, R12`` for each pair: two roundings, not one).  Element
+        2j of the .f16 fragment is the low half of register j and sits where .f32 element 2j does (module doc)."""
+        f16, f16x2 = ptx_type("f16"), ptx_type("f16x2")
+        for reg, lo, hi in zip(self._mx_dests(d, len(temps) // 2, "D"), temps[0::2], temps[1::2], strict=True):
+            if isinstance(reg, ast.Sink):
+                continue
+            halves = [self.emit("cvt", f16, [t.value], f16, src="f32", rnd="rn").result for t in (lo, hi)]
+            self.write(reg, self.emit("pack", f16x2, halves, f16x2).result)
 
     def _wmma_int8_tall_wide(self, inst, shape: str) -> None:
         """``wmma.mma.sync.aligned.alayout.blayout.{m32n8k16,m8n32k16}.s32.{s8,u8}.{s8,u8}.s32{.satfinite}``: byte
