@@ -32,6 +32,10 @@ def modifier_problem(opcode: str, ms: set[str], types: list[str]) -> str | None:
         return "more than one rounding modifier"
     if opcode in _VIDEO and len(ms & {"add", "min", "max"}) > 1:
         return "more than one secondary operation (.add, .min, .max)"
+    if opcode in ("addc", "subc") and "cc" in ms and TYPE_WIDTH[t] == 16:  # ptxas 13.0's words
+        return f"'.cc' applies only to {opcode} on 32- and 64-bit integer types"
+    if opcode == "lop3" and t != "b32":  # ptxas 13.0's words, on every target (the PTX ISA: .b32 only)
+        return f"unexpected instruction type .{t} for 'lop3' (.b32 only)"
     if opcode in ("szext", "bmsk") and len(ms & {"clamp", "wrap"}) != 1:
         return "exactly one of '.clamp' and '.wrap' is required"
     msg = _f64(opcode, ms) if t == "f64" else _half(opcode, ms, t) if t in _HALF and opcode != "cvt" else None

@@ -667,8 +667,10 @@ _FTZ_TYPES = frozenset({"f32", "f16", "f16x2", "bf16", "bf16x2", "f32x2"})
 _HALF = frozenset({"f16", "f16x2", "bf16", "bf16x2"})
 
 
-def _arith_rule(required_rounding: bool = False, approx_ok: bool = False, approx_required: bool = False):
-    """add/sub/mul/mad/fma/div/sqrt/rcp/...: rounding, ftz, sat, .hi/.lo/.wide and .approx."""
+def _arith_rule(required_rounding: bool = False, approx_ok: bool = False, approx_required: bool = False,
+                f64_ftz: bool = False):
+    """add/sub/mul/mad/fma/div/sqrt/rcp/...: rounding, ftz, sat, .hi/.lo/.wide and .approx.  ``f64_ftz``: .ftz is
+    taken on an .f64 with a rounding too (rcp: ptxas 13.0 takes it and ignores it)."""
 
     def rule(ms: set[str], types: list[str]) -> str | None:
         t = types[0]
@@ -676,7 +678,7 @@ def _arith_rule(required_rounding: bool = False, approx_ok: bool = False, approx
         rounding = ms & ROUND_F
         if rounding and not flt:
             return f"rounding modifier '.{min(rounding)}' needs a floating-point type"
-        if "ftz" in ms and t not in _FTZ_TYPES and not ("approx" in ms and t == "f64"):
+        if "ftz" in ms and t not in _FTZ_TYPES and not (t == "f64" and ("approx" in ms or f64_ftz and rounding)):
             return f"'.ftz' does not apply to .{t}"
         if "sat" in ms and t not in ("s32", "f32", "f16", "f16x2", "f32x2"):
             return f"'.sat' does not apply to .{t}"
@@ -784,7 +786,7 @@ _RULES = {
     "fma": _arith_rule(required_rounding=True),
     "div": _arith_rule(required_rounding=True, approx_ok=True),
     "sqrt": _arith_rule(required_rounding=True, approx_ok=True),
-    "rcp": _arith_rule(required_rounding=True, approx_ok=True),
+    "rcp": _arith_rule(required_rounding=True, approx_ok=True, f64_ftz=True),
     "rsqrt": _arith_rule(approx_ok=True, approx_required=True),
     "sin": _arith_rule(approx_ok=True, approx_required=True),
     "cos": _arith_rule(approx_ok=True, approx_required=True),

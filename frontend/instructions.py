@@ -115,8 +115,8 @@ FORMS: dict[str, Form] = {
     # integer and floating-point arithmetic
     "add": _f(ARITH + " relu", f"{INT} {FLT} {HALF} f32x2 u8 s8 u16x2 s16x2", "dss"),
     "sub": _f(ARITH + " relu", f"{INT} {FLT} {HALF} f32x2", "dss"),
-    "addc": _f("cc", "u32 s32 u64 s64 b32 b64", "dss"),
-    "subc": _f("cc", "u32 s32 u64 s64 b32 b64", "dss"),
+    "addc": _f("cc", "u16 s16 u32 s32 u64 s64 b32 b64", "dss"),  # 16-bit: ptxas 13.0 takes it (without .cc)
+    "subc": _f("cc", "u16 s16 u32 s32 u64 s64 b32 b64", "dss"),
     "mul": _f("hi lo wide rn rz rm rp ftz sat", f"{INT} {FLT} {HALF} f32x2", ("dss", "Wss")),
     "mad": _f("hi lo wide rn rz rm rp ftz sat cc", f"{INT} {FLT}", ("dsss", "Wssw")),
     "madc": _f("hi lo cc", "u32 s32 u64 s64 b32 b64", "dsss"),

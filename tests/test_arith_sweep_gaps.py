@@ -246,3 +246,113 @@ def test_cvt_pack_sub_byte(engine, opt, t):
 
     check(f"cvt.pack.sat.{t}.s32.b32 %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;", rows,
           [want(*r) for r in rows], engine, opt)
+
+
+# ----------------------------------------------------------------------------- forms the manual does not define,
+# which ptxas 13.0 takes: the meaning its sm_90a SASS gives them (see each lowering's docstring)
+
+
+def _lop3(a: int, b: int, c: int, lut: int) -> int:
+    return sum(((lut >> ((a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1))) & 1) << i for i in range(32))
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("lut", ["256", "-1", "0x1E8", "-2", "0x100000096"])
+def test_lop3_immlut_keeps_its_low_8_bits(engine, opt, lut):
+    """ptxas 13.0: lop3.b32 with immLut 256 is LOP3.LUT ..., 0x0; -1 is 0xff; 0x1E8 is 0xe8."""
+    rows = [(0x0F0F0F0F, 0x00FF00FF, 0x3333CCCC), (M32, 0, 0x12345678), (0xDEADBEEF, 0xCAFEF00D, 0x80000001)]
+    table = int(lut, 0) & 0xFF
+    check(f"lop3.b32 %r5, %r2, %r3, %r4, {lut}; cvt.u64.u32 %rd8, %r5;", rows,
+          [_lop3(a, b, c, table) for a, b, c in rows], engine, opt)
+
+
+F64_RCP = [0x3FF0000000000000, 0xC008000000000000, 0x4009_21FB_5444_2D18, 1, 0x800FFFFFFFFFFFFF, 0x0010000000000000,
+           0x7FEFFFFFFFFFFFFF, 0xFFE0000000000001, 0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000,
+           0x3FB999999999999A, 0x000FFFFFFFFFFFFF]
+
+
+def _rcp_f64(bits: int, rnd: str) -> int:
+    """1 / a rounded once to f64 in ``rnd`` (IEEE 754), subnormal inputs and results kept."""
+    v = value(bits, "f64")
+    negative = bits >> 63 == 1
+    if v == 0:
+        return 0x7FF0000000000000 | (1 << 63 if negative else 0)
+    if v in ("+inf", "-inf"):
+        return 1 << 63 if negative else 0
+    return round_exact(1 / v, "f64", rnd)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("rnd", ["rn", "rz", "rm", "rp"])
+def test_rcp_rnd_ftz_f64_is_rcp_rnd_f64(engine, opt, rnd):
+    """ptxas 13.0 makes the same cubin of rcp.rnd.ftz.f64 and rcp.rnd.f64: .ftz flushes nothing."""
+    check(f"rcp.{rnd}.ftz.f64 %fd3, %fd1; mov.b64 %rd8, %fd3;", [(x,) for x in F64_RCP],
+          [_rcp_f64(x, rnd) for x in F64_RCP], engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("op, t", [("addc", "u16"), ("subc", "u16"), ("addc", "s16"), ("subc", "s16")])
+def test_addc_subc_16_bit(engine, opt, op, t):
+    """A 32-bit add.cc/sub.cc, then addc/subc on 16-bit halves of c: d = a + b + carry, a - b - borrow (mod 2^16),
+    the carry (borrow) out of the 32-bit operation (ptxas 13.0: IADD3.X on the halves, the low 16 bits stored)."""
+    first = "add" if op == "addc" else "sub"
+    body = (f"{first}.cc.u32 %r5, %r2, %r3; cvt.u16.u32 %h1, %r4; shr.u32 %r6, %r4, 16; cvt.u16.u32 %h2, %r6; "
+            f"{op}.{t} %h3, %h1, %h2; cvt.u64.u16 %rd8, %h3;")
+    rows = [(a, b, c) for a in (0, 1, 0x80000000, M32) for b in (0, 1, M32) for c in (0, 0xFFFF0001, 0x0001FFFF,
+                                                                                 0x80007FFF, M32)]
+
+    def want(a, b, c):
+        x, y = c & 0xFFFF, c >> 16
+        if op == "addc":
+            return (x + y + (a + b > M32)) & 0xFFFF
+        return (x - y - (a < b)) & 0xFFFF
+
+    check(body, rows, [want(*r) for r in rows], engine, opt)
+
+
+HALF2_CMP = {"f16": [0x3C00, 0xBC00, 0x0000, 0x8000, 0x7C00, 0x7E00, 0x3C01], "bf16": [0x3F80, 0xBF80, 0x0000,
+                                                                                      0x8000, 0x7F80, 0x7FC0]}
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("t", ["f16x2", "bf16x2"])
+@pytest.mark.parametrize("boolop", [None, "and"])
+def test_setp_x2_with_one_predicate_compares_element_0(engine, opt, t, boolop):
+    """ptxas 13.0: setp.lt.f16x2 p, a, b is HSETP2.LT.AND P0, PT, a.H0_H0, b.H0_H0, PT: p of the p|q form."""
+    h = t.removesuffix("x2")
+    edge = HALF2_CMP[h]
+    # element 1 of a and b always compares true, so a result from it would show
+    rows = [(a | edge[0] << 16 ^ 0x8000 << 16, b | edge[0] << 16, c) for a in edge for b in edge for c in (0, 1)]
+    extra = ", %p2" if boolop else ""
+    body = (f"setp.ne.u32 %p2, %r4, 0; setp.lt{'.' + boolop if boolop else ''}.{t} %p1, %r2, %r3{extra}; "
+            "selp.u64 %rd8, 1, 0, %p1;")
+
+    def lt(x, y):
+        vx, vy = value(x, h), value(y, h)
+        if "nan" in (vx, vy):
+            return False
+        inf = {"+inf": Fraction(10) ** 100, "-inf": -Fraction(10) ** 100}
+        return inf.get(vx, vx) < inf.get(vy, vy)
+
+    want = [int(lt(a & 0xFFFF, b & 0xFFFF) and (not boolop or c != 0)) for a, b, c in rows]
+    check(body, rows, want, engine, opt)
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("op", ["vadd", "vsub", "vabsdiff", "vmin", "vmax"])
+def test_scalar_video_c_without_op2_or_dsel_is_ignored(engine, opt, op):
+    """ptxas 13.0 makes the same SASS of vop.u32.u32.u32 d, a, b, c as of d, a, b (c is not even loaded); also with
+    .s32 types, .sat and source selectors."""
+    rows = [(a, b, c) for a in (0, 1, 0x7FFFFFFF, 0x80000000, M32, 0x12345678) for b in (0, 2, 0x80000001, M32)
+            for c in (0, 0xDEADBEEF)]
+    fn = {"vadd": lambda x, y: x + y, "vsub": lambda x, y: x - y, "vabsdiff": lambda x, y: abs(x - y),
+          "vmin": min, "vmax": max}[op]
+    check(f"{op}.u32.u32.u32 %r5, %r2, %r3, %r4; cvt.u64.u32 %rd8, %r5;", rows,
+          [fn(a, b) & M32 for a, b, c in rows], engine, opt)
+
+    def sel(x, shift, width):  # a selected part, sign-extended
+        v = x >> shift & ((1 << width) - 1)
+        return v - (1 << width) if v >> (width - 1) else v
+
+    want = [min(max(fn(sel(a, 8, 8), sel(b, 16, 16)), -(1 << 31)), (1 << 31) - 1) & M32 for a, b, c in rows]
+    check(f"{op}.s32.s32.s32.sat %r5, %r2.b1, %r3.h1, %r4; cvt.u64.u32 %rd8, %r5;", rows, want, engine, opt)

@@ -28,8 +28,6 @@ VERSION = "9.0"
 
 # Lines where xcc's verdict differs from ptxas's today: instruction -> why.
 _UNMEASURED = "what ptxas makes of it is unmeasured (no GPU or disassembler to check)"
-_VIDEO_C = ("ptxas 13.0 takes the scalar video form with a c operand but no secondary operation nor .dsel (the PTX "
-            "ISA writes d.dsel, a, b, c); " + _UNMEASURED)
 _ST_ASYNC_SPACE = ("ptxas 13.0 takes st.async/red.async with .shared, .shared::cta or no state space, which xcc's "
                    "lowering reads as shared::cluster addresses only; their meaning: " + _UNMEASURED)
 _ADDR32 = ("ptxas 13.0 refuses a 32-bit address (cvta .u32, mov.u32 of a variable) in a 64-bit module on sm_90 and "
@@ -38,27 +36,6 @@ _ISSPACEP32 = "ptxas 13.0 takes a 32-bit register for isspacep in a 64-bit modul
 _SYM_SPACE = ("the state space of a variable named by cvta/prefetch is not compared with the instruction's: the "
               "memory rules see modifiers and operand kinds, not declarations")
 KNOWN: dict[str, str] = {
-    # sweep_arith (tests/isa_sweep_arith.py)
-    "addc.u16 %h1, %h2, %h3;": "ptxas 13.0 takes 16-bit addc/subc, which the PTX ISA does not define; xcc's carry "
-                               "chain is 32/64-bit",
-    "subc.u16 %h1, %h2, %h3;": "as addc.u16",
-    "rcp.rz.ftz.f64 %fd1, %fd2;": "ptxas 13.0 takes .ftz on rcp.rnd.f64, which the PTX ISA does not define; "
-                                  + _UNMEASURED,
-    "rcp.rp.ftz.f64 %fd1, %fd2;": "as rcp.rz.ftz.f64",
-    "rcp.rn.ftz.f64 %fd1, %fd2;": "as rcp.rz.ftz.f64",
-    "setp.lt.f16x2 %p1, %r2, %r3;": "ptxas 13.0 takes one destination predicate on setp.f16x2 (the PTX ISA gives "
-                                    "p|q); which half it reports: " + _UNMEASURED,
-    "setp.lt.and.f16x2 %p1, %r2, %r3, %p3;": "as setp.lt.f16x2 with one predicate",
-    "lop3.b32 %r1, %r2, %r3, %r4, 256;": "ptxas 13.0 takes an immLut outside 0..255 (the PTX ISA: an 8-bit table); "
-                                         + _UNMEASURED,
-    "lop3.b32 %r1, %r2, %r3, %r4, -1;": "as lop3 with immLut 256",
-    "lop3.b64 %rd1, %rd2, %rd3, %rd4, 0x96;": "ptxas 13.0 refuses lop3.b64 on every target; xcc keeps it as an "
-                                              "extension with its own test (test_isa_gaps_bits.py::test_lop3_b64)",
-    "vadd.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
-    "vsub.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
-    "vabsdiff.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
-    "vmin.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
-    "vmax.u32.u32.u32 %r1, %r2, %r3, %r4;": _VIDEO_C,
     # sweep_memory (tests/isa_sweep_memory.py)
     "ld.global.b16 %f1, [%rd1];": "ptxas 13.0 loads .b16 into an .f32 register, which section 6.4.1's relaxed rules "
                                   "do not allow; " + _UNMEASURED,

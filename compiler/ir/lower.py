@@ -359,7 +359,11 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
             attrs["bool"] = boolop
         dest = ops[0]
         if t.name in ("f16x2", "bf16x2"):  # p|q: the comparisons of elements 0 and 1 (PTX ISA 9.7.4.x)
-            if not isinstance(dest, ast.Vector) or len(dest.elements) != 2:
+            if not isinstance(dest, ast.Vector):  # one predicate, which ptxas 13.0 takes: element 0's, as p
+                # (sm_90a: HSETP2.LT.AND P0, PT, R0.H0_H0, R5.H0_H0, PT; with .and: ..., P0 as the last source)
+                self.write(dest, self.emit("setp", t, args, PRED, half=0, **attrs).result)
+                return
+            if len(dest.elements) != 2:
                 raise self.error(f"'{_full(inst)}' needs two destination predicates p|q", PtxSemanticError)
             for k, e in enumerate(dest.elements):
                 self.write(e, self.emit("setp", t, args, PRED, half=k, **attrs).result)
@@ -498,6 +502,16 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
     def op_subc(self, inst) -> None:
         self._carry(inst, "subc", carry_in=True)
 
+    def _carry16(self, inst, op: str) -> None:
+        """``addc.{u16,s16}`` / ``subc.{u16,s16}`` (no ``.cc``), which ptxas 13.0 takes though the PTX ISA defines
+        extended precision for 32/64 bits: the 32-bit instruction on the widened 16-bit values, its low 16 bits
+        (sm_90a SASS: ``IADD3.X R7, R4, R7, RZ, P0, !PT`` / ``IADD3.X R7, R4, ~R7, RZ, P0, !PT`` on the 16-bit
+        loads, then ``STG.E.U16``): d = a + b + CF, a - b - (1 - CF) mod 2^16; CF is read, not written."""
+        t, u32 = self._type(inst), ptx_type("u32")
+        a, b = (self.emit("cvt", u32, [self.read(o, t)], u32, src=t.name).result for o in inst.operands[1:])
+        r = self.emit(op, u32, [a, b, self.b.read(CC_REG, self.b.block)], u32).result
+        self.write(inst.operands[0], self.emit("cvt", t, [r], t, src="u32").result)
+
     def op_madc(self, inst) -> None:
         self._carry(inst, "madc", carry_in=True)
 
@@ -510,6 +524,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         if len(inst.operands) != n:
             raise self.error(f"'{_full(inst)}' takes {n} operands, got {len(inst.operands)}", PtxSemanticError)
         t = self._type(inst)
+        if t.name in ("u16", "s16") and carry_in and op != "madc" and "cc" not in inst.modifiers:
+            return self._carry16(inst, op)
         if t.name not in ("u32", "s32", "u64", "s64"):
             raise self.error(f"'{_full(inst)}': extended-precision arithmetic is defined for .u32, .s32, .u64 "
                              "and .s64", PtxSemanticError)

@@ -4,7 +4,8 @@
 manual's definition (section in the method's docstring) with integer and comparison IR ops both engines and
 the xg1 backend already implement, so nothing here needs a new IR op or a new machine instruction.
 
-* ``lop3.b32/.b64 d, a, b, c, immLut`` (9.7.8.6): bit i of d is ``immLut[(a_i << 2) | (b_i << 1) | c_i]``,
+* ``lop3.b32 d, a, b, c, immLut`` (9.7.8.6): bit i of d is ``immLut[(a_i << 2) | (b_i << 1) | c_i]``, of an
+  immLut outside 0..255 its low 8 bits (ptxas 13.0's SASS: ``LOP3.LUT ..., 0x0`` for 256, ``0xff`` for -1),
   built by Shannon expansion on ``a`` then ``b`` (``mux(s, x, y) = y ^ ((x ^ y) & s)``); the PTX 8.2 form
   ``lop3.BoolOp.b32 d|p, a, b, c, immLut, q`` also sets ``p = (d != 0) BoolOp q``.
 * ``cnot.type d, a`` (9.7.8.5): ``d = (a == 0) ? 1 : 0``.
@@ -71,10 +72,10 @@ class BitsLowering:
         boolop = next((m for m in inst.modifiers if m in ("and", "or")), None)
         self._check(inst, 6 if boolop else 5)
         d, a, b, c, lut = inst.operands[:5]
-        if not isinstance(lut, ast.Imm) or lut.kind != "int" or not 0 <= lut.value <= 0xFF:
-            raise self.error(f"'{_text(inst)}': immLut must be an integer constant 0..255", PtxSemanticError)
+        if not isinstance(lut, ast.Imm) or lut.kind != "int":
+            raise self.error(f"'{_text(inst)}': immLut must be an integer constant", PtxSemanticError)
         va, vb, vc = (self.read(o, t) for o in (a, b, c))
-        table = lut.value
+        table = lut.value & 0xFF  # ptxas 13.0 keeps the low 8 bits: 256 -> LOP3.LUT 0x0, -1 -> 0xff, 0x1E8 -> 0xe8
         ones = Const(t, (1 << t.bits) - 1)
 
         def g(i: int):  # the function of c alone that minterms i+1 (c=1) and i (c=0) give
@@ -198,7 +199,13 @@ class BitsLowering:
         self.unary(inst)
 
     def op_rcp(self, inst) -> None:
+        """``rcp.rnd.ftz.f64``, which ptxas 13.0 takes though the PTX ISA gives .ftz only to rcp.approx.f64, is
+        ``rcp.rnd.f64``: ptxas makes the same cubin of both, for every rounding (sm_90a), so .ftz flushes
+        nothing."""
         self._approx_or_rounding(inst)
+        mods = inst.modifiers
+        if "f64" in mods and "ftz" in mods and any(m in ("rn", "rz", "rm", "rp") for m in mods):
+            inst = replace(inst, modifiers=tuple(m for m in mods if m != "ftz"))
         self.unary(inst)
 
     def _approx_or_rounding(self, inst) -> None:

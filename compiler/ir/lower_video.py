@@ -268,7 +268,10 @@ class ScalarVideoLowering:
         merge = isinstance(d, RegPart)
         if merge:
             self._scalar_sel(inst, d)
-        self._check(inst, 4 if op2 or merge else 3)
+        # with neither, a c operand is read by nothing: ptxas 13.0 makes the same SASS of v{add,sub,absdiff,min,max,
+        # shl,shr,set} d, a, b, c as of d, a, b (sm_90a; c is not even loaded), though the PTX ISA writes c only with
+        # a secondary operation or d.dsel
+        self._check(inst, 4 if op2 or merge or len(ops) == 4 else 3)
         if op2 and merge:
             raise self.error(f"'{_text(inst)}': a secondary operation and a merge", PtxSemanticError)
         ta, tb = self._vsource(inst, ops[1], at), self._vsource(inst, ops[2], bt)
