@@ -44,7 +44,7 @@ from xcc.frontend.instructions import (
     category,
     requirements,
 )
-from xcc.frontend.memory_rules import memory_operand_problems, memory_problems
+from xcc.frontend.memory_rules import declaration_problems, memory_operand_problems, memory_problems
 from xcc.frontend.targets import NEWEST_PTX, Target, min_ptx_version, parse_target, parse_version
 from xcc.frontend.tensor_rules import problem as tensor_problem
 from xcc.semantics.comparisons import FLOAT_CMPS, INT_CMPS
@@ -164,6 +164,7 @@ class _Checker:
         self.version: tuple[int, int] | None = None
         self.functions = {f.name for f in module.functions}
         self.address_bits = module.address_size or 32
+        self.scope: ChainMap | dict = {}  # the names in scope at the instruction being checked -> their spaces
 
     def error(self, message: str, loc: SourceLoc | None) -> None:
         self.errors.append(PtxSemanticError(message, loc))
@@ -174,7 +175,8 @@ class _Checker:
         try:
             self.header()
             self.opaque_initialisers()
-            module_names = self.functions | {v.name for v in self.module.variables}
+            # every name in scope -> its state space ("func" for a function): cvta/ld/prefetch compare them
+            module_names = {f: "func" for f in self.functions} | {v.name: v.space for v in self.module.variables}
             bodies: dict[str, ast.Function] = {}
             for fn in self.module.functions:
                 if fn.body is None:
@@ -183,12 +185,12 @@ class _Checker:
                     self.error(f"redefinition of function '{fn.name}'", fn.loc)
                 bodies[fn.name] = fn
                 regs = RegScope()
-                names: set[str] = set()
+                names: dict[str, str] = {}
                 for p in fn.params + fn.return_params:
                     if p.space == "reg":
                         regs.names[p.name] = ast.RegDecl(p.type, [p.name], loc=p.loc)
                     else:
-                        names.add(p.name)
+                        names[p.name] = p.space
                 self.block(fn.body, regs, ChainMap(names, module_names), ChainMap())
         except _TooMany:
             self.errors.append(PtxSemanticError(f"too many errors (stopped after {MAX_ERRORS})"))
@@ -231,7 +233,7 @@ class _Checker:
 
     def block(self, body: list, parent_regs: RegScope, parent_names: ChainMap, parent_labels: ChainMap):
         regs = RegScope(parent_regs)
-        names: set[str] = set()
+        names: dict[str, str] = {}
         labels: dict[str, ast.Label] = {}
         for st in body:
             if isinstance(st, ast.RegDecl):
@@ -239,7 +241,7 @@ class _Checker:
                 if dup is not None:
                     self.error(f"redeclaration of register '{dup}'", st.loc)
             elif isinstance(st, ast.VarDecl):
-                names.add(st.name)
+                names[st.name] = st.space
             elif isinstance(st, ast.Label):
                 if st.name in labels:
                     first = labels[st.name].loc
@@ -273,6 +275,7 @@ class _Checker:
         for op in ops:
             self.name(op, regs, names, labels)
         if len(self.errors) == before:  # types only make sense once every name resolves
+            self.scope = names
             _InstructionCheck(self, ins, regs).run()
         if ins.opcode in ("tex", "tld4") and "texmode_independent" in self.module.target:
             self.independent_texture(ins)
@@ -404,6 +407,8 @@ class _InstructionCheck:
             self.operands()
         if not spelling:  # frontend/memory_rules.py
             for message, loc in memory_operand_problems(ins, self.reg_width):
+                self.error(message, loc)
+            for message, loc in declaration_problems(ins, c.scope.get, c.address_bits, c.target):
                 self.error(message, loc)
         if not spelling:
             for message, loc in operand_problems(ins, self.reg_type, c.target, c.version):

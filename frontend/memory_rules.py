@@ -515,4 +515,57 @@ def memory_operand_problems(ins, reg_width) -> list[tuple[str, object]]:
     return out
 
 
-__all__ = ["memory_operand_problems", "memory_problems"]
+# --------------------------------------------------------------------------- declarations
+
+_SPACE_CHECKED = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "cvta"})
+
+
+def _var_space(space: str) -> str:
+    """A space modifier as a declaration's space: ``.shared::cta`` -> shared, ``.param::entry`` -> param."""
+    return space.split("::")[0]
+
+
+def declaration_problems(ins, space_of, address_bits: int, target) -> list[tuple[str, object]]:
+    """What ptxas 13.0 refuses once it knows the declarations: ``space_of(name)`` is the state space a name in scope
+    is declared in ("func" for a function, None if unknown); ``target`` the module's (or None).
+
+    * A variable named by ``cvta`` or as a memory address (``ld``, ``ldu``, ``st``, ``atom``, ``red``, ``prefetch``)
+      in another state space than the instruction's: "State space mismatch between instruction and address in
+      instruction 'cvta'"; with no space (a generic address) a ``.const`` or ``.param`` variable (which has no
+      generic address; a ``.global``, ``.shared`` or ``.local`` one does).
+    * A 32-bit address in a 64-bit module: ``cvta`` of ``.u32``, ``mov.{u32,b32,s32}`` of a ``.global`` variable
+      (ptxas: "Program uses 32-bit address ... which is conflicting with .address_size 64", then on sm_90 and
+      later "32-Bit ABI (--machine 32 or 32-Bit addressing) is not supported on sm_90 or higher architectures",
+      before sm_90 "32-Bit compilation is no longer supported")."""
+    ms, ops, out = set(ins.modifiers), ins.operands, []
+    text = ".".join((ins.opcode, *ins.modifiers))
+    if address_bits == 64 and (
+            (ins.opcode == "cvta" and "u32" in ms)
+            or (ins.opcode == "mov" and len(ops) == 2 and isinstance(ops[1], ast.Symbol)
+                and ms & {"u32", "b32", "s32"} and space_of(ops[1].name) == "global")):
+        why = ("32-bit addressing is not supported on sm_90 or higher architectures" if target is None
+               or target.sm >= 90 else "32-bit compilation is no longer supported")
+        out.append((f"'{text}' uses a 32-bit address, which conflicts with .address_size 64 ({why}, as ptxas 13.0 "
+                    "says)", ins.loc))
+    if ins.opcode not in _SPACE_CHECKED or ("async" in ms and ins.opcode != "st"):
+        return out
+    spaces = ms & SPACES
+    if len(spaces) > 1:
+        return out
+    want = _var_space(next(iter(spaces))) if spaces else None
+    for i, op in enumerate(ops):
+        name = (op.name if isinstance(op, (ast.Symbol, ast.SymbolOffset)) and ins.opcode == "cvta" and i == 1
+                else op.base.name if isinstance(op, ast.Address) and isinstance(op.base, ast.Symbol)
+                and not op.elements and ins.opcode != "cvta" else None)
+        got = space_of(name) if name is not None else None
+        if got is None or got not in ("global", "shared", "local", "const", "param", "func"):
+            continue
+        if got != want and (want is not None or got in ("const", "param", "func")):
+            what = "a function" if got == "func" else f"a .{got} variable"
+            why = f"the instruction's space is .{want}" if want else "which has no generic address"
+            out.append((f"operand {i + 1} of '{text}': state space mismatch between instruction and address "
+                        f"('{name}' is {what}, {why})", getattr(op, "loc", None) or ins.loc))
+    return out
+
+
+__all__ = ["declaration_problems", "memory_operand_problems", "memory_problems"]

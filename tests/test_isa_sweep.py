@@ -30,11 +30,7 @@ VERSION = "9.0"
 _UNMEASURED = "what ptxas makes of it is unmeasured (no GPU or disassembler to check)"
 _ST_ASYNC_SPACE = ("ptxas 13.0 takes st.async/red.async with .shared, .shared::cta or no state space, which xcc's "
                    "lowering reads as shared::cluster addresses only; their meaning: " + _UNMEASURED)
-_ADDR32 = ("ptxas 13.0 refuses a 32-bit address (cvta .u32, mov.u32 of a variable) in a 64-bit module on sm_90 and "
-           "later only (32-bit ABI); xcc takes it on every target, as the 32-bit window offset")
 _ISSPACEP32 = "ptxas 13.0 takes a 32-bit register for isspacep in a 64-bit module; " + _UNMEASURED
-_SYM_SPACE = ("the state space of a variable named by cvta/prefetch is not compared with the instruction's: the "
-              "memory rules see modifiers and operand kinds, not declarations")
 KNOWN: dict[str, str] = {
     # sweep_memory (tests/isa_sweep_memory.py)
     "ld.global.b16 %f1, [%rd1];": "ptxas 13.0 loads .b16 into an .f32 register, which section 6.4.1's relaxed rules "
@@ -48,16 +44,8 @@ KNOWN: dict[str, str] = {
         ".mbarrier::complete_tx::bytes but no mbarrier operand; " + _UNMEASURED,
     "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r2;": "as st.async "
         "without its mbarrier operand",
-    "cvta.global.u32 %r1, %r2;": _ADDR32,
-    "cvta.shared.u32 %r1, %r2;": _ADDR32,
-    "cvta.to.global.u32 %r1, %r2;": _ADDR32,
-    "cvta.to.shared.u32 %r1, %r2;": _ADDR32,
-    "mov.u32 %r1, gbuf;": _ADDR32,
     "isspacep.global %p1, %r1;": _ISSPACEP32,
     "isspacep.shared %p1, %r1;": _ISSPACEP32,
-    "cvta.global.u64 %rd1, sbuf;": _SYM_SPACE,
-    "cvta.shared.u64 %rd1, gbuf;": _SYM_SPACE,
-    "prefetch.tensormap [p0];": _SYM_SPACE + " (ptxas: a .param variable needs prefetch.param.tensormap)",
     "mov.b128 %q1, gbuf;": "ptxas 13.0 moves a variable's address into a .b128 register; " + _UNMEASURED,
     "atom.global.exch.b32 %r2, [%rd1], %r3, %r4;": "ptxas 13.0 takes (and ignores?) a fourth operand on atom.exch; "
                                                    + _UNMEASURED,

@@ -178,3 +178,73 @@ def test_unified_address_loads_and_atomics_are_the_plain_ones():
                      w[:, 2],  # exch's old value
                      w[:, 3]], axis=1)
     assert np.array_equal(rows(out).view("<u4"), want)
+
+
+# ----------------------------------------------------------------- what the declarations decide
+_DECL_HEAD = """\
+.version 9.0
+.target {target}
+.address_size 64
+.global .align 16 .b8 gbuf[64];
+.const .align 16 .b8 cbuf[64];
+.func f0()
+{{
+    ret;
+}}
+.visible .entry k(.param .u64 p0)
+{{
+    .reg .pred %p1;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .shared .align 16 .b8 sbuf[64];
+    .local .align 16 .b8 lbuf[64];
+    {line}
+    ret;
+}}
+"""
+_LINE = 17  # where {line} is
+
+
+def _check(line: str, target: str = "sm_90a"):
+    from xcc.check import check_sources
+    from xcc.sources import Source
+
+    return check_sources([Source(_DECL_HEAD.format(target=target, line=line), "k.ptx")])
+
+
+@pytest.mark.parametrize("line, want", [
+    # ptxas 13.0: "State space mismatch between instruction and address in instruction 'cvta'" (and 'prefetch', 'ld')
+    ("cvta.global.u64 %rd1, sbuf;", "'sbuf' is a .shared variable, the instruction's space is .global"),
+    ("cvta.shared.u64 %rd1, gbuf+8;", "'gbuf' is a .global variable, the instruction's space is .shared"),
+    ("cvta.global.u64 %rd1, f0;", "'f0' is a function"),
+    ("prefetch.tensormap [p0];", "'p0' is a .param variable, which has no generic address"),
+    ("prefetch.L1 [cbuf];", "'cbuf' is a .const variable, which has no generic address"),
+    ("prefetch.global.L2 [sbuf];", "'sbuf' is a .shared variable"),
+    ("ld.global.u32 %r1, [sbuf];", "'sbuf' is a .shared variable"),
+    # ptxas 13.0: "Program uses 32-bit address ... conflicting with .address_size 64" and the 32-bit ABI refused
+    ("cvta.to.shared.u32 %r1, %r2;", "32-bit addressing is not supported on sm_90"),
+    ("mov.b32 %r1, gbuf;", "32-bit addressing is not supported on sm_90"),
+])
+def test_declarations_refused_as_ptxas_does(line, want):
+    from xcc.diagnostics import XccError
+
+    with pytest.raises(XccError, match="state space mismatch|uses a 32-bit address") as e:
+        _check(line)
+    assert want in str(e.value) and e.value.loc is not None and e.value.loc.line == _LINE, str(e.value)
+
+
+@pytest.mark.parametrize("line", ["cvta.shared::cluster.u64 %rd1, sbuf;", "prefetch.tensormap [sbuf];",
+                                  "prefetch.param.tensormap [p0];", "prefetch.const.tensormap [cbuf];",
+                                  "ld.u32 %r1, [lbuf];", "mov.u32 %r1, sbuf;", "mov.u32 %r1, gbuf+8;",
+                                  "isspacep.global %p1, sbuf+8;", "atom.add.u32 %r1, [%rd1].unified, %r2;"])
+def test_declarations_ptxas_takes_are_taken(line):
+    assert _check(line).ok
+
+
+def test_a_32_bit_address_before_sm_90_has_ptxas_13s_other_message():
+    """ptxas 13.0 refuses 32-bit addresses in a 64-bit module on sm_80 too: "32-Bit compilation is no longer
+    supported"."""
+    from xcc.diagnostics import XccError
+
+    with pytest.raises(XccError, match="32-bit compilation is no longer supported"):
+        _check("cvta.global.u32 %r1, %r2;", "sm_80")
