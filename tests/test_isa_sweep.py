@@ -35,7 +35,6 @@ KNOWN: dict[str, str] = {
     # sweep_memory (tests/isa_sweep_memory.py)
     "ld.global.b16 %f1, [%rd1];": "ptxas 13.0 loads .b16 into an .f32 register, which section 6.4.1's relaxed rules "
                                   "do not allow; " + _UNMEASURED,
-    "ld.u32 %r1, [sbuf];": "ptxas 13.0 takes a .shared variable as a generic ld's address; " + _UNMEASURED,
     "st.async.shared.mbarrier::complete_tx::bytes.u32 [%r1], %r2, [%r3];": _ST_ASYNC_SPACE,
     "st.async.shared::cta.mbarrier::complete_tx::bytes.u32 [sbuf+8], %r2, [%r3];": _ST_ASYNC_SPACE,
     "st.async.mbarrier::complete_tx::bytes.u32 [%rd1], %r2, [%r3];": _ST_ASYNC_SPACE,

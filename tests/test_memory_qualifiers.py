@@ -248,3 +248,45 @@ def test_a_32_bit_address_before_sm_90_has_ptxas_13s_other_message():
 
     with pytest.raises(XccError, match="32-bit compilation is no longer supported"):
         _check("cvta.global.u32 %r1, %r2;", "sm_80")
+
+
+GENERIC_VARS = """\
+.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .entry generic_vars(.param .u64 out)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .shared .align 16 .b8 sbuf[64];
+    .local .align 16 .b8 lbuf[64];
+    ld.param.u64 %rd1, [out];
+    st.u32 [sbuf], 5;
+    st.u32 [sbuf+4], 7;
+    ld.u32 %r1, [sbuf+4];
+    atom.add.u32 %r2, [sbuf], 10;
+    red.add.u32 [sbuf+4], 3;
+    ld.shared.u32 %r3, [sbuf];
+    ld.shared.u32 %r4, [sbuf+4];
+    mov.u64 %rd2, sbuf;
+    cvta.shared.u64 %rd3, %rd2;
+    ld.u32 %r5, [%rd3+4];
+    st.u32 [lbuf+8], 21;
+    ld.local.u32 %r6, [lbuf+8];
+    st.local.u32 [lbuf+12], 33;
+    ld.u32 %r7, [lbuf+12];
+    st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+    st.global.v2.u32 [%rd1+16], {%r5, %r6};
+    st.global.u32 [%rd1+24], %r7;
+    ret;
+}
+"""
+
+
+def test_a_generic_access_naming_a_shared_or_local_variable_is_that_spaces():
+    """``ld.u32 %r, [sbuf]`` (no state space, a .shared variable): ptxas 13.0 compiles it to ``LDS R5, [UR4]`` as
+    ``ld.shared`` (``st`` to STS, ``atom``/``red`` to ATOMS; sm_90a SASS), so the access is the variable's own space,
+    .local likewise; the values are the manual's stores, loads and read-modify-writes in order."""
+    got = _run_scalar(GENERIC_VARS, "generic_vars", 4).view("<u4")
+    assert got[:7].tolist() == [7, 5, 15, 10, 10, 21, 33]

@@ -585,7 +585,17 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         """The state space of a memory instruction; ``.shared::cta`` and ``.shared::cluster`` are ``shared`` (a
         shared::cluster address names its CTA in bits 24-31, xcc.semantics.cluster)."""
         ms = ["shared" if m in ("shared::cta", "shared::cluster") else m for m in inst.modifiers]
-        return next((m for m in ms if m in SPACES), "generic")
+        space = next((m for m in ms if m in SPACES), None)
+        # A generic access naming a .shared or .local variable is that space's: ptxas 13.0 compiles ld.u32 [sbuf]
+        # to LDS [UR4], st to STS, atom/red to ATOMS, exactly as with .shared (sm_90a SASS)
+        at = {"ld": 1, "ldu": 1, "atom": 1, "st": 0, "red": 0}.get(inst.opcode)
+        if space is None and at is not None and "async" not in ms and len(inst.operands) > at:
+            a = inst.operands[at]
+            var = (self.b.local_vars.get(a.base.name) or self.b.module_vars.get(a.base.name)
+                   if isinstance(a, ast.Address) and isinstance(a.base, ast.Symbol) else None)
+            if var is not None and var.space in ("shared", "local"):
+                return var.space
+        return space or "generic"
 
     def _vec(self, inst) -> int:
         v = next((m for m in inst.modifiers if m in ("v2", "v4", "v8")), None)
