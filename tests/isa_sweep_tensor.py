@@ -901,9 +901,6 @@ _GAPS = [
     (r"^mma\.sync\.aligned\.m8n8k4\.row\.col\.f32\.(bf16|tf32)\.",
      "refused on purpose: the PTX ISA gives m8n8k4 .bf16/.tf32 no fragment layout, and ptxas 13.0 emits no "
      "arithmetic for them (commit 238384c)"),
-    (r"^mma\.sp(::ordered_metadata)?\.sync\.aligned\.m16n8k(64|128)\.row\.col\.(satfinite\.)?s32\.[su]4\.",
-     "sparse mma with .s4/.u4 inputs is not lowered yet (compiler/ir/lower_sparse_mma.py takes 8-bit and float "
-     "inputs)"),
 ]
 
 

@@ -562,3 +562,106 @@ def test_wmma_f16_result_from_an_f32_accumulator(engine, opt, shape, alay, blay,
     got = dd.copy_to_host().reshape(rows_d, sd)
     got = got[:, :n] if clay == "row" else got[:, :m].T
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+# ----------------------------------------------------------------------------- mma.sp .s4/.u4
+SPARSE_INT4 = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pe, .param .u64 pd)
+{
+    .reg .b32 %r<4>;
+    .reg .b32 %a<4>;
+    .reg .b32 %b<4>;
+    .reg .b32 %c<4>;
+    .reg .b32 %d<4>;
+    .reg .b32 %e;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pe];
+    ld.param.u64 %rd5, [pd];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd6, %r1, 16;
+    mul.wide.u32 %rd7, %r1, 4;
+    add.u64 %rd1, %rd1, %rd6;
+    add.u64 %rd2, %rd2, %rd6;
+    add.u64 %rd3, %rd3, %rd6;
+    add.u64 %rd4, %rd4, %rd7;
+    add.u64 %rd5, %rd5, %rd6;
+    ld.global.v4.u32 {%a0, %a1, %a2, %a3}, [%rd1];
+    ld.global.v4.u32 {%b0, %b1, %b2, %b3}, [%rd2];
+    ld.global.v4.u32 {%c0, %c1, %c2, %c3}, [%rd3];
+    ld.global.u32 %e, [%rd4];
+    MMA
+    st.global.v4.u32 [%rd5], {%d0, %d1, %d2, %d3};
+    ret;
+}
+"""
+_PAIRS = {0x4: (0, 1), 0x8: (0, 2), 0xC: (0, 3), 0x9: (1, 2), 0xD: (1, 3), 0xE: (2, 3)}  # nibble i1 << 2 | i0
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("k, types, sel, sat", [(64, "s4.s4", 0, False), (64, "u4.s4", 1, True),
+                                                (128, "s4.u4", 0, False), (128, "u4.u4", 0, True)])
+def test_mma_sp_int4_vs_python_integers(engine, opt, k, types, sel, sat):
+    """mma.sp .s4/.u4 (m16n8k64, m16n8k128), written out from the PTX ISA's fragments: A (16 x K) is 2:4 sparse in
+    pairs of nibbles (each chunk of 8 nibbles keeps 2 of its 4 pairs, a metadata nibble i1 << 2 | i0 of their
+    positions: the 4-bit forms are the 8-bit forms' byte layout, each byte a nibble pair); compressed register r of
+    lane (g, t) holds row g + 8 (r % 2), the kept pairs of chunks 2t, 2t + 1 (+ 8 for r >= 2: columns firstcol ..
+    firstcol + 15, firstcol = 16t (+ 64), as 9.7.14.6.2.8 gives); the nibble of (row, chunk j) is bits 4 (j % 8) of
+    lane 4g + 2 sel + 2 (j / 8) + row / 8 (the other lanes' metadata is noise and must not matter); B register r
+    rows 32r + 8t + i of column g; C/D (g + 8 (i / 2), 2t + i % 2).  Reference: Python integers, wrapping or
+    saturating to s32."""
+    at, bt = types.split(".")
+    rng = np.random.default_rng(k + sel + 2 * sat)
+    chunks = k // 8
+    nib = np.array(list(_PAIRS))[rng.integers(0, 6, (16, chunks))]
+    aval = rng.integers(-8, 8, (16, k)) if at == "s4" else rng.integers(0, 16, (16, k))
+    dense = np.zeros((16, k), np.int64)
+    comp = np.zeros((16, k // 2), np.int64)  # kept nibbles in order
+    for r in range(16):
+        for j in range(chunks):
+            for slot, p in enumerate(_PAIRS[int(nib[r, j])]):
+                for h in range(2):
+                    dense[r, 8 * j + 2 * p + h] = aval[r, 8 * j + 2 * p + h]
+                    comp[r, 4 * j + 2 * slot + h] = aval[r, 8 * j + 2 * p + h]
+    bmat = rng.integers(-8, 8, (k, 8)) if bt == "s4" else rng.integers(0, 16, (k, 8))
+    cmat = rng.integers(-2**31, 2**31, (16, 8))
+    if sat:
+        cmat[0, :], cmat[9, :] = 2**31 - 5, -2**31 + 5
+    a = np.zeros((32, 4), np.uint32)
+    b = np.zeros((32, 4), np.uint32)
+    c = np.zeros((32, 4), np.uint32)
+    e = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for reg in range(k // 32):
+            row, h = g + 8 * (reg % 2), reg // 2
+            nibbles = comp[row, 32 * h + 8 * t:32 * h + 8 * t + 8]  # chunks 8h + 2t, + 1: 4 kept nibbles each
+            a[lane, reg] = sum((int(x) & 0xF) << (4 * i) for i, x in enumerate(nibbles))
+            b[lane, reg] = sum((int(bmat[32 * reg + 8 * t + i, g]) & 0xF) << (4 * i) for i in range(8))
+        for i in range(4):
+            c[lane, i] = int(cmat[g + 8 * (i // 2), 2 * t + i % 2]) & 0xFFFFFFFF
+    for g in range(8):
+        for rh in range(2):
+            for half in range(chunks // 8):
+                lane = 4 * g + 2 * sel + 2 * half + rh
+                e[lane] = sum(int(nib[g + 8 * rh, 8 * half + j]) << (4 * j) for j in range(8))
+    want = dense.dot(bmat) + cmat
+    want = np.clip(want, -2**31, 2**31 - 1) if sat else (want + 2**31) % 2**32 - 2**31
+    na = k // 32
+    regs = lambda r: "{" + ", ".join(f"%{r}{i}" for i in range(na)) + "}"  # noqa: E731
+    form = (f"mma.sp::ordered_metadata.sync.aligned.m16n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{at}.{bt}.s32 "
+            f"{{%d0, %d1, %d2, %d3}}, {regs('a')}, {regs('b')}, {{%c0, %c1, %c2, %c3}}, %e, {sel};")
+    dev = rt.Device()
+    bufs = [rt.to_device(x, dev) for x in (a, b, c, e)]
+    out = rt.zeros(128, np.uint32, dev)
+    rt.load_module(SPARSE_INT4.replace("MMA", form), device=dev, engine=engine, opt_level=opt).get_function(
+        "k").launch((1, 1, 1), (32, 1, 1), [*bufs, out])
+    got = out.copy_to_host().reshape(32, 4).view(np.int32)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(4):
+            assert int(got[lane, i]) == int(want[g + 8 * (i // 2), 2 * t + i % 2]), (lane, i)

@@ -27,6 +27,17 @@ NVIDIA H200 showed (tests/data/gpu/mma_sp_probe.cu; ``g`` = lane / 4, ``t`` = la
   ``.satfinite``, saturating as the dense MMA does; FP8: the second dense MMA accumulates onto the first's
   result (xg1 has no 64-deep FP8 MMA: such a sum is rounded twice, after each half).
 
+* ``.m16n8k64`` and ``.m16n8k128`` ``.s4``/``.u4``: the 8-bit forms' layout in bytes, each byte a pair of nibbles (2:4
+  sparsity on nibble pairs: each chunk of 8 nibbles keeps 2 of its 4 pairs, the metadata nibble naming their
+  positions).  The PTX ISA gives compressed register ``r`` of lane (g, t) row ``g + 8 (r % 2)``, 8 kept nibbles of
+  columns ``16t .. 16t + 15`` (``+ 64`` for registers 2, 3 of k128), exactly the 8-bit m16n8k32/k64 byte layout;
+  ptxas 13.0 takes 2 A registers and selectors 0, 1 for k64 and 4 registers and selector 0 for k128, as for s8
+  k32/k64; and only pair granularity fits the metadata into the warp's registers (a 4-bit nibble per 4 elements
+  would need 2048 bits for k128, the warp holds 1024).  So the metadata lanes and bits are the 8-bit ones (k64 as
+  s8 k32, k128 as s8 k64; not probed on a GPU) and -> the dense A by the 8-bit rule, then the dense nibble product
+  (8-bit MMAs on nibbles widened to bytes, :mod:`xcc.ir.lower_subbyte_mma`) from a zero accumulator, exact, and
+  ``C +`` it, wrapping or with ``.satfinite`` saturating.
+
 Metadata nibbles with ``i0 == i1`` are undefined behaviour in PTX; here the first value wins.  ``.tf32`` (``.m16n8k8``
 -> one dense ``m16n8k8`` tf32 MMA, ``.m16n8k16`` -> two, the second accumulating onto the first's result, rounded
 after each as for f16 m16n8k32): the probe's tf32 cases show tf32 as the 16-bit layouts in 16-bit units: a chunk is 2 elements of which one is stored,
@@ -48,8 +59,10 @@ _FLOAT_IN = ("f16", "bf16")
 _INT_IN = ("s8", "u8")
 # (shape, input kind) -> (compressed A registers, selector values)
 _FP8 = ("e4m3", "e5m2")
+_INT4_IN = ("s4", "u4")
 _FORMS = {("m16n8k16", "f"): (2, 4), ("m16n8k32", "f"): (4, 2), ("m16n8k32", "i"): (2, 2), ("m16n8k64", "i"): (4, 1),
-          ("m16n8k64", "q"): (4, 1), ("m16n8k8", "t"): (2, 4), ("m16n8k16", "t"): (4, 2)}
+          ("m16n8k64", "q"): (4, 1), ("m16n8k8", "t"): (2, 4), ("m16n8k16", "t"): (4, 2), ("m16n8k64", "n"): (2, 2),
+          ("m16n8k128", "n"): (4, 1)}
 
 
 def _text(inst: ast.Instruction) -> str:
@@ -60,7 +73,7 @@ class SparseMmaLowering:
     def sparse_mma(self, inst) -> None:
         ms = inst.modifiers
         shape = next((m for m in ms if m.startswith("m16n8k")), None)
-        types = [m for m in ms if m in ("f16", "bf16", "f32", "s8", "u8", "s32", "tf32", "e4m3", "e5m2")]
+        types = [m for m in ms if m in ("f16", "bf16", "f32", "s8", "u8", "s32", "tf32", "e4m3", "e5m2", "s4", "u4")]
         lays = [m for m in ms if m in ("row", "col")]
         known = {"sp", "sp::ordered_metadata", "sync", "aligned", "row", "col", "satfinite", shape, *types}
         if "sync" not in ms or "aligned" not in ms or lays != ["row", "col"] or len(types) != 4 \
@@ -69,16 +82,18 @@ class SparseMmaLowering:
                              ".dtype.atype.btype.ctype", PtxSemanticError)
         dtype, atype, btype, ctype = types
         kind = "f" if atype in _FLOAT_IN else "i" if atype in _INT_IN else "q" if atype in _FP8 \
-            else "t" if atype == "tf32" else None
+            else "t" if atype == "tf32" else "n" if atype in _INT4_IN else None
         form = _FORMS.get((shape, kind))
         if form is None:
             raise self.error(f"'{_text(inst)}' is not supported yet (sparse MMA: .m16n8k16 and .m16n8k32 with "
-                             ".f16/.bf16, .m16n8k32 and .m16n8k64 with .s8/.u8, .m16n8k64 with .e4m3/.e5m2, "
+                             ".f16/.bf16, .m16n8k32 and .m16n8k64 with .s8/.u8, .m16n8k64 and .m16n8k128 with "
+                             ".s4/.u4, .m16n8k64 with .e4m3/.e5m2, "
                              ".m16n8k8 and .m16n8k16 with .tf32)")
         ok = (atype == btype and dtype in ("f32", "f16") and ctype in ("f32", "f16")
               and (atype == "f16" or (dtype, ctype) == ("f32", "f32"))) if kind == "f" \
             else (btype == "tf32" and (dtype, ctype) == ("f32", "f32")) if kind == "t" \
             else (btype in _INT_IN and dtype == ctype == "s32") if kind == "i" \
+            else (btype in _INT4_IN and dtype == ctype == "s32") if kind == "n" \
             else (btype in _FP8 and dtype in ("f32", "f16"))
         if not ok:
             raise self.error(f"'{_text(inst)}': .{dtype}.{atype}.{btype}.{ctype} is not a sparse MMA type "
@@ -86,7 +101,7 @@ class SparseMmaLowering:
         if dtype != ctype:  # ptxas 13.0: "Arguments mismatch for instruction 'mma'"
             raise self.error(f"'{_text(inst)}': a sparse MMA's .dtype and .ctype must be the same type",
                              PtxSemanticError)
-        if "satfinite" in ms and kind != "i":
+        if "satfinite" in ms and kind not in ("i", "n"):
             raise self.error(f"'{_text(inst)}': .satfinite is for integer MMA", PtxSemanticError)
         na, nsel = form
         self._check(inst, 6)
@@ -95,7 +110,8 @@ class SparseMmaLowering:
             raise self.error(f"'{_text(inst)}': the sparsity selector must be a constant 0 .. {nsel - 1}",
                              PtxSemanticError)
         u32 = ptx_type("u32")
-        nb = 2 if shape == "m16n8k16" or (shape == "m16n8k32" and kind == "i") else 4
+        nb = 2 if shape == "m16n8k16" or (shape == "m16n8k32" and kind == "i") or (shape == "m16n8k64" and kind == "n") \
+            else 4
         if kind == "t":  # tf32 B: 8 x 8 (k8) or 16 x 8 (k16) 32-bit elements
             nb = 2 if shape == "m16n8k8" else 4
         nc = 4 if ctype in ("f32", "s32") else 2
@@ -144,6 +160,8 @@ class SparseMmaLowering:
             dense = self._sp_dense_s8(ca, meta, g4, t, 1, 2)
             self._mx_emit_parts("mma", dests, dense + regs_b[2:] + acc, t_res, **attrs)
             return
+        if kind == "n":
+            return self._sp_int4(inst, shape, types, ca, regs_b, regs_c, dests, meta, g4, t, f.value)
         halves = 1 if shape == "m16n8k32" else 2
         attrs = dict(shape="m16n8k32", types=".".join(types), na=4, nb=2)
         s32 = ptx_type("s32")
@@ -158,6 +176,26 @@ class SparseMmaLowering:
             acc = [self.emit("mma", s32, dense + regs_b[2 * h:2 * h + 2] + acc, s32, part=k, **attrs).result
                    for k in range(4)]
         sat = {"sat": True} if "satfinite" in ms else {}
+        for k, dst in enumerate(dests):
+            if not isinstance(dst, ast.Sink):
+                self.write(dst, self.emit("add", s32, [regs_c[k], acc[k]], s32, **sat).result)
+
+    def _sp_int4(self, inst, shape, types, ca, regs_b, regs_c, dests, meta, g4, t, sel: int) -> None:
+        """.s4/.u4 (module doc): the byte-pair view of the 8-bit forms: the dense A from the 8-bit rule (each byte
+        two nibbles), then the dense nibble product (:meth:`~xcc.ir.lower_subbyte_mma.SubByteMmaLowering
+        ._sb_byte_mmas`: nibbles widened to bytes, 8-bit MMAs from a zero accumulator, exact) and ``C +`` it,
+        wrapping or, with ``.satfinite``, saturating."""
+        _, atype, btype, _ = types
+        s32 = ptx_type("s32")
+        signed = (atype == "s4", btype == "s4")
+        widen = [lambda v, q, s=s: self._sb_nibbles(v, q, s) for s in signed]
+        kind = tuple("s8" if s else "u8" for s in signed)
+        acc = [Const(ptx_type("u32"), 0)] * 4
+        for h in range(1 if shape == "m16n8k64" else 2):  # m16n8k128: the K halves 0-63, 64-127
+            dense = self._sp_dense_s8(ca, meta, g4, t, h, 2 * sel if shape == "m16n8k64" else 2 * h)
+            chunks = [(dense[0], dense[1], regs_b[2 * h]), (dense[2], dense[3], regs_b[2 * h + 1])]
+            acc = self._sb_byte_mmas(chunks, widen, kind, 2, acc, {})
+        sat = {"sat": True} if "satfinite" in inst.modifiers else {}
         for k, dst in enumerate(dests):
             if not isinstance(dst, ast.Sink):
                 self.write(dst, self.emit("add", s32, [regs_c[k], acc[k]], s32, **sat).result)

@@ -122,16 +122,10 @@ class SubByteMmaLowering:
         else:
             widen = [lambda v, q: self._sb_bits(v, q, True)] * 2
             kind = ("s8", "s8")
-        attrs = dict(shape="m16n8k32", types=f"s32.{kind[0]}.{kind[1]}.s32", na=4, nb=2)
         onto_c = bits == "1" and "and" in mods or bits == "4" and len(chunks) == 1
         acc = list(rc) + [zero] * (4 - ncd) if onto_c else [zero] * 4
         sat = {"satfinite": True} if "satfinite" in mods and onto_c else {}
-        for lo, hi, breg in chunks:
-            for q in range(0, groups, 2):                    # one 8-bit MMA per 8 elements of each register
-                a8 = [widen[0](lo, q), widen[0](hi, q) if hi is not None else zero,
-                      widen[0](lo, q + 1), widen[0](hi, q + 1) if hi is not None else zero]
-                b8 = [widen[1](breg, q), widen[1](breg, q + 1)]
-                acc = [self.emit("mma", s32, a8 + b8 + acc, s32, part=i, **attrs, **sat).result for i in range(4)]
+        acc = self._sb_byte_mmas(chunks, widen, kind, groups, acc, sat)
         for i, dst in enumerate(dests):
             if isinstance(dst, ast.Sink):
                 continue
@@ -143,6 +137,20 @@ class SubByteMmaLowering:
             elif not onto_c:                                  # m16n8k64: C + the exact sum, once
                 v = self.emit("add", s32, [rc[i], v], s32, **({"sat": True} if "satfinite" in mods else {})).result
             self.write(dst, v)
+
+    def _sb_byte_mmas(self, chunks, widen, kind, groups: int, acc: list, sat: dict) -> list:
+        """``acc`` (4 values) plus the product of ``chunks`` (row-g A register, row-g + 8 A register or None, B
+        register) whose elements ``widen`` makes bytes: one 8-bit m16n8k32 MMA per 8 elements of each register."""
+        u32, s32 = ptx_type("u32"), ptx_type("s32")
+        zero = Const(u32, 0)
+        attrs = dict(shape="m16n8k32", types=f"s32.{kind[0]}.{kind[1]}.s32", na=4, nb=2)
+        for lo, hi, breg in chunks:
+            for q in range(0, groups, 2):
+                a8 = [widen[0](lo, q), widen[0](hi, q) if hi is not None else zero,
+                      widen[0](lo, q + 1), widen[0](hi, q + 1) if hi is not None else zero]
+                b8 = [widen[1](breg, q), widen[1](breg, q + 1)]
+                acc = [self.emit("mma", s32, a8 + b8 + acc, s32, part=i, **attrs, **sat).result for i in range(4)]
+        return acc
 
     def _sb(self, op: str, x, y, **kw):
         u32 = ptx_type("u32")
