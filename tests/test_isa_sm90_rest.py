@@ -258,7 +258,7 @@ def test_pmevent_has_no_architectural_effect(engine, opt):
     (MOVMATRIX.replace(".trans.b16", ".b16"), "expected movmatrix.sync.aligned.m8n8.trans.b16"),
     (PMEVENT.replace("pmevent 15", "pmevent 16"), "0..15"),
     (ASYNC.replace("FORM", f"{ST}.v4.b64 [%r17], {{%rd3, %rd4, %rd3, %rd4}}, [%r18];"), r"\.v4\.b64 is over its 128-bit limit"),
-    (ASYNC.replace("FORM", f"{ST}.b32 [%r17], %r10;"), "takes 3 operands"),
+    (ASYNC.replace("FORM", f"{ST}.b32 [%r17];"), "takes 2 or 3 operands"),  # (2: no effect, as ptxas 13.0)
     (ASYNC.replace("FORM", f"{RED}.max.u64 [%r16], %rd3, [%r18];"), "red.async.max takes"),
 ])
 def test_malformed_forms_are_located_errors_of_check(bad, match):

@@ -28,21 +28,11 @@ VERSION = "9.0"
 
 # Lines where xcc's verdict differs from ptxas's today: instruction -> why.
 _UNMEASURED = "what ptxas makes of it is unmeasured (no GPU or disassembler to check)"
-_ST_ASYNC_SPACE = ("ptxas 13.0 takes st.async/red.async with .shared, .shared::cta or no state space, which xcc's "
-                   "lowering reads as shared::cluster addresses only; their meaning: " + _UNMEASURED)
 _ISSPACEP32 = "ptxas 13.0 takes a 32-bit register for isspacep in a 64-bit module; " + _UNMEASURED
 KNOWN: dict[str, str] = {
     # sweep_memory (tests/isa_sweep_memory.py)
     "ld.global.b16 %f1, [%rd1];": "ptxas 13.0 loads .b16 into an .f32 register, which section 6.4.1's relaxed rules "
                                   "do not allow; " + _UNMEASURED,
-    "st.async.shared.mbarrier::complete_tx::bytes.u32 [%r1], %r2, [%r3];": _ST_ASYNC_SPACE,
-    "st.async.shared::cta.mbarrier::complete_tx::bytes.u32 [sbuf+8], %r2, [%r3];": _ST_ASYNC_SPACE,
-    "st.async.mbarrier::complete_tx::bytes.u32 [%rd1], %r2, [%r3];": _ST_ASYNC_SPACE,
-    "red.async.relaxed.cluster.mbarrier::complete_tx::bytes.add.u32 [%rd1], %r2, [%r3];": _ST_ASYNC_SPACE,
-    "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r1], %r2;": "ptxas 13.0 takes st.async with "
-        ".mbarrier::complete_tx::bytes but no mbarrier operand; " + _UNMEASURED,
-    "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r2;": "as st.async "
-        "without its mbarrier operand",
     "isspacep.global %p1, %r1;": _ISSPACEP32,
     "isspacep.shared %p1, %r1;": _ISSPACEP32,
     "mov.b128 %q1, gbuf;": "ptxas 13.0 moves a variable's address into a .b128 register; " + _UNMEASURED,

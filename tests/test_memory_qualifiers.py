@@ -290,3 +290,36 @@ def test_a_generic_access_naming_a_shared_or_local_variable_is_that_spaces():
     .local likewise; the values are the manual's stores, loads and read-modify-writes in order."""
     got = _run_scalar(GENERIC_VARS, "generic_vars", 4).view("<u4")
     assert got[:7].tolist() == [7, 5, 15, 10, 10, 21, 33]
+
+
+# ----------------------------------------------------------------- st.async / red.async: spaces, no mbarrier
+_GENERIC = "cvt.u64.u32 %rd7, %r17;\n    cvta.shared.u64 %rd7, %rd7;\n    "
+ASYNC_FORMS = [  # (form, bytes expected on the mbarrier, stored: 'st' the first word, 'add' added to it, None)
+    ("st.async.shared.mbarrier::complete_tx::bytes.u32 [%r17], %r10, [%r18];", 4, "st"),
+    ("st.async.shared::cta.mbarrier::complete_tx::bytes.u32 [%r17], %r10, [%r18];", 4, "st"),
+    (_GENERIC + "st.async.mbarrier::complete_tx::bytes.u32 [%rd7], %r10, [%r18];", 4, "st"),
+    (_GENERIC + "red.async.relaxed.cluster.mbarrier::complete_tx::bytes.add.u32 [%rd7], %r10, [%r18];", 4, "add"),
+    ("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r17], %r10;", 0, None),
+    ("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r17], %r10;", 0, None),
+]
+
+
+@pytest.mark.parametrize("form, nbytes, effect", ASYNC_FORMS)
+def test_st_async_and_red_async_in_every_space_ptxas_takes(form, nbytes, effect):
+    """ptxas 13.0 (sm_90a SASS) compiles ``st.async``/``red.async`` with ``.shared``, ``.shared::cta`` and
+    ``.shared::cluster`` to the same ``STAS``/``REDAS [R4.64]`` (R4 the shared::cluster address, R5 the mbarrier),
+    with no state space the same on the generic address's low word, and without the mbarrier operand to nothing at
+    all.  Each CTA of a 2-CTA cluster sends to the other's buffer (tests/test_isa_sm90_rest.py's kernel): the slots
+    hold the other CTA's first input word (st), FILL plus it (add), or FILL (no mbarrier: nothing stored, nothing
+    expected)."""
+    from test_isa_sm90_rest import ENGINES, FILL, _launch
+
+    data = np.random.default_rng(nbytes + len(form)).integers(0, 1 << 32, (2, 32, 4), dtype=np.uint32)
+    want = np.full((2, 32, 4), FILL, np.uint32)
+    if effect == "st":
+        want[:, :, 0] = data[::-1, :, 0]
+    elif effect == "add":
+        want[:, :, 0] = (data[::-1, :, 0].astype(np.uint64) + FILL).astype(np.uint32)
+    for engine, opt in ENGINES:
+        got = _launch(form, 32 * nbytes, (FILL << 32) | FILL, data, engine, opt)
+        np.testing.assert_array_equal(got, want, err_msg=f"{engine} -O{opt}")

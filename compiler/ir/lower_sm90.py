@@ -88,31 +88,55 @@ class Sm90Lowering:
 
     # ----------------------------------------------------------------- st.async / red.async
     def _async_mbar(self, inst, mbar, nbytes: int) -> None:
-        """complete-tx of ``nbytes`` on the mbarrier at ``[mbar]`` (a shared::cluster address)."""
-        base, off = self._hp_shared(inst, mbar)
+        """complete-tx of ``nbytes`` on the mbarrier at ``[mbar]`` (a shared::cluster address in every form: ptxas
+        13.0 puts the register in the high half of STAS/REDAS's address pair as it is)."""
+        base, off, param = self._address(mbar)
+        if param is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared-memory address", PtxSemanticError)
         self.emit("mbar_tx", None, [base, Const(ptx_type("u32"), nbytes)], offset=off, complete=True)
 
-    def _async_form(self, inst, allowed: set[str]) -> None:
+    def _async_address(self, inst, op):
+        """(base, offset) of st.async/red.async's destination, a shared::cluster address.  ptxas 13.0 (sm_90a SASS)
+        compiles ``.shared``, ``.shared::cta`` and ``.shared::cluster`` alike (``STAS [R4.64]``: R4 the address,
+        R5 the mbarrier), and with no state space takes the low word of the generic address (``MOV R4, R2``, R2
+        the address's low half): the shared::cluster address of a generic one in the shared window."""
+        if any(m in ("shared", "shared::cta", "shared::cluster") for m in inst.modifiers):
+            return self._hp_shared(inst, op)
+        base, off, param = self._address(op)
+        if param is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared-memory address", PtxSemanticError)
+        if base.type.bits == 64:
+            base = self.emit("cvt", ptx_type("u32"), [base], ptx_type("u32"), src="u64").result
+        return base, off
+
+    def _async_form(self, inst, allowed: set[str]) -> bool:
+        """Check the form; False for one without its mbarrier operand, which ptxas 13.0 compiles to nothing
+        (sm_90a SASS: no STAS/REDAS, only the operands' own definitions), so xcc does too."""
         ms = inst.modifiers
-        extra = [m for m in ms if m not in allowed]
-        if "shared::cluster" not in ms or _COMPLETE_TX not in ms or extra:
-            raise self.error(f"'{_text(inst)}': expected {inst.opcode}.async...shared::cluster.{_COMPLETE_TX}"
-                             + (f" (unexpected .{extra[0]})" if extra else ""), PtxSemanticError)
+        extra = [m for m in ms if m not in allowed | {"shared", "shared::cta"}]
+        if _COMPLETE_TX not in ms or extra or sum(m in ("shared", "shared::cta", "shared::cluster") for m in ms) > 1:
+            raise self.error(f"'{_text(inst)}': expected {inst.opcode}.async...{{.shared{{::cta,::cluster}}}}."
+                             f"{_COMPLETE_TX}" + (f" (unexpected .{extra[0]})" if extra else ""), PtxSemanticError)
+        if len(inst.operands) == 2:
+            return False
         self._check(inst, 3)
+        return True
 
     def store_async(self, inst) -> None:
         """``st.async``: the store, then complete-tx of its bytes on ``[mbar]``."""
         t = self._type(inst)
         vec = self._vec(inst)
-        self._async_form(inst, {"async", "weak", "cluster", "shared::cluster", _COMPLETE_TX, "v2", "v4",
-                                *_ST_ASYNC_TYPES})
+        complete = self._async_form(inst, {"async", "weak", "cluster", "shared::cluster", _COMPLETE_TX, "v2", "v4",
+                                           *_ST_ASYNC_TYPES})
         if t.name not in _ST_ASYNC_TYPES or (vec == 4 and t.bits == 64):
             raise self.error(f"'{_text(inst)}': st.async stores .b32/.b64/.u32/.u64/.s32/.s64/.f32/.f64 "
                              "(.v4 only with 32-bit elements)", PtxSemanticError)
         srcs = inst.operands[1].elements if isinstance(inst.operands[1], ast.Vector) else (inst.operands[1],)
         if len(srcs) != vec:
             raise self.error(f"'{_text(inst)}' stores {vec} value(s), got {len(srcs)}", PtxSemanticError)
-        base, off = self._hp_shared(inst, inst.operands[0])
+        if not complete:
+            return
+        base, off = self._async_address(inst, inst.operands[0])
         for k, s in enumerate(srcs):
             extra = {"vec": vec * t.bytes} if k == 0 and vec > 1 else {}
             self.emit("st", t, [base, self.read(s, t)], None, space="shared", offset=off + k * t.bytes, **extra)
@@ -122,12 +146,14 @@ class Sm90Lowering:
         """``red.async``: the reduction (an atomic whose result is dropped), then complete-tx of its bytes."""
         t = self._type(inst)
         aop = next((m for m in inst.modifiers if m in {o for o, _ in _RED_ASYNC}), None)
-        self._async_form(inst, {"async", "relaxed", "cluster", "shared::cluster", _COMPLETE_TX,
-                                *(o for o, _ in _RED_ASYNC), *(ty for _, ty in _RED_ASYNC)})
+        complete = self._async_form(inst, {"async", "relaxed", "cluster", "shared::cluster", _COMPLETE_TX,
+                                           *(o for o, _ in _RED_ASYNC), *(ty for _, ty in _RED_ASYNC)})
         if (aop, t.name) not in _RED_ASYNC:
             raise self.error(f"'{_text(inst)}': red.async takes .inc/.dec/.min/.max/.add on .u32, .min/.max/.add "
                              "on .s32, .add on .u64/.s64, .and/.or/.xor on .b32", PtxSemanticError)
-        base, off = self._hp_shared(inst, inst.operands[0])
+        if not complete:
+            return
+        base, off = self._async_address(inst, inst.operands[0])
         self.emit("atom", t, [base, self.read(inst.operands[1], t)], t, space="shared", offset=off, atom_op=aop)
         self._async_mbar(inst, inst.operands[2], t.bytes)
 
