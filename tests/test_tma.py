@@ -69,6 +69,49 @@ def test_the_nan_fill_fills_float_elements_outside_with_nan(engine, opt):
     assert set(got[np.isnan(got)].view(np.uint32).tolist()) == {0x7FF77FF7}  # the H200's fill (tensormap_replace_probe)
 
 
+OOB_FMA = (Path(__file__).parent / "data" / "runtime" / "tma_oob_fma.sm_90a.ptx").read_text()
+
+
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_fma_oob_zeroes_what_the_nan_fill_wrote(engine, opt, dtype):
+    """A half map's NaN fill is the OOB NaN that fma.oob tests for (PTX ISA 9.7.4.4: the result is +0 where an
+    operand is the OOB NaN that TMA fills out-of-bounds elements with): a 16 x 64 box at (40, 30) of a 40 x 52
+    half tensor, loaded and copied out as loaded and through fma.rn.oob.f16x2 d, a, 1.0, -0.0
+    (tests/data/runtime/tma_oob_fma.cu).  Outside, the fill 0x7FF7 (the 16-bit half of the H200's f32 fill
+    0x7FF77FF7), and fma.oob's +0; inside, the values (small integers, exact in both types), unchanged by
+    a * 1 + -0.  The kernel multiplies as f16x2 whatever the map's type: only the fill's bits matter, and 0x7FF7
+    is a NaN in both."""
+    dev = rt.Device()
+    x = (np.arange(ROWS * 56) % 512).reshape(ROWS, 56)  # rows of 52 halves, 112 bytes apart (a multiple of 16)
+    bits = x.astype(np.float16).view(np.uint16) if dtype == "f16" else \
+        (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # bf16: exact, the high half
+    dx = rt.to_device(bits, dev)
+    raw, fma = (rt.to_device(np.zeros(16 * 32, np.uint32), dev) for _ in range(2))
+    kind = DT.CU_TENSOR_MAP_DATA_TYPE_FLOAT16 if dtype == "f16" else DT.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    assert cuda.cuInit(0)[0] == 0
+    err, tm = cuda.cuTensorMapEncodeTiled(kind, 2, int(dx), [COLS, ROWS], [56 * 2], [64, 16], [1, 1],
+                                          cuda.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          SW.CU_TENSOR_MAP_SWIZZLE_NONE,
+                                          cuda.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                          cuda.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+    assert err == 0, cuda.last_error_message()
+    module = rt.load_module(OOB_FMA, device=dev, engine=engine, opt_level=opt)
+    module.get_function("tma_oob_fma").launch((1, 1, 1), (128, 1, 1), [bytes(tm), raw, fma, np.int32(40),
+                                                                          np.int32(30)])
+    inside = np.zeros((16, 64), bool)
+    inside[:ROWS - 30, :COLS - 40] = True
+    want_raw = np.full((16, 64), 0x7FF7, np.uint16)
+    want_raw[inside] = bits[30:, 40:COLS].ravel()
+    want_fma = np.where(inside, want_raw, 0).astype(np.uint16)
+    np.testing.assert_array_equal(raw.copy_to_host().view(np.uint16).reshape(16, 64), want_raw)
+    got = fma.copy_to_host().view(np.uint16).reshape(16, 64)
+    if dtype == "f16":
+        np.testing.assert_array_equal(got, want_fma)
+    else:  # the f16x2 fma reads bf16 bits as f16: inside is not a * 1 then, but outside is still +0
+        np.testing.assert_array_equal(got[~inside], 0)
+
+
 @pytest.mark.parametrize("engine, opt", ENGINES[::3])
 def test_a_128_byte_swizzle_permutes_the_16_byte_chunks_of_each_row(engine, opt):
     """A box row of 32 floats is 128 bytes: its 16-byte chunk k lands at chunk k ^ (row % 8)."""
