@@ -663,7 +663,9 @@ def _compatible(t: str, r: str, relaxed: bool) -> bool:
         return False
     if wt == wr:
         return True
-    return relaxed and wr > wt and (cr == "b" or (cr in "us" and ct in "bus"))
+    # ptxas 13.0 also takes a wider floating-point register for a bit-size type (ld.global.b16 %f1: LDG.E.U16 into
+    # the 32-bit register, its bits zero-extended, as for ld.global.u16 %r1; b8/b16 in .f32, b16/b32 in .f64)
+    return relaxed and wr > wt and (cr == "b" or (cr in "us" and ct in "bus") or (ct == "b" and cr == "f"))
 
 
 # --------------------------------------------------------------------------- modifier rules

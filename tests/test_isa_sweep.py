@@ -31,8 +31,6 @@ _UNMEASURED = "what ptxas makes of it is unmeasured (no GPU or disassembler to c
 _ISSPACEP32 = "ptxas 13.0 takes a 32-bit register for isspacep in a 64-bit module; " + _UNMEASURED
 KNOWN: dict[str, str] = {
     # sweep_memory (tests/isa_sweep_memory.py)
-    "ld.global.b16 %f1, [%rd1];": "ptxas 13.0 loads .b16 into an .f32 register, which section 6.4.1's relaxed rules "
-                                  "do not allow; " + _UNMEASURED,
     "isspacep.global %p1, %r1;": _ISSPACEP32,
     "isspacep.shared %p1, %r1;": _ISSPACEP32,
     "mov.b128 %q1, gbuf;": "ptxas 13.0 moves a variable's address into a .b128 register; " + _UNMEASURED,
@@ -40,7 +38,6 @@ KNOWN: dict[str, str] = {
                                                    + _UNMEASURED,
     "cp.async.ca.shared.global [%r1], [%r2], 16;": "ptxas 13.0 takes a 32-bit register as cp.async's global source "
                                                    "address in a 64-bit module; " + _UNMEASURED,
-    "cp.async.wait_group -1;": "ptxas 13.0 takes a negative wait_group count; " + _UNMEASURED,
 }
 KNOWN.update(__import__("isa_sweep_tensor").known())  # sweep_tensor: its gaps, by pattern, in tests/isa_sweep_tensor.py
 

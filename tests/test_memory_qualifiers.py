@@ -323,3 +323,106 @@ def test_st_async_and_red_async_in_every_space_ptxas_takes(form, nbytes, effect)
     for engine, opt in ENGINES:
         got = _launch(form, 32 * nbytes, (FILL << 32) | FILL, data, engine, opt)
         np.testing.assert_array_equal(got, want, err_msg=f"{engine} -O{opt}")
+
+
+WAIT_GROUP = """\
+.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .entry waitg(.param .u64 in, .param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    .shared .align 16 .b8 buf[512];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 4;
+    mov.u32 %r3, buf;
+    add.u32 %r3, %r3, %r2;
+    st.shared.v4.u32 [%r3], {7, 7, 7, 7};
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mul.wide.u32 %rd3, %r1, 16;
+    add.u64 %rd1, %rd1, %rd3;
+    mul.wide.u32 %rd4, %r1, 8;
+    add.u64 %rd2, %rd2, %rd4;
+    cp.async.cg.shared.global [%r3], [%rd1], 16;
+    cp.async.commit_group;
+    cp.async.wait_group N;
+    ld.shared.u32 %r4, [%r3];
+    cp.async.wait_group 0;
+    ld.shared.u32 %r5, [%r3+4];
+    st.global.v2.u32 [%rd2], {%r4, %r5};
+    ret;
+}
+"""
+
+
+def test_cp_async_wait_group_counts_past_63_are_63():
+    """``cp.async.wait_group N``: ptxas 13.0 emits ``DEPBAR.LE SB0, N`` for 0 <= N <= 63 and ``DEPBAR.LE SB0, 0x3f``
+    for every other N, -1 and 100 included (sm_90a SASS), so those wait as 63 does: with one group pending, not at
+    all.  Each kernel's first word is what its engine's first load saw, the second (after wait_group 0) the copied
+    word; -1 and 100 give what 63 gives on each engine and level, and 0 waits for the copy."""
+    from xcc import runtime as rt
+    from xcc.sources import Source
+
+    data = np.random.default_rng(5).integers(0, 1 << 32, 32 * 4, dtype=np.uint32)
+    for engine, opt in (("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)):
+        got = {}
+        for n in ("0", "63", "-1", "100"):
+            dev = rt.Device()
+            din, out = rt.to_device(data, dev), rt.to_device(np.zeros(64, np.uint32), dev)
+            rt.load_module(Source(WAIT_GROUP.replace("N;", f"{n};"), "w.ptx"), device=dev, engine=engine,
+                           opt_level=opt).get_function("waitg").launch((1, 1, 1), (32, 1, 1), [din, out])
+            got[n] = out.copy_to_host().reshape(32, 2)
+        assert (got["0"][:, 0] == data.reshape(32, 4)[:, 0]).all()
+        for n in ("63", "-1", "100"):
+            assert (got[n][:, 1] == data.reshape(32, 4)[:, 1]).all()
+            assert (got[n] == got["63"]).all(), (engine, opt, n)
+
+
+BITS_IN_FLOAT_REGS = """\
+.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .entry bits_in_f(.param .u64 in, .param .u64 out)
+{
+    .reg .f32 %f<4>;
+    .reg .f64 %fd<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.global.b16 %f1, [%rd1];
+    ld.global.b8 %f2, [%rd1+3];
+    ld.global.b32 %fd1, [%rd1+4];
+    ld.global.b16 %fd2, [%rd1+6];
+    st.global.f32 [%rd2], %f1;
+    st.global.f32 [%rd2+4], %f2;
+    st.global.f64 [%rd2+8], %fd1;
+    st.global.f64 [%rd2+16], %fd2;
+    st.global.b16 [%rd2+24], %f1;
+    st.global.b32 [%rd2+28], %fd1;
+    ret;
+}
+"""
+
+
+def test_bit_size_loads_into_wider_float_registers_zero_extend():
+    """``ld.global.b16 %f1`` (a .b16 load into an .f32 register, which ptxas 13.0 takes): ``LDG.E.U16 R5`` as for
+    ``ld.global.u16 %r1``, so the register holds the 16 bits zero-extended; ``ld.global.b32 %fd1`` is ``LDG.E R2;
+    HFMA2.MMA R3, -RZ, RZ, 0, 0`` (high word 0); ``st.global.b16 [a], %f1`` stores the low 16 bits (``STG.E.U16``).
+    The reference is the input bytes placed by hand."""
+    from xcc import runtime as rt
+    from xcc.sources import Source
+
+    src = bytes([0xF1, 0xF2, 0xF3, 0xF4, 0x85, 0x86, 0x87, 0x88])
+    want = (src[0:2] + bytes(2) + src[3:4] + bytes(3) + src[4:8] + bytes(4) + src[6:8] + bytes(6) + src[0:2]
+            + b"\xee\xee" + src[4:8])
+    for engine, opt in (("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)):
+        dev = rt.Device()
+        din, out = rt.to_device(np.frombuffer(src, np.uint8).copy(), dev), rt.to_device(np.full(32, 0xEE, np.uint8),
+                                                                                         dev)
+        rt.load_module(Source(BITS_IN_FLOAT_REGS, "b.ptx"), device=dev, engine=engine, opt_level=opt).get_function(
+            "bits_in_f").launch((1, 1, 1), (1, 1, 1), [din, out])
+        assert out.copy_to_host().tobytes() == want, (engine, opt)

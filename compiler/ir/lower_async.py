@@ -76,7 +76,10 @@ class AsyncLowering:
             return
         if "wait_group" in ms:
             self._cp_operands(inst, 1)
-            self.emit("cp_async_wait", None, [], n=self._imm(inst.operands[0], "N", 0))
+            # ptxas 13.0 (sm_90a SASS) waits with DEPBAR.LE SB0, N for 0 <= N <= 63 and DEPBAR.LE SB0, 0x3f (its
+            # 6-bit field's largest count) for any other N, negative ones included: at most 63 groups pending
+            n = self._imm(inst.operands[0], "N", -(1 << 63))
+            self.emit("cp_async_wait", None, [], n=n if 0 <= n <= 63 else 63)
             return
         self._cp_copy(inst)
 
