@@ -497,6 +497,8 @@ class _InstructionCheck:
             t = _double(t)
         elif role == "A":
             t = t or f"u{self.c.address_bits}"
+            if self.ins.opcode == "isspacep" and self.reg_width(op) == 32:  # zero-extended, as ptxas 13.0 does
+                t = "u32"  # (sm_90a SASS: IMAD.MOV.U32 R5, RZ, RZ, RZ; QSPC.E.G P0, RZ, [R4])
         if t is None:
             return
         if isinstance(op, ast.Reg):

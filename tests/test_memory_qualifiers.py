@@ -426,3 +426,87 @@ def test_bit_size_loads_into_wider_float_registers_zero_extend():
         rt.load_module(Source(BITS_IN_FLOAT_REGS, "b.ptx"), device=dev, engine=engine, opt_level=opt).get_function(
             "bits_in_f").launch((1, 1, 1), (1, 1, 1), [din, out])
         assert out.copy_to_host().tobytes() == want, (engine, opt)
+
+
+ZEXT_ADDRESSES = """\
+.version 9.0
+.target sm_90
+.address_size 64
+.global .align 16 .b8 gbuf[64];
+
+.visible .entry zext(.param .u64 out)
+{
+    .reg .pred %p<8>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<12>;
+    .reg .b128 %q<4>;
+    .shared .align 16 .b8 sbuf[64];
+    ld.param.u64 %rd1, [out];
+    mov.b128 %q1, gbuf;
+    mov.b128 {%rd2, %rd3}, %q1;
+    mov.b128 %q2, sbuf;
+    mov.b128 {%rd4, %rd5}, %q2;
+    mov.u64 %rd6, gbuf;
+    mov.u64 %rd7, sbuf;
+    st.global.v2.u64 [%rd1], {%rd2, %rd3};
+    st.global.v2.u64 [%rd1+16], {%rd4, %rd5};
+    st.global.v2.u64 [%rd1+32], {%rd6, %rd7};
+    // isspacep of a 32-bit register: of the register zero-extended
+    cvta.shared.u64 %rd8, %rd7;
+    cvt.u32.u64 %r1, %rd8;
+    cvt.u64.u32 %rd9, %r1;
+    isspacep.shared %p1, %r1;
+    isspacep.shared %p2, %rd9;
+    isspacep.global %p3, %r1;
+    isspacep.global %p4, %rd9;
+    selp.u32 %r2, 1, 0, %p1;
+    selp.u32 %r3, 1, 0, %p2;
+    selp.u32 %r4, 1, 0, %p3;
+    selp.u32 %r5, 1, 0, %p4;
+    st.global.v4.u32 [%rd1+48], {%r2, %r3, %r4, %r5};
+    ret;
+}
+"""
+
+
+def test_a_b128_of_an_address_and_a_32_bit_isspacep_operand_are_zero_extended():
+    """ptxas 13.0 (sm_90a SASS): ``mov.b128 %q, gbuf`` is the address in the low half and 0 in the high half
+    (``LDC.64 R4, c[0x4][RZ]``; ``STG.E.64 ... RZ``), a .shared variable's 32-bit address likewise; ``isspacep`` of a
+    32-bit register tests the register zero-extended (``IMAD.MOV.U32 R5, RZ, RZ, RZ; QSPC.E.G P0, RZ, [R4]``)."""
+    got = [int(x) for x in _run_scalar(ZEXT_ADDRESSES, "zext", 8)]
+    assert got[0:2] == [got[4], 0] and got[2:4] == [got[5], 0]
+    flags = [(got[6] >> s) & 1 for s in (0, 32)] + [(got[7] >> s) & 1 for s in (0, 32)]
+    assert flags[0] == flags[1] and flags[2] == flags[3], flags
+
+
+CP_ASYNC_32 = """\
+.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .entry cp32(.param .u32 src)
+{
+    .reg .b32 %r<4>;
+    .shared .align 16 .b8 buf[64];
+    ld.param.u32 %r1, [src];
+    mov.u32 %r2, buf;
+    cp.async.ca.shared.global [%r2], [%r1+16], 4;
+    cp.async.wait_all;
+    ret;
+}
+"""
+
+
+def test_cp_async_from_a_32_bit_register_reads_the_zero_extended_address():
+    """``cp.async.ca.shared.global [d], [%r+16], 4`` with a 32-bit register: ptxas 13.0 compiles it to
+    ``LDGSTS.E [R0+0x1], [R0.U32+0x2]`` (sm_90a SASS), the register zero-extended to 64 bits; below 4 GiB there is no
+    global memory, so both engines fault at exactly that address (0xfffffff0 + 16, not a sign-extended one)."""
+    from xcc import runtime as rt
+    from xcc.diagnostics import KernelFault
+    from xcc.sources import Source
+
+    for engine, opt in (("ir", 0), ("ir", 3), ("isa", 0), ("isa", 3)):
+        fn = rt.load_module(Source(CP_ASYNC_32, "c.ptx"), engine=engine, opt_level=opt).get_function("cp32")
+        with pytest.raises(KernelFault, match="at address 0x100000000") as e:
+            fn.launch((1, 1, 1), (1, 1, 1), [np.uint32(0xFFFFFFF0)])
+        assert e.value.loc is not None and e.value.loc.line == 11, (engine, opt)

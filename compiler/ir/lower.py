@@ -568,8 +568,9 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         # var+imm: ptxas 13.0 takes it at 32 bits, zero-extended (SASS of isspacep.global %p, gbuf+8: ULDC UR4,
         # c[0x4][0x0]; UMOV UR5, URZ; UIADD3 UR4, UR4, 0x8; QSPC.E.G P0, RZ, [RZ.U32+UR4])
         u64 = ptx_type("u64")
-        addr = (self.emit("mov", u64, [self.read(a, ptx_type("u32"))], u64).result
-                if isinstance(a, ast.SymbolOffset) else self.read(a, u64))
+        addr = self.read(a, ptx_type("u32") if isinstance(a, ast.SymbolOffset) else u64)
+        if addr.type.bits < 64:  # a 32-bit register too: zero-extended (SASS: IMAD.MOV.U32 R5, RZ, RZ, RZ)
+            addr = self.emit("mov", u64, [addr], u64).result
         v = self.emit("isspacep", pred, [addr], pred, space=space)
         self.write(inst.operands[0], v.result)
 

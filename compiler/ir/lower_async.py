@@ -108,6 +108,9 @@ class AsyncLowering:
         if extra or "shared" not in ms and "shared::cta" not in ms or "global" not in ms:
             raise self.error(f"instruction '{_text(inst)}' is not supported yet (cp.async copies global to "
                              ".shared::cta memory)")
+        if ms.index("global") < next(k for k, m in enumerate(ms) if m in ("shared", "shared::cta")):
+            raise self.error(f"'{_text(inst)}': state space incorrect (ptxas 13.0): the destination's space comes "
+                             "first, cp.async.ca.shared.global", PtxSemanticError)
         ops = list(inst.operands)
         if "L2::cache_hint" in ms:  # the trailing 64-bit cache-policy operand: only a hint
             ops = ops[:-1]
@@ -123,7 +126,9 @@ class AsyncLowering:
         if dparam is not None or sparam is not None:
             raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared or global address",
                              PtxSemanticError)
-        u32 = ptx_type("u32")
+        u32, u64 = ptx_type("u32"), ptx_type("u64")
+        if not isinstance(src, Const) and src.type.bits == 32:  # ptxas 13.0 zero-extends a 32-bit register here
+            src = self.emit("mov", u64, [src], u64).result  # (sm_90a SASS: LDGSTS.E.128 [R0+0x1], [R0.U32+0x2])
         size = Const(u32, cp)
         if len(ops) == 4:
             last = ops[3]
