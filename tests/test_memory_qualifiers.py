@@ -510,3 +510,16 @@ def test_cp_async_from_a_32_bit_register_reads_the_zero_extended_address():
         with pytest.raises(KernelFault, match="at address 0x100000000") as e:
             fn.launch((1, 1, 1), (1, 1, 1), [np.uint32(0xFFFFFFF0)])
         assert e.value.loc is not None and e.value.loc.line == 11, (engine, opt)
+
+
+def test_the_new_operand_forms_print_back_and_parse_to_the_same_tree():
+    """``var+imm`` and ``[a].unified`` survive ``parse(print_module(parse(text)))`` (tests/test_printer.py's rule)."""
+    from xcc.frontend.parser import parse
+    from xcc.frontend.printer import print_module
+
+    text = _DECL_HEAD.format(target="sm_90a", line="mov.u64 %rd1, gbuf+-8;\n    cvta.shared.u64 %rd2, sbuf+16;\n"
+                             "    ld.global.u32 %r1, [%rd1+4].unified;\n    atom.add.u32 %r2, [%rd2].unified, %r1;")
+    module = parse(text)
+    printed = print_module(module)
+    assert "gbuf+-8" in printed and "[%rd1+4].unified" in printed
+    assert parse(printed).functions == module.functions
