@@ -26,8 +26,8 @@ the rules are measured, form by form, against ptxas -arch=sm_90a at PTX ISA 9.0:
   is 32-bit; cp.async.bulk's size is 32-bit and its ctaMask 16-bit (its cache policy: memory_rules); .noftz is
   for .f16/.bf16 only; tensor coordinates are 32-bit.
 * multimem: ld_reduce takes .relaxed/.acquire, st .relaxed/.release/.weak, red .relaxed/.release, each with a
-  scope; st takes no 8- or 16-bit type; ``.acc::f16`` is Blackwell's; ld_reduce's ``.acc::f32`` goes with .add
-  only, and its .f16/.bf16 are vectors (.v2/.v4/.v8) of 16-bit registers."""
+  scope; st takes no 8- or 16-bit integer type; ``.acc::f16`` is Blackwell's; ld_reduce's ``.acc::f32`` goes with
+  .add only; .f16/.bf16 are vectors (.v2/.v4/.v8) of 16-bit registers in all three."""
 
 from __future__ import annotations
 
@@ -381,16 +381,18 @@ def _multimem(inst, ms) -> str | None:
         return f"'.{got[0]}' needs a scope (.cta, .cluster, .gpu, .sys) on '{name}'"
     if "acc::f16" in ms:
         return ".acc::f16 is a Blackwell (sm_100a) qualifier"
-    if kind == "st" and ms & {"f16", "bf16", "u8", "s8", "b8", "u16", "s16", "b16"}:
-        return "multimem.st takes no 8- or 16-bit type"
+    if kind == "st" and ms & {"u8", "s8", "b8", "u16", "s16", "b16"}:
+        return "multimem.st takes no 8- or 16-bit integer type"
     if kind == "ld_reduce" and "acc::f32" in ms and ms & {"min", "max"}:  # ptxas: "Illegal reduction operation"
         return ".acc::f32 accumulates .add only"
-    if kind == "ld_reduce" and ms & {"f16", "bf16"}:  # ptxas: "Unexpected instruction types" / "Arguments mismatch"
+    if ms & {"f16", "bf16"}:  # ptxas: "Unexpected instruction types" / "Arguments mismatch"
         if not ms & {"v2", "v4", "v8"}:
-            return "a scalar .f16/.bf16 is not a multimem.ld_reduce type (.f16x2/.bf16x2, or .v2/.v4/.v8 of halves)"
-        for e in _elements(inst.operands[0]) if inst.operands else ():
+            return f"a scalar .f16/.bf16 is not a {name} type (.f16x2/.bf16x2, or .v2/.v4/.v8 of halves)"
+        data = inst.operands[0 if kind == "ld_reduce" else 1] if len(inst.operands) > 1 else None
+        for e in _elements(data) if data is not None else ():
             if _bits(e) not in (None, 16):
-                return f"the destinations of .f16/.bf16 vectors are 16-bit registers, got a .{e.name} register"
+                return (f"the {'destinations' if kind == 'ld_reduce' else 'sources'} of .f16/.bf16 vectors are "
+                        f"16-bit registers, got a .{e.name} register")
     return None
 
 

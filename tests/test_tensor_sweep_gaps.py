@@ -505,6 +505,39 @@ def test_multimem_ld_reduce_vectors_of_halves(engine, opt, form):
     np.testing.assert_array_equal(out.copy_to_host().reshape(32, 8), expect)
 
 
+@pytest.mark.parametrize("engine, opt", ENGINES)
+@pytest.mark.parametrize("form", ["st.relaxed.sys.global.v2.f16", "st.weak.global.v8.bf16",
+                                  "red.relaxed.sys.global.add.v4.f16", "red.relaxed.sys.global.add.acc::f32.v2.bf16",
+                                  "red.relaxed.sys.global.min.v8.f16", "red.release.gpu.global.max.v4.bf16"])
+def test_multimem_st_and_red_vectors_of_halves(engine, opt, form):
+    """``multimem.st``/``red`` on ``.vN.f16``/``.bf16`` (ptxas 13.0: one STG of the packed words, one
+    ``REDG.E.{ADD,MIN,MAX}.{F16,BF16}xN``; xcc.ir.lower_sm90 op_multimem): element k is stored to, or reduced
+    into, address + 2k.  Each thread's eight halves of ``out`` start as y; x comes from ``in``.  Small integers
+    (exact in both types, no zeros): st gives x, red.add y + x, red.min/max the smaller/larger; the halves past
+    the vector keep y.  Reference: numpy on the values."""
+    n = int(form.split(".v")[1].split(".")[0])
+    bf16 = form.endswith("bf16")
+    regs = ", ".join(f"%h{i}" for i in range(n))
+    loads = "\n".join(f"    ld.global.u16 %h{i}, [%rd4+{2 * i}];" for i in range(n))
+    text = MULTIMEM_HALVES.replace("LINE", f"multimem.{form} [%rd5], {{{regs}}};").replace("STORES", "")
+    text = text.replace("    multimem.", loads + "\n    multimem.")
+    rng = np.random.default_rng(n)
+    x, y = (rng.choice(np.r_[-64:0, 1:65], 32 * 8).astype(np.float32) for _ in range(2))
+
+    def bits(v):
+        return (v.view(np.uint32) >> 16).astype(np.uint16) if bf16 else v.astype(np.float16).view(np.uint16)
+
+    dev = rt.Device()
+    out, src = rt.to_device(bits(y), dev), rt.to_device(bits(x), dev)
+    rt.load_module(text, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [out, src])
+    op = form.split(".")[-3] if form.startswith("red") and "acc::f32" not in form else form.split(".")[-4]
+    want = {"st": x, "add": y + x, "min": np.minimum(y, x), "max": np.maximum(y, x)}[
+        "st" if form.startswith("st") else op].reshape(32, 8).copy()
+    want[:, n:] = y.reshape(32, 8)[:, n:]
+    np.testing.assert_array_equal(out.copy_to_host().reshape(32, 8), bits(want.ravel()).reshape(32, 8))
+
+
 # ----------------------------------------------------------------------------- wmma .f16 D from .f32 C
 def _nearest_f32(x: Fraction) -> np.float32:
     """``x`` rounded to binary32, to nearest even (subnormals included; no overflow in these tests)."""

@@ -217,7 +217,10 @@ class Sm90Lowering:
         forms: ptxas compiles ``.v2.f16 {%h1, %h2}`` to the same ``LDGMC.E.ADD.F16x2.RN.STRONG.SYS R7, [...]`` as
         ``.f16x2 %r1`` (``.v4``/``.v8``: ``LDGMC.E.ADD.F16x4``/``F16x8`` into two/four registers, ``.min``:
         ``LDGMC.E.MIN.F16x2``, ``.bf16``: ``BF16x2``), element k the half at byte 2k (the low half of word k/2
-        first, as the stores of %h1 .. %h8 that follow read them), so element k is the value at address + 2k."""
+        first, as the stores of %h1 .. %h8 that follow read them), so element k is the value at address + 2k.
+        ``multimem.st``/``red`` take the same vectors of halves (ptxas 13.0, sm_90a SASS: ``st.v2.f16 {%h1, %h2}``
+        is one ``STG.E.STRONG.SYS`` of the packed word, ``red.min.v4.bf16`` one ``REDG.E.MIN.BF16x4``; ``red``
+        with .add/.min/.max, ``.acc::f32`` or not): element k stored to, or reduced into, address + 2k."""
         ms = inst.modifiers
         kind = ms[0] if ms else None
         if kind not in ("ld_reduce", "st", "red"):
@@ -241,11 +244,15 @@ class Sm90Lowering:
         op = next((m for m in ms if m in ("add", "min", "max", "and", "or", "xor")), None)
         if kind != "st" and op is None:
             raise self.error(f"'{_text(inst)}' has no reduction operation", PtxSemanticError)
-        halves = kind == "ld_reduce" and vec > 1 and t.name in ("f16", "bf16")  # .vN.f16 is .v(N/2).f16x2
+        halves = vec > 1 and t.name in ("f16", "bf16")  # .vN.f16 is .v(N/2).f16x2
         if vec > 1 and not halves and (vec == 8 or t.name not in _MM_VECTOR_TYPES):
             raise self.error(f"'{_text(inst)}': multimem takes .v2/.v4 only with .f32, .f16x2 or .bf16x2 "
-                             "(and ld_reduce .v2/.v4/.v8 with .f16 or .bf16)", PtxSemanticError)
-        if kind != "st" and not _multimem_op_ok(kind, op, f"{t.name}x2" if halves else t.name):
+                             "(and .v2/.v4/.v8 with .f16 or .bf16)", PtxSemanticError)
+        if halves and kind == "red":  # ptxas 13.0: REDG.E.{ADD,MIN,MAX}.{F16,BF16}xN, .acc::f32 or not
+            if op not in ("add", "min", "max"):
+                raise self.error(f"'{_text(inst)}': .{op} is not a multimem.red operation on .{t.name}",
+                                 PtxSemanticError)
+        elif kind != "st" and not _multimem_op_ok(kind, op, f"{t.name}x2" if halves else t.name):
             raise self.error(f"'{_text(inst)}': .{op} is not a multimem.{kind} operation on .{t.name}",
                              PtxSemanticError)
         for k, r in enumerate(regs):
