@@ -137,8 +137,11 @@ def _fib(k: int) -> int:
     return a
 
 
-@pytest.mark.parametrize("ptx", ["device_functions.sm_80.ptx", "device_functions.sm_80.debug.ptx"])
+@pytest.mark.parametrize("ptx", ["device_functions.sm_80.ptx",
+                                 pytest.param("device_functions.sm_80.debug.ptx", marks=pytest.mark.slow)])
 def test_recursive_fib(ptx):
+    """fib(x % 20) by recursion, 70 values over 128 threads, checked bit for bit between the engines and against
+    Python.  The -G build's run (~30 s on the ISA engine) is in the slow tier; the optimised build's is not."""
     rng = np.random.default_rng(2)
     n = 70
     inp = rng.integers(0, 1 << 20, n).astype(np.uint32)
