@@ -262,15 +262,18 @@ END:
 
 
 @pytest.mark.parametrize("engine, opt", ENGINES)
-def test_bulk_copies_complete_tx_bytes_and_copy_back(engine, opt):
+@pytest.mark.parametrize("n", [0, -1, 100])
+def test_bulk_copies_complete_tx_bytes_and_copy_back(engine, opt, n):
     """Thread 0 expects 512 bytes and starts two 256-byte bulk copies into shared memory; the 64 threads wait
     on the barrier's phase 0 and each reads 8 bytes of the copy; thread 0 then copies the 512 bytes back
-    to out + 512 with a bulk-group copy."""
+    to out + 512 with a bulk-group copy and waits with cp.async.bulk.wait_group{.read} n.  ptxas 13.0 takes any
+    integer n (sm_90a SASS: DEPBAR.LE SB0, 0x3f for n outside 0..63, -1 included), and so does xcc."""
     data = np.arange(1024, dtype=np.uint8) * np.uint8(37) + np.uint8(11)
     dev = rt.Device()
     out = rt.to_device(np.zeros(128, np.uint64), dev)
     src = rt.to_device(data, dev)
-    module = rt.load_module(HEADER.replace("BODY", init(1) + BULK), device=dev, engine=engine, opt_level=opt)
+    body = init(1) + BULK.replace("wait_group.read 0;", f"wait_group.read {n};")
+    module = rt.load_module(HEADER.replace("BODY", body), device=dev, engine=engine, opt_level=opt)
     module.get_function("k").launch((1, 1, 1), (64, 1, 1), [out, src])
     got = out.copy_to_host()
     assert got[:64].tolist() == data[:512].view(np.uint64).tolist()

@@ -207,8 +207,9 @@ class HopperLowering:
         u32 = ptx_type("u32")
         if any(m in ms for m in ("commit_group", "wait_group")):
             self._hp_count(inst, 1 if "wait_group" in ms else 0)
-            if "wait_group" in ms:
-                self._imm(inst.operands[0], "N", 0)
+            if "wait_group" in ms:  # any integer N: ptxas 13.0 (sm_90a SASS) waits with DEPBAR.LE SB0, N for
+                # 0 <= N <= 63 and with 0x3f for any other N, negative ones included; N orders nothing here
+                self._imm(inst.operands[0], "N", -(1 << 63))
             self.emit("fence", None, [], scope="cta")  # the bulk copies are complete when they execute
             return
         known = {"async", "bulk", "shared::cluster", "global", "shared::cta", "mbarrier::complete_tx::bytes",
