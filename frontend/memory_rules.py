@@ -517,7 +517,7 @@ def memory_operand_problems(ins, reg_width) -> list[tuple[str, object]]:
 
 # --------------------------------------------------------------------------- declarations
 
-_SPACE_CHECKED = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "cvta"})
+_SPACE_CHECKED = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu", "cvta"})
 
 
 def _var_space(space: str) -> str:
@@ -529,10 +529,11 @@ def declaration_problems(ins, space_of, address_bits: int, target) -> list[tuple
     """What ptxas 13.0 refuses once it knows the declarations: ``space_of(name)`` is the state space a name in scope
     is declared in ("func" for a function, None if unknown); ``target`` the module's (or None).
 
-    * A variable named by ``cvta`` or as a memory address (``ld``, ``ldu``, ``st``, ``atom``, ``red``, ``prefetch``)
-      in another state space than the instruction's: "State space mismatch between instruction and address in
-      instruction 'cvta'"; with no space (a generic address) a ``.const`` or ``.param`` variable (which has no
-      generic address; a ``.global``, ``.shared`` or ``.local`` one does).
+    * A variable named by ``cvta`` or as a memory address (``ld``, ``ldu``, ``st``, ``atom``, ``red``, ``prefetch``,
+      ``prefetchu``) in another state space than the instruction's: "State space mismatch between instruction and
+      address in instruction 'cvta'"; with no space (a generic address) a ``.const`` or ``.param`` variable (which
+      has no generic address; a ``.global``, ``.shared`` or ``.local`` one does); ``prefetchu`` of a ``.shared`` or
+      ``.local`` variable ("Non-generic address is not supported as operand for prefetchu").
     * A 32-bit address in a 64-bit module: ``cvta`` of ``.u32``, ``mov.{u32,b32,s32}`` of a ``.global`` variable
       (ptxas: "Program uses 32-bit address ... which is conflicting with .address_size 64", then on sm_90 and
       later "32-Bit ABI (--machine 32 or 32-Bit addressing) is not supported on sm_90 or higher architectures",
@@ -559,6 +560,11 @@ def declaration_problems(ins, space_of, address_bits: int, target) -> list[tuple
                 and not op.elements and ins.opcode != "cvta" else None)
         got = space_of(name) if name is not None else None
         if got is None or got not in ("global", "shared", "local", "const", "param", "func"):
+            continue
+        if ins.opcode == "prefetchu" and got in ("shared", "local"):  # ptxas: "Non-generic address is not supported"
+            out.append((f"operand {i + 1} of '{text}': state space mismatch between instruction and address "
+                        f"('{name}' is a .{got} variable, a non-generic address, which prefetchu does not take)",
+                        getattr(op, "loc", None) or ins.loc))
             continue
         if got != want and (want is not None or got in ("const", "param", "func")):
             what = "a function" if got == "func" else f"a .{got} variable"

@@ -221,6 +221,10 @@ def _check(line: str, target: str = "sm_90a"):
     ("prefetch.L1 [cbuf];", "'cbuf' is a .const variable, which has no generic address"),
     ("prefetch.global.L2 [sbuf];", "'sbuf' is a .shared variable"),
     ("ld.global.u32 %r1, [sbuf];", "'sbuf' is a .shared variable"),
+    ("prefetchu.L1 [cbuf+8];", "'cbuf' is a .const variable, which has no generic address"),
+    # ptxas 13.0: "Non-generic address is not supported as operand for prefetchu instruction"
+    ("prefetchu.L1 [sbuf];", "'sbuf' is a .shared variable, a non-generic address"),
+    ("prefetchu.L1 [lbuf];", "'lbuf' is a .local variable, a non-generic address"),
     # ptxas 13.0: "Program uses 32-bit address ... conflicting with .address_size 64" and the 32-bit ABI refused
     ("cvta.to.shared.u32 %r1, %r2;", "32-bit addressing is not supported on sm_90"),
     ("mov.b32 %r1, gbuf;", "32-bit addressing is not supported on sm_90"),
@@ -236,7 +240,8 @@ def test_declarations_refused_as_ptxas_does(line, want):
 @pytest.mark.parametrize("line", ["cvta.shared::cluster.u64 %rd1, sbuf;", "prefetch.tensormap [sbuf];",
                                   "prefetch.param.tensormap [p0];", "prefetch.const.tensormap [cbuf];",
                                   "ld.u32 %r1, [lbuf];", "mov.u32 %r1, sbuf;", "mov.u32 %r1, gbuf+8;",
-                                  "isspacep.global %p1, sbuf+8;", "atom.add.u32 %r1, [%rd1].unified, %r2;"])
+                                  "isspacep.global %p1, sbuf+8;", "atom.add.u32 %r1, [%rd1].unified, %r2;",
+                                  "prefetchu.L1 [gbuf+8];"])
 def test_declarations_ptxas_takes_are_taken(line):
     assert _check(line).ok
 
