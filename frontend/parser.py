@@ -626,6 +626,11 @@ class _Builder(Transformer):
     def address_neg(self, c):
         return ast.Address(self._base(c[1]), -_int(c[2].value), self._loc(c[0]))
 
+    def address_minus(self, c):  # [a-8]: ptxas 13.0 stops with "Parsing error near '-'"
+        base = c[1].value if hasattr(c[1], "value") else c[1]
+        raise PtxSyntaxError(f"'[{base}-{c[2].value}]': an address offset is written '+', a negative one "
+                             f"'[{base}+-{c[2].value}]' (ptxas: parsing error near '-')", self._loc(c[0]))
+
     def unified_address(self, c):  # [a].unified
         return dataclasses.replace(c[0], unified=True)
 

@@ -259,12 +259,23 @@ def test_float_literal_bits():
 def test_address_forms():
     m = parse(f"{HEADER}.global .align 4 .b8 buf[64];\n" + kernel(
         "\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n"
-        "\tld.global.u32 %r1, [%rd1+-16];\n\tld.global.u32 %r1, [%rd1 - 4];\n\tld.global.u32 %r1, [%rd1+0x10];\n"
+        "\tld.global.u32 %r1, [%rd1+-16];\n\tld.global.u32 %r1, [%rd1+0x10];\n"
         "\tld.global.u32 %r1, [buf];\n\tld.global.u32 %r1, [buf+-4];\n\tld.local.u32 %r1, [128];\n")[len(HEADER):])
     addrs = [i.operands[1] for i in instructions(m.functions[0].body)]
-    assert addrs == [ast.Address(ast.Reg("%rd1"), -16), ast.Address(ast.Reg("%rd1"), -4),
+    assert addrs == [ast.Address(ast.Reg("%rd1"), -16),
                      ast.Address(ast.Reg("%rd1"), 16), ast.Address(ast.Symbol("buf"), 0),
                      ast.Address(ast.Symbol("buf"), -4), ast.Address(None, 128)]
+
+
+@pytest.mark.parametrize("address", ["[%rd1 - 4]", "[buf-4]"])
+def test_a_minus_in_an_address_is_refused_as_ptxas_does(address):
+    """ptxas 13.0 stops at '-' in an address ("Parsing error near '-'"); a negative offset is written '+-4'."""
+    text = f"{HEADER}.global .align 4 .b8 buf[64];\n" + kernel(
+        f"\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n\tld.global.u32 %r1, {address};\n")[len(HEADER):]
+    with pytest.raises(PtxSyntaxError, match=r"a negative one '\[(%rd1|buf)\+-4\]'") as e:
+        parse(text)
+    assert e.value.loc is not None and e.value.loc.line == text.splitlines().index(
+        f"\tld.global.u32 %r1, {address};") + 1
 
 
 def test_vector_register_declarations_and_ranges():
