@@ -38,3 +38,16 @@ assert set(IR_SUPPORTED) <= set(OTHERS), sorted(set(IR_SUPPORTED) & set(SUPPORTE
 
 def corpus_id(path: Path) -> str:
     return str(path.relative_to(EXAMPLES_DIR))
+
+
+CUTLASS_DIR = EXAMPLES_DIR / "cutlass"
+
+
+def tiered(paths: list[Path]) -> list:
+    """``paths`` as pytest parameters named by :func:`corpus_id`, the CUTLASS corpus's files (examples/cutlass/,
+    1-5k lines each, which tests/test_cutlass_corpus.py checks, compiles with -v and runs in the fast tier) in the
+    slow tier, to keep ``make test`` short."""
+    import pytest
+
+    return [pytest.param(p, id=corpus_id(p), marks=[pytest.mark.slow] if CUTLASS_DIR in p.parents else [])
+            for p in paths]

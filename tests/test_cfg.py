@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from corpus import ALL_PTX, corpus_id
+from corpus import ALL_PTX, tiered
 
 from xcc.diagnostics import LinkError, XccError
 from xcc.frontend.parser import parse
@@ -58,7 +58,7 @@ def _to_exit(fn: Function, avoid: Block | None = None) -> set[Block]:
     return out
 
 
-@pytest.mark.parametrize("path", ALL_PTX, ids=corpus_id)
+@pytest.mark.parametrize("path", tiered(ALL_PTX))
 def test_cfg_utilities_match_their_definitions_on_the_corpus(path):
     for fn in _functions(path):
         reachable = _reach(fn.entry)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import ALL_PTX, SUPPORTED, corpus_id
+from corpus import ALL_PTX, SUPPORTED, tiered
 
 from xcc.backend.objfile import ObjectFile
 from xcc.cli import main
@@ -50,7 +50,7 @@ def saxpy(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O3"])
-@pytest.mark.parametrize("path", EXAMPLES, ids=corpus_id)
+@pytest.mark.parametrize("path", tiered(EXAMPLES))
 def test_compile_every_example(capsys, tmp_path, path, opt):
     """The kernels with numpy references compile; every other example either compiles or is
     refused with located diagnostics (exit 1), never a traceback, and leaves no output behind."""
