@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from test_isa_sm90_rest import SPARSE as SPARSE_INT4  # the mma.sp probe kernel: A, B, C, E in, D out
 from test_mbarrier import ENGINES, HEADER, init
 
 from xcc import runtime as rt
@@ -326,6 +327,30 @@ _FRAG = {"f32": "{%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}", "f16": "{%r21, %r22,
 _FRAG_D = {"f32": "{%f8, %f9, %f10, %f11, %f12, %f13, %f14, %f15}", "f16": "{%r31, %r32, %r33, %r34}"}
 
 
+def _run_wmma(engine, opt, shape, alay, blay, clay, dt, ct, a, b, c, sb, sd) -> np.ndarray:
+    """D of WMMA_TALL_WIDE for A (m x 16), B (16 x n) and C (m x n) laid out in memory as ``alay``/``blay``/``clay``
+    say, B's rows ``sb`` and D's ``sd`` elements apart (the stride operands); the whole D buffer, rows of ``sd``
+    (D's type ``dt``), padding included."""
+    m, n = a.shape[0], b.shape[1]
+    mem_b = np.zeros((16, sb) if blay == "row" else (n, sb), np.float16)
+    if blay == "row":
+        mem_b[:, :n] = b
+    else:
+        mem_b[:, :16] = b.T
+    mem_a = a if alay == "row" else np.ascontiguousarray(a.T)
+    mem_c = c if clay == "row" else np.ascontiguousarray(c.T)
+    dev = rt.Device()
+    da, db, dc = (rt.to_device(np.ascontiguousarray(x).ravel(), dev) for x in (mem_a, mem_b, mem_c))
+    rows_d = m if clay == "row" else n
+    dd = rt.to_device(np.zeros(rows_d * sd, np.float16 if dt == "f16" else np.float32), dev)
+    ptx = (WMMA_TALL_WIDE.replace("CFRAG", _FRAG[ct]).replace("DFRAG", _FRAG_D[dt]).replace("SHAPE", shape)
+           .replace("ALAY", alay).replace("BLAY", blay).replace("CLAY", clay).replace("DT", dt).replace("CT", ct)
+           .replace("SB", str(sb)).replace("SD", str(sd)))
+    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
+        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
+    return dd.copy_to_host().reshape(rows_d, sd)
+
+
 @pytest.mark.parametrize("engine, opt", ENGINES)
 @pytest.mark.parametrize("shape", ["m32n8k16", "m8n32k16"])
 @pytest.mark.parametrize("alay, blay, clay", [("row", "col", "row"), ("col", "row", "col")])
@@ -342,27 +367,11 @@ def test_wmma_tall_and_wide_f16_shapes(engine, opt, shape, alay, blay, clay, dt,
     want = (a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)).astype(
         np.float16 if dt == "f16" else np.float32)
     sb, sd = (n if blay == "row" else 16) + 8, (n if clay == "row" else m) + 4   # padded strides, in elements
-    mem_b = np.zeros((16, sb) if blay == "row" else (n, sb), np.float16)
-    if blay == "row":
-        mem_b[:, :n] = b
-    else:
-        mem_b[:, :16] = b.T
-    mem_a = a if alay == "row" else np.ascontiguousarray(a.T)
-    mem_c = c if clay == "row" else np.ascontiguousarray(c.T)
-    dev = rt.Device()
-    da, db, dc = (rt.to_device(np.ascontiguousarray(x).ravel(), dev) for x in (mem_a, mem_b, mem_c))
-    rows_d = m if clay == "row" else n
-    dd = rt.to_device(np.zeros(rows_d * sd, want.dtype), dev)
-    ptx = (WMMA_TALL_WIDE.replace("CFRAG", _FRAG[ct]).replace("DFRAG", _FRAG_D[dt]).replace("SHAPE", shape)
-           .replace("ALAY", alay).replace("BLAY", blay).replace("CLAY", clay).replace("DT", dt).replace("CT", ct)
-           .replace("SB", str(sb)).replace("SD", str(sd)))
-    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
-        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
-    got = dd.copy_to_host().reshape(rows_d, sd)
-    got = got[:, :n] if clay == "row" else got[:, :m].T
+    whole = _run_wmma(engine, opt, shape, alay, blay, clay, dt, ct, a, b, c, sb, sd)
+    got = whole[:, :n] if clay == "row" else whole[:, :m].T
     bits = np.uint16 if dt == "f16" else np.uint32
     np.testing.assert_array_equal(got.view(bits), want.view(bits))
-    assert not (dd.copy_to_host().reshape(rows_d, sd)[:, (n if clay == "row" else m):] != 0).any()
+    assert not (whole[:, (n if clay == "row" else m):] != 0).any()
 
 
 def _bf16_bits(x: np.ndarray) -> np.ndarray:
@@ -576,62 +585,12 @@ def test_wmma_f16_result_from_an_f32_accumulator(engine, opt, shape, alay, blay,
     want = np.array([[_nearest_f32(x) for x in row] for row in exact], np.float32).astype(np.float16)
     assert want[0, 0] == 1.0 and np.float16(float(exact[0][0])) == 1 + 2.0 ** -10
     sb, sd = (n if blay == "row" else 16) + 16, (n if clay == "row" else m) + 16  # padded, 32-byte rows
-    mem_b = np.zeros((16, sb) if blay == "row" else (n, sb), np.float16)
-    if blay == "row":
-        mem_b[:, :n] = b
-    else:
-        mem_b[:, :16] = b.T
-    mem_a = a if alay == "row" else np.ascontiguousarray(a.T)
-    mem_c = c if clay == "row" else np.ascontiguousarray(c.T)
-    dev = rt.Device()
-    da, db, dc = (rt.to_device(np.ascontiguousarray(x).ravel(), dev) for x in (mem_a, mem_b, mem_c))
-    rows_d = m if clay == "row" else n
-    dd = rt.to_device(np.zeros(rows_d * sd, np.float16), dev)
-    ptx = (WMMA_TALL_WIDE.replace("CFRAG", _FRAG["f32"]).replace("DFRAG", _FRAG_D["f16"]).replace("SHAPE", shape)
-           .replace("ALAY", alay).replace("BLAY", blay).replace("CLAY", clay).replace("DT", "f16").replace("CT", "f32")
-           .replace("SB", str(sb)).replace("SD", str(sd)))
-    rt.load_module(ptx, device=dev, engine=engine, opt_level=opt).get_function("k").launch(
-        (1, 1, 1), (32, 1, 1), [da, db, dc, dd])
-    got = dd.copy_to_host().reshape(rows_d, sd)
-    got = got[:, :n] if clay == "row" else got[:, :m].T
+    whole = _run_wmma(engine, opt, shape, alay, blay, clay, "f16", "f32", a, b, c, sb, sd)
+    got = whole[:, :n] if clay == "row" else whole[:, :m].T
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
 # ----------------------------------------------------------------------------- mma.sp .s4/.u4
-SPARSE_INT4 = """.version 8.7
-.target sm_90a
-.address_size 64
-.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pe, .param .u64 pd)
-{
-    .reg .b32 %r<4>;
-    .reg .b32 %a<4>;
-    .reg .b32 %b<4>;
-    .reg .b32 %c<4>;
-    .reg .b32 %d<4>;
-    .reg .b32 %e;
-    .reg .b64 %rd<12>;
-    ld.param.u64 %rd1, [pa];
-    ld.param.u64 %rd2, [pb];
-    ld.param.u64 %rd3, [pc];
-    ld.param.u64 %rd4, [pe];
-    ld.param.u64 %rd5, [pd];
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd6, %r1, 16;
-    mul.wide.u32 %rd7, %r1, 4;
-    add.u64 %rd1, %rd1, %rd6;
-    add.u64 %rd2, %rd2, %rd6;
-    add.u64 %rd3, %rd3, %rd6;
-    add.u64 %rd4, %rd4, %rd7;
-    add.u64 %rd5, %rd5, %rd6;
-    ld.global.v4.u32 {%a0, %a1, %a2, %a3}, [%rd1];
-    ld.global.v4.u32 {%b0, %b1, %b2, %b3}, [%rd2];
-    ld.global.v4.u32 {%c0, %c1, %c2, %c3}, [%rd3];
-    ld.global.u32 %e, [%rd4];
-    MMA
-    st.global.v4.u32 [%rd5], {%d0, %d1, %d2, %d3};
-    ret;
-}
-"""
 _PAIRS = {0x4: (0, 1), 0x8: (0, 2), 0xC: (0, 3), 0x9: (1, 2), 0xD: (1, 3), 0xE: (2, 3)}  # nibble i1 << 2 | i0
 
 
