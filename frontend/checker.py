@@ -164,7 +164,6 @@ class _Checker:
         self.version: tuple[int, int] | None = None
         self.functions = {f.name for f in module.functions}
         self.address_bits = module.address_size or 32
-        self.scope: ChainMap | dict = {}  # the names in scope at the instruction being checked -> their spaces
 
     def error(self, message: str, loc: SourceLoc | None) -> None:
         self.errors.append(PtxSemanticError(message, loc))
@@ -275,8 +274,7 @@ class _Checker:
         for op in ops:
             self.name(op, regs, names, labels)
         if len(self.errors) == before:  # types only make sense once every name resolves
-            self.scope = names
-            _InstructionCheck(self, ins, regs).run()
+            _InstructionCheck(self, ins, regs, names).run()
         if ins.opcode in ("tex", "tld4") and "texmode_independent" in self.module.target:
             self.independent_texture(ins)
 
@@ -374,8 +372,9 @@ class _Checker:
 class _InstructionCheck:
     """Modifiers, operand kinds and widths, and target requirements of one instruction."""
 
-    def __init__(self, checker: _Checker, ins: ast.Instruction, regs: RegScope):
+    def __init__(self, checker: _Checker, ins: ast.Instruction, regs: RegScope, names):
         self.c, self.ins, self.regs = checker, ins, regs
+        self.names = names  # every name in scope -> its state space ("func" for a function)
         self.form = FORMS[ins.opcode]
         self.types = [m for m in ins.modifiers if m in TYPES]
         self.mods = set(ins.modifiers)
@@ -408,7 +407,7 @@ class _InstructionCheck:
         if not spelling:  # frontend/memory_rules.py
             for message, loc in memory_operand_problems(ins, self.reg_width):
                 self.error(message, loc)
-            for message, loc in declaration_problems(ins, c.scope.get, c.address_bits, c.target):
+            for message, loc in declaration_problems(ins, self.names.get, c.address_bits, c.target):
                 self.error(message, loc)
         if not spelling:
             for message, loc in operand_problems(ins, self.reg_type, c.target, c.version):

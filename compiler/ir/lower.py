@@ -138,6 +138,11 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         t = ptx_type("u32" if var.space == "shared" else "u64")
         return self.emit("addr_of", t, [], t, symbol=var.name, space=var.space).result
 
+    def zero_extend(self, v: Value, t: ScalarType) -> Value:
+        """``v`` widened to ``t`` with zero bits above it (a ``mov`` to the wider type), ``v`` itself when it is as
+        wide: a 32-bit address where ptxas 13.0 takes one for a 64-bit operand (its SASS zero-extends)."""
+        return self.emit("mov", t, [v], t).result if v.type.bits < t.bits else v
+
     def symbol_offset(self, op: ast.SymbolOffset, type: ScalarType) -> Value:
         """``var+imm`` as a plain operand (``mov.u64 %rd, gbuf+16``), as ptxas 13.0 computes it (sm_90a SASS): the
         address plus imm at the width of the variable's addresses, then zero-extended or truncated to ``type``.
@@ -554,9 +559,7 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         if space == "param" and not self.b.ast_fn.is_entry:
             raise self.error("cvta.param in a device function is not supported yet (only a kernel's parameters "
                              "have generic addresses)")
-        a = self.read(inst.operands[1], t)
-        if a.type.bits < t.bits:  # cvta.u64 of a .shared variable: its 32-bit address, zero-extended
-            a = self.emit("mov", t, [a], t).result
+        a = self.zero_extend(self.read(inst.operands[1], t), t)  # cvta.u64 of a .shared variable: 32 bits
         v = self.emit("cvta", t, [a], t, space=space, to_generic=to_generic)
         self.write(inst.operands[0], v.result)
 
@@ -568,9 +571,8 @@ class InstLowering(MatrixLowering, AsyncLowering, HopperLowering, VideoLowering,
         # var+imm: ptxas 13.0 takes it at 32 bits, zero-extended (SASS of isspacep.global %p, gbuf+8: ULDC UR4,
         # c[0x4][0x0]; UMOV UR5, URZ; UIADD3 UR4, UR4, 0x8; QSPC.E.G P0, RZ, [RZ.U32+UR4])
         u64 = ptx_type("u64")
-        addr = self.read(a, ptx_type("u32") if isinstance(a, ast.SymbolOffset) else u64)
-        if addr.type.bits < 64:  # a 32-bit register too: zero-extended (SASS: IMAD.MOV.U32 R5, RZ, RZ, RZ)
-            addr = self.emit("mov", u64, [addr], u64).result
+        # a 32-bit register too: zero-extended (SASS: IMAD.MOV.U32 R5, RZ, RZ, RZ)
+        addr = self.zero_extend(self.read(a, ptx_type("u32") if isinstance(a, ast.SymbolOffset) else u64), u64)
         v = self.emit("isspacep", pred, [addr], pred, space=space)
         self.write(inst.operands[0], v.result)
 

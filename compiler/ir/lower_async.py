@@ -127,8 +127,8 @@ class AsyncLowering:
             raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared or global address",
                              PtxSemanticError)
         u32, u64 = ptx_type("u32"), ptx_type("u64")
-        if not isinstance(src, Const) and src.type.bits == 32:  # ptxas 13.0 zero-extends a 32-bit register here
-            src = self.emit("mov", u64, [src], u64).result  # (sm_90a SASS: LDGSTS.E.128 [R0+0x1], [R0.U32+0x2])
+        if not isinstance(src, Const):  # ptxas 13.0 zero-extends a 32-bit register here
+            src = self.zero_extend(src, u64)  # (sm_90a SASS: LDGSTS.E.128 [R0+0x1], [R0.U32+0x2])
         size = Const(u32, cp)
         if len(ops) == 4:
             last = ops[3]

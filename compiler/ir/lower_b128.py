@@ -82,10 +82,7 @@ class B128Lowering:
         if isinstance(op, ast.Symbol | ast.SymbolOffset) and self.inst.opcode == "mov":
             # mov.b128 %q, var: the address zero-extended (ptxas 13.0, sm_90a SASS: LDC.64 R4, c[0x4][RZ] for the
             # low half of gbuf's, STG.E.64 ... RZ for the high half; a .shared one's 32-bit address likewise)
-            lo = self.read(op, _B64)
-            if lo.type.bits != 64:
-                lo = self.emit("mov", _B64, [lo], _B64).result
-            return lo, Const(_B64, 0)
+            return self.zero_extend(self.read(op, _B64), _B64), Const(_B64, 0)
         raise self.error(f"'{_text(self.inst)}': a .b128 source is a .b128 register or a 64-bit integer "
                          "literal", PtxSemanticError)
 

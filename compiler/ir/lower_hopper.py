@@ -81,14 +81,20 @@ class HopperLowering:
 
     def _hp_shared(self, inst, op):
         """(shared-space base value, offset) of the address operand ``op`` of ``inst``."""
-        base, off, param = self._address(op)
-        if param is not None:
-            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared-memory address", PtxSemanticError)
+        base, off = self._hp_address(inst, op)
         if not any(m in _SHARED for m in inst.modifiers) and isinstance(op.base, RegVar):
             u64 = ptx_type("u64")  # a generic address: its shared-window offset
             if base.type.bits != 64:
                 base = self.emit("cvt", u64, [base], u64, src=f"u{base.type.bits}").result
             base = self.emit("cvta", u64, [base], u64, space="shared", to_generic=False).result
+        return base, off
+
+    def _hp_address(self, inst, op):
+        """(base value, offset) of the address operand ``op`` of ``inst`` as written (no generic address converted),
+        a kernel parameter refused."""
+        base, off, param = self._address(op)
+        if param is not None:
+            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared-memory address", PtxSemanticError)
         return base, off
 
     # ----------------------------------------------------------------- thread-block clusters

@@ -90,9 +90,7 @@ class Sm90Lowering:
     def _async_mbar(self, inst, mbar, nbytes: int) -> None:
         """complete-tx of ``nbytes`` on the mbarrier at ``[mbar]`` (a shared::cluster address in every form: ptxas
         13.0 puts the register in the high half of STAS/REDAS's address pair as it is)."""
-        base, off, param = self._address(mbar)
-        if param is not None:
-            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared-memory address", PtxSemanticError)
+        base, off = self._hp_address(inst, mbar)
         self.emit("mbar_tx", None, [base, Const(ptx_type("u32"), nbytes)], offset=off, complete=True)
 
     def _async_address(self, inst, op):
@@ -102,9 +100,7 @@ class Sm90Lowering:
         the address's low half): the shared::cluster address of a generic one in the shared window."""
         if any(m in ("shared", "shared::cta", "shared::cluster") for m in inst.modifiers):
             return self._hp_shared(inst, op)
-        base, off, param = self._address(op)
-        if param is not None:
-            raise self.error(f"'{_text(inst)}': a kernel parameter is not a shared-memory address", PtxSemanticError)
+        base, off = self._hp_address(inst, op)
         if base.type.bits == 64:
             base = self.emit("cvt", ptx_type("u32"), [base], ptx_type("u32"), src="u64").result
         return base, off

@@ -70,12 +70,14 @@ import struct
 
 import numpy as np
 
+from xcc.semantics.halfp import OOB_NAN
+
 MAGIC = b"XTM1"
 ELEMENT_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 10: 4, 11: 4, 12: 4}
 """CUtensorMapDataType -> bytes: UINT8, UINT16, UINT32, INT32, UINT64, INT64, FLOAT16, FLOAT32, FLOAT64,
 BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ."""
-_FLOAT_NAN = {6: 0x7FF7, 7: 0x7FF77FF7, 8: 0x7FFFFFFFFFFFFFFF, 9: 0x7FF7, 10: 0x7FFFFFFF, 11: 0x7FFFFFFF,
-              12: 0x7FFFFFFF}
+_FLOAT_NAN = {6: OOB_NAN, 7: OOB_NAN * 0x10001, 8: 0x7FFFFFFFFFFFFFFF, 9: OOB_NAN, 10: 0x7FFFFFFF,
+              11: 0x7FFFFFFF, 12: 0x7FFFFFFF}
 """The NaN OOB fill's bits per element type: FLOAT32's is what an H200 writes (0x7FF77FF7,
 tests/data/gpu/tensormap_replace_probe.h200.txt); FLOAT16's and BFLOAT16's its 16-bit half 0x7FF7, the OOB NaN that
 ``fma.oob`` gives +0 for (PTX ISA 9.7.4.4; xcc.semantics.halfp.OOB_NAN), not measured; the others were not
